@@ -1,0 +1,7 @@
+//! Boardsmith: an LLM agent that builds and edits live financial dashboards from chat.
+//!
+//! Layers (see ARCHITECTURE.md): [`sandbox`] runs model-written JavaScript in isolated worker
+//! processes; [`sdk`] is the registry of data sources that panel code calls through the sandbox.
+
+pub mod sandbox;
+pub mod sdk;

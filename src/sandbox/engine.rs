@@ -1,0 +1,1 @@
+//! Worker side: one execution in a fresh, hardened Boa realm. (stub)

@@ -1,0 +1,124 @@
+//! The shared response cache: per-method TTL plus request coalescing. Identical calls in flight
+//! or within the TTL cause one backing call (ten panels reading the same kline → one fetch).
+//! Errors are not cached: the next caller tries again.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use chrono::NaiveDate;
+use serde_json::{Map, Value};
+use tokio::sync::OnceCell;
+
+use super::SdkError;
+
+/// Identity of a call: source, method, canonical params and the data day.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Key(String);
+
+impl Key {
+    /// Builds the key. Params are canonical because validation emits them in spec order.
+    pub fn new(source: &str, method: &str, params: &Map<String, Value>, day: NaiveDate) -> Self {
+        Self(format!("{source}.{method}|{day}|{}", Value::Object(params.clone())))
+    }
+}
+
+struct Entry {
+    cell: Arc<OnceCell<Arc<Value>>>,
+    created: Instant,
+    ttl: Duration,
+}
+
+/// TTL cache with coalescing.
+#[derive(Default)]
+pub struct Cache {
+    entries: Mutex<HashMap<Key, Entry>>,
+}
+
+/// Above this many entries, expired ones are swept on insert.
+const SWEEP_AT: usize = 4096;
+
+impl Cache {
+    /// Returns the cached value for `key`, joins an in-flight fetch, or runs `fetch`.
+    pub async fn get_or_fetch<F, Fut>(
+        &self,
+        key: Key,
+        ttl: Duration,
+        fetch: F,
+    ) -> Result<Arc<Value>, SdkError>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<Value, SdkError>>,
+    {
+        let cell = {
+            let mut map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+            let now = Instant::now();
+            let fresh = |e: &Entry| !e.cell.initialized() || now.duration_since(e.created) < e.ttl;
+            match map.get(&key) {
+                Some(e) if fresh(e) => e.cell.clone(),
+                _ => {
+                    if map.len() >= SWEEP_AT {
+                        map.retain(|_, e| fresh(e));
+                    }
+                    let cell = Arc::new(OnceCell::new());
+                    map.insert(key, Entry { cell: cell.clone(), created: now, ttl });
+                    cell
+                }
+            }
+        };
+        cell.get_or_try_init(|| async { fetch().await.map(Arc::new) }).await.cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    fn key(s: &str) -> Key {
+        Key::new(s, "m", &Map::new(), NaiveDate::from_ymd_opt(2026, 1, 2).unwrap())
+    }
+
+    #[tokio::test]
+    async fn concurrent_identical_calls_coalesce() {
+        let cache = Cache::default();
+        let calls = AtomicU32::new(0);
+        let fetch = || async {
+            calls.fetch_add(1, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            Ok(Value::from(7))
+        };
+        let ttl = Duration::from_secs(60);
+        let all = futures::future::join_all((0..10).map(|_| cache.get_or_fetch(key("a"), ttl, fetch))).await;
+        assert!(all.iter().all(|r| r.as_deref() == Ok(&Value::from(7))));
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        cache.get_or_fetch(key("b"), ttl, fetch).await.unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn expired_entries_refetch_and_errors_are_not_cached() {
+        let cache = Cache::default();
+        let calls = AtomicU32::new(0);
+        let ttl = Duration::from_millis(30);
+        let ok = || async {
+            calls.fetch_add(1, Ordering::SeqCst);
+            Ok(Value::from(1))
+        };
+        cache.get_or_fetch(key("a"), ttl, ok).await.unwrap();
+        cache.get_or_fetch(key("a"), ttl, ok).await.unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        tokio::time::sleep(Duration::from_millis(40)).await;
+        cache.get_or_fetch(key("a"), ttl, ok).await.unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+
+        let fail = || async {
+            calls.fetch_add(1, Ordering::SeqCst);
+            Err(SdkError::Spec("x".into()))
+        };
+        assert!(cache.get_or_fetch(key("c"), ttl, fail).await.is_err());
+        assert!(cache.get_or_fetch(key("c"), ttl, fail).await.is_err());
+        assert_eq!(calls.load(Ordering::SeqCst), 4);
+    }
+}

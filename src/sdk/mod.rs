@@ -1,0 +1,237 @@
+//! The data-source SDK: the registry of sources (`sdk-spec/*.json`), call validation, the shared
+//! response cache, and the three backings (builtin synthetic data, HTTP, files).
+//!
+//! This module runs in the server process only. It knows nothing of the sandbox: the sandbox
+//! reaches it through [`crate::sandbox::SdkHost`], which [`Sdk`] implements, so credentials and
+//! network access never enter a worker.
+
+pub mod builtin;
+mod cache;
+pub mod file;
+pub mod http;
+pub mod spec;
+pub mod validate;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+pub use spec::{Backing, MethodSpec, ParamSpec, ParamType, Registry, ReturnSpec, SourceSpec};
+
+/// Spec files compiled into the binary.
+pub static EMBEDDED_SPECS: include_dir::Dir<'static> =
+    include_dir::include_dir!("$CARGO_MANIFEST_DIR/sdk-spec");
+
+/// Errors from loading specs or calling a method. Messages are written for a model to act on.
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+pub enum SdkError {
+    /// A spec file is malformed.
+    #[error("invalid spec: {0}")]
+    Spec(String),
+    /// No such source.
+    #[error("unknown source `{name}`{}", hint(suggestions, disabled_by.as_deref()))]
+    UnknownSource {
+        /// The name the code used.
+        name: String,
+        /// Closest existing names.
+        suggestions: Vec<String>,
+        /// Set when the source exists but is switched off: the variable that enables it.
+        disabled_by: Option<String>,
+    },
+    /// No such method on an existing source.
+    #[error("unknown method `{source_name}.{name}`{}", hint(suggestions, None))]
+    UnknownMethod {
+        /// The source.
+        source_name: String,
+        /// The method name the code used.
+        name: String,
+        /// Closest existing method names.
+        suggestions: Vec<String>,
+    },
+    /// Params failed validation against the spec.
+    #[error("{source_name}.{method}: {message}")]
+    InvalidParams {
+        /// The source.
+        source_name: String,
+        /// The method.
+        method: String,
+        /// Which param and what was expected.
+        message: String,
+    },
+    /// The backing failed (HTTP status, timeout, malformed body, missing file).
+    #[error("{source_name}.{method}: {message}")]
+    Upstream {
+        /// The source.
+        source_name: String,
+        /// The method.
+        method: String,
+        /// What went wrong, including the HTTP status if any.
+        message: String,
+    },
+}
+
+fn hint(suggestions: &[String], disabled_by: Option<&str>) -> String {
+    if let Some(var) = disabled_by {
+        return format!(" (the source exists but is disabled; set {var}=1 to enable it)");
+    }
+    match suggestions {
+        [] => String::new(),
+        [one] => format!("; did you mean `{one}`?"),
+        many => format!("; did you mean one of: {}?", many.join(", ")),
+    }
+}
+
+/// How the SDK is set up.
+#[derive(Debug, Clone, Default)]
+pub struct SdkConfig {
+    /// Read specs from this directory instead of the ones embedded in the binary.
+    pub spec_dir: Option<PathBuf>,
+    /// Root folder for `file` backings (`BOARDSMITH_DATA_FILES`).
+    pub data_dir: Option<PathBuf>,
+    /// Environment variables treated as set for `enabledBy` (in addition to the real environment
+    /// when `use_env` is true).
+    pub enabled: Vec<String>,
+    /// Consult the process environment for `enabledBy` and HTTP auth variables.
+    pub use_env: bool,
+    /// Pin "now" for builtin generators (tests, reproducible demos). Default: the real clock.
+    pub asof: Option<DateTime<Utc>>,
+}
+
+impl SdkConfig {
+    /// Configuration from the process environment: `BOARDSMITH_SDK_SPEC`,
+    /// `BOARDSMITH_DATA_FILES`, `BOARDSMITH_ASOF` (RFC 3339).
+    pub fn from_env() -> Self {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        Self {
+            spec_dir: var("BOARDSMITH_SDK_SPEC").map(PathBuf::from),
+            data_dir: var("BOARDSMITH_DATA_FILES").map(PathBuf::from),
+            enabled: Vec::new(),
+            use_env: true,
+            asof: var("BOARDSMITH_ASOF")
+                .and_then(|s| DateTime::parse_from_rfc3339(&s).ok())
+                .map(|d| d.with_timezone(&Utc)),
+        }
+    }
+
+    fn is_enabled(&self, var: &str) -> bool {
+        self.enabled.iter().any(|v| v == var)
+            || (self.use_env
+                && std::env::var(var).is_ok_and(|v| matches!(v.as_str(), "1" | "true" | "yes")))
+    }
+}
+
+/// The SDK: validated, cached, coalesced calls into the registry's sources.
+pub struct Sdk {
+    registry: Registry,
+    config: SdkConfig,
+    cache: cache::Cache,
+    http: reqwest::Client,
+    upstream_calls: AtomicU64,
+}
+
+impl std::fmt::Debug for Sdk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sdk").field("sources", &self.registry.sources().count()).finish()
+    }
+}
+
+impl Sdk {
+    /// Loads the registry (embedded or from `spec_dir`) and builds the SDK.
+    pub fn new(config: SdkConfig) -> Result<Self, SdkError> {
+        let enabled = |v: &str| config.is_enabled(v);
+        let registry = match &config.spec_dir {
+            Some(dir) => Registry::load_dir(dir, &enabled)?,
+            None => Registry::embedded(&enabled)?,
+        };
+        Ok(Self::with_registry(registry, config))
+    }
+
+    /// Builds the SDK over an already-loaded registry.
+    pub fn with_registry(registry: Registry, config: SdkConfig) -> Self {
+        Self {
+            registry,
+            config,
+            cache: cache::Cache::default(),
+            http: http::client(),
+            upstream_calls: AtomicU64::new(0),
+        }
+    }
+
+    /// The active sources.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// How many calls reached a backing (cache misses that were not coalesced).
+    pub fn upstream_calls(&self) -> u64 {
+        self.upstream_calls.load(Ordering::Relaxed)
+    }
+
+    /// Calls `source.method(params)`: validates params against the spec (applying defaults),
+    /// then answers from the cache, joins an identical call in flight, or calls the backing.
+    pub async fn call(
+        &self,
+        source: &str,
+        method: &str,
+        params: Value,
+    ) -> Result<Arc<Value>, SdkError> {
+        let (src, m) = self.resolve(source, method)?;
+        let params = validate::validate(src, m, params)?;
+        let now = self.config.asof.unwrap_or_else(Utc::now);
+        let backing = m.backing.as_ref().unwrap_or(&src.backing);
+        // Builtin data is a pure function of (call, day): the day is part of the key so the
+        // cache never serves yesterday's series after midnight.
+        let day = now.date_naive();
+        let key = cache::Key::new(source, method, &params, day);
+        let ttl = std::time::Duration::from_secs(m.ttl_secs.unwrap_or(spec::DEFAULT_TTL_SECS));
+        self.cache
+            .get_or_fetch(key, ttl, || async {
+                self.upstream_calls.fetch_add(1, Ordering::Relaxed);
+                let upstream = |message: String| SdkError::Upstream {
+                    source_name: source.to_owned(),
+                    method: method.to_owned(),
+                    message,
+                };
+                match backing {
+                    Backing::Builtin { generator } => {
+                        let generator = generator.as_deref().unwrap_or(method);
+                        let ctx = builtin::GenContext::new(source, method, &params, now);
+                        builtin::generate(generator, &params, &ctx).map_err(upstream)
+                    }
+                    Backing::Http(h) => {
+                        let env = |k: &str| {
+                            if self.config.use_env { std::env::var(k).ok() } else { None }
+                        };
+                        http::fetch(&self.http, h, &params, &env).await.map_err(upstream)
+                    }
+                    Backing::File(f) => {
+                        file::read(self.config.data_dir.as_deref(), f, &params).await.map_err(upstream)
+                    }
+                }
+            })
+            .await
+    }
+
+    fn resolve(&self, source: &str, method: &str) -> Result<(&SourceSpec, &MethodSpec), SdkError> {
+        let Some(src) = self.registry.source(source) else {
+            let names: Vec<&str> = self.registry.sources().map(|s| s.name.as_str()).collect();
+            return Err(SdkError::UnknownSource {
+                name: source.to_owned(),
+                suggestions: validate::closest(source, &names),
+                disabled_by: self.registry.disabled().get(source).cloned(),
+            });
+        };
+        let Some(m) = src.methods.iter().find(|m| m.name == method) else {
+            let names: Vec<&str> = src.methods.iter().map(|m| m.name.as_str()).collect();
+            return Err(SdkError::UnknownMethod {
+                source_name: source.to_owned(),
+                name: method.to_owned(),
+                suggestions: validate::closest(method, &names),
+            });
+        };
+        Ok((src, m))
+    }
+}

@@ -1,0 +1,310 @@
+//! The data-source registry's file format: one `sdk-spec/<source>.json` per source.
+//!
+//! These types mirror the JSON exactly (camelCase on the wire) and are what `search` code sees as
+//! `spec.sources`. Backing details (how a method is served) live in [`Backing`]; the sandbox never
+//! sees them because [`Registry::public_json`] strips them.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::SdkError;
+
+/// One data source: a named group of methods served by one backing.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SourceSpec {
+    /// Identifier used in code: `sdk.<name>.<method>(params)`.
+    pub name: String,
+    /// Human-readable name.
+    pub display_name: String,
+    /// What the source offers, written for a model deciding whether to use it.
+    pub description: String,
+    /// Search keywords (asset classes, regions, topics).
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// The callable methods.
+    pub methods: Vec<MethodSpec>,
+    /// How methods are served unless a method overrides it. Defaults to `builtin`.
+    #[serde(default)]
+    pub backing: Backing,
+    /// Environment variable that must be `1`/`true` for this source to be active. Live (network)
+    /// sources set this so the product works offline by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled_by: Option<String>,
+}
+
+/// One callable method of a source.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MethodSpec {
+    /// Method name: `sdk.<source>.<name>`.
+    pub name: String,
+    /// What it returns and when to use it.
+    pub description: String,
+    /// Parameters, passed as one object: `sdk.src.method({symbol: "XAUUSD"})`.
+    #[serde(default)]
+    pub params: Vec<ParamSpec>,
+    /// Shape of the result.
+    pub returns: ReturnSpec,
+    /// Response-cache lifetime in seconds (default [`DEFAULT_TTL_SECS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_secs: Option<u64>,
+    /// Overrides the source's backing for this method.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backing: Option<Backing>,
+}
+
+/// Default response-cache lifetime.
+pub const DEFAULT_TTL_SECS: u64 = 60;
+
+/// One parameter of a method.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ParamSpec {
+    /// Name of the key in the params object.
+    pub name: String,
+    /// Expected JSON type.
+    #[serde(rename = "type")]
+    pub ty: ParamType,
+    /// Whether the caller must give it (a param with a default is never required).
+    #[serde(default)]
+    pub required: bool,
+    /// Applied when the caller omits the param.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<Value>,
+    /// The closed set of allowed values, if any.
+    #[serde(default, rename = "enum", skip_serializing_if = "Option::is_none")]
+    pub allowed: Option<Vec<Value>>,
+    /// Inclusive lower bound for numbers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<f64>,
+    /// Inclusive upper bound for numbers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
+    /// What it means, with an example value.
+    pub description: String,
+}
+
+/// JSON types a parameter may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ParamType {
+    /// A JSON string.
+    String,
+    /// Any JSON number.
+    Number,
+    /// A whole number.
+    Integer,
+    /// `true` or `false`.
+    Boolean,
+    /// A JSON array.
+    Array,
+    /// A JSON object.
+    Object,
+}
+
+impl ParamType {
+    /// The name used in specs and error messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::String => "string",
+            Self::Number => "number",
+            Self::Integer => "integer",
+            Self::Boolean => "boolean",
+            Self::Array => "array",
+            Self::Object => "object",
+        }
+    }
+}
+
+/// The documented shape of a method's result.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReturnSpec {
+    /// e.g. `"array<Candle>"`, `"object"`.
+    #[serde(rename = "type")]
+    pub ty: String,
+    /// What the result holds.
+    pub description: String,
+    /// Field name → description (type and unit) of each row/object field.
+    #[serde(default)]
+    pub fields: BTreeMap<String, String>,
+    /// A short, realistic example (one or two rows).
+    #[serde(default)]
+    pub example: Value,
+}
+
+/// How a method is served. Never visible to sandboxed code.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Backing {
+    /// Deterministic synthetic data generated in-process (works offline).
+    Builtin {
+        /// Generator id in `sdk::builtin`; defaults to the method name.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        generator: Option<String>,
+    },
+    /// A real HTTP endpoint.
+    Http(super::http::HttpBacking),
+    /// A CSV/JSON file in the user's data folder.
+    File(super::file::FileBacking),
+}
+
+impl Default for Backing {
+    fn default() -> Self {
+        Self::Builtin { generator: None }
+    }
+}
+
+/// All active sources, validated and indexed.
+#[derive(Debug, Clone, Default)]
+pub struct Registry {
+    sources: BTreeMap<String, SourceSpec>,
+    /// Sources found on disk but switched off (`enabledBy` unset), with the variable to set.
+    disabled: BTreeMap<String, String>,
+}
+
+impl Registry {
+    /// Builds a registry from parsed specs, keeping sources whose `enabledBy` is in `enabled`
+    /// (or unset). Rejects duplicate names, duplicate methods and params with defaults of the
+    /// wrong type, naming the source and method.
+    pub fn new(specs: Vec<SourceSpec>, enabled: &dyn Fn(&str) -> bool) -> Result<Self, SdkError> {
+        let mut reg = Self::default();
+        for spec in specs {
+            check_source(&spec)?;
+            if let Some(var) = &spec.enabled_by
+                && !enabled(var)
+            {
+                reg.disabled.insert(spec.name.clone(), var.clone());
+                continue;
+            }
+            if reg.sources.contains_key(&spec.name) {
+                return Err(SdkError::Spec(format!("duplicate source name `{}`", spec.name)));
+            }
+            reg.sources.insert(spec.name.clone(), spec);
+        }
+        Ok(reg)
+    }
+
+    /// Parses every `*.json` file of a directory.
+    pub fn load_dir(dir: &Path, enabled: &dyn Fn(&str) -> bool) -> Result<Self, SdkError> {
+        let mut specs = Vec::new();
+        let entries = std::fs::read_dir(dir)
+            .map_err(|e| SdkError::Spec(format!("cannot read {}: {e}", dir.display())))?;
+        let mut paths: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        paths.sort();
+        for path in paths.iter().filter(|p| p.extension().is_some_and(|x| x == "json")) {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| SdkError::Spec(format!("cannot read {}: {e}", path.display())))?;
+            specs.push(parse_spec(&path.display().to_string(), &text)?);
+        }
+        Self::new(specs, enabled)
+    }
+
+    /// Parses the spec files embedded in the binary at build time.
+    pub fn embedded(enabled: &dyn Fn(&str) -> bool) -> Result<Self, SdkError> {
+        let mut specs = Vec::new();
+        for file in super::EMBEDDED_SPECS.files() {
+            if file.path().extension().is_some_and(|x| x == "json") {
+                let text = file.contents_utf8().unwrap_or_default();
+                specs.push(parse_spec(&file.path().display().to_string(), text)?);
+            }
+        }
+        Self::new(specs, enabled)
+    }
+
+    /// Looks up a source.
+    pub fn source(&self, name: &str) -> Option<&SourceSpec> {
+        self.sources.get(name)
+    }
+
+    /// All active sources, sorted by name.
+    pub fn sources(&self) -> impl Iterator<Item = &SourceSpec> {
+        self.sources.values()
+    }
+
+    /// Sources present but switched off, with the environment variable that enables each.
+    pub fn disabled(&self) -> &BTreeMap<String, String> {
+        &self.disabled
+    }
+
+    /// Number of methods across active sources.
+    pub fn method_count(&self) -> usize {
+        self.sources.values().map(|s| s.methods.len()).sum()
+    }
+
+    /// `{source: [method, ...]}`: what the sandbox needs to build the `sdk` object.
+    pub fn catalog(&self) -> BTreeMap<String, Vec<String>> {
+        self.sources
+            .values()
+            .map(|s| (s.name.clone(), s.methods.iter().map(|m| m.name.clone()).collect()))
+            .collect()
+    }
+
+    /// The registry as sandboxed `search` code sees it: `{sources: [...]}` without backings.
+    pub fn public_json(&self) -> Value {
+        let sources: Vec<Value> = self
+            .sources
+            .values()
+            .map(|s| {
+                let methods: Vec<Value> = s
+                    .methods
+                    .iter()
+                    .map(|m| {
+                        serde_json::json!({
+                            "name": m.name,
+                            "description": m.description,
+                            "params": m.params,
+                            "returns": m.returns,
+                        })
+                    })
+                    .collect();
+                serde_json::json!({
+                    "name": s.name,
+                    "displayName": s.display_name,
+                    "description": s.description,
+                    "tags": s.tags,
+                    "methods": methods,
+                })
+            })
+            .collect();
+        serde_json::json!({ "sources": sources })
+    }
+}
+
+/// Parses one spec file, naming the file in errors.
+pub fn parse_spec(file: &str, text: &str) -> Result<SourceSpec, SdkError> {
+    serde_json::from_str(text).map_err(|e| SdkError::Spec(format!("{file}: {e}")))
+}
+
+fn check_source(spec: &SourceSpec) -> Result<(), SdkError> {
+    let ident = |s: &str| {
+        !s.is_empty()
+            && s.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    let bad = |msg: String| Err(SdkError::Spec(format!("source `{}`: {msg}", spec.name)));
+    if !ident(&spec.name) {
+        return bad("name must be an identifier".into());
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for m in &spec.methods {
+        if !ident(&m.name) {
+            return bad(format!("method `{}`: name must be an identifier", m.name));
+        }
+        if !seen.insert(&m.name) {
+            return bad(format!("duplicate method `{}`", m.name));
+        }
+        for p in &m.params {
+            if let Some(d) = &p.default
+                && let Err(e) = super::validate::check_type(p, d)
+            {
+                return bad(format!("method `{}` param `{}`: default {e}", m.name, p.name));
+            }
+        }
+    }
+    Ok(())
+}
