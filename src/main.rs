@@ -1,7 +1,104 @@
-//! The `boardsmith` binary.
-fn main() -> std::process::ExitCode {
-    if std::env::args().nth(1).as_deref() == Some(boardsmith::sandbox::WORKER_SUBCOMMAND) {
+//! The `boardsmith` binary: parses the command line and hands off to the library.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use boardsmith::cli;
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "boardsmith", version, about = "Live financial dashboards built by an LLM agent")]
+struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Inspect the data-source registry.
+    Sdk {
+        #[command(subcommand)]
+        command: SdkCommand,
+    },
+    /// Run a JavaScript file through the sandbox, exactly as the server would; prints the JSON
+    /// result (exit 0) or the structured error (exit 1).
+    Run {
+        /// Entry point: `panel` (sdk, utils, vars), `search` (spec) or `builder` (utils).
+        kind: cli::Kind,
+        /// The JavaScript file.
+        file: PathBuf,
+        /// Builder only: a JSON file with the state to mutate (the code is then `async (state) => newState`).
+        #[arg(long)]
+        state: Option<PathBuf>,
+        /// Panel only: a dashboard variable, `name=value` (repeatable).
+        #[arg(long = "var", value_parser = cli::parse_var)]
+        vars: Vec<(String, String)>,
+    },
+    /// Measure performance and print a table.
+    Bench {
+        #[command(subcommand)]
+        target: BenchTarget,
+    },
+    /// Internal: serve sandbox jobs on stdin/stdout.
+    #[command(name = "sandbox-worker", hide = true)]
+    SandboxWorker,
+}
+
+#[derive(Subcommand)]
+enum SdkCommand {
+    /// List sources with their method counts.
+    List,
+    /// Print one source's spec as JSON.
+    Show {
+        /// Source name, e.g. `market`.
+        source: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchTarget {
+    /// Sandbox latency, throughput and respawn time.
+    Sandbox {
+        /// Iterations per measurement.
+        #[arg(long, default_value_t = 2000)]
+        iterations: usize,
+    },
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    if let Command::SandboxWorker = args.command {
         return boardsmith::sandbox::worker::main();
     }
-    std::process::ExitCode::SUCCESS
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        match args.command {
+            Command::Sdk { command: SdkCommand::List } => cli::sdk_list(),
+            Command::Sdk { command: SdkCommand::Show { source } } => cli::sdk_show(&source),
+            Command::Run { kind, file, state, vars } => cli::run(kind, &file, state.as_deref(), vars).await,
+            Command::Bench { target: BenchTarget::Sandbox { iterations } } => {
+                boardsmith::bench::sandbox(iterations).await
+            }
+            Command::SandboxWorker => unreachable!("handled above"),
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
 }

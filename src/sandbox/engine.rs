@@ -1,1 +1,549 @@
-//! Worker side: one execution in a fresh, hardened Boa realm. (stub)
+//! Worker side: one execution in a fresh, hardened Boa realm.
+//!
+//! A [`Realm`] is built before its job arrives (so context creation is off the latency path),
+//! used for exactly one execution, then dropped. Everything model code can reach is created
+//! here: `console`, `utils`, and per kind `spec`, `sdk` or `vars`; the hardening prelude
+//! (`sandbox/prelude.js`) removes `eval`, the `Function` constructors and shared-memory/GC
+//! observers, and deep-freezes those globals.
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::rc::Rc;
+
+use boa_engine::builtins::promise::PromiseState;
+use boa_engine::job::JobExecutor;
+use boa_engine::module::IdleModuleLoader;
+use boa_engine::object::builtins::JsPromise;
+use boa_engine::object::ObjectInitializer;
+use boa_engine::property::Attribute;
+use boa_engine::{
+    Context, JsArgs, JsError, JsNativeError, JsObject, JsResult, JsString, JsValue,
+    NativeFunction, Script, Source, js_string,
+};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::executor::Executor;
+use super::protocol::{FromWorker, JobKind};
+use super::{ErrorKind, ExecError, Limit, Limits, LogEntry};
+
+/// The hardening prelude, run in every realm before model code.
+const PRELUDE: &str = include_str!("../../sandbox/prelude.js");
+/// `spec.find` and helpers for search code.
+const SEARCH_PRELUDE: &str = include_str!("../../sandbox/search.js");
+/// Documentation of `utils`, exposed as `spec.utils`.
+pub const UTILS_SPEC: &str = include_str!("../../sandbox/utils-spec.json");
+
+/// Source path given to model code, so its frames can be told from the prelude's.
+const CODE_PATH: &str = "code";
+/// Lines the wrapper adds before the model's first line.
+const WRAPPER_LINES: u32 = 1;
+
+/// How a realm talks to the server: sends `call`s and receives replies.
+pub trait Link: 'static {
+    /// Sends one `sdk` call; the receiver yields the reply.
+    fn call(
+        &self,
+        source: String,
+        method: String,
+        params: Value,
+    ) -> futures::channel::oneshot::Receiver<Result<Value, String>>;
+}
+
+/// What a worker knows for its whole life.
+pub struct WorkerEnv {
+    /// `{source: [method]}`.
+    pub catalog: BTreeMap<String, Vec<String>>,
+    /// The public registry JSON with `utils` docs merged in, parsed once.
+    pub spec: Value,
+    /// Limits enforced inside the worker.
+    pub limits: Limits,
+    /// The server link.
+    pub link: Rc<dyn Link>,
+}
+
+/// Per-execution state reachable from native functions via `Context::get_data`.
+struct JobHost {
+    link: Rc<dyn Link>,
+    calls: Cell<u32>,
+    max_calls: u32,
+    calls_exceeded: Cell<bool>,
+    logs: RefCell<LogBuffer>,
+    /// Lines of the model's code: frames past it point into the wrapper and are dropped.
+    code_lines: Cell<u32>,
+}
+
+#[derive(Default)]
+struct LogBuffer {
+    entries: Vec<LogEntry>,
+    bytes: usize,
+    cap: usize,
+    dropped: usize,
+}
+
+impl LogBuffer {
+    fn push(&mut self, level: &str, message: String) {
+        if self.bytes + message.len() > self.cap {
+            self.dropped += 1;
+            return;
+        }
+        self.bytes += message.len();
+        self.entries.push(LogEntry { level: level.to_owned(), message });
+    }
+
+    fn finish(mut self) -> Vec<LogEntry> {
+        if self.dropped > 0 {
+            self.entries.push(LogEntry {
+                level: "warn".into(),
+                message: format!(
+                    "{} more console lines dropped (log limit {} bytes)",
+                    self.dropped, self.cap
+                ),
+            });
+        }
+        self.entries
+    }
+}
+
+/// A fresh context prepared for one job of `kind`.
+pub struct Realm {
+    kind: JobKind,
+    ctx: Context,
+    executor: Rc<Executor>,
+    stringify: JsObject,
+}
+
+impl Realm {
+    /// The kind this realm was prepared for.
+    pub fn kind(&self) -> JobKind {
+        self.kind
+    }
+}
+
+/// Builds a hardened realm for `kind`: the globals that kind may see, frozen.
+pub fn prepare(kind: JobKind, env: &WorkerEnv) -> JsResult<Realm> {
+    let executor = Rc::new(Executor::default());
+    let mut ctx = Context::builder()
+        .job_executor(executor.clone())
+        // Boa's default loader reads modules from the working directory: `import()` must fail.
+        .module_loader(Rc::new(IdleModuleLoader))
+        .build()?;
+    let limits = ctx.runtime_limits_mut();
+    limits.set_loop_iteration_limit(env.limits.loop_iterations);
+    limits.set_recursion_limit(env.limits.recursion);
+    limits.set_backtrace_limit(16);
+
+    // Captured before any model code runs: results use the pristine `JSON.stringify`.
+    let stringify = ctx
+        .intrinsics()
+        .objects()
+        .json()
+        .get(js_string!("stringify"), &mut ctx)?
+        .as_object()
+        .ok_or_else(|| JsNativeError::typ().with_message("JSON.stringify missing"))?
+        .clone();
+
+    ctx.insert_data(JobHost {
+        link: env.link.clone(),
+        calls: Cell::new(0),
+        max_calls: env.limits.sdk_calls,
+        calls_exceeded: Cell::new(false),
+        logs: RefCell::new(LogBuffer { cap: env.limits.log_bytes, ..LogBuffer::default() }),
+        code_lines: Cell::new(u32::MAX),
+    });
+
+    let console = ObjectInitializer::new(&mut ctx)
+        .function(NativeFunction::from_fn_ptr(console_log), js_string!("log"), 0)
+        .function(NativeFunction::from_fn_ptr(console_log), js_string!("info"), 0)
+        .function(NativeFunction::from_fn_ptr(console_warn), js_string!("warn"), 0)
+        .function(NativeFunction::from_fn_ptr(console_error), js_string!("error"), 0)
+        .build();
+    define_global(&mut ctx, "console", console.into())?;
+    let utils = super::utils::install(&mut ctx)?;
+    define_global(&mut ctx, "utils", utils.into())?;
+
+    match kind {
+        JobKind::Search => {
+            let spec = JsValue::from_json(&env.spec, &mut ctx)?;
+            define_global(&mut ctx, "spec", spec)?;
+        }
+        JobKind::Panel => {
+            let sdk = build_sdk(&mut ctx, &env.catalog)?;
+            define_global(&mut ctx, "sdk", sdk.into())?;
+        }
+        JobKind::Builder => {}
+    }
+    if kind == JobKind::Search {
+        ctx.eval(Source::from_bytes(SEARCH_PRELUDE).with_path(Path::new("search.js")))?;
+    }
+    ctx.eval(Source::from_bytes(PRELUDE).with_path(Path::new("prelude.js")))?;
+    Ok(Realm { kind, ctx, executor, stringify })
+}
+
+/// Defines a non-writable, non-configurable global.
+fn define_global(ctx: &mut Context, name: &str, value: JsValue) -> JsResult<()> {
+    ctx.register_global_property(JsString::from(name), value, Attribute::READONLY)
+}
+
+/// `sdk.<source>.<method>(params) -> Promise`, one native function per catalog entry.
+fn build_sdk(ctx: &mut Context, catalog: &BTreeMap<String, Vec<String>>) -> JsResult<JsObject> {
+    let mut sources = Vec::with_capacity(catalog.len());
+    for (source, methods) in catalog {
+        let mut obj = ObjectInitializer::new(ctx);
+        for method in methods {
+            let names = (JsString::from(source.as_str()), JsString::from(method.as_str()));
+            let f = NativeFunction::from_copy_closure_with_captures(sdk_method, names);
+            obj.function(f, JsString::from(method.as_str()), 1);
+        }
+        sources.push((source, obj.build()));
+    }
+    let mut sdk = ObjectInitializer::new(ctx);
+    for (name, obj) in sources {
+        sdk.property(JsString::from(name.as_str()), obj, Attribute::READONLY | Attribute::ENUMERABLE);
+    }
+    Ok(sdk.build())
+}
+
+fn sdk_method(
+    _this: &JsValue,
+    args: &[JsValue],
+    names: &(JsString, JsString),
+    ctx: &mut Context,
+) -> JsResult<JsValue> {
+    let source = names.0.to_std_string_escaped();
+    let method = names.1.to_std_string_escaped();
+    // `to_json` reads own data properties only: no model getters or proxy traps run here.
+    let params = args.get_or_undefined(0).to_json(ctx)?.unwrap_or(Value::Null);
+    let host = ctx
+        .get_data::<JobHost>()
+        .ok_or_else(|| JsNativeError::error().with_message("sdk is not available here"))?;
+    let n = host.calls.get() + 1;
+    host.calls.set(n);
+    if n > host.max_calls {
+        host.calls_exceeded.set(true);
+        return Err(JsNativeError::range()
+            .with_message(format!(
+                "sdk call limit reached: at most {} sdk calls per execution",
+                host.max_calls
+            ))
+            .into());
+    }
+    let reply = host.link.call(source, method, params);
+    Ok(JsPromise::from_async_fn(
+        async move |ctx| match reply.await {
+            Ok(Ok(v)) => JsValue::from_json(&v, &mut ctx.borrow_mut()),
+            Ok(Err(msg)) => Err(sdk_error(msg, &mut ctx.borrow_mut())),
+            Err(_) => Err(JsNativeError::error().with_message("sdk call cancelled").into()),
+        },
+        ctx,
+    )
+    .into())
+}
+
+/// An `Error` named `SdkError`, so code can tell data failures apart (`e.name`).
+fn sdk_error(msg: String, ctx: &mut Context) -> JsError {
+    let obj = JsNativeError::error().with_message(msg).into_opaque(ctx);
+    if let Err(e) = obj.set(js_string!("name"), js_string!("SdkError"), false, ctx) {
+        return e;
+    }
+    JsError::from_opaque(obj.into())
+}
+
+fn console_log(_: &JsValue, args: &[JsValue], ctx: &mut Context) -> JsResult<JsValue> {
+    log(ctx, "log", args)
+}
+fn console_warn(_: &JsValue, args: &[JsValue], ctx: &mut Context) -> JsResult<JsValue> {
+    log(ctx, "warn", args)
+}
+fn console_error(_: &JsValue, args: &[JsValue], ctx: &mut Context) -> JsResult<JsValue> {
+    log(ctx, "error", args)
+}
+
+fn log(ctx: &mut Context, level: &str, args: &[JsValue]) -> JsResult<JsValue> {
+    let mut parts = Vec::with_capacity(args.len());
+    for a in args {
+        parts.push(match a.as_string() {
+            Some(s) => s.to_std_string_escaped(),
+            // Objects are shown as JSON without running model getters; fall back to display.
+            None if a.is_object() => match a.to_json(ctx) {
+                Ok(Some(v)) => v.to_string(),
+                _ => a.display().to_string(),
+            },
+            None => a.display().to_string(),
+        });
+    }
+    if let Some(host) = ctx.get_data::<JobHost>() {
+        host.logs.borrow_mut().push(level, parts.join(" "));
+    }
+    Ok(JsValue::undefined())
+}
+
+/// Runs `code` in `realm` and returns the message to send back (`done` or `fail`).
+///
+/// Takes the realm by reference so the caller can drop it (and its garbage) after replying.
+pub fn run(realm: &mut Realm, code: &str, input: Value, limits: &Limits) -> FromWorker {
+    let Realm { kind, ctx, executor, stringify } = realm;
+    if let Some(host) = ctx.get_data::<JobHost>() {
+        host.code_lines.set(u32::try_from(code.lines().count()).unwrap_or(u32::MAX).max(1));
+    }
+    let outcome = futures_lite::future::block_on(execute(*kind, ctx, executor, code, input));
+    let ctx = ctx;
+    let host = ctx.get_data::<JobHost>();
+    let sdk_calls = host.map_or(0, |h| h.calls.get().min(h.max_calls));
+    let exceeded = host.is_some_and(|h| h.calls_exceeded.get());
+    let logs = host.map(|h| h.logs.replace(LogBuffer::default()).finish()).unwrap_or_default();
+    let fail = |mut error: ExecError, logs| {
+        error.logs = logs;
+        FromWorker::Fail { error }
+    };
+    if exceeded {
+        let msg = format!(
+            "too many sdk calls: at most {} per execution; batch requests or raise the limit",
+            limits.sdk_calls
+        );
+        return fail(ExecError::limit(Limit::SdkCalls, msg), logs);
+    }
+    let value = match outcome {
+        Ok(v) => v,
+        Err(e) => return fail(e, logs),
+    };
+    match to_json_text(&value, stringify, ctx, limits.result_bytes) {
+        Ok(text) => match RawValue::from_string(text) {
+            Ok(value) => FromWorker::Done { value, logs, sdk_calls },
+            Err(e) => fail(ExecError::new(ErrorKind::Result, format!("result: {e}")), logs),
+        },
+        Err(e) => fail(e, logs),
+    }
+}
+
+async fn execute(
+    kind: JobKind,
+    ctx: &mut Context,
+    executor: &Rc<Executor>,
+    code: &str,
+    input: Value,
+) -> Result<JsValue, ExecError> {
+    let promise = match (kind, &input) {
+        (JobKind::Builder, Value::Object(_)) => {
+            let f = compile_mutator(ctx, code)?;
+            let state = JsValue::from_json(&input, ctx).map_err(|e| map_error(e, ctx))?;
+            let r = f.call(&JsValue::undefined(), &[state], ctx).map_err(|e| map_error(e, ctx))?;
+            JsPromise::resolve(r, ctx).map_err(|e| map_error(e, ctx))?
+        }
+        _ => {
+            if kind == JobKind::Panel {
+                let vars = JsValue::from_json(&input, ctx).map_err(|e| map_error(e, ctx))?;
+                define_global(ctx, "vars", vars).map_err(|e| map_error(e, ctx))?;
+                ctx.eval(Source::from_bytes("Object.freeze(vars)")).map_err(|e| map_error(e, ctx))?;
+            }
+            let src = format!("(async () => {{\n{code}\n}})()");
+            let v = eval_code(ctx, &src)?;
+            let obj = v.as_object().ok_or_else(|| internal("wrapper did not return a promise"))?;
+            JsPromise::from_object(obj.clone()).map_err(|e| map_error(e, ctx))?
+        }
+    };
+    executor.clone().run_jobs_async(&RefCell::new(ctx)).await.map_err(|e| map_error(e, ctx))?;
+    match promise.state() {
+        PromiseState::Fulfilled(v) => Ok(v),
+        PromiseState::Rejected(e) => Err(map_error(JsError::from_opaque(e), ctx)),
+        PromiseState::Pending => Err(ExecError::new(
+            ErrorKind::Runtime,
+            "never settled: the code's promise was still pending when no work was left. Either \
+             a promise is never resolved (e.g. `await new Promise(() => {})`), or a loop or \
+             recursion limit was hit after an `await` (Boa cannot report those precisely)",
+        )),
+    }
+}
+
+/// Mutate code is `async (state) => newState`. A bare function body using `state` is accepted
+/// too, since models write both.
+fn compile_mutator(ctx: &mut Context, code: &str) -> Result<JsObject, ExecError> {
+    let trimmed = code.trim_end().trim_end_matches(';');
+    let as_expr = format!("(\n{trimmed}\n)");
+    let value = match parse(ctx, &as_expr) {
+        Ok(script) => script.evaluate(ctx).map_err(|e| map_error(e, ctx))?,
+        Err(expr_err) => match parse(ctx, &format!("(async (state) => {{\n{code}\n}})")) {
+            Ok(script) => script.evaluate(ctx).map_err(|e| map_error(e, ctx))?,
+            Err(_) => return Err(expr_err),
+        },
+    };
+    match value.as_object() {
+        Some(f) if f.is_callable() => Ok(f.clone()),
+        _ => Err(ExecError::new(
+            ErrorKind::Runtime,
+            format!(
+                "mutate code must be a function `async (state) => newState`, got {}",
+                value.type_of()
+            ),
+        )),
+    }
+}
+
+fn parse(ctx: &mut Context, src: &str) -> Result<Script, ExecError> {
+    Script::parse(Source::from_bytes(src).with_path(Path::new(CODE_PATH)), None, ctx)
+        .map_err(|e| syntax_error(&e.to_string()))
+}
+
+fn eval_code(ctx: &mut Context, src: &str) -> Result<JsValue, ExecError> {
+    let script = parse(ctx, src)?;
+    script.evaluate(ctx).map_err(|e| map_error(e, ctx))
+}
+
+fn internal(msg: &str) -> ExecError {
+    ExecError::new(ErrorKind::Runtime, format!("internal sandbox error: {msg}"))
+}
+
+/// Parser errors read like `SyntaxError: abrupt end at line 3, col 7`; positions are shifted
+/// back by the wrapper's lines.
+fn syntax_error(display: &str) -> ExecError {
+    let mut err = ExecError::new(ErrorKind::Syntax, display.to_owned());
+    if let Some((line, col)) = find_line_col(display) {
+        let line = line.saturating_sub(WRAPPER_LINES).max(1);
+        err.line = Some(line);
+        err.column = Some(col);
+        err.message = replace_line_col(display, line, col);
+    }
+    if !err.message.starts_with("SyntaxError") {
+        err.message = format!("SyntaxError: {}", err.message);
+    }
+    err
+}
+
+/// Finds the last "line N, col M" in a parser message.
+fn find_line_col(s: &str) -> Option<(u32, u32)> {
+    let at = s.rfind("line ")?;
+    let rest = &s[at + 5..];
+    let (line, rest) = rest.split_once(", col")?;
+    let col: String = rest.trim_start_matches(['u', 'm', 'n', ' ']).chars().take_while(char::is_ascii_digit).collect();
+    Some((line.trim().parse().ok()?, col.parse().ok()?))
+}
+
+fn replace_line_col(s: &str, line: u32, col: u32) -> String {
+    match s.rfind("line ") {
+        Some(at) => format!("{}line {line}, column {col}", &s[..at]),
+        None => s.to_owned(),
+    }
+}
+
+/// Maps any JS error to an [`ExecError`]: engine limits by kind, thrown values by their
+/// `name: message`, and the innermost frame of model code as the position.
+fn map_error(err: JsError, ctx: &mut Context) -> ExecError {
+    if let Some(engine) = err.as_engine() {
+        let text = engine.to_string();
+        let limit = if text.contains("iteration loops") {
+            Some((Limit::LoopIterations, "loop iteration limit reached (a loop ran too long; per function call)"))
+        } else if text.contains("recursive calls") {
+            Some((Limit::Recursion, "recursion limit reached (call depth)"))
+        } else if text.contains("stack size") {
+            Some((Limit::Stack, "stack size limit reached"))
+        } else {
+            None
+        };
+        let mut e = match limit {
+            Some((l, msg)) => ExecError::limit(l, msg),
+            None => ExecError::new(ErrorKind::Runtime, text),
+        };
+        attach_frames(&mut e, &err.to_string(), code_lines(ctx));
+        return e;
+    }
+    let display = err.to_string();
+    let (kind, message) = match err.as_opaque() {
+        Some(v) => describe_thrown(v, ctx),
+        None => (ErrorKind::Runtime, display.lines().next().unwrap_or_default().to_owned()),
+    };
+    let mut e = ExecError::new(kind, message);
+    attach_frames(&mut e, &display, code_lines(ctx));
+    e
+}
+
+fn code_lines(ctx: &Context) -> u32 {
+    ctx.get_data::<JobHost>().map_or(u32::MAX, |h| h.code_lines.get())
+}
+
+/// `name: message` of a thrown value; plain values are shown as `Uncaught <value>`.
+fn describe_thrown(v: &JsValue, ctx: &mut Context) -> (ErrorKind, String) {
+    let Some(obj) = v.as_object() else {
+        let shown = match v.as_string() {
+            Some(s) => format!("{:?}", s.to_std_string_escaped()),
+            None => v.display().to_string(),
+        };
+        return (ErrorKind::Runtime, format!("Uncaught {shown}"));
+    };
+    let mut get = |k: JsString| -> Option<String> {
+        let v = obj.get(k, ctx).ok()?;
+        v.as_string().map(|s| s.to_std_string_escaped())
+    };
+    let name = get(js_string!("name"));
+    let message = get(js_string!("message"));
+    match (name, message) {
+        (Some(n), Some(m)) => {
+            let kind = if n == "SdkError" { ErrorKind::Sdk } else { ErrorKind::Runtime };
+            let text = if m.is_empty() { n } else { format!("{n}: {m}") };
+            (kind, text)
+        }
+        _ => (ErrorKind::Runtime, format!("Uncaught {}", v.display())),
+    }
+}
+
+/// Fills line/column (innermost model frame) and a short stack from a displayed JsError.
+fn attach_frames(e: &mut ExecError, display: &str, code_lines: u32) {
+    let marker = format!("({CODE_PATH}:");
+    for frame in display.lines().filter_map(|l| l.trim().strip_prefix("at ")) {
+        let Some(at) = frame.find(&marker) else { continue };
+        let pos = &frame[at + marker.len()..].trim_end_matches(')');
+        let Some((l, c)) = pos.split_once(':') else { continue };
+        let (Ok(l), Ok(c)) = (l.parse::<u32>(), c.parse::<u32>()) else { continue };
+        if l <= WRAPPER_LINES || l - WRAPPER_LINES > code_lines {
+            continue;
+        }
+        let line = l - WRAPPER_LINES;
+        let name = frame[..at].trim();
+        let name = if name.is_empty() || name == "<main>" { "<anonymous>" } else { name };
+        e.stack.push(format!("{name} (line {line}, column {c})"));
+        if e.line.is_none() {
+            e.line = Some(line);
+            e.column = Some(c);
+        }
+    }
+    e.stack.truncate(8);
+}
+
+/// `JSON.stringify` (pristine) of the result, with the size cap.
+fn to_json_text(
+    value: &JsValue,
+    stringify: &JsObject,
+    ctx: &mut Context,
+    cap: usize,
+) -> Result<String, ExecError> {
+    let out = stringify.call(&JsValue::undefined(), std::slice::from_ref(value), ctx).map_err(|e| {
+        let mut err = map_error(e, ctx);
+        if err.kind == ErrorKind::Runtime {
+            err.kind = ErrorKind::Result;
+            err.message = format!("the result cannot be converted to JSON: {}", err.message);
+        }
+        err
+    })?;
+    let Some(s) = out.as_string() else {
+        // `undefined`, a function or a symbol: JSON.stringify gives undefined.
+        return Ok("null".to_owned());
+    };
+    // UTF-16 length is a lower bound on the UTF-8 size: refuse early without converting.
+    if s.len() > cap {
+        return Err(result_too_large(s.len(), cap));
+    }
+    let text = s.to_std_string_escaped();
+    if text.len() > cap {
+        return Err(result_too_large(text.len(), cap));
+    }
+    Ok(text)
+}
+
+fn result_too_large(size: usize, cap: usize) -> ExecError {
+    ExecError::limit(
+        Limit::ResultSize,
+        format!(
+            "result too large: {size} bytes as JSON (limit {cap}); return fewer rows or aggregate"
+        ),
+    )
+}

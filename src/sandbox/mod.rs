@@ -36,7 +36,12 @@ pub trait SdkHost: Send + Sync + 'static {
     /// The registry as `search` code sees it (`spec.sources`, `spec.utils`).
     fn spec(&self) -> Value;
     /// Performs one call. The error message is shown to the model verbatim.
-    fn call(&self, source: String, method: String, params: Value) -> BoxFuture<'static, Result<Value, String>>;
+    fn call(
+        self: Arc<Self>,
+        source: String,
+        method: String,
+        params: Value,
+    ) -> BoxFuture<'static, Result<Value, String>>;
 }
 
 /// Per-execution limits. Every overrun ends the execution with an [`ExecError`] of kind
@@ -81,6 +86,28 @@ impl Default for Limits {
             recursion: 512,
             log_bytes: 16 * 1024,
         }
+    }
+}
+
+impl Limits {
+    /// Defaults overridden by `BOARDSMITH_PANEL_TIMEOUT_MS`, `BOARDSMITH_BUILDER_TIMEOUT_MS`,
+    /// `BOARDSMITH_SANDBOX_MEMORY_MB`, `BOARDSMITH_SDK_CALLS`.
+    pub fn from_env() -> Self {
+        let num = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u64>().ok());
+        let mut l = Self::default();
+        if let Some(ms) = num("BOARDSMITH_PANEL_TIMEOUT_MS") {
+            l.panel_deadline = Duration::from_millis(ms);
+        }
+        if let Some(ms) = num("BOARDSMITH_BUILDER_TIMEOUT_MS") {
+            l.builder_deadline = Duration::from_millis(ms);
+        }
+        if let Some(mb) = num("BOARDSMITH_SANDBOX_MEMORY_MB") {
+            l.memory_bytes = mb << 20;
+        }
+        if let Some(n) = num("BOARDSMITH_SDK_CALLS") {
+            l.sdk_calls = u32::try_from(n).unwrap_or(u32::MAX);
+        }
+        l
     }
 }
 

@@ -1,5 +1,8 @@
 //! The pipe protocol between the pool (server) and a worker: one JSON object per line.
 //!
+//! Each line is an externally tagged enum (`{"job": {...}}`): serde cannot carry the raw JSON
+//! result through an internally tagged one.
+//!
 //! ```text
 //! server → worker   init (once), job, reply
 //! worker → server   ready (once, after init), call, done | fail
@@ -30,7 +33,7 @@ pub enum JobKind {
 
 /// Messages from the server to a worker.
 #[derive(Debug, Serialize, Deserialize)]
-#[serde(tag = "t", rename_all = "lowercase")]
+#[serde(rename_all = "lowercase")]
 pub enum ToWorker {
     /// Sent once at start.
     Init {
@@ -66,7 +69,7 @@ pub enum ToWorker {
 
 /// Messages from a worker to the server.
 #[derive(Debug, Serialize, Deserialize)]
-#[serde(tag = "t", rename_all = "lowercase")]
+#[serde(rename_all = "lowercase")]
 pub enum FromWorker {
     /// Init processed; ready for jobs.
     Ready,

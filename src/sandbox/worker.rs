@@ -1,6 +1,138 @@
-//! Worker process main loop. (stub)
+//! The worker process (`boardsmith sandbox-worker`): caps its own address space, then runs jobs
+//! from stdin one at a time on a large-stack JS thread, each in a fresh realm.
+//!
+//! Threads: the main thread reads stdin (jobs go to the JS thread, replies complete pending
+//! `sdk` calls); the JS thread runs a job, writes `done`/`fail`, then prepares the next realm
+//! before waiting, so context creation is not on the latency path.
 
-/// Runs the worker on stdin/stdout.
-pub fn main() -> std::process::ExitCode {
-    std::process::ExitCode::FAILURE
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
+use std::process::ExitCode;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+
+use futures::channel::oneshot;
+use serde_json::Value;
+
+use super::engine::{self, Link, Realm, WorkerEnv};
+use super::protocol::{FromWorker, JobKind, ToWorker};
+use super::{ErrorKind, ExecError};
+
+/// Native stack of the JS thread: deep (but bounded) parser and `JSON.stringify` recursion
+/// must not overflow it.
+const JS_STACK_BYTES: usize = 256 << 20;
+
+type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>>;
+type Out = Arc<Mutex<std::io::Stdout>>;
+
+/// Writes one protocol line; a broken pipe means the server is gone, so the worker exits.
+fn send(out: &Out, msg: &FromWorker) {
+    let Ok(mut line) = serde_json::to_vec(msg) else { return };
+    line.push(b'\n');
+    let mut out = out.lock().unwrap_or_else(|p| p.into_inner());
+    if out.write_all(&line).and_then(|()| out.flush()).is_err() {
+        std::process::exit(0);
+    }
+}
+
+struct PipeLink {
+    out: Out,
+    pending: Pending,
+    next_id: Arc<AtomicU64>,
+}
+
+impl Link for PipeLink {
+    fn call(&self, source: String, method: String, params: Value) -> oneshot::Receiver<Result<Value, String>> {
+        let (tx, rx) = oneshot::channel();
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        self.pending.lock().unwrap_or_else(|p| p.into_inner()).insert(id, tx);
+        send(&self.out, &FromWorker::Call { id, source, method, params });
+        rx
+    }
+}
+
+/// Entry point of the hidden subcommand.
+pub fn main() -> ExitCode {
+    let stdin = std::io::stdin();
+    let mut lines = stdin.lock().lines();
+    let Some(Ok(first)) = lines.next() else { return ExitCode::FAILURE };
+    let Ok(ToWorker::Init { catalog, spec, limits }) = serde_json::from_str(&first) else {
+        eprintln!("sandbox-worker: expected an init message");
+        return ExitCode::FAILURE;
+    };
+    // The memory cap is set by the worker on itself, before the JS thread reserves its stack.
+    if let Err(e) = rlimit::setrlimit(rlimit::Resource::AS, limits.memory_bytes, limits.memory_bytes) {
+        eprintln!("sandbox-worker: cannot set memory limit: {e}");
+        return ExitCode::FAILURE;
+    }
+    let mut spec: Value = serde_json::from_str(spec.get()).unwrap_or(Value::Null);
+    if let Value::Object(o) = &mut spec {
+        o.insert("utils".into(), serde_json::from_str(engine::UTILS_SPEC).unwrap_or(Value::Null));
+    }
+
+    let out: Out = Arc::new(Mutex::new(std::io::stdout()));
+    let pending: Pending = Arc::default();
+    let (jobs_tx, jobs_rx) = mpsc::channel::<(JobKind, String, Value)>();
+    let js = {
+        let (out, pending) = (out.clone(), pending.clone());
+        std::thread::Builder::new().name("js".into()).stack_size(JS_STACK_BYTES).spawn(move || {
+            let link = PipeLink { out: out.clone(), pending, next_id: Arc::new(AtomicU64::new(1)) };
+            let env = WorkerEnv { catalog, spec, limits, link: Rc::new(link) };
+            js_thread(&env, &out, &jobs_rx);
+        })
+    };
+    if let Err(e) = js {
+        eprintln!("sandbox-worker: cannot start JS thread: {e}");
+        return ExitCode::FAILURE;
+    }
+    send(&out, &FromWorker::Ready);
+
+    for line in lines {
+        let Ok(line) = line else { break };
+        match serde_json::from_str::<ToWorker>(&line) {
+            Ok(ToWorker::Job { kind, code, input }) => {
+                if jobs_tx.send((kind, code, input)).is_err() {
+                    break;
+                }
+            }
+            Ok(ToWorker::Reply { id, ok, err }) => {
+                let tx = pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+                if let Some(tx) = tx {
+                    let _ = tx.send(match (ok, err) {
+                        (_, Some(e)) => Err(e),
+                        (v, None) => Ok(v.unwrap_or(Value::Null)),
+                    });
+                }
+            }
+            Ok(ToWorker::Init { .. }) | Err(_) => {
+                eprintln!("sandbox-worker: unexpected message");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn js_thread(env: &WorkerEnv, out: &Out, jobs: &mpsc::Receiver<(JobKind, String, Value)>) {
+    let mut warm: Option<Realm> = engine::prepare(JobKind::Panel, env).ok();
+    while let Ok((kind, code, input)) = jobs.recv() {
+        let realm = match warm.take() {
+            Some(r) if r.kind() == kind => Ok(r),
+            _ => engine::prepare(kind, env),
+        };
+        match realm {
+            Ok(mut realm) => {
+                let msg = engine::run(&mut realm, &code, input, &env.limits);
+                send(out, &msg);
+                drop(realm);
+            }
+            Err(e) => {
+                let error = ExecError::new(ErrorKind::Runtime, format!("cannot create realm: {e}"));
+                send(out, &FromWorker::Fail { error });
+            }
+        }
+        // Most jobs repeat their predecessor's kind (panel refreshes): prepare that one.
+        warm = engine::prepare(kind, env).ok();
+    }
 }

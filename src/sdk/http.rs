@@ -22,7 +22,7 @@ pub async fn fetch(
     _client: &reqwest::Client,
     _backing: &HttpBacking,
     _params: &Map<String, Value>,
-    _env: &dyn Fn(&str) -> Option<String>,
+    _env: &(dyn Fn(&str) -> Option<String> + Sync),
 ) -> Result<Value, String> {
     Err("http backing not implemented".into())
 }

@@ -235,3 +235,27 @@ impl Sdk {
         Ok((src, m))
     }
 }
+
+impl crate::sandbox::SdkHost for Sdk {
+    fn catalog(&self) -> std::collections::BTreeMap<String, Vec<String>> {
+        self.registry.catalog()
+    }
+
+    fn spec(&self) -> Value {
+        self.registry.public_json()
+    }
+
+    fn call(
+        self: Arc<Self>,
+        source: String,
+        method: String,
+        params: Value,
+    ) -> futures::future::BoxFuture<'static, Result<Value, String>> {
+        Box::pin(async move {
+            Sdk::call(&self, &source, &method, params)
+                .await
+                .map(|v| Value::clone(&v))
+                .map_err(|e| e.to_string())
+        })
+    }
+}

@@ -1,0 +1,115 @@
+//! Command-line commands that are not the server: registry inspection and running a file
+//! through the sandbox. Output goes to stdout as JSON or a plain table.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use serde_json::Value;
+
+use crate::sandbox::{PanelContext, Sandbox, SandboxConfig};
+use crate::sdk::{Sdk, SdkConfig};
+
+/// Which sandbox entry point `run` uses.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Kind {
+    /// Panel code: `sdk`, `utils`, `vars`.
+    Panel,
+    /// Search code: `spec`.
+    Search,
+    /// Builder code: `utils` (and `state` with `--state`).
+    Builder,
+}
+
+/// Parses `name=value`.
+pub fn parse_var(s: &str) -> Result<(String, String), String> {
+    s.split_once('=')
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .ok_or_else(|| format!("expected name=value, got `{s}`"))
+}
+
+/// Loads the SDK from the environment's configuration.
+pub fn load_sdk() -> anyhow::Result<Arc<Sdk>> {
+    Ok(Arc::new(Sdk::new(SdkConfig::from_env()).context("loading data-source specs")?))
+}
+
+/// Starts a sandbox pool whose workers are this executable.
+pub async fn start_sandbox(sdk: Arc<Sdk>, workers: Option<usize>) -> anyhow::Result<Sandbox> {
+    let exe = std::env::current_exe().context("locating the boardsmith executable")?;
+    let mut config = SandboxConfig::new(exe);
+    config.limits = crate::sandbox::Limits::from_env();
+    if let Some(n) = workers {
+        config.workers = n;
+    }
+    Sandbox::start(config, sdk).await.map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// `boardsmith sdk list`.
+pub fn sdk_list() -> anyhow::Result<ExitCode> {
+    let sdk = load_sdk()?;
+    let reg = sdk.registry();
+    println!("{:<14} {:>7}  {:<34} tags", "source", "methods", "name");
+    for s in reg.sources() {
+        println!("{:<14} {:>7}  {:<34} {}", s.name, s.methods.len(), s.display_name, s.tags.join(", "));
+    }
+    for (name, var) in reg.disabled() {
+        println!("{name:<14} {:>7}  (disabled; set {var}=1)", "-");
+    }
+    println!("{} sources, {} methods", reg.sources().count(), reg.method_count());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `boardsmith sdk show <source>`.
+pub fn sdk_show(source: &str) -> anyhow::Result<ExitCode> {
+    let sdk = load_sdk()?;
+    let public = sdk.registry().public_json();
+    let found = public["sources"].as_array().and_then(|a| a.iter().find(|s| s["name"] == source));
+    match found {
+        Some(s) => {
+            println!("{}", serde_json::to_string_pretty(s)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        None => {
+            let names: Vec<&str> = sdk.registry().sources().map(|s| s.name.as_str()).collect();
+            let near = crate::sdk::validate::closest(source, &names);
+            eprintln!("unknown source `{source}`; closest: {}", near.join(", "));
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+/// `boardsmith run <kind> <file>`: the JSON outcome on stdout, exit 1 on a structured error.
+pub async fn run(
+    kind: Kind,
+    file: &Path,
+    state: Option<&Path>,
+    vars: Vec<(String, String)>,
+) -> anyhow::Result<ExitCode> {
+    let code = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let state: Option<Value> = match state {
+        Some(p) => Some(serde_json::from_str(&std::fs::read_to_string(p)?)
+            .with_context(|| format!("parsing {}", p.display()))?),
+        None => None,
+    };
+    let sandbox = start_sandbox(load_sdk()?, Some(1)).await?;
+    let result = match kind {
+        Kind::Panel => {
+            let vars = vars.into_iter().map(|(k, v)| (k, Value::String(v))).collect();
+            sandbox.run_panel(&code, &PanelContext { vars }).await
+        }
+        Kind::Search => sandbox.run_search(&code).await,
+        Kind::Builder => sandbox.run_builder(&code, state.as_ref()).await,
+    };
+    sandbox.shutdown().await;
+    match result {
+        Ok(outcome) => {
+            println!("{}", serde_json::to_string_pretty(&outcome)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(error) => {
+            println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "error": error }))?);
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
