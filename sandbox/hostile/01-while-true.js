@@ -1,0 +1,2 @@
+// expect: limit:loop_iterations
+while (true) {}

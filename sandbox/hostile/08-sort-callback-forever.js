@@ -1,0 +1,2 @@
+// expect: limit:loop_iterations|deadline
+[3, 2, 1].sort(() => { while (true) {} });

@@ -1,0 +1,3 @@
+// expect: limit:recursion
+const o = { get x() { return this.x; } };
+return o.x;

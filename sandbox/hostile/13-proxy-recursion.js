@@ -1,0 +1,3 @@
+// expect: limit:recursion
+const p = new Proxy({}, { get: (t, k, r) => r[k] });
+return p.anything;

@@ -1,0 +1,2 @@
+// expect: limit:deadline
+return /(a+)+$/.test("a".repeat(34) + "!");

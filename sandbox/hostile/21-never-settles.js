@@ -1,0 +1,3 @@
+// expect: runtime
+// match: never settled
+await new Promise(() => {});

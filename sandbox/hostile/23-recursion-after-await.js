@@ -1,0 +1,5 @@
+// expect: runtime
+// match: never settled
+await null;
+function f() { return f(); }
+f();

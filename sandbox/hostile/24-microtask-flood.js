@@ -1,0 +1,4 @@
+// expect: limit:deadline
+const loop = () => Promise.resolve().then(loop);
+loop();
+await new Promise(() => {});

@@ -1,0 +1,2 @@
+// expect: limit:result_size
+return "x".repeat(5000000);

@@ -1,0 +1,3 @@
+// expect: runtime
+// match: ReferenceError
+return eval("1 + 1");

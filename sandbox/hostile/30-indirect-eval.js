@@ -1,0 +1,3 @@
+// expect: runtime
+// match: ReferenceError
+return (0, globalThis["ev" + "al"])("1");

@@ -1,0 +1,3 @@
+// expect: runtime
+// match: ReferenceError
+return Function("return this")();

@@ -1,0 +1,3 @@
+// expect: runtime
+// match: TypeError
+return (() => {}).constructor("return 1")();

@@ -1,0 +1,58 @@
+//! The `boardsmith` command line: `run` prints JSON and exits 0, or prints the structured error
+//! and exits 1; `sdk list|show` describe the registry.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::support;
+
+fn boardsmith(args: &[&str]) -> (i32, Value, String) {
+    let out = Command::new(support::program())
+        .args(args)
+        .env("BOARDSMITH_ASOF", "2026-11-20T12:00:00Z")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let json = serde_json::from_str(&stdout).unwrap_or(Value::Null);
+    (out.status.code().unwrap_or(-1), json, stdout)
+}
+
+#[test]
+fn run_prints_the_result_or_the_structured_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let ok = dir.path().join("ok.js");
+    std::fs::write(&ok, "const k = await sdk.market.getKline({symbol: vars.symbol, limit: 30});\n\
+                         return { n: k.length, sym: vars.symbol };").unwrap();
+    let (code, json, raw) = boardsmith(&["run", "panel", ok.to_str().unwrap(), "--var", "symbol=XAUUSD"]);
+    assert_eq!(code, 0, "{raw}");
+    assert_eq!(json["value"], serde_json::json!({"n": 30, "sym": "XAUUSD"}));
+    assert_eq!(json["sdkCalls"], 1);
+
+    let bad = dir.path().join("bad.js");
+    std::fs::write(&bad, "const x = 1;\nreturn x.y.z;").unwrap();
+    let (code, json, raw) = boardsmith(&["run", "builder", bad.to_str().unwrap()]);
+    assert_eq!(code, 1, "{raw}");
+    assert_eq!(json["error"]["kind"], "runtime");
+    assert_eq!(json["error"]["line"], 2);
+
+    let state = dir.path().join("state.json");
+    std::fs::write(&state, r#"{"title": "Gold"}"#).unwrap();
+    let m = dir.path().join("m.js");
+    std::fs::write(&m, "(state) => ({...state, title: state.title + '!'})").unwrap();
+    let (code, json, _) = boardsmith(&["run", "builder", m.to_str().unwrap(), "--state", state.to_str().unwrap()]);
+    assert_eq!((code, &json["value"]["title"]), (0, &Value::from("Gold!")));
+}
+
+#[test]
+fn sdk_list_and_show_describe_the_registry() {
+    let (code, _, out) = boardsmith(&["sdk", "list"]);
+    assert_eq!(code, 0);
+    assert!(out.lines().any(|l| l.starts_with("market ")), "{out}");
+    assert!(out.contains("(disabled; set BOARDSMITH_LIVE_BINANCE=1)"), "{out}");
+    let (code, json, _) = boardsmith(&["sdk", "show", "market"]);
+    assert_eq!(code, 0);
+    assert_eq!(json["name"], "market");
+    assert!(json["methods"].as_array().unwrap().iter().any(|m| m["name"] == "getKline"));
+    assert!(json.get("backing").is_none(), "backings are not public");
+}

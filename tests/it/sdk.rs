@@ -1,0 +1,111 @@
+//! The SDK through its public API and through panel code: registry size, validation errors a
+//! model can act on, deterministic builtin data, cache and coalescing.
+
+use boardsmith::sandbox::{ErrorKind, PanelContext};
+use boardsmith::sdk::{Sdk, SdkConfig, SdkError};
+use serde_json::json;
+
+use crate::support;
+
+#[test]
+fn registry_covers_the_analyst_surface() {
+    let sdk = support::sdk();
+    let reg = sdk.registry();
+    let sources = reg.sources().count() + reg.disabled().len();
+    let methods = reg.method_count();
+    assert!(sources >= 30, "{sources} sources");
+    assert!(methods >= 120, "{methods} methods");
+    // Live sources are present but off by default.
+    for live in ["binance", "coingecko", "frankfurter"] {
+        assert!(reg.disabled().contains_key(live), "{live} should be disabled offline");
+    }
+}
+
+#[tokio::test]
+async fn validation_errors_name_the_param_and_the_alternatives() {
+    let sdk = support::sdk();
+    let err = sdk.call("markt", "getKline", json!({})).await.unwrap_err();
+    assert!(matches!(&err, SdkError::UnknownSource { suggestions, .. } if suggestions.contains(&"market".to_owned())), "{err}");
+    let err = sdk.call("market", "getKlines", json!({})).await.unwrap_err();
+    assert_eq!(err.to_string(), "unknown method `market.getKlines`; did you mean `getKline`?");
+    let err = sdk.call("market", "getKline", json!({"timeframe": "2D"})).await.unwrap_err();
+    assert!(err.to_string().starts_with("market.getKline: param `timeframe` must be one of \"1m\""), "{err}");
+    let err = sdk.call("market", "getKline", json!({"limit": "120"})).await.unwrap_err();
+    assert_eq!(err.to_string(), "market.getKline: param `limit` must be an integer, got string \"120\"");
+    let err = sdk.call("binance", "getKlines", json!({})).await.unwrap_err();
+    assert!(err.to_string().contains("BOARDSMITH_LIVE_BINANCE=1"), "{err}");
+}
+
+#[tokio::test]
+async fn builtin_data_is_deterministic_per_day_and_well_formed() {
+    let call = |asof: &str| {
+        let asof = chrono::DateTime::parse_from_rfc3339(asof).unwrap().with_timezone(&chrono::Utc);
+        async move {
+            let sdk = Sdk::new(SdkConfig { asof: Some(asof), ..SdkConfig::default() }).unwrap();
+            sdk.call("market", "getKline", json!({"symbol": "XAUUSD", "limit": 120})).await.unwrap()
+        }
+    };
+    let a = call("2026-11-20T09:00:00Z").await;
+    let b = call("2026-11-20T17:00:00Z").await;
+    let c = call("2026-11-21T09:00:00Z").await;
+    assert_eq!(a, b, "same day, same data");
+    assert_ne!(a, c, "a new day moves the series");
+    let rows = a.as_array().unwrap();
+    assert_eq!(rows.len(), 120);
+    let times: Vec<i64> = rows.iter().map(|r| r["time"].as_i64().unwrap()).collect();
+    assert!(times.windows(2).all(|w| w[0] < w[1]), "ascending, de-duplicated");
+    for r in rows {
+        let (o, h, l, c) = (r["open"].as_f64().unwrap(), r["high"].as_f64().unwrap(),
+                            r["low"].as_f64().unwrap(), r["close"].as_f64().unwrap());
+        assert!(h >= o.max(c) && l <= o.min(c) && l > 0.0, "{r}");
+    }
+}
+
+#[tokio::test]
+async fn ten_panels_reading_the_same_kline_cause_one_fetch() {
+    let sb = support::sandbox_with(4, Default::default()).await;
+    let code = "const k = await sdk.market.getKline({symbol: 'XAUUSD', timeframe: '1D', limit: 120});
+                return k.length;";
+    let ctx = PanelContext::default();
+    let runs = futures::future::join_all((0..10).map(|_| sb.run_panel(code, &ctx))).await;
+    for r in &runs {
+        assert_eq!(r.as_ref().unwrap().value, json!(120));
+    }
+    assert_eq!(sb.host.sdk.upstream_calls(), 1);
+    // A different param is a different call.
+    let other = code.replace("limit: 120", "limit: 60");
+    sb.run_panel(&other, &PanelContext::default()).await.unwrap();
+    assert_eq!(sb.host.sdk.upstream_calls(), 2);
+}
+
+#[tokio::test]
+async fn panel_code_gets_sdk_errors_it_can_act_on() {
+    let sb = support::sandbox().await;
+    let e = sb
+        .run_panel("return await sdk.market.getKline({symbl: 'XAUUSD'});", &PanelContext::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Sdk);
+    assert!(e.message.contains("unknown param `symbl`; did you mean `symbol`?"), "{e}");
+    let e = sb.run_panel("return await sdk.nosuch.x();", &PanelContext::default()).await.unwrap_err();
+    assert!(e.message.contains("Cannot read") || e.message.contains("undefined"), "{e}");
+}
+
+#[tokio::test]
+async fn search_code_sees_the_frozen_spec_and_can_find_methods() {
+    let sb = support::sandbox().await;
+    let out = sb
+        .run_search("const hits = spec.find('gold kline'); return { top: hits.slice(0, 3).map(h => h.source + '.' + h.method), \
+                     first: hits[0], frozen: Object.isFrozen(spec.sources[0].methods[0]), \
+                     utils: spec.utils.map(u => u.name).includes('sma'), n: spec.sources.length };")
+        .await
+        .unwrap();
+    assert!(out.value["top"].as_array().unwrap().contains(&json!("market.getKline")), "{}", out.value["top"]);
+    let first = &out.value["first"];
+    for key in ["source", "method", "description", "params", "returns"] {
+        assert!(first.get(key).is_some(), "DataSourceMatch lacks {key}: {first}");
+    }
+    assert_eq!(out.value["frozen"], true);
+    assert_eq!(out.value["utils"], true);
+    assert!(out.value["n"].as_u64().unwrap() >= 30);
+}
