@@ -1,3 +1,3 @@
 // expect: runtime
-// match: ReferenceError
+// match: TypeError
 return (0, globalThis["ev" + "al"])("1");

@@ -44,7 +44,15 @@ fn corpus() -> Vec<Case> {
             let name = p.file_stem().unwrap().to_string_lossy().into_owned();
             let expect = header("expect:").unwrap_or_else(|| panic!("{name}: no expect header"));
             Case {
-                expect: expect.split('|').map(str::to_owned).collect(),
+                // `limit:a|b` is shorthand for `limit:a|limit:b`.
+                expect: expect
+                    .split('|')
+                    .map(|o| match o {
+                        "ok" | "runtime" | "syntax" | "sdk" | "result" => o.to_owned(),
+                        o if o.starts_with("limit:") => o.to_owned(),
+                        o => format!("limit:{o}"),
+                    })
+                    .collect(),
                 matches: header("match:"),
                 result: header("result:").map(|r| serde_json::from_str(&r).unwrap()),
                 name,
