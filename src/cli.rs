@@ -51,7 +51,13 @@ pub fn sdk_list() -> anyhow::Result<ExitCode> {
     let reg = sdk.registry();
     println!("{:<14} {:>7}  {:<34} tags", "source", "methods", "name");
     for s in reg.sources() {
-        println!("{:<14} {:>7}  {:<34} {}", s.name, s.methods.len(), s.display_name, s.tags.join(", "));
+        println!(
+            "{:<14} {:>7}  {:<34} {}",
+            s.name,
+            s.methods.len(),
+            s.display_name,
+            s.tags.join(", ")
+        );
     }
     for (name, var) in reg.disabled() {
         println!("{name:<14} {:>7}  (disabled; set {var}=1)", "-");
@@ -86,10 +92,13 @@ pub async fn run(
     state: Option<&Path>,
     vars: Vec<(String, String)>,
 ) -> anyhow::Result<ExitCode> {
-    let code = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let code =
+        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
     let state: Option<Value> = match state {
-        Some(p) => Some(serde_json::from_str(&std::fs::read_to_string(p)?)
-            .with_context(|| format!("parsing {}", p.display()))?),
+        Some(p) => Some(
+            serde_json::from_str(&std::fs::read_to_string(p)?)
+                .with_context(|| format!("parsing {}", p.display()))?,
+        ),
         None => None,
     };
     let sandbox = start_sandbox(load_sdk()?, Some(1)).await?;

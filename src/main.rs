@@ -87,7 +87,9 @@ fn main() -> ExitCode {
         match args.command {
             Command::Sdk { command: SdkCommand::List } => cli::sdk_list(),
             Command::Sdk { command: SdkCommand::Show { source } } => cli::sdk_show(&source),
-            Command::Run { kind, file, state, vars } => cli::run(kind, &file, state.as_deref(), vars).await,
+            Command::Run { kind, file, state, vars } => {
+                cli::run(kind, &file, state.as_deref(), vars).await
+            }
             Command::Bench { target: BenchTarget::Sandbox { iterations } } => {
                 boardsmith::bench::sandbox(iterations).await
             }

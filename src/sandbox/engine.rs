@@ -14,12 +14,12 @@ use std::rc::Rc;
 use boa_engine::builtins::promise::PromiseState;
 use boa_engine::job::JobExecutor;
 use boa_engine::module::IdleModuleLoader;
-use boa_engine::object::builtins::JsPromise;
 use boa_engine::object::ObjectInitializer;
+use boa_engine::object::builtins::JsPromise;
 use boa_engine::property::Attribute;
 use boa_engine::{
-    Context, JsArgs, JsError, JsNativeError, JsObject, JsResult, JsString, JsValue,
-    NativeFunction, Script, Source, js_string,
+    Context, JsArgs, JsError, JsNativeError, JsObject, JsResult, JsString, JsValue, NativeFunction,
+    Script, Source, js_string,
 };
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -200,7 +200,11 @@ fn build_sdk(ctx: &mut Context, catalog: &BTreeMap<String, Vec<String>>) -> JsRe
     }
     let mut sdk = ObjectInitializer::new(ctx);
     for (name, obj) in sources {
-        sdk.property(JsString::from(name.as_str()), obj, Attribute::READONLY | Attribute::ENUMERABLE);
+        sdk.property(
+            JsString::from(name.as_str()),
+            obj,
+            Attribute::READONLY | Attribute::ENUMERABLE,
+        );
     }
     Ok(sdk.build())
 }
@@ -288,7 +292,6 @@ pub fn run(realm: &mut Realm, code: &str, input: Value, limits: &Limits) -> From
         host.code_lines.set(u32::try_from(code.lines().count()).unwrap_or(u32::MAX).max(1));
     }
     let outcome = futures_lite::future::block_on(execute(*kind, ctx, executor, code, input));
-    let ctx = ctx;
     let host = ctx.get_data::<JobHost>();
     let sdk_calls = host.map_or(0, |h| h.calls.get().min(h.max_calls));
     let exceeded = host.is_some_and(|h| h.calls_exceeded.get());
@@ -335,7 +338,8 @@ async fn execute(
             if kind == JobKind::Panel {
                 let vars = JsValue::from_json(&input, ctx).map_err(|e| map_error(e, ctx))?;
                 define_global(ctx, "vars", vars).map_err(|e| map_error(e, ctx))?;
-                ctx.eval(Source::from_bytes("Object.freeze(vars)")).map_err(|e| map_error(e, ctx))?;
+                ctx.eval(Source::from_bytes("Object.freeze(vars)"))
+                    .map_err(|e| map_error(e, ctx))?;
             }
             let src = format!("(async () => {{\n{code}\n}})()");
             let v = eval_code(ctx, &src)?;
@@ -415,7 +419,11 @@ fn find_line_col(s: &str) -> Option<(u32, u32)> {
     let at = s.rfind("line ")?;
     let rest = &s[at + 5..];
     let (line, rest) = rest.split_once(", col")?;
-    let col: String = rest.trim_start_matches(['u', 'm', 'n', ' ']).chars().take_while(char::is_ascii_digit).collect();
+    let col: String = rest
+        .trim_start_matches(['u', 'm', 'n', ' '])
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
     Some((line.trim().parse().ok()?, col.parse().ok()?))
 }
 
@@ -432,7 +440,10 @@ fn map_error(err: JsError, ctx: &mut Context) -> ExecError {
     if let Some(engine) = err.as_engine() {
         let text = engine.to_string();
         let limit = if text.contains("iteration loops") {
-            Some((Limit::LoopIterations, "loop iteration limit reached (a loop ran too long; per function call)"))
+            Some((
+                Limit::LoopIterations,
+                "loop iteration limit reached (a loop ran too long; per function call)",
+            ))
         } else if text.contains("recursive calls") {
             Some((Limit::Recursion, "recursion limit reached (call depth)"))
         } else if text.contains("stack size") {
@@ -516,14 +527,15 @@ fn to_json_text(
     ctx: &mut Context,
     cap: usize,
 ) -> Result<String, ExecError> {
-    let out = stringify.call(&JsValue::undefined(), std::slice::from_ref(value), ctx).map_err(|e| {
-        let mut err = map_error(e, ctx);
-        if err.kind == ErrorKind::Runtime {
-            err.kind = ErrorKind::Result;
-            err.message = format!("the result cannot be converted to JSON: {}", err.message);
-        }
-        err
-    })?;
+    let out =
+        stringify.call(&JsValue::undefined(), std::slice::from_ref(value), ctx).map_err(|e| {
+            let mut err = map_error(e, ctx);
+            if err.kind == ErrorKind::Runtime {
+                err.kind = ErrorKind::Result;
+                err.message = format!("the result cannot be converted to JSON: {}", err.message);
+            }
+            err
+        })?;
     let Some(s) = out.as_string() else {
         // `undefined`, a function or a symbol: JSON.stringify gives undefined.
         return Ok("null".to_owned());

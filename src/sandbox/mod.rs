@@ -325,7 +325,11 @@ impl Sandbox {
     /// Runs builder code. Without `state` (execute) the code is the body of an async function
     /// returning a DashboardState; with `state` (mutate) it is `async (state) => newState`,
     /// applied to a copy. `utils` is in scope, `sdk` is not.
-    pub async fn run_builder(&self, code: &str, state: Option<&Value>) -> Result<Outcome, ExecError> {
+    pub async fn run_builder(
+        &self,
+        code: &str,
+        state: Option<&Value>,
+    ) -> Result<Outcome, ExecError> {
         self.pool.run(JobKind::Builder, code, state.cloned()).await
     }
 

@@ -147,7 +147,8 @@ impl Pool {
             Some(w) => w,
             None => self.spawn().await?,
         };
-        let job = ToWorker::Job { kind, code: code.to_owned(), input: input.unwrap_or(Value::Null) };
+        let job =
+            ToWorker::Job { kind, code: code.to_owned(), input: input.unwrap_or(Value::Null) };
         let deadline = tokio::time::Instant::from_std(started + deadline_len);
         let end = self.drive(&mut worker, &job, deadline, deadline_len).await;
         self.counters.executions.fetch_add(1, Ordering::Relaxed);
@@ -256,7 +257,8 @@ impl Pool {
         };
         let _ = tokio::time::timeout(Duration::from_millis(500), &mut w.stderr_done).await;
         self.counters.crashed.fetch_add(1, Ordering::Relaxed);
-        let tail: Vec<String> = w.stderr.lock().unwrap_or_else(|p| p.into_inner()).iter().cloned().collect();
+        let tail: Vec<String> =
+            w.stderr.lock().unwrap_or_else(|p| p.into_inner()).iter().cloned().collect();
         classify_death(status, &tail, &context, self.config.limits.memory_bytes)
     }
 
@@ -296,7 +298,8 @@ impl Pool {
             Ok(Ok(())) => Ok(Worker { child, stdin, lines, stderr: tail, stderr_done }),
             Ok(Err(e)) => {
                 let _ = tokio::time::timeout(Duration::from_millis(500), stderr_done).await;
-                let why: Vec<String> = tail.lock().unwrap_or_else(|p| p.into_inner()).iter().cloned().collect();
+                let why: Vec<String> =
+                    tail.lock().unwrap_or_else(|p| p.into_inner()).iter().cloned().collect();
                 Err(spawn_err(format!("{e}; stderr: {}", why.join(" | "))))
             }
             Err(_) => Err(spawn_err("timed out waiting for ready".into())),

@@ -43,7 +43,12 @@ struct PipeLink {
 }
 
 impl Link for PipeLink {
-    fn call(&self, source: String, method: String, params: Value) -> oneshot::Receiver<Result<Value, String>> {
+    fn call(
+        &self,
+        source: String,
+        method: String,
+        params: Value,
+    ) -> oneshot::Receiver<Result<Value, String>> {
         let (tx, rx) = oneshot::channel();
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         self.pending.lock().unwrap_or_else(|p| p.into_inner()).insert(id, tx);
@@ -62,7 +67,9 @@ pub fn main() -> ExitCode {
         return ExitCode::FAILURE;
     };
     // The memory cap is set by the worker on itself, before the JS thread reserves its stack.
-    if let Err(e) = rlimit::setrlimit(rlimit::Resource::AS, limits.memory_bytes, limits.memory_bytes) {
+    if let Err(e) =
+        rlimit::setrlimit(rlimit::Resource::AS, limits.memory_bytes, limits.memory_bytes)
+    {
         eprintln!("sandbox-worker: cannot set memory limit: {e}");
         return ExitCode::FAILURE;
     }

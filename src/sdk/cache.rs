@@ -90,7 +90,9 @@ mod tests {
             Ok(Value::from(7))
         };
         let ttl = Duration::from_secs(60);
-        let all = futures::future::join_all((0..10).map(|_| cache.get_or_fetch(key("a"), ttl, fetch))).await;
+        let all =
+            futures::future::join_all((0..10).map(|_| cache.get_or_fetch(key("a"), ttl, fetch)))
+                .await;
         assert!(all.iter().all(|r| r.as_deref() == Ok(&Value::from(7))));
         assert_eq!(calls.load(Ordering::SeqCst), 1);
         cache.get_or_fetch(key("b"), ttl, fetch).await.unwrap();

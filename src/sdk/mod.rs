@@ -207,9 +207,9 @@ impl Sdk {
                         };
                         http::fetch(&self.http, h, &params, &env).await.map_err(upstream)
                     }
-                    Backing::File(f) => {
-                        file::read(self.config.data_dir.as_deref(), f, &params).await.map_err(upstream)
-                    }
+                    Backing::File(f) => file::read(self.config.data_dir.as_deref(), f, &params)
+                        .await
+                        .map_err(upstream),
                 }
             })
             .await

@@ -7,7 +7,11 @@ use super::{MethodSpec, ParamSpec, ParamType, SdkError, SourceSpec};
 
 /// Validates `params` (an object, or `undefined`/`null` for none) and returns them with defaults
 /// applied.
-pub fn validate(src: &SourceSpec, m: &MethodSpec, params: Value) -> Result<Map<String, Value>, SdkError> {
+pub fn validate(
+    src: &SourceSpec,
+    m: &MethodSpec,
+    params: Value,
+) -> Result<Map<String, Value>, SdkError> {
     let err = |message: String| SdkError::InvalidParams {
         source_name: src.name.clone(),
         method: m.name.clone(),
@@ -73,7 +77,12 @@ pub fn check_type(p: &ParamSpec, v: &Value) -> Result<(), String> {
         ParamType::Object => v.is_object(),
     };
     if !ok {
-        return Err(format!("must be {} {}, got {} {v}", article(p.ty), p.ty.as_str(), type_name(v)));
+        return Err(format!(
+            "must be {} {}, got {} {v}",
+            article(p.ty),
+            p.ty.as_str(),
+            type_name(v)
+        ));
     }
     if let Some(allowed) = &p.allowed
         && !allowed.contains(v)
@@ -163,7 +172,10 @@ mod tests {
     fn defaults_are_applied() {
         let (s, m) = method();
         let out = validate(&s, &m, json!({"symbol": "XAUUSD"})).unwrap();
-        assert_eq!(Value::Object(out), json!({"symbol": "XAUUSD", "timeframe": "1D", "limit": 120}));
+        assert_eq!(
+            Value::Object(out),
+            json!({"symbol": "XAUUSD", "timeframe": "1D", "limit": 120})
+        );
     }
 
     #[test]

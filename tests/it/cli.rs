@@ -22,9 +22,14 @@ fn boardsmith(args: &[&str]) -> (i32, Value, String) {
 fn run_prints_the_result_or_the_structured_error() {
     let dir = tempfile::tempdir().unwrap();
     let ok = dir.path().join("ok.js");
-    std::fs::write(&ok, "const k = await sdk.market.getKline({symbol: vars.symbol, limit: 30});\n\
-                         return { n: k.length, sym: vars.symbol };").unwrap();
-    let (code, json, raw) = boardsmith(&["run", "panel", ok.to_str().unwrap(), "--var", "symbol=XAUUSD"]);
+    std::fs::write(
+        &ok,
+        "const k = await sdk.market.getKline({symbol: vars.symbol, limit: 30});\n\
+                         return { n: k.length, sym: vars.symbol };",
+    )
+    .unwrap();
+    let (code, json, raw) =
+        boardsmith(&["run", "panel", ok.to_str().unwrap(), "--var", "symbol=XAUUSD"]);
     assert_eq!(code, 0, "{raw}");
     assert_eq!(json["value"], serde_json::json!({"n": 30, "sym": "XAUUSD"}));
     assert_eq!(json["sdkCalls"], 1);
@@ -40,7 +45,8 @@ fn run_prints_the_result_or_the_structured_error() {
     std::fs::write(&state, r#"{"title": "Gold"}"#).unwrap();
     let m = dir.path().join("m.js");
     std::fs::write(&m, "(state) => ({...state, title: state.title + '!'})").unwrap();
-    let (code, json, _) = boardsmith(&["run", "builder", m.to_str().unwrap(), "--state", state.to_str().unwrap()]);
+    let (code, json, _) =
+        boardsmith(&["run", "builder", m.to_str().unwrap(), "--state", state.to_str().unwrap()]);
     assert_eq!((code, &json["value"]["title"]), (0, &Value::from("Gold!")));
 }
 

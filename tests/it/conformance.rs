@@ -29,7 +29,8 @@ async fn promise_all_over_sdk_calls_runs_them_concurrently() {
     assert!(wall < Duration::from_millis(400), "wall {wall:?}");
 
     // Sequential awaits add up: proves the clock and the sleeps are real.
-    let seq = "const t0 = Date.now(); await sdk.test.sleep({ms: 100}); await sdk.test.sleep({ms: 100});
+    let seq =
+        "const t0 = Date.now(); await sdk.test.sleep({ms: 100}); await sdk.test.sleep({ms: 100});
         return Date.now() - t0;";
     let out = sb.run_panel(seq, &no_vars()).await.unwrap();
     assert!(out.value.as_f64().unwrap() >= 195.0, "{}", out.value);
@@ -116,7 +117,8 @@ async fn errors_carry_line_and_column_of_the_submitted_code() {
     assert_eq!(e.stack, ["last (line 3, column 26)", "<anonymous> (line 5, column 12)"]);
 
     // Thrown after an await, from panel code.
-    let code = "const k = await sdk.test.echo({x: 1});\n\nthrow new RangeError('bad period ' + k.x);";
+    let code =
+        "const k = await sdk.test.echo({x: 1});\n\nthrow new RangeError('bad period ' + k.x);";
     let e = sb.run_panel(code, &PanelContext::default()).await.unwrap_err();
     assert_eq!(e.message, "RangeError: bad period 1");
     assert_eq!((e.line, e.column), (Some(3), Some(7)), "{e:?}");
@@ -131,7 +133,10 @@ async fn errors_carry_line_and_column_of_the_submitted_code() {
     let e = sb.run_builder("throw 'nope';", None).await.unwrap_err();
     assert_eq!(e.message, "Uncaught \"nope\"");
     let e = sb
-        .run_panel("return await sdk.test.fail({message: 'upstream 503'});", &PanelContext::default())
+        .run_panel(
+            "return await sdk.test.fail({message: 'upstream 503'});",
+            &PanelContext::default(),
+        )
         .await
         .unwrap_err();
     assert_eq!(e.kind, ErrorKind::Sdk);
@@ -151,8 +156,11 @@ async fn sdk_errors_can_be_handled_by_the_code() {
 async fn console_output_is_captured_and_capped() {
     let sb = support::sandbox().await;
     let out = sb
-        .run_builder("console.log('rows', 3, {a: [1]}); console.warn('careful'); \
-                      for (let i = 0; i < 5000; i++) console.log('spam ' + i); return 1;", None)
+        .run_builder(
+            "console.log('rows', 3, {a: [1]}); console.warn('careful'); \
+                      for (let i = 0; i < 5000; i++) console.log('spam ' + i); return 1;",
+            None,
+        )
         .await
         .unwrap();
     assert_eq!(out.logs[0].message, "rows 3 {\"a\":[1]}");
@@ -181,7 +189,8 @@ async fn builder_mutates_a_copy_of_state_in_either_form() {
     assert_eq!(out.value["layout"]["columns"], 3);
     assert_eq!(state["layout"]["columns"], 2);
     // No sdk in builders; utils is there.
-    let out = sb.run_builder("return [typeof sdk, typeof utils, typeof spec];", None).await.unwrap();
+    let out =
+        sb.run_builder("return [typeof sdk, typeof utils, typeof spec];", None).await.unwrap();
     assert_eq!(out.value, json!(["undefined", "object", "undefined"]));
     let e = sb.run_builder("42", Some(&state)).await.unwrap_err();
     assert!(e.message.contains("must be a function"), "{e}");
@@ -215,6 +224,9 @@ async fn limits_are_reported_by_name() {
     let e = sb.run_builder("while (true) {}", None).await.unwrap_err();
     // Boa's engine limit errors carry no position.
     assert_eq!(e.limit, Some(Limit::LoopIterations), "{e}");
-    let e = sb.run_builder("function f(n) { return f(n + 1) + 1; }\nreturn f(0);", None).await.unwrap_err();
+    let e = sb
+        .run_builder("function f(n) { return f(n + 1) + 1; }\nreturn f(0);", None)
+        .await
+        .unwrap_err();
     assert_eq!(e.limit, Some(Limit::Recursion), "{e}");
 }

@@ -65,7 +65,9 @@ fn corpus() -> Vec<Case> {
 fn outcome_name(r: &Result<Outcome, ExecError>) -> String {
     match r {
         Ok(_) => "ok".into(),
-        Err(e) if e.kind == ErrorKind::Limit => format!("limit:{}", e.limit.map_or("?", |l| l.as_str())),
+        Err(e) if e.kind == ErrorKind::Limit => {
+            format!("limit:{}", e.limit.map_or("?", |l| l.as_str()))
+        }
         Err(e) => serde_json::to_value(e.kind).unwrap().as_str().unwrap().to_owned(),
     }
 }
@@ -137,7 +139,11 @@ async fn hostile_programs_end_with_their_expected_error_and_do_not_disturb_other
 
     stop.store(true, Ordering::SeqCst);
     canary.await.unwrap();
-    assert!(canary_ok.load(Ordering::SeqCst) >= 10, "canary ran {} times", canary_ok.load(Ordering::SeqCst));
+    assert!(
+        canary_ok.load(Ordering::SeqCst) >= 10,
+        "canary ran {} times",
+        canary_ok.load(Ordering::SeqCst)
+    );
 
     // No execution observes another's tampering: check on every worker, several times over.
     let check = "return [({}).polluted, [1].map(x => x + 1)[0], Math.max(1, 2), typeof leak,
@@ -149,5 +155,10 @@ async fn hostile_programs_end_with_their_expected_error_and_do_not_disturb_other
     let stats = sb.stats();
     println!("pool: {stats:?}");
     assert!(stats.killed >= 1 && stats.spawned > 4, "{stats:?}");
-    assert!(failures.is_empty(), "{} hostile cases failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} hostile cases failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -1,4 +1,5 @@
 //! Black-box tests through the public API: real worker processes, real files, loopback HTTP.
+#![allow(clippy::unwrap_used, missing_docs)]
 
 #[path = "../support/mod.rs"]
 mod support;

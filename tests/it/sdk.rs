@@ -25,13 +25,22 @@ fn registry_covers_the_analyst_surface() {
 async fn validation_errors_name_the_param_and_the_alternatives() {
     let sdk = support::sdk();
     let err = sdk.call("markt", "getKline", json!({})).await.unwrap_err();
-    assert!(matches!(&err, SdkError::UnknownSource { suggestions, .. } if suggestions.contains(&"market".to_owned())), "{err}");
+    assert!(
+        matches!(&err, SdkError::UnknownSource { suggestions, .. } if suggestions.contains(&"market".to_owned())),
+        "{err}"
+    );
     let err = sdk.call("market", "getKlines", json!({})).await.unwrap_err();
     assert_eq!(err.to_string(), "unknown method `market.getKlines`; did you mean `getKline`?");
     let err = sdk.call("market", "getKline", json!({"timeframe": "2D"})).await.unwrap_err();
-    assert!(err.to_string().starts_with("market.getKline: param `timeframe` must be one of \"1m\""), "{err}");
+    assert!(
+        err.to_string().starts_with("market.getKline: param `timeframe` must be one of \"1m\""),
+        "{err}"
+    );
     let err = sdk.call("market", "getKline", json!({"limit": "120"})).await.unwrap_err();
-    assert_eq!(err.to_string(), "market.getKline: param `limit` must be an integer, got string \"120\"");
+    assert_eq!(
+        err.to_string(),
+        "market.getKline: param `limit` must be an integer, got string \"120\""
+    );
     let err = sdk.call("binance", "getKlines", json!({})).await.unwrap_err();
     assert!(err.to_string().contains("BOARDSMITH_LIVE_BINANCE=1"), "{err}");
 }
@@ -55,8 +64,12 @@ async fn builtin_data_is_deterministic_per_day_and_well_formed() {
     let times: Vec<i64> = rows.iter().map(|r| r["time"].as_i64().unwrap()).collect();
     assert!(times.windows(2).all(|w| w[0] < w[1]), "ascending, de-duplicated");
     for r in rows {
-        let (o, h, l, c) = (r["open"].as_f64().unwrap(), r["high"].as_f64().unwrap(),
-                            r["low"].as_f64().unwrap(), r["close"].as_f64().unwrap());
+        let (o, h, l, c) = (
+            r["open"].as_f64().unwrap(),
+            r["high"].as_f64().unwrap(),
+            r["low"].as_f64().unwrap(),
+            r["close"].as_f64().unwrap(),
+        );
         assert!(h >= o.max(c) && l <= o.min(c) && l > 0.0, "{r}");
     }
 }
@@ -64,7 +77,8 @@ async fn builtin_data_is_deterministic_per_day_and_well_formed() {
 #[tokio::test]
 async fn ten_panels_reading_the_same_kline_cause_one_fetch() {
     let sb = support::sandbox_with(4, Default::default()).await;
-    let code = "const k = await sdk.market.getKline({symbol: 'XAUUSD', timeframe: '1D', limit: 120});
+    let code =
+        "const k = await sdk.market.getKline({symbol: 'XAUUSD', timeframe: '1D', limit: 120});
                 return k.length;";
     let ctx = PanelContext::default();
     let runs = futures::future::join_all((0..10).map(|_| sb.run_panel(code, &ctx))).await;
@@ -87,7 +101,8 @@ async fn panel_code_gets_sdk_errors_it_can_act_on() {
         .unwrap_err();
     assert_eq!(e.kind, ErrorKind::Sdk);
     assert!(e.message.contains("unknown param `symbl`; did you mean `symbol`?"), "{e}");
-    let e = sb.run_panel("return await sdk.nosuch.x();", &PanelContext::default()).await.unwrap_err();
+    let e =
+        sb.run_panel("return await sdk.nosuch.x();", &PanelContext::default()).await.unwrap_err();
     assert!(e.message.contains("Cannot read") || e.message.contains("undefined"), "{e}");
 }
 
@@ -100,7 +115,11 @@ async fn search_code_sees_the_frozen_spec_and_can_find_methods() {
                      utils: spec.utils.map(u => u.name).includes('sma'), n: spec.sources.length };")
         .await
         .unwrap();
-    assert!(out.value["top"].as_array().unwrap().contains(&json!("market.getKline")), "{}", out.value["top"]);
+    assert!(
+        out.value["top"].as_array().unwrap().contains(&json!("market.getKline")),
+        "{}",
+        out.value["top"]
+    );
     let first = &out.value["first"];
     for key in ["source", "method", "description", "params", "returns"] {
         assert!(first.get(key).is_some(), "DataSourceMatch lacks {key}: {first}");

@@ -19,7 +19,9 @@ pub fn program() -> std::path::PathBuf {
 
 /// A fixed "now" so builtin data is reproducible.
 pub fn asof() -> chrono::DateTime<chrono::Utc> {
-    chrono::DateTime::parse_from_rfc3339("2026-11-20T12:00:00Z").unwrap().with_timezone(&chrono::Utc)
+    chrono::DateTime::parse_from_rfc3339("2026-11-20T12:00:00Z")
+        .unwrap()
+        .with_timezone(&chrono::Utc)
 }
 
 /// The real SDK with embedded specs and a pinned clock.
@@ -45,7 +47,12 @@ impl SdkHost for TestHost {
         SdkHost::spec(self.sdk.as_ref())
     }
 
-    fn call(self: Arc<Self>, source: String, method: String, params: Value) -> BoxFuture<'static, Result<Value, String>> {
+    fn call(
+        self: Arc<Self>,
+        source: String,
+        method: String,
+        params: Value,
+    ) -> BoxFuture<'static, Result<Value, String>> {
         if source != "test" {
             return self.sdk.clone().call(source, method, params);
         }

@@ -15,13 +15,23 @@ pub struct GenContext {
 
 impl GenContext {
     /// Derives the seed from the call's identity and the UTC day of `now`.
-    pub fn new(source: &str, method: &str, params: &Map<String, Value>, now: DateTime<Utc>) -> Self {
-        let key = format!("{source}.{method}|{}|{}", now.date_naive(), Value::Object(params.clone()));
+    pub fn new(
+        source: &str,
+        method: &str,
+        params: &Map<String, Value>,
+        now: DateTime<Utc>,
+    ) -> Self {
+        let key =
+            format!("{source}.{method}|{}|{}", now.date_naive(), Value::Object(params.clone()));
         Self { seed: xxhash_rust::xxh3::xxh3_64(key.as_bytes()), now }
     }
 }
 
 /// Runs generator `name` (PLACEHOLDER: replaced by the real generators).
-pub fn generate(name: &str, _params: &Map<String, Value>, _ctx: &GenContext) -> Result<Value, String> {
+pub fn generate(
+    name: &str,
+    _params: &Map<String, Value>,
+    _ctx: &GenContext,
+) -> Result<Value, String> {
     Err(format!("no builtin generator `{name}`"))
 }
