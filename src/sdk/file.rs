@@ -385,6 +385,7 @@ fn series(rows: &Value, time_field: &str, value_field: &str) -> Result<Value, St
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use serde_json::json;

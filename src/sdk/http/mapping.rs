@@ -208,6 +208,12 @@ pub fn apply(
                 let v = convert(v, e.value_as).map_err(|m| err(format!("at `{here}`: {m}")))?;
                 row.insert(name.clone(), v);
             } else if let Some(fields) = &fields {
+                if !v.is_object() {
+                    return Err(err(format!(
+                        "expected an object at `{here}`, got {}",
+                        describe(v)
+                    )));
+                }
                 row.extend(map_fields(fields, v, &here).map_err(err)?);
             } else {
                 let Value::Object(inner) = v else {
@@ -420,6 +426,7 @@ pub fn parse_iso(s: &str) -> Option<i64> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use serde_json::json;

@@ -49,7 +49,7 @@ pub struct HttpBacking {
     pub headers: BTreeMap<String, String>,
     /// Credential taken from an environment variable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub auth: Option<Auth>,
+    pub auth: Option<Box<Auth>>,
     /// Environment variable that, when set, replaces the URL's origin (`scheme://host[:port]`,
     /// optionally with a path prefix): for proxies and mirrors.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -66,7 +66,7 @@ pub struct HttpBacking {
     pub retry_base_ms: Option<u64>,
     /// How the JSON body becomes the result (default: as is).
     #[serde(default)]
-    pub response: ResponseMap,
+    pub response: Box<ResponseMap>,
 }
 
 /// A credential from the environment, sent as a header or a query parameter.
@@ -354,6 +354,7 @@ fn snippet(body: &[u8]) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use serde_json::json;
