@@ -8,3 +8,4 @@ mod cli;
 mod conformance;
 mod hostile;
 mod sdk;
+mod sdk_backings;

@@ -1,0 +1,472 @@
+//! Declarative response mapping for the `http` backing (also reused by the `file` backing):
+//! select a sub-value by dot path, then turn arrays or objects into rows of named fields.
+//!
+//! ```json
+//! "response": {
+//!   "select": "prices",
+//!   "rows": {"time": {"from": "0", "as": "ms_to_s"}, "price": {"from": "1", "as": "number"}}
+//! }
+//! ```
+//!
+//! Exactly one of `rows` (array → rows), `entries` (object of entries → rows) or `object`
+//! (object → one object) may be given; with none, the selected value is returned as is. Rows
+//! that all carry a numeric `time` are sorted ascending and de-duplicated (last one wins).
+
+use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Number, Value};
+
+use super::template;
+
+/// How a response body becomes the method's result.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, try_from = "RawResponseMap")]
+pub struct ResponseMap {
+    /// Dot path of the sub-value to use (`"data.items"`, `"prices"`, `"0"`); may contain
+    /// `{param}` placeholders. Empty or absent: the whole body.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub select: Option<String>,
+    /// The selected value is an array (of arrays or objects); each element becomes a row with
+    /// these fields, whose `from` paths are relative to the element.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<FieldList>,
+    /// The selected value is an object whose entries become rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entries: Option<Entries>,
+    /// The selected value is an object mapped onto one result object with these fields.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object: Option<FieldList>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RawResponseMap {
+    #[serde(default)]
+    select: Option<String>,
+    #[serde(default)]
+    rows: Option<FieldList>,
+    #[serde(default)]
+    entries: Option<Entries>,
+    #[serde(default)]
+    object: Option<FieldList>,
+}
+
+impl TryFrom<RawResponseMap> for ResponseMap {
+    type Error = String;
+    fn try_from(r: RawResponseMap) -> Result<Self, String> {
+        let n = usize::from(r.rows.is_some())
+            + usize::from(r.entries.is_some())
+            + usize::from(r.object.is_some());
+        if n > 1 {
+            return Err("response: give at most one of `rows`, `entries`, `object`".into());
+        }
+        if let Some(e) = &r.entries {
+            let m = usize::from(e.value.is_some())
+                + usize::from(e.fields.is_some())
+                + usize::from(e.merge);
+            if m != 1 {
+                return Err(
+                    "response.entries: give exactly one of `value`, `fields`, `merge`".into()
+                );
+            }
+        }
+        Ok(Self { select: r.select, rows: r.rows, entries: r.entries, object: r.object })
+    }
+}
+
+/// Turns the entries of an object into rows: `{"EUR": 0.9}` → `[{currency: "EUR", rate: 0.9}]`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Entries {
+    /// Row field receiving the entry's key.
+    pub key: String,
+    /// Conversion of the key (default `string`; `iso_to_s` for date keys).
+    #[serde(default = "Conv::string", rename = "keyAs")]
+    pub key_as: Conv,
+    /// Row field receiving the entry's whole value (converted with `valueAs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// Row fields taken from the entry's value (an object), paths relative to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fields: Option<FieldList>,
+    /// Copy every member of the entry's value (an object) into the row, converted with
+    /// `valueAs`: `{"2024-01-02": {"EUR": 0.91}}` → `{time: ..., EUR: 0.91}`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub merge: bool,
+    /// Conversion for `value` / `merge` (default `raw`).
+    #[serde(default, rename = "valueAs")]
+    pub value_as: Conv,
+}
+
+/// One output field: where it comes from and how it is converted.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Field {
+    /// Dot path relative to the element (`"4"` for the 5th item of an array, `"lastPrice"`);
+    /// may contain `{param}` placeholders.
+    pub from: String,
+    /// Conversion (default `raw`).
+    #[serde(default, rename = "as")]
+    pub conv: Conv,
+    /// When the value is missing or null, emit null instead of failing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub optional: bool,
+}
+
+/// Value conversions.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Conv {
+    /// As is.
+    #[default]
+    Raw,
+    /// A number, parsing numeric strings (`"123.4"` → 123.4).
+    Number,
+    /// A string (numbers and booleans are formatted).
+    String,
+    /// Epoch milliseconds (number or numeric string) → epoch seconds (integer).
+    MsToS,
+    /// ISO 8601 date or date-time string (UTC if no offset) → epoch seconds (integer).
+    IsoToS,
+}
+
+impl Conv {
+    fn string() -> Self {
+        Self::String
+    }
+}
+
+/// Ordered `name → Field` list (a JSON object in the spec; order is kept in the output rows).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldList(pub Vec<(String, Field)>);
+
+impl Serialize for FieldList {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for FieldList {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let map = Map::<String, Value>::deserialize(d)?;
+        let mut out = Vec::with_capacity(map.len());
+        for (k, v) in map {
+            let f: Field = serde_json::from_value(v)
+                .map_err(|e| serde::de::Error::custom(format!("field `{k}`: {e}")))?;
+            out.push((k, f));
+        }
+        Ok(Self(out))
+    }
+}
+
+/// Applies `map` to a parsed body. `origin` (host/path) and the params are used for placeholder
+/// expansion and error messages.
+pub fn apply(
+    map: &ResponseMap,
+    body: &Value,
+    params: &Map<String, Value>,
+    origin: &str,
+) -> Result<Value, String> {
+    let sel_path = match &map.select {
+        Some(s) => template::expand_plain(s, params),
+        None => String::new(),
+    };
+    let root = select(body, &sel_path).map_err(|e| format!("response from {origin}: {e}"))?;
+    let at = if sel_path.is_empty() { "the top level".to_owned() } else { format!("`{sel_path}`") };
+    let prefix = if sel_path.is_empty() { String::new() } else { format!("{sel_path}.") };
+    let bad = |what: &str, v: &Value| {
+        format!("response from {origin}: expected {what} at {at}, got {}", describe(v))
+    };
+    if let Some(fields) = &map.rows {
+        let Value::Array(items) = root else { return Err(bad("an array", root)) };
+        let fields = expand_fields(fields, params);
+        let mut rows = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let row = map_fields(&fields, item, &format!("{prefix}{i}"))
+                .map_err(|e| format!("response from {origin}: {e}"))?;
+            rows.push(row);
+        }
+        return Ok(finish_rows(rows));
+    }
+    if let Some(e) = &map.entries {
+        let Value::Object(obj) = root else { return Err(bad("an object", root)) };
+        let fields = e.fields.as_ref().map(|f| expand_fields(f, params));
+        let mut rows = Vec::with_capacity(obj.len());
+        for (k, v) in obj {
+            let here = format!("{prefix}{k}");
+            let err = |m: String| format!("response from {origin}: {m}");
+            let mut row = Map::new();
+            let key = convert(&Value::String(k.clone()), e.key_as)
+                .map_err(|m| err(format!("key `{here}`: {m}")))?;
+            row.insert(e.key.clone(), key);
+            if let Some(name) = &e.value {
+                let v = convert(v, e.value_as).map_err(|m| err(format!("at `{here}`: {m}")))?;
+                row.insert(name.clone(), v);
+            } else if let Some(fields) = &fields {
+                if !v.is_object() {
+                    return Err(err(format!(
+                        "expected an object at `{here}`, got {}",
+                        describe(v)
+                    )));
+                }
+                row.extend(map_fields(fields, v, &here).map_err(err)?);
+            } else {
+                let Value::Object(inner) = v else {
+                    return Err(err(format!(
+                        "expected an object at `{here}`, got {}",
+                        describe(v)
+                    )));
+                };
+                for (ik, iv) in inner {
+                    let c = convert(iv, e.value_as)
+                        .map_err(|m| err(format!("at `{here}.{ik}`: {m}")))?;
+                    row.insert(ik.clone(), c);
+                }
+            }
+            rows.push(row);
+        }
+        return Ok(finish_rows(rows));
+    }
+    if let Some(fields) = &map.object {
+        if !root.is_object() {
+            return Err(bad("an object", root));
+        }
+        let fields = expand_fields(fields, params);
+        let path = sel_path.clone();
+        let obj =
+            map_fields(&fields, root, &path).map_err(|e| format!("response from {origin}: {e}"))?;
+        return Ok(Value::Object(obj));
+    }
+    Ok(root.clone())
+}
+
+fn expand_fields(fields: &FieldList, params: &Map<String, Value>) -> Vec<(String, Field)> {
+    fields
+        .0
+        .iter()
+        .map(|(k, f)| {
+            let mut f = f.clone();
+            f.from = template::expand_plain(&f.from, params);
+            (k.clone(), f)
+        })
+        .collect()
+}
+
+fn map_fields(
+    fields: &[(String, Field)],
+    item: &Value,
+    here: &str,
+) -> Result<Map<String, Value>, String> {
+    let mut row = Map::new();
+    for (name, f) in fields {
+        let path = if here.is_empty() { f.from.clone() } else { format!("{here}.{}", f.from) };
+        let v = match select(item, &f.from) {
+            Ok(v) if !v.is_null() => convert(v, f.conv).map_err(|m| format!("at `{path}`: {m}"))?,
+            Ok(_) | Err(_) if f.optional => Value::Null,
+            Ok(v) => convert(v, f.conv).map_err(|m| format!("at `{path}`: {m}"))?,
+            Err(_) => {
+                return Err(format!(
+                    "missing `{path}` (expected field `{name}` there), element is {}",
+                    describe(item)
+                ));
+            }
+        };
+        row.insert(name.clone(), v);
+    }
+    Ok(row)
+}
+
+/// Sorts rows by a numeric `time` ascending and drops duplicate times (keeping the last), when
+/// every row has one.
+pub fn finish_rows(mut rows: Vec<Map<String, Value>>) -> Value {
+    let t = |r: &Map<String, Value>| r.get("time").and_then(Value::as_f64);
+    if !rows.is_empty() && rows.iter().all(|r| t(r).is_some()) {
+        rows.sort_by(|a, b| t(a).unwrap_or(0.0).total_cmp(&t(b).unwrap_or(0.0)));
+        let mut out: Vec<Map<String, Value>> = Vec::with_capacity(rows.len());
+        for r in rows {
+            match out.last_mut() {
+                Some(last) if t(last) == t(&r) => *last = r,
+                _ => out.push(r),
+            }
+        }
+        rows = out;
+    }
+    Value::Array(rows.into_iter().map(Value::Object).collect())
+}
+
+/// Walks a dot path (`"a.b.0"`); an empty path is the value itself.
+pub fn select<'a>(v: &'a Value, path: &str) -> Result<&'a Value, String> {
+    let mut cur = v;
+    let mut walked = String::new();
+    for seg in path.split('.').filter(|s| !s.is_empty()) {
+        let next = match cur {
+            Value::Object(o) => o.get(seg),
+            Value::Array(a) => seg.parse::<usize>().ok().and_then(|i| a.get(i)),
+            _ => None,
+        };
+        let here = if walked.is_empty() { seg.to_owned() } else { format!("{walked}.{seg}") };
+        match next {
+            Some(n) => cur = n,
+            None => {
+                let what = match cur {
+                    Value::Array(a) => format!("an array of {} items", a.len()),
+                    other => describe(other),
+                };
+                let parent = if walked.is_empty() {
+                    "the top level".to_owned()
+                } else {
+                    format!("`{walked}`")
+                };
+                return Err(format!("missing `{here}` ({parent} is {what})"));
+            }
+        }
+        walked = here;
+    }
+    Ok(cur)
+}
+
+/// Short description of a value for error messages.
+pub fn describe(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => format!("boolean {b}"),
+        Value::Number(n) => format!("number {n}"),
+        Value::String(s) => {
+            let short: String = s.chars().take(40).collect();
+            let more = if s.chars().count() > 40 { "…" } else { "" };
+            format!("string \"{short}{more}\"")
+        }
+        Value::Array(a) => format!("an array of {} items", a.len()),
+        Value::Object(o) => {
+            let keys: Vec<&str> = o.keys().take(6).map(String::as_str).collect();
+            let more = if o.len() > 6 { ", …" } else { "" };
+            format!("an object with keys [{}{more}]", keys.join(", "))
+        }
+    }
+}
+
+/// Applies one conversion.
+pub fn convert(v: &Value, conv: Conv) -> Result<Value, String> {
+    match conv {
+        Conv::Raw => Ok(v.clone()),
+        Conv::Number => to_number(v)
+            .ok_or_else(|| format!("expected a number or numeric string, got {}", describe(v))),
+        Conv::String => match v {
+            Value::String(s) => Ok(Value::String(s.clone())),
+            Value::Number(n) => Ok(Value::String(n.to_string())),
+            Value::Bool(b) => Ok(Value::String(b.to_string())),
+            other => Err(format!("expected a string, got {}", describe(other))),
+        },
+        Conv::MsToS => {
+            let n = to_number(v).and_then(|n| n.as_f64()).ok_or_else(|| {
+                format!("expected epoch milliseconds (number), got {}", describe(v))
+            })?;
+            Ok(Value::from((n / 1000.0).floor() as i64))
+        }
+        Conv::IsoToS => match v {
+            Value::String(s) => parse_iso(s)
+                .map(Value::from)
+                .ok_or_else(|| format!("expected an ISO 8601 date, got {}", describe(v))),
+            Value::Number(_) => Ok(v.clone()),
+            other => Err(format!("expected an ISO 8601 date string, got {}", describe(other))),
+        },
+    }
+}
+
+/// A JSON number, or a numeric string parsed (integers stay integers).
+pub fn to_number(v: &Value) -> Option<Value> {
+    match v {
+        Value::Number(_) => Some(v.clone()),
+        Value::String(s) => parse_number(s),
+        _ => None,
+    }
+}
+
+/// Parses a numeric string; `None` for anything else (including NaN/inf).
+pub fn parse_number(s: &str) -> Option<Value> {
+    let s = s.trim();
+    if s.is_empty() {
+        return None;
+    }
+    if let Ok(i) = s.parse::<i64>() {
+        return Some(Value::from(i));
+    }
+    // Only plain decimal notation: Rust also accepts "inf", "NaN", "infinity".
+    if !s.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'e' | b'E')) {
+        return None;
+    }
+    s.parse::<f64>().ok().and_then(Number::from_f64).map(Value::Number)
+}
+
+/// Parses `2024-01-02`, `2024-01-02T10:00:00Z`, `2024-01-02T10:00:00+02:00`,
+/// `2024-01-02 10:00:00`, `2024-01-02T10:00` (no offset → UTC) into epoch seconds.
+pub fn parse_iso(s: &str) -> Option<i64> {
+    let s = s.trim();
+    if let Ok(d) = DateTime::parse_from_rfc3339(s) {
+        return Some(d.timestamp());
+    }
+    if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
+        return d.and_hms_opt(0, 0, 0).map(|t| t.and_utc().timestamp());
+    }
+    for fmt in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M"]
+    {
+        if let Ok(d) = NaiveDateTime::parse_from_str(s, fmt) {
+            return Some(d.and_utc().timestamp());
+        }
+    }
+    if let Ok(d) = DateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S%#z") {
+        return Some(d.with_timezone(&Utc).timestamp());
+    }
+    None
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn map(v: Value) -> ResponseMap {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn rows_from_arrays_sorted_and_deduped() {
+        let m = map(json!({"rows": {
+            "time": {"from": "0", "as": "ms_to_s"}, "close": {"from": "1", "as": "number"}}}));
+        let body = json!([[2000, "2.5"], [1000, "1"], [2000, "3"]]);
+        let out = apply(&m, &body, &Map::new(), "h/p").unwrap();
+        assert_eq!(out, json!([{"time": 1, "close": 1}, {"time": 2, "close": 3}]));
+    }
+
+    #[test]
+    fn errors_name_the_path() {
+        let m = map(json!({"select": "prices", "rows": {"p": {"from": "1", "as": "number"}}}));
+        let e = apply(&m, &json!({"prices": [[1, "x"]]}), &Map::new(), "h/p").unwrap_err();
+        assert!(e.contains("at `prices.0.1`"), "{e}");
+        let e = apply(&m, &json!({"price": []}), &Map::new(), "h/p").unwrap_err();
+        assert!(e.contains("missing `prices`"), "{e}");
+        let e = apply(&m, &json!({"prices": {}}), &Map::new(), "h/p").unwrap_err();
+        assert!(e.contains("expected an array at `prices`"), "{e}");
+    }
+
+    #[test]
+    fn exclusive_modes() {
+        let r: Result<ResponseMap, _> = serde_json::from_value(json!({"rows": {}, "object": {}}));
+        assert!(r.is_err());
+    }
+
+    #[test]
+    fn iso_and_numbers() {
+        assert_eq!(parse_iso("2024-01-02"), Some(1_704_153_600));
+        assert_eq!(parse_iso("2024-01-02T00:00:00Z"), Some(1_704_153_600));
+        assert_eq!(parse_iso("2024-01-02T02:00:00+02:00"), Some(1_704_153_600));
+        assert_eq!(parse_number("inf"), None);
+        assert_eq!(parse_number("1.5"), Some(json!(1.5)));
+    }
+}

@@ -1,0 +1,390 @@
+//! The `http` backing: URL template, query/header mapping, auth from an environment variable,
+//! timeout, retry with exponential backoff and jitter, and declarative response mapping
+//! ([`mapping`]).
+//!
+//! A spec's `url` is absolute (`https://api.binance.com/api/v3/klines`). Its origin can be
+//! replaced at run time for proxies or tests: by the environment variable named in
+//! `baseUrlEnv`, or in code with [`HttpBacking::set_origin`].
+
+pub mod mapping;
+pub mod template;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use rand::Rng;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+pub use mapping::{Conv, Entries, Field, FieldList, ResponseMap};
+
+/// Default per-attempt timeout.
+pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
+/// Default number of retries after the first attempt.
+pub const DEFAULT_RETRIES: u32 = 2;
+/// Default first backoff delay; doubles on each retry, plus up to 50% jitter.
+pub const DEFAULT_RETRY_BASE_MS: u64 = 300;
+/// Largest response body accepted.
+pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+/// Connect timeout of the shared client.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How a method maps onto an HTTP endpoint.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HttpBacking {
+    /// Absolute URL with `{param}` placeholders (percent-encoded into the path; a missing
+    /// optional param becomes empty).
+    pub url: String,
+    /// HTTP method (default `GET`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// Query parameters: name → template. A pair whose template references an absent param is
+    /// omitted.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub query: BTreeMap<String, String>,
+    /// Extra request headers: name → template (omitted if a referenced param is absent).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    /// Credential taken from an environment variable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<Box<Auth>>,
+    /// Environment variable that, when set, replaces the URL's origin (`scheme://host[:port]`,
+    /// optionally with a path prefix): for proxies and mirrors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url_env: Option<String>,
+    /// Per-attempt timeout in milliseconds (default [`DEFAULT_TIMEOUT_MS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// Retries on connect errors, timeouts, 429 and 5xx (default [`DEFAULT_RETRIES`]); other
+    /// 4xx are never retried.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retries: Option<u32>,
+    /// First backoff delay in milliseconds (default [`DEFAULT_RETRY_BASE_MS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_base_ms: Option<u64>,
+    /// How the JSON body becomes the result (default: as is).
+    #[serde(default)]
+    pub response: Box<ResponseMap>,
+}
+
+/// A credential from the environment, sent as a header or a query parameter.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Auth {
+    /// Environment variable holding the secret.
+    pub env: String,
+    /// Header to send it in (e.g. `X-Key`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header: Option<String>,
+    /// Query parameter to send it in (e.g. `apikey`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+    /// Prepended to the value (e.g. `"Bearer "`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
+    /// When true, the call proceeds without the credential if the variable is unset.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub optional: bool,
+}
+
+impl HttpBacking {
+    /// Replaces the URL's origin (`scheme://host[:port]`) with `origin`, which may carry a path
+    /// prefix (`http://127.0.0.1:8080/binance`). Used for tests and proxies.
+    pub fn set_origin(&mut self, origin: &str) {
+        self.url = rebase(&self.url, origin);
+    }
+}
+
+fn rebase(url: &str, origin: &str) -> String {
+    let origin = origin.trim_end_matches('/');
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    let path_start = url[after_scheme..].find('/').map_or(url.len(), |i| after_scheme + i);
+    format!("{origin}{}", &url[path_start..])
+}
+
+/// The shared HTTP client: connect timeout, user agent, rustls.
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .user_agent(concat!("boardsmith/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .unwrap_or_else(|_| reqwest::Client::new())
+}
+
+/// A prepared request: URL, headers, and the label (host + path, never the query) used in
+/// messages.
+struct Prepared {
+    method: reqwest::Method,
+    url: reqwest::Url,
+    headers: HeaderMap,
+    label: String,
+}
+
+fn prepare(
+    backing: &HttpBacking,
+    params: &Map<String, Value>,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
+) -> Result<Prepared, String> {
+    let mut url_text = template::expand_lenient(&backing.url, params, &template::encode_path);
+    if let Some(var) = &backing.base_url_env
+        && let Some(base) = env(var).filter(|v| !v.trim().is_empty())
+    {
+        url_text = rebase(&url_text, base.trim());
+    }
+    let mut url = reqwest::Url::parse(&url_text)
+        .map_err(|e| format!("invalid URL in spec (`{}`): {e}", backing.url))?;
+    let label = format!(
+        "{}{}{}",
+        url.host_str().unwrap_or_default(),
+        url.port().map(|p| format!(":{p}")).unwrap_or_default(),
+        url.path()
+    );
+    let mut headers = HeaderMap::new();
+    {
+        let mut pairs = url.query_pairs_mut();
+        for (name, tpl) in &backing.query {
+            if let Some(v) = template::expand(tpl, params, &|s| s.to_owned()) {
+                pairs.append_pair(name, &v);
+            }
+        }
+        if let Some(auth) = &backing.auth {
+            match env(&auth.env).filter(|v| !v.is_empty()) {
+                Some(secret) => {
+                    let value = format!("{}{secret}", auth.prefix.as_deref().unwrap_or_default());
+                    if let Some(q) = &auth.query {
+                        pairs.append_pair(q, &value);
+                    }
+                    if let Some(h) = &auth.header {
+                        let name = HeaderName::from_bytes(h.as_bytes())
+                            .map_err(|_| format!("invalid auth header name `{h}` in spec"))?;
+                        let mut v = HeaderValue::from_str(&value).map_err(|_| {
+                            format!("the value of {} is not a valid HTTP header value", auth.env)
+                        })?;
+                        v.set_sensitive(true);
+                        headers.insert(name, v);
+                    }
+                }
+                None if auth.optional => {}
+                None => {
+                    let via = match (&auth.header, &auth.query) {
+                        (Some(h), _) => format!(" (sent as header `{h}`)"),
+                        (None, Some(q)) => format!(" (sent as query parameter `{q}`)"),
+                        (None, None) => String::new(),
+                    };
+                    return Err(format!(
+                        "{label} needs an API key: the environment variable {} is not set{via}; \
+                         ask the user to set it and restart",
+                        auth.env
+                    ));
+                }
+            }
+        }
+    }
+    if url.query() == Some("") {
+        url.set_query(None);
+    }
+    for (name, tpl) in &backing.headers {
+        if let Some(v) = template::expand(tpl, params, &|s| s.to_owned()) {
+            let n = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| format!("invalid header name `{name}` in spec"))?;
+            let v = HeaderValue::from_str(&v)
+                .map_err(|_| format!("header `{name}`: value is not a valid HTTP header value"))?;
+            headers.insert(n, v);
+        }
+    }
+    let method = backing.method.as_deref().unwrap_or("GET");
+    let method = reqwest::Method::from_bytes(method.to_ascii_uppercase().as_bytes())
+        .map_err(|_| format!("invalid HTTP method `{method}` in spec"))?;
+    Ok(Prepared { method, url, headers, label })
+}
+
+/// One failed attempt.
+struct Failure {
+    message: String,
+    retryable: bool,
+    /// Server-requested delay (`Retry-After` seconds), if any.
+    retry_after: Option<Duration>,
+}
+
+/// Performs the call: builds the request, retries transient failures, parses the JSON body and
+/// applies the response mapping. Errors name the status, host/path (never the query, which may
+/// hold a key) and what was malformed.
+pub async fn fetch(
+    client: &reqwest::Client,
+    backing: &HttpBacking,
+    params: &Map<String, Value>,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
+) -> Result<Value, String> {
+    let req = prepare(backing, params, env)?;
+    let timeout = Duration::from_millis(backing.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS));
+    let retries = backing.retries.unwrap_or(DEFAULT_RETRIES);
+    let base = backing.retry_base_ms.unwrap_or(DEFAULT_RETRY_BASE_MS);
+    let mut attempt: u32 = 0;
+    let body = loop {
+        match attempt_once(client, &req, timeout).await {
+            Ok(body) => break body,
+            Err(f) if f.retryable && attempt < retries => {
+                let backoff = base.saturating_mul(1u64 << attempt.min(16));
+                let jitter = rand::rng().random_range(0..=backoff / 2);
+                let mut delay = Duration::from_millis(backoff + jitter);
+                if let Some(ra) = f.retry_after {
+                    delay = delay.max(ra.min(Duration::from_secs(10)));
+                }
+                tracing::debug!(target: "sdk::http", url = %req.label, attempt, ?delay, "retrying: {}", f.message);
+                tokio::time::sleep(delay).await;
+                attempt += 1;
+            }
+            Err(f) => {
+                let tries = if attempt > 0 {
+                    format!(" (gave up after {} attempts)", attempt + 1)
+                } else {
+                    String::new()
+                };
+                return Err(format!("{}{tries}", f.message));
+            }
+        }
+    };
+    let json: Value = serde_json::from_slice(&body).map_err(|e| {
+        format!(
+            "response from {} is not valid JSON ({e}); body starts with: {}",
+            req.label,
+            snippet(&body)
+        )
+    })?;
+    mapping::apply(&backing.response, &json, params, &req.label)
+}
+
+async fn attempt_once(
+    client: &reqwest::Client,
+    req: &Prepared,
+    timeout: Duration,
+) -> Result<Vec<u8>, Failure> {
+    let label = &req.label;
+    let transport = |e: reqwest::Error| {
+        let secs = timeout.as_secs_f64();
+        if e.is_timeout() {
+            Failure {
+                message: format!("request to {label} timed out (timeout {secs} s)"),
+                retryable: true,
+                retry_after: None,
+            }
+        } else {
+            Failure {
+                message: format!("request to {label} failed: {}", root_cause(&e)),
+                retryable: e.is_connect() || e.is_request() || e.is_body(),
+                retry_after: None,
+            }
+        }
+    };
+    let mut resp = client
+        .request(req.method.clone(), req.url.clone())
+        .headers(req.headers.clone())
+        .timeout(timeout)
+        .send()
+        .await
+        .map_err(transport)?;
+    let status = resp.status();
+    if let Some(len) = resp.content_length()
+        && len > MAX_BODY_BYTES as u64
+    {
+        return Err(too_large(label));
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = resp.chunk().await.map_err(transport)? {
+        if body.len() + chunk.len() > MAX_BODY_BYTES {
+            return Err(too_large(label));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    if status.is_success() {
+        return Ok(body);
+    }
+    let retry_after = resp
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(Duration::from_secs);
+    let code = status.as_u16();
+    Err(Failure {
+        message: format!(
+            "HTTP {code} {} from {label}: {}",
+            status.canonical_reason().unwrap_or(""),
+            snippet(&body)
+        ),
+        retryable: code == 429 || status.is_server_error(),
+        retry_after,
+    })
+}
+
+fn too_large(label: &str) -> Failure {
+    Failure {
+        message: format!("response from {label} is larger than {} MiB", MAX_BODY_BYTES >> 20),
+        retryable: false,
+        retry_after: None,
+    }
+}
+
+/// The innermost error message (reqwest's own text would include the full URL).
+fn root_cause(e: &reqwest::Error) -> String {
+    let mut msg = e.to_string();
+    let mut cur: Option<&dyn std::error::Error> = std::error::Error::source(e);
+    while let Some(s) = cur {
+        msg = s.to_string();
+        cur = s.source();
+    }
+    if e.url().is_some() && msg == e.to_string() {
+        // No inner cause: strip the URL reqwest appends.
+        return e.to_string().split(" for url").next().unwrap_or_default().to_owned();
+    }
+    msg
+}
+
+/// First 300 characters of a body, on one line.
+fn snippet(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.is_empty() {
+        return "(empty body)".into();
+    }
+    let short: String = one_line.chars().take(300).collect();
+    if one_line.chars().count() > 300 { format!("{short}…") } else { short }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn rebase_keeps_path() {
+        assert_eq!(
+            rebase("https://api.x.com/a/b?c=1", "http://127.0.0.1:9/"),
+            "http://127.0.0.1:9/a/b?c=1"
+        );
+        assert_eq!(rebase("https://api.x.com", "http://h"), "http://h");
+    }
+
+    #[test]
+    fn prepare_builds_url_without_leaking_key_in_label() {
+        let b: HttpBacking = serde_json::from_value(json!({
+            "url": "https://api.x.com/coins/{id}/chart",
+            "query": {"days": "{days}", "opt": "{missing}", "sym": "{id|upper}"},
+            "auth": {"env": "K", "query": "apikey"}
+        }))
+        .unwrap();
+        let p = json!({"id": "bit coin", "days": 30});
+        let env = |k: &str| (k == "K").then(|| "s3cret".to_owned());
+        let r = prepare(&b, p.as_object().unwrap(), &env).unwrap();
+        assert_eq!(
+            r.url.as_str(),
+            "https://api.x.com/coins/bit%20coin/chart?days=30&sym=BIT+COIN&apikey=s3cret"
+        );
+        assert_eq!(r.label, "api.x.com/coins/bit%20coin/chart");
+        let e = prepare(&b, p.as_object().unwrap(), &|_| None).err().unwrap();
+        assert!(e.contains("environment variable K is not set"), "{e}");
+    }
+}
