@@ -49,6 +49,8 @@ pub trait Link: 'static {
         method: String,
         params: Value,
     ) -> futures::channel::oneshot::Receiver<Result<Value, String>>;
+    /// Forgets calls still unanswered when a job ends (their receivers are gone).
+    fn reset(&self);
 }
 
 /// What a worker knows for its whole life.

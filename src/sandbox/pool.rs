@@ -149,7 +149,8 @@ impl Pool {
         };
         let job =
             ToWorker::Job { kind, code: code.to_owned(), input: input.unwrap_or(Value::Null) };
-        let deadline = tokio::time::Instant::from_std(started + deadline_len);
+        // The deadline bounds execution, not the wait for a free worker.
+        let deadline = tokio::time::Instant::now() + deadline_len;
         let end = self.drive(&mut worker, &job, deadline, deadline_len).await;
         self.counters.executions.fetch_add(1, Ordering::Relaxed);
         match end {

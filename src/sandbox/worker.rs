@@ -55,6 +55,10 @@ impl Link for PipeLink {
         send(&self.out, &FromWorker::Call { id, source, method, params });
         rx
     }
+
+    fn reset(&self) {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
 }
 
 /// Entry point of the hidden subcommand.
@@ -132,6 +136,7 @@ fn js_thread(env: &WorkerEnv, out: &Out, jobs: &mpsc::Receiver<(JobKind, String,
             Ok(mut realm) => {
                 let msg = engine::run(&mut realm, &code, input, &env.limits);
                 send(out, &msg);
+                env.link.reset();
                 drop(realm);
             }
             Err(e) => {
