@@ -505,4 +505,31 @@ mod tests {
         assert_eq!(too_deep("'[[[[' // [[[[\n/* [[[[ */ `[[[[`", 3), None);
         assert_eq!(too_deep("x\n  ((((", 3), Some((2, 6)));
     }
+
+    proptest::proptest! {
+        #[test]
+        fn nesting_scan_never_panics(code in "\\PC{0,200}", max in 0usize..8) {
+            let _ = too_deep(&code, max);
+        }
+
+        #[test]
+        fn nesting_scan_matches_the_true_depth(code in "[\\[\\](){}a\n]{0,64}", max in 0usize..6) {
+            let mut depth = 0usize;
+            let mut want = None;
+            let (mut line, mut col) = (1u32, 0u32);
+            for c in code.chars() {
+                col += 1;
+                if c == '\n' { line += 1; col = 0; }
+                match c {
+                    '(' | '[' | '{' => {
+                        depth += 1;
+                        if depth > max && want.is_none() { want = Some((line, col)); }
+                    }
+                    ')' | ']' | '}' => depth = depth.saturating_sub(1),
+                    _ => {}
+                }
+            }
+            proptest::prop_assert_eq!(too_deep(&code, max), want);
+        }
+    }
 }
