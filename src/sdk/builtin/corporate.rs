@@ -775,7 +775,8 @@ pub fn dividends(params: &Map<String, Value>, ctx: &GenContext) -> Value {
 /// Stock split history.
 pub fn splits(params: &Map<String, Value>, ctx: &GenContext) -> Value {
     let sym = norm_symbol(p_str(params, "symbol", "AAPL"));
-    let known: &[(&str, &[(&str, u32, u32)])] = &[
+    type Splits = &'static [(&'static str, u32, u32)];
+    let known: &[(&str, Splits)] = &[
         (
             "AAPL",
             &[
@@ -820,7 +821,7 @@ pub fn splits(params: &Map<String, Value>, ctx: &GenContext) -> Value {
 /// Upcoming ex-dividend dates (future `time`).
 pub fn upcoming_dividends(params: &Map<String, Value>, ctx: &GenContext) -> Value {
     let days = p_int(params, "days", 30, 1, 120);
-    let mut rows: Vec<(i64, Value)> = STOCKS
+    let rows: Vec<(i64, Value)> = STOCKS
         .iter()
         .filter_map(|(s, name, ..)| {
             let co = company(s, ctx);
@@ -844,8 +845,7 @@ pub fn upcoming_dividends(params: &Map<String, Value>, ctx: &GenContext) -> Valu
             ))
         })
         .collect();
-    rows.sort_by_key(|r| r.0);
-    Value::Array(rows.into_iter().map(|r| r.1).collect())
+    ascending_events(rows)
 }
 
 /// Company profile.

@@ -332,20 +332,7 @@ pub fn economic_calendar(params: &Map<String, Value>, ctx: &GenContext) -> Value
     }
     rows.sort_by_key(|r| r.0);
     rows.dedup_by(|a, b| a.1["time"] == b.1["time"] && a.1["event"] == b.1["event"]);
-    // Strictly ascending times: nudge same-minute events by one second each.
-    let mut last = i64::MIN;
-    Value::Array(
-        rows.into_iter()
-            .map(|(t, mut v)| {
-                let t = if t <= last { last + 1 } else { t };
-                last = t;
-                if let Value::Object(m) = &mut v {
-                    m.insert("time".into(), json!(t));
-                }
-                v
-            })
-            .collect(),
-    )
+    ascending_events(rows)
 }
 
 /// Earnings release dates: past (with actuals) and upcoming.
@@ -354,7 +341,7 @@ pub fn earnings_calendar(params: &Map<String, Value>, ctx: &GenContext) -> Value
     let ahead = p_int(params, "daysAhead", 14, 0, 90);
     let now = ctx.now.timestamp();
     let today = align(now, DAY);
-    let mut rows: Vec<(i64, Value)> = STOCKS
+    let rows: Vec<(i64, Value)> = STOCKS
         .iter()
         .filter_map(|(s, name, ..)| {
             // Each company reports on a stable day within each quarter.
@@ -395,20 +382,7 @@ pub fn earnings_calendar(params: &Map<String, Value>, ctx: &GenContext) -> Value
             ))
         })
         .collect();
-    rows.sort_by_key(|r| r.0);
-    let mut last = i64::MIN;
-    Value::Array(
-        rows.into_iter()
-            .map(|(t, mut v)| {
-                let t = if t <= last { last + 1 } else { t };
-                last = t;
-                if let Value::Object(m) = &mut v {
-                    m.insert("time".into(), json!(t));
-                }
-                v
-            })
-            .collect(),
-    )
+    ascending_events(rows)
 }
 
 fn nth_weekday(y: i32, m: u32, wd: Weekday, n: u8) -> Option<NaiveDate> {

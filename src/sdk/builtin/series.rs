@@ -33,16 +33,18 @@ pub fn bars(symbol: &str, step: i64, n: usize, now: DateTime<Utc>) -> (SymbolPro
     let skip = prof.class != AssetClass::Crypto;
     let times = time_grid(now, step, n, skip);
     let day_no = now.timestamp().div_euclid(DAY) as f64;
-    let phase = unit(&prof.symbol) * 6.28;
+    let phase = unit(&prof.symbol) * std::f64::consts::TAU;
     // The level drifts slowly from day to day around the symbol's typical price.
     let level = prof.price * (0.07 * (day_no / 37.0 + phase).sin() + 0.02 * gauss(&mut rng)).exp();
     let sigma = prof.vol / periods_per_year(prof.class, step).sqrt();
     let var0 = sigma * sigma;
     let (a, b) = (0.07, 0.9);
     let mut var = var0 * (0.6 + 0.8 * rng.random::<f64>());
-    // closes[i] for i in 0..=n (index n is the latest close); built backward.
+    // closes[i] for i in 0..=n (index n is the latest close), built backward; each bar's other
+    // draws are taken in the same backward pass so recent bars do not depend on `n`.
     let mut closes = vec![0.0; n + 1];
     let mut sig = vec![sigma; n + 1];
+    let mut draws = vec![[0.0f64; 4]; n + 1];
     let mut c = level;
     for i in (0..=n).rev() {
         closes[i] = c;
@@ -50,6 +52,7 @@ pub fn bars(symbol: &str, step: i64, n: usize, now: DateTime<Utc>) -> (SymbolPro
         sig[i] = s;
         // Fat tails: occasional jumps.
         let z = gauss(&mut rng) * if rng.random::<f64>() < 0.02 { 2.5 } else { 1.0 };
+        draws[i] = [gauss(&mut rng), gauss(&mut rng).abs(), gauss(&mut rng).abs(), gauss(&mut rng)];
         let r = s * z;
         c /= r.exp();
         var = var0 * (1.0 - a - b) + a * r * r + b * var;
@@ -62,18 +65,16 @@ pub fn bars(symbol: &str, step: i64, n: usize, now: DateTime<Utc>) -> (SymbolPro
         .map(|(k, &time)| {
             let i = k + 1;
             let s = sig[i];
+            let [gz, hz, lz, vz] = draws[i];
             let close = closes[i];
-            let gap =
-                if prof.class == AssetClass::Crypto { 0.0 } else { 0.15 * s * gauss(&mut rng) };
-            let open = closes[i - 1] * gap.exp();
-            let hi_ext = (0.6 * s * gauss(&mut rng).abs()).exp();
-            let lo_ext = (-0.6 * s * gauss(&mut rng).abs()).exp();
-            let open = round(open, dec);
+            let gap = if prof.class == AssetClass::Crypto { 0.0 } else { 0.15 * s * gz };
+            let open = round(closes[i - 1] * gap.exp(), dec);
             let close = round(close, dec);
-            let high = round(open.max(close) * hi_ext, dec).max(open.max(close));
-            let low = round(open.min(close) * lo_ext, dec).min(open.min(close)).max(0.0);
+            let high = round(open.max(close) * (0.6 * s * hz).exp(), dec).max(open.max(close));
+            let low =
+                round(open.min(close) * (-0.6 * s * lz).exp(), dec).min(open.min(close)).max(0.0);
             let move_ratio = ((close / open).ln().abs() / s.max(1e-9)).min(6.0);
-            let vol = vol_per_bar * (0.35 * gauss(&mut rng)).exp() * (0.7 + 0.3 * move_ratio);
+            let vol = vol_per_bar * (0.35 * vz).exp() * (0.7 + 0.3 * move_ratio);
             let vd = if vol > 1000.0 { 0 } else { 3 };
             Bar { time, open, high, low, close, volume: round(vol.max(1e-3), vd).max(0.001) }
         })
@@ -124,7 +125,7 @@ pub fn quote_row(symbol: &str, now: DateTime<Utc>) -> Value {
         ("volume", num(last.volume)),
         ("bid", numr(last.close - spread / 2.0, dec + 1)),
         ("ask", numr(last.close + spread / 2.0, dec + 1)),
-        ("time", json!(now.timestamp())),
+        ("updatedAt", json!(now.timestamp())),
     ])
 }
 
@@ -709,8 +710,8 @@ pub fn rolling_corr(params: &Map<String, Value>, ctx: &GenContext) -> Result<Val
         1.0
     } else {
         let dot: f64 = (0..4).map(|k| la[k] * lb[k]).sum();
-        let na = la.iter().map(|x| x * x).sum::<f64>().min(0.95).max(0.05);
-        let nb = lb.iter().map(|x| x * x).sum::<f64>().min(0.95).max(0.05);
+        let na = la.iter().map(|x| x * x).sum::<f64>().clamp(0.05, 0.95);
+        let nb = lb.iter().map(|x| x * x).sum::<f64>().clamp(0.05, 0.95);
         (dot / (na.sqrt() * nb.sqrt()) * (na * nb).sqrt().sqrt()).clamp(-0.95, 0.95)
     };
     let mut rng = rng_anchor(&format!("rcorr|{a}|{b}"), ctx.now);

@@ -407,3 +407,22 @@ pub fn num(x: f64) -> Value {
 pub fn numr(x: f64, d: i32) -> Value {
     num(round(x, d))
 }
+
+/// Rows sorted by `time` with same-instant events spaced one second apart, so event lists keep
+/// the strictly-ascending `time` convention that chart libraries require.
+pub fn ascending_events(mut rows: Vec<(i64, Value)>) -> Value {
+    rows.sort_by_key(|r| r.0);
+    let mut last = i64::MIN;
+    Value::Array(
+        rows.into_iter()
+            .map(|(t, mut v)| {
+                let t = if t <= last { last + 1 } else { t };
+                last = t;
+                if let Value::Object(m) = &mut v {
+                    m.insert("time".into(), Value::from(t));
+                }
+                v
+            })
+            .collect(),
+    )
+}
