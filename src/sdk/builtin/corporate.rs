@@ -349,7 +349,7 @@ pub fn estimates(params: &Map<String, Value>, ctx: &GenContext) -> Value {
     let quarterly = p_str(params, "period", "quarter") == "quarter";
     let mut rng = rng_anchor(&format!("est|{}", co.symbol), ctx.now);
     let last = period_grid(ctx.now, if quarterly { 3 } else { 12 }, 1)[0];
-    let step_days = if quarterly { 91 } else { 365 };
+    let months = if quarterly { 3 } else { 12 };
     let scale = if quarterly { 0.25 } else { 1.0 };
     let eps0 = co.revenue * (co.op - 0.01) * 0.82 / co.shares * scale;
     Value::Array(
@@ -359,7 +359,7 @@ pub fn estimates(params: &Map<String, Value>, ctx: &GenContext) -> Value {
                 let eps = eps0 * g;
                 let rev = co.revenue * scale * g;
                 let disp = 0.04 + 0.03 * i as f64;
-                let end = last + (step_days * (i + 1) - 1) * DAY;
+                let end = add_months(last, months * (i + 1)) - DAY;
                 let d = date_str(end);
                 obj([
                     (

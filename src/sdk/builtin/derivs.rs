@@ -254,44 +254,47 @@ pub fn futures_curve(params: &Map<String, Value>, ctx: &GenContext) -> Value {
     let (prof, b) = bars(under, DAY, 1, ctx.now);
     let spot = b[0].close;
     let mut rng = rng_ctx(ctx.seed);
-    let months = ["F", "G", "H", "J", "K", "M", "N", "Q", "U", "V", "X", "Z"];
+    let codes = ["F", "G", "H", "J", "K", "M", "N", "Q", "U", "V", "X", "Z"];
     let now = ctx.now.timestamp();
     let dec = price_decimals(spot);
-    Value::Array(
-        (1..=n)
-            .map(|i| {
-                let days = 30 * i - 10;
-                let t = days as f64 / 365.0;
-                // VIX futures saturate: concave contango toward a long-run level.
-                let price = if sym == "VIX" {
-                    spot + (19.5 - spot) * (1.0 - (-t * 3.0).exp())
-                } else {
-                    spot * (carry * t + 0.002 * gauss(&mut rng)).exp()
-                };
-                let exp_t = now + days * DAY;
-                let date = date_str(exp_t);
-                let month: usize = date.get(5..7).and_then(|m| m.parse().ok()).unwrap_or(1);
-                let code = format!(
-                    "{}{}{}",
-                    prof.symbol,
-                    months[(month + 11) % 12],
-                    date.get(3..4).unwrap_or("5")
-                );
-                let oi = (300_000.0 * (-(i as f64) * 0.35).exp() * (0.2 * gauss(&mut rng)).exp())
-                    .round();
-                obj([
-                    ("contract", json!(code)),
-                    ("expiry", json!(date)),
-                    ("daysToExpiry", json!(days)),
-                    ("price", numr(price, dec)),
-                    ("basis", numr(price - spot, dec)),
-                    ("annualizedBasisPct", numr(((price / spot).ln() / t) * 100.0, 2)),
-                    ("openInterest", num(oi)),
-                    ("volume", numr(oi * 0.3 * rng.random::<f64>(), 0)),
-                ])
-            })
-            .collect(),
-    )
+    let month_start = period_grid(ctx.now, 1, 1)[0];
+    let first_of_this_month = add_months(month_start, 1);
+    let mut rows = Vec::with_capacity(n as usize);
+    let mut k = 1;
+    while rows.len() < n as usize {
+        // Contract for delivery month `k` months ahead expires around the 19th of the prior month.
+        let delivery = add_months(first_of_this_month, k);
+        k += 1;
+        let expiry = delivery - 12 * DAY;
+        if expiry <= now {
+            continue;
+        }
+        let days = (expiry - now + DAY - 1) / DAY;
+        let t = days as f64 / 365.0;
+        // VIX futures saturate: concave contango toward a long-run level.
+        let price = if sym == "VIX" {
+            spot + (19.5 - spot) * (1.0 - (-t * 3.0).exp())
+        } else {
+            spot * (carry * t + 0.0005 * gauss(&mut rng)).exp()
+        };
+        let date = date_str(delivery);
+        let month: usize = date.get(5..7).and_then(|m| m.parse().ok()).unwrap_or(1);
+        let code =
+            format!("{}{}{}", prof.symbol, codes[(month + 11) % 12], date.get(3..4).unwrap_or("5"));
+        let i = rows.len() as f64 + 1.0;
+        let oi = (300_000.0 * (-i * 0.35).exp() * (0.2 * gauss(&mut rng)).exp()).round();
+        rows.push(obj([
+            ("contract", json!(code)),
+            ("expiry", json!(date_str(expiry))),
+            ("daysToExpiry", json!(days)),
+            ("price", numr(price, dec)),
+            ("basis", numr(price - spot, dec)),
+            ("annualizedBasisPct", numr(((price / spot).ln() / t) * 100.0, 2)),
+            ("openInterest", num(oi)),
+            ("volume", numr(oi * 0.3 * rng.random::<f64>(), 0)),
+        ]));
+    }
+    Value::Array(rows)
 }
 
 /// Listed futures contract specifications.

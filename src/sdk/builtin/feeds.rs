@@ -34,6 +34,16 @@ const NEU: &[&str] = &[
     "Anyone tracking positioning data on {q}?",
     "{q} volatility at the lows of the year.",
 ];
+const TAILS: &[&str] = &[
+    "",
+    "",
+    " #{Q}",
+    " 📈",
+    " Thoughts?",
+    " (not financial advice)",
+    " Watching the close.",
+    " ${Q}",
+];
 const AUTHORS: &[&str] = &[
     "macro_mike",
     "gold_bug_88",
@@ -65,6 +75,7 @@ pub fn posts(params: &Map<String, Value>, ctx: &GenContext) -> Value {
     // The crowd's mood for this query today.
     let mood = (0.15 * gauss(&mut rng) + 0.1 * (unit(q) - 0.5)).clamp(-0.6, 0.6);
     let mut t = ctx.now.timestamp() - rng.random_range(0..120);
+    let tag: String = q.chars().filter(|c| c.is_alphanumeric()).collect();
     let mut rows = Vec::with_capacity(n);
     for _ in 0..n {
         let s = (mood + 0.45 * gauss(&mut rng)).clamp(-1.0, 1.0);
@@ -80,7 +91,10 @@ pub fn posts(params: &Map<String, Value>, ctx: &GenContext) -> Value {
             ("id", json!(format!("p{:x}", rng.random::<u64>() >> 16))),
             ("time", json!(t)),
             ("author", json!(pick(&mut rng, AUTHORS))),
-            ("text", json!(fill(tpl, q))),
+            (
+                "text",
+                json!(format!("{}{}", fill(tpl, q), pick(&mut rng, TAILS).replace("{Q}", &tag))),
+            ),
             ("likes", num(likes)),
             ("reposts", num((likes * 0.2 * rng.random::<f64>()).round())),
             ("sentiment", numr(s, 3)),

@@ -35,16 +35,18 @@ pub fn bars(symbol: &str, step: i64, n: usize, now: DateTime<Utc>) -> (SymbolPro
     let day_no = now.timestamp().div_euclid(DAY) as f64;
     let phase = unit(&prof.symbol) * std::f64::consts::TAU;
     // The level drifts slowly from day to day around the symbol's typical price.
-    let level = prof.price * (0.07 * (day_no / 37.0 + phase).sin() + 0.02 * gauss(&mut rng)).exp();
+    let level = prof.price
+        * (0.4 * prof.vol * (day_no / 37.0 + phase).sin() + 0.1 * prof.vol * gauss(&mut rng)).exp();
     let sigma = prof.vol / periods_per_year(prof.class, step).sqrt();
     let var0 = sigma * sigma;
-    let (a, b) = (0.07, 0.9);
+    let (a, b) = (0.05, 0.92);
     let mut var = var0 * (0.6 + 0.8 * rng.random::<f64>());
     // closes[i] for i in 0..=n (index n is the latest close), built backward; each bar's other
     // draws are taken in the same backward pass so recent bars do not depend on `n`.
     let mut closes = vec![0.0; n + 1];
     let mut sig = vec![sigma; n + 1];
     let mut draws = vec![[0.0f64; 4]; n + 1];
+    let pull = (0.015 * step as f64 / DAY as f64).min(0.05);
     let mut c = level;
     for i in (0..=n).rev() {
         closes[i] = c;
@@ -54,8 +56,9 @@ pub fn bars(symbol: &str, step: i64, n: usize, now: DateTime<Utc>) -> (SymbolPro
         let z = gauss(&mut rng) * if rng.random::<f64>() < 0.02 { 2.5 } else { 1.0 };
         draws[i] = [gauss(&mut rng), gauss(&mut rng).abs(), gauss(&mut rng).abs(), gauss(&mut rng)];
         let r = s * z;
-        c /= r.exp();
-        var = var0 * (1.0 - a - b) + a * r * r + b * var;
+        // Weak pull toward the symbol's level keeps long histories in a realistic range.
+        c = (c.ln() - r + pull * (level.ln() - c.ln())).exp();
+        var = (var0 * (1.0 - a - b) + a * r * r + b * var).clamp(0.3 * var0, 3.0 * var0);
     }
     let dec = price_decimals(level);
     let vol_per_bar = prof.daily_volume * (step as f64 / DAY as f64).min(7.0);

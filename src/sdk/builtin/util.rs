@@ -426,3 +426,14 @@ pub fn ascending_events(mut rows: Vec<(i64, Value)>) -> Value {
             .collect(),
     )
 }
+
+/// Adds calendar months to a UTC timestamp's date (day of month clamped), at 00:00 UTC.
+pub fn add_months(t: i64, months: i32) -> i64 {
+    let Some(d) = DateTime::from_timestamp(t, 0) else { return t };
+    let total = d.year() * 12 + d.month0() as i32 + months;
+    let (y, m) = (total.div_euclid(12), total.rem_euclid(12) as u32 + 1);
+    let day = d.day().min(28);
+    chrono::NaiveDate::from_ymd_opt(y, m, day)
+        .and_then(|x| x.and_hms_opt(0, 0, 0))
+        .map_or(t, |x| x.and_utc().timestamp())
+}
