@@ -1,0 +1,308 @@
+//! Every builtin method through the real registry and `Sdk::call`: success, row invariants,
+//! documented fields, determinism and limit-stable series.
+
+use std::collections::BTreeSet;
+
+use chrono::{DateTime, TimeZone, Utc};
+use serde_json::{Map, Value, json};
+
+use crate::sdk::{Backing, Registry, Sdk, SdkConfig};
+
+/// Generators whose rows are upcoming events and may be dated after `now`.
+const FUTURE_OK: &[&str] =
+    &["economicCalendar", "earningsCalendar", "holidays", "upcomingDividends", "ipoUpcoming"];
+
+fn asof() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2025, 6, 11, 15, 30, 0).single().expect("valid date")
+}
+
+fn sdk_at(now: DateTime<Utc>) -> Sdk {
+    let reg = Registry::embedded(&|_| false).expect("embedded specs parse");
+    Sdk::with_registry(reg, SdkConfig { asof: Some(now), ..Default::default() })
+}
+
+/// (source, method, generator) of every builtin-backed method.
+fn builtin_methods(reg: &Registry) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    for s in reg.sources() {
+        for m in &s.methods {
+            if let Backing::Builtin { generator } = m.backing.as_ref().unwrap_or(&s.backing) {
+                let g = generator.clone().unwrap_or_else(|| m.name.clone());
+                out.push((s.name.clone(), m.name.clone(), g));
+            }
+        }
+    }
+    out
+}
+
+/// Params for methods with required params (none of ours need any today).
+fn params_for(_source: &str, _method: &str) -> Value {
+    json!({})
+}
+
+fn first_row(v: &Value) -> Option<&Map<String, Value>> {
+    match v {
+        Value::Array(rows) => rows.first().and_then(Value::as_object),
+        Value::Object(o) => Some(o),
+        _ => None,
+    }
+}
+
+fn check_rows(name: &str, v: &Value, now: i64, future_ok: bool) -> Result<(), String> {
+    macro_rules! ensure {
+        ($c:expr, $($f:tt)*) => {
+            let ok: bool = $c;
+            if !ok {
+                return Err(format!($($f)*));
+            }
+        };
+    }
+    let Value::Array(rows) = v else { return Ok(()) };
+    let mut last: Option<i64> = None;
+    for r in rows {
+        if let Some(t) = r.get("time") {
+            let Some(t) = t.as_i64() else {
+                return Err(format!("{name}: time not an integer: {t}"));
+            };
+            if let Some(l) = last {
+                ensure!(t > l, "{name}: times not strictly ascending ({l} then {t})");
+            }
+            ensure!(future_ok || t <= now, "{name}: time {t} after now {now}");
+            last = Some(t);
+        }
+        if let (Some(o), Some(h), Some(l), Some(c)) = (
+            r.get("open").and_then(Value::as_f64),
+            r.get("high").and_then(Value::as_f64),
+            r.get("low").and_then(Value::as_f64),
+            r.get("close").and_then(Value::as_f64),
+        ) {
+            ensure!(h >= o.max(c), "{name}: high {h} < max(open {o}, close {c})");
+            ensure!(l <= o.min(c), "{name}: low {l} > min(open {o}, close {c})");
+            ensure!(l > 0.0, "{name}: non-positive low {l}");
+            let vol = r.get("volume").and_then(Value::as_f64).unwrap_or(1.0);
+            ensure!(vol > 0.0, "{name}: volume {vol}");
+        }
+        for key in ["sentiment", "imbalance", "correlation"] {
+            if let Some(x) = r.get(key).and_then(Value::as_f64) {
+                ensure!((-1.0..=1.0).contains(&x), "{name}: {key} {x} outside [-1, 1]");
+            }
+        }
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn every_builtin_method_works_and_matches_its_spec() {
+    let sdk = sdk_at(asof());
+    let reg = sdk.registry().clone();
+    let methods = builtin_methods(&reg);
+    let now = asof().timestamp();
+    let mut failures = Vec::new();
+    for (source, method, generator) in &methods {
+        let name = format!("{source}.{method}");
+        let out = match sdk.call(source, method, params_for(source, method)).await {
+            Ok(v) => v,
+            Err(e) => {
+                failures.push(format!("{name}: {e}"));
+                continue;
+            }
+        };
+        if let Err(e) = check_rows(&name, &out, now, FUTURE_OK.contains(&generator.as_str())) {
+            failures.push(e);
+        }
+        let spec = reg
+            .source(source)
+            .and_then(|s| s.methods.iter().find(|m| &m.name == method))
+            .expect("method exists");
+        if spec.returns.fields.is_empty() {
+            failures.push(format!("{name}: returns.fields is empty"));
+            continue;
+        }
+        if let Some(row) = first_row(&out) {
+            let got: BTreeSet<&str> = row.keys().map(String::as_str).collect();
+            let doc: BTreeSet<&str> = spec.returns.fields.keys().map(String::as_str).collect();
+            if got != doc {
+                failures.push(format!(
+                    "{name}: fields differ; produced but undocumented {:?}, documented but missing {:?}",
+                    got.difference(&doc).collect::<Vec<_>>(),
+                    doc.difference(&got).collect::<Vec<_>>()
+                ));
+            }
+        }
+        if spec.returns.example.is_null() {
+            failures.push(format!("{name}: no returns.example"));
+        }
+    }
+    assert!(failures.is_empty(), "{} problems:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn registry_is_large_enough() {
+    let reg = Registry::embedded(&|_| false).expect("embedded specs parse");
+    let ours = builtin_methods(&reg);
+    let sources: BTreeSet<&str> = ours.iter().map(|m| m.0.as_str()).collect();
+    assert!(sources.len() >= 28, "only {} builtin sources", sources.len());
+    assert!(ours.len() >= 120, "only {} builtin methods", ours.len());
+    assert!(reg.sources().count() >= 30);
+}
+
+#[test]
+fn every_spec_generator_exists() {
+    let reg = Registry::embedded(&|_| false).expect("embedded specs parse");
+    let ctx = super::GenContext::new("t", "t", &Map::new(), asof());
+    for (s, m, g) in builtin_methods(&reg) {
+        if let Err(e) = super::generate(&g, &Map::new(), &ctx) {
+            assert!(!e.contains("no builtin generator"), "{s}.{m}: {e}");
+        }
+    }
+    let err = super::generate("klien", &Map::new(), &ctx).expect_err("unknown generator");
+    assert!(err.contains("closest: kline"), "{err}");
+}
+
+#[tokio::test]
+async fn data_is_deterministic_per_day_and_symbol() {
+    let call = |now, params: Value| async move {
+        let sdk = sdk_at(now);
+        sdk.call("market", "getKline", params).await.expect("kline").as_ref().clone()
+    };
+    let p = json!({"symbol": "XAUUSD", "limit": 50});
+    let a = call(asof(), p.clone()).await;
+    let b = call(asof(), p.clone()).await;
+    assert_eq!(a, b);
+    let next_day = asof() + chrono::Duration::days(1);
+    assert_ne!(a, call(next_day, p).await);
+    assert_ne!(a, call(asof(), json!({"symbol": "XAGUSD", "limit": 50})).await);
+    for (src, m) in
+        [("social", "searchPosts"), ("fundamentals", "getIncomeStatement"), ("macro", "getCpi")]
+    {
+        let x = sdk_at(asof()).call(src, m, json!({})).await.expect("call");
+        let y = sdk_at(asof()).call(src, m, json!({})).await.expect("call");
+        assert_eq!(x, y, "{src}.{m} not deterministic");
+    }
+}
+
+#[tokio::test]
+async fn latest_bars_do_not_depend_on_limit() {
+    let sdk = sdk_at(asof());
+    let short = sdk
+        .call("market", "getKline", json!({"symbol": "BTCUSDT", "limit": 10}))
+        .await
+        .expect("kline");
+    let long = sdk
+        .call("market", "getKline", json!({"symbol": "BTCUSDT", "limit": 500}))
+        .await
+        .expect("kline");
+    let (s, l) = (short.as_array().expect("rows"), long.as_array().expect("rows"));
+    assert_eq!(s.len(), 10);
+    assert_eq!(l.len(), 500);
+    assert_eq!(s[9], l[499]);
+    assert_eq!(s[..], l[490..]);
+}
+
+#[tokio::test]
+async fn prices_are_realistic_and_aligned() {
+    let sdk = sdk_at(asof());
+    let level = |v: &Value| {
+        v.as_array().and_then(|r| r.last()).and_then(|r| r["close"].as_f64()).expect("close")
+    };
+    let gold = sdk.call("market", "getKline", json!({})).await.expect("kline");
+    assert!((1800.0..4000.0).contains(&level(&gold)), "gold {}", level(&gold));
+    let btc = sdk.call("crypto", "getKline", json!({})).await.expect("kline");
+    assert!((50_000.0..150_000.0).contains(&level(&btc)), "btc {}", level(&btc));
+    let eur = sdk.call("fx", "getKline", json!({})).await.expect("kline");
+    assert!((0.9..1.3).contains(&level(&eur)), "eurusd {}", level(&eur));
+    // Daily bars at 00:00 UTC, no weekend bars for FX; 1W bars start on Monday.
+    for row in eur.as_array().expect("rows") {
+        let t = row["time"].as_i64().expect("time");
+        assert_eq!(t % 86_400, 0);
+        assert!(!super::util::is_weekend(t));
+    }
+    let w = sdk
+        .call("market", "getKline", json!({"timeframe": "1W", "limit": 3}))
+        .await
+        .expect("kline");
+    for row in w.as_array().expect("rows") {
+        let t = row["time"].as_i64().expect("time");
+        assert_eq!(t.div_euclid(86_400).rem_euclid(7), 4, "week must start on Monday");
+    }
+    let m1 = sdk
+        .call("market", "getKline", json!({"timeframe": "1m", "limit": 5}))
+        .await
+        .expect("kline");
+    let last = m1.as_array().and_then(|r| r.last()).expect("row")["time"].as_i64().expect("time");
+    assert_eq!(last, asof().timestamp() / 60 * 60);
+}
+
+#[tokio::test]
+async fn fundamentals_are_consistent() {
+    let sdk = sdk_at(asof());
+    let bs =
+        sdk.call("fundamentals", "getBalanceSheet", json!({"symbol": "MSFT"})).await.expect("bs");
+    for r in bs.as_array().expect("rows") {
+        let f = |k: &str| r[k].as_f64().expect("number");
+        assert_eq!(f("totalAssets"), f("totalLiabilities") + f("totalEquity"));
+    }
+    let is = sdk
+        .call("fundamentals", "getIncomeStatement", json!({"period": "quarter"}))
+        .await
+        .expect("is");
+    for r in is.as_array().expect("rows") {
+        let f = |k: &str| r[k].as_f64().expect("number");
+        assert_eq!(f("grossProfit"), f("revenue") - f("costOfRevenue"));
+        assert_eq!(f("operatingIncome"), f("grossProfit") - f("operatingExpenses"));
+    }
+    let cf = sdk.call("fundamentals", "getCashFlow", json!({})).await.expect("cf");
+    for r in cf.as_array().expect("rows") {
+        let f = |k: &str| r[k].as_f64().expect("number");
+        assert_eq!(f("freeCashFlow"), f("operatingCashFlow") + f("capitalExpenditure"));
+    }
+}
+
+#[tokio::test]
+async fn posts_mention_the_query() {
+    let sdk = sdk_at(asof());
+    let posts = sdk.call("social", "searchPosts", json!({"query": "NVDA"})).await.expect("posts");
+    let rows = posts.as_array().expect("rows");
+    assert_eq!(rows.len(), 50);
+    assert!(rows.iter().all(|r| r["text"].as_str().is_some_and(|t| t.contains("NVDA"))));
+}
+
+#[tokio::test]
+async fn generator_errors_are_actionable() {
+    let sdk = sdk_at(asof());
+    let err = sdk
+        .call("correlation", "getMatrix", json!({"symbols": ["SPX"]}))
+        .await
+        .expect_err("one symbol");
+    assert!(err.to_string().contains("2 to 40 symbols"), "{err}");
+    let err =
+        sdk.call("screener", "screenStocks", json!({"sector": "Tech"})).await.expect_err("sector");
+    assert!(err.to_string().contains("Technology"), "{err}");
+}
+
+/// Writes `{source.method: trimmed first rows}` to the file named by `BOARDSMITH_DUMP_EXAMPLES`
+/// (used to refresh `returns.example` in the spec files); a no-op otherwise.
+#[tokio::test]
+async fn dump_examples() {
+    let Ok(path) = std::env::var("BOARDSMITH_DUMP_EXAMPLES") else { return };
+    fn trim(v: &Value, depth: usize) -> Value {
+        match v {
+            Value::Array(a) => Value::Array(
+                a.iter().take(if depth == 0 { 2 } else { 3 }).map(|x| trim(x, depth + 1)).collect(),
+            ),
+            Value::Object(o) => {
+                Value::Object(o.iter().map(|(k, x)| (k.clone(), trim(x, depth + 1))).collect())
+            }
+            other => other.clone(),
+        }
+    }
+    let sdk = sdk_at(asof());
+    let mut out = Map::new();
+    for (s, m, _) in builtin_methods(sdk.registry()) {
+        if let Ok(v) = sdk.call(&s, &m, json!({})).await {
+            out.insert(format!("{s}.{m}"), trim(&v, 0));
+        }
+    }
+    std::fs::write(path, serde_json::to_string_pretty(&Value::Object(out)).expect("json"))
+        .expect("write");
+}
