@@ -26,6 +26,17 @@ fn trim_zeros(s: String) -> String {
     if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s }
 }
 
+/// `{x:.decimals$}` with ties rounded away from zero (like JS `toFixed` on exact ties).
+fn fixed(x: f64, decimals: usize) -> String {
+    let scale = 10f64.powi(decimals as i32);
+    let scaled = x * scale;
+    if scaled.abs() < 1e15 && scaled.is_finite() {
+        format!("{:.*}", decimals, scaled.round() / scale)
+    } else {
+        format!("{x:.decimals$}")
+    }
+}
+
 /// Formats the absolute value of `x`: fixed `decimals` with separators, or compact
 /// (K/M/B/T, trailing zeros trimmed). Returns the unsigned body; the caller adds the sign.
 fn body(ax: f64, decimals: usize, compact: bool) -> String {
@@ -33,19 +44,19 @@ fn body(ax: f64, decimals: usize, compact: bool) -> String {
         const UNITS: [(f64, &str); 4] = [(1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")];
         for (i, (scale, unit)) in UNITS.iter().enumerate() {
             if ax >= *scale {
-                let v = format!("{:.*}", decimals, ax / scale);
+                let v = fixed(ax / scale, decimals);
                 // 999.96K rounds to "1000.0": move to the next unit up.
                 if v.parse::<f64>().unwrap_or(0.0) >= 1000.0 && i > 0 {
                     let (s2, u2) = UNITS[i - 1];
-                    return format!("{}{}", trim_zeros(format!("{:.*}", decimals, ax / s2)), u2);
+                    return format!("{}{}", trim_zeros(fixed(ax / s2, decimals)), u2);
                 }
                 return format!("{}{}", trim_zeros(v), unit);
             }
         }
-        let v = trim_zeros(format!("{ax:.decimals$}"));
+        let v = trim_zeros(fixed(ax, decimals));
         if v == "1000" { "1K".to_string() } else { v }
     } else {
-        group(&format!("{ax:.decimals$}"))
+        group(&fixed(ax, decimals))
     }
 }
 
