@@ -179,7 +179,9 @@ impl Call {
                 .ok_or_else(|| self.type_err(format!("{name} is required (a positive integer)")));
         }
         match v.as_number() {
-            Some(n) if n.is_finite() && n.fract() == 0.0 && n >= 1.0 && n <= 1e9 => Ok(n as usize),
+            Some(n) if n.is_finite() && n.fract() == 0.0 && (1.0..=1e9).contains(&n) => {
+                Ok(n as usize)
+            }
             Some(_) => {
                 Err(self
                     .range_err(format!("{name} must be a positive integer, got {}", describe(v))))
@@ -214,6 +216,12 @@ impl Call {
         for v in args.iter().skip(start) {
             if let Some(s) = v.as_string() {
                 let st = s.to_std_string_escaped();
+                if st.trim().parse::<f64>().is_ok() {
+                    return Err(self.type_err(format!(
+                        "numeric arguments must be numbers, got {} (a string)",
+                        describe(v)
+                    )));
+                }
                 if mode.is_none() && modes.contains(&st.as_str()) {
                     mode = Some(st);
                 } else if field.is_none() {
@@ -286,6 +294,7 @@ impl Call {
         };
         let mut key: Option<PropertyKey> = field.map(|f| f.clone().into());
         let mut out = Vec::with_capacity(vals.len());
+        let (mut first_row, mut field_seen) = (None, false);
         for v in &vals {
             let x = if let Some(n) = v.as_number() {
                 finite_or_nan(n)
@@ -305,11 +314,24 @@ impl Call {
                         k
                     }
                 };
-                scalar(&get_field(&o, &k, ctx)?, ctx)?
+                let fv = get_field(&o, &k, ctx)?;
+                field_seen |= !fv.is_undefined();
+                if first_row.is_none() {
+                    first_row = Some(o);
+                }
+                scalar(&fv, ctx)?
             } else {
                 scalar(v, ctx)?
             };
             out.push(x);
+        }
+        if let (Some(row), false, Some(k)) = (first_row, field_seen, &key) {
+            let keys: Vec<String> =
+                row.own_property_keys(ctx)?.iter().take(20).map(ToString::to_string).collect();
+            return Err(self.type_err(format!(
+                "no row in {what} has a field '{k}'; the first row has fields: {}",
+                keys.join(", ")
+            )));
         }
         Ok(out)
     }
@@ -594,8 +616,7 @@ fn resample(_: &JsValue, args: &[JsValue], ctx: &mut Context) -> JsResult<JsValu
         volume: Option<f64>,
     }
     let mut buckets: BTreeMap<i64, Bucket> = BTreeMap::new();
-    for i in 0..cols[0].len() {
-        let t = cols[0][i];
+    for (i, &t) in cols[0].iter().enumerate() {
         if t.is_nan() {
             continue;
         }
@@ -666,7 +687,7 @@ fn aggregate(agg: Agg, vals: &[JsValue], ctx: &mut Context) -> JsResult<JsValue>
     let present = || vals.iter().filter(|v| !v.is_null_or_undefined());
     Ok(match agg {
         Agg::First => present().next().cloned().unwrap_or(JsValue::null()),
-        Agg::Last => present().last().cloned().unwrap_or(JsValue::null()),
+        Agg::Last => present().next_back().cloned().unwrap_or(JsValue::null()),
         Agg::Count => JsValue::new(present().count()),
         _ => {
             let mut xs = Vec::with_capacity(vals.len());
@@ -760,7 +781,7 @@ fn group_by(_: &JsValue, args: &[JsValue], ctx: &mut Context) -> JsResult<JsValu
         })?;
         plan.push((JsString::from(field.as_str()), agg));
     }
-    let key_name = key.as_string().unwrap_or_else(|| js_string!("key"));
+    let key_name = key.as_string().unwrap_or(js_string!("key"));
     let mut out = Vec::with_capacity(groups.order.len());
     for (_, raw, members) in groups.order {
         let mut pairs =
