@@ -14,7 +14,8 @@ pub mod kernels;
 use std::collections::{BTreeMap, HashMap};
 
 use boa_engine::object::builtins::JsArray;
-use boa_engine::object::{IndexPropertyValues, ObjectInitializer};
+use boa_engine::object::builtins::JsFunction;
+use boa_engine::object::{FunctionObjectBuilder, IndexPropertyValues, ObjectInitializer};
 use boa_engine::property::{Attribute, PropertyKey};
 use boa_engine::{
     Context, JsArgs, JsError, JsNativeError, JsObject, JsResult, JsString, JsValue, NativeFunction,
@@ -62,11 +63,24 @@ const FUNCTIONS: &[(&str, usize, NativeFn)] = &[
     ("toTime", 1, to_time),
 ];
 
-/// Builds the (not yet frozen) `utils` object in `ctx`.
+/// Builds the (not yet frozen) `utils` object in `ctx`. Its functions are enumerable, so
+/// `Object.keys(utils)` lists them.
 pub fn install(ctx: &mut Context) -> JsResult<JsObject> {
+    let functions: Vec<(JsString, JsFunction)> = FUNCTIONS
+        .iter()
+        .map(|&(name, len, f)| {
+            let name = JsString::from(name);
+            let func = FunctionObjectBuilder::new(ctx.realm(), NativeFunction::from_fn_ptr(f))
+                .name(name.clone())
+                .length(len)
+                .constructor(false)
+                .build();
+            (name, func)
+        })
+        .collect();
     let mut init = ObjectInitializer::new(ctx);
-    for &(name, len, f) in FUNCTIONS {
-        init.function(NativeFunction::from_fn_ptr(f), JsString::from(name), len);
+    for (name, func) in functions {
+        init.property(name, func, Attribute::all());
     }
     Ok(init.build())
 }
