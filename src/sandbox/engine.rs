@@ -32,8 +32,6 @@ use super::{ErrorKind, ExecError, Limit, Limits, LogEntry};
 const PRELUDE: &str = include_str!("../../sandbox/prelude.js");
 /// `spec.find` and helpers for search code.
 const SEARCH_PRELUDE: &str = include_str!("../../sandbox/search.js");
-/// Documentation of `utils`, exposed as `spec.utils`.
-pub const UTILS_SPEC: &str = include_str!("../../sandbox/utils-spec.json");
 
 /// Source path given to model code, so its frames can be told from the prelude's.
 const CODE_PATH: &str = "code";
