@@ -79,7 +79,10 @@ pub fn main() -> ExitCode {
     }
     let mut spec: Value = serde_json::from_str(spec.get()).unwrap_or(Value::Null);
     if let Value::Object(o) = &mut spec {
-        o.insert("utils".into(), serde_json::from_str(super::utils::SPEC_JSON).unwrap_or(Value::Null));
+        o.insert(
+            "utils".into(),
+            serde_json::from_str(super::utils::SPEC_JSON).unwrap_or(Value::Null),
+        );
     }
 
     let out: Out = Arc::new(Mutex::new(std::io::stdout()));

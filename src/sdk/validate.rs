@@ -140,7 +140,14 @@ pub fn closest(wanted: &str, names: &[&str]) -> Vec<String> {
         .filter(|(s, _)| *s >= 0.75)
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-    scored.into_iter().take(3).map(|(_, n)| n.to_owned()).collect()
+    // A clear winner is shown alone; near-ties are all shown.
+    let best = scored.first().map_or(0.0, |s| s.0);
+    scored
+        .into_iter()
+        .take_while(|(s, _)| *s >= best - 0.1)
+        .take(3)
+        .map(|(_, n)| n.to_owned())
+        .collect()
 }
 
 #[cfg(test)]
