@@ -160,6 +160,9 @@ pub async fn sandbox(iterations: usize) -> anyhow::Result<ExitCode> {
         "runs/s",
         total
     );
+    for (name, p50, p99) in engine_breakdown(n.min(500)).await? {
+        println!("{name:<44} {:>10} {:>10} {:>6}", fmt(p50), fmt(p99), n.min(500));
+    }
     println!("cores: {}", std::thread::available_parallelism().map_or(0, |n| n.get()));
     Ok(ExitCode::SUCCESS)
 }
@@ -190,6 +193,88 @@ fn sma_in_process(n: usize) -> anyhow::Result<Vec<Duration>> {
         let t = Instant::now();
         call.evaluate(&mut ctx).map_err(js)?;
         out.push(t.elapsed());
+    }
+    Ok(out)
+}
+
+/// In-process breakdown (no IPC): realm creation and the typical panel's run, with sdk replies
+/// answered immediately from values fetched beforehand.
+pub async fn engine_breakdown(n: usize) -> anyhow::Result<Vec<(String, Duration, Duration)>> {
+    use crate::sandbox::SdkHost;
+    use crate::sandbox::engine::{self, Link, WorkerEnv};
+    use crate::sandbox::protocol::JobKind;
+    use std::rc::Rc;
+
+    let sdk = cli::load_sdk()?;
+    let kline = Sdk::call(
+        &sdk,
+        "market",
+        "getKline",
+        serde_json::json!({"symbol": "XAUUSD", "timeframe": "1D", "limit": 120}),
+    )
+    .await?;
+    let posts =
+        Sdk::call(&sdk, "social", "searchPosts", serde_json::json!({"query": "gold", "limit": 50}))
+            .await?;
+    struct Local(serde_json::Value, serde_json::Value);
+    impl Link for Local {
+        fn call(
+            &self,
+            _: String,
+            method: String,
+            _: serde_json::Value,
+        ) -> futures::channel::oneshot::Receiver<Result<serde_json::Value, String>> {
+            let (tx, rx) = futures::channel::oneshot::channel();
+            let _ = tx.send(Ok(if method == "getKline" { self.0.clone() } else { self.1.clone() }));
+            rx
+        }
+        fn reset(&self) {}
+    }
+    let env = WorkerEnv {
+        catalog: SdkHost::catalog(sdk.as_ref()),
+        spec: serde_json::Value::Null,
+        limits: Limits::default(),
+        link: Rc::new(Local((*kline).clone(), (*posts).clone())),
+    };
+    let mut out = Vec::new();
+    for (name, kind) in
+        [("realm creation: panel", JobKind::Panel), ("realm creation: builder", JobKind::Builder)]
+    {
+        let mut xs = Vec::with_capacity(n);
+        for _ in 0..n {
+            let t = Instant::now();
+            let r = engine::prepare(kind, &env).map_err(|e| anyhow::anyhow!("{e}"))?;
+            xs.push(t.elapsed());
+            drop(r);
+        }
+        let (a, b) = percentiles(xs);
+        out.push((name.to_owned(), a, b));
+    }
+    for (name, code) in [
+        ("run: typical panel (in-process)", TYPICAL_PANEL),
+        ("run: `return 1` (in-process)", "return 1;"),
+    ] {
+        let mut xs = Vec::with_capacity(n);
+        let mut drops = Vec::with_capacity(n);
+        for _ in 0..n {
+            let mut r =
+                engine::prepare(JobKind::Panel, &env).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let t = Instant::now();
+            let _ = engine::run(
+                &mut r,
+                code,
+                serde_json::Value::Object(Default::default()),
+                &env.limits,
+            );
+            xs.push(t.elapsed());
+            let t = Instant::now();
+            drop(r);
+            drops.push(t.elapsed());
+        }
+        let (a, b) = percentiles(xs);
+        out.push((name.to_owned(), a, b));
+        let (a, b) = percentiles(drops);
+        out.push((format!("  then drop realm"), a, b));
     }
     Ok(out)
 }

@@ -10,7 +10,7 @@
 //! Knows nothing of data sources beyond [`SdkHost`] (the server performs `sdk` calls; the
 //! worker only proxies them), and nothing of dashboards or HTTP.
 
-mod engine;
+pub(crate) mod engine;
 mod executor;
 mod pool;
 pub mod protocol;

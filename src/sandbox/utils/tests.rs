@@ -1,7 +1,5 @@
 #![allow(clippy::unwrap_used)]
 
-use std::time::Instant;
-
 use boa_engine::property::Attribute;
 use boa_engine::{Context, JsValue, Source, js_string};
 use proptest::prelude::*;
@@ -393,59 +391,4 @@ fn spec_matches_installed_functions() {
         let mut ctx = context();
         ok(&mut ctx, &src);
     }
-}
-
-#[test]
-#[ignore = "timing; run with --release -- --ignored --nocapture"]
-fn perf_sma_10k() {
-    let setup = "var f64 = walk(10000, 9, 0); var i32 = f64.map(Math.round); \
-                 var mixed = walk(10000, 9, 0.01); var rows = candles(10000, 9); true";
-    for (what, src) in [
-        ("DenseF64 (floats)", "utils.sma(f64, 20)"),
-        ("DenseI32 (ints)", "utils.sma(i32, 20)"),
-        ("DenseElement (floats + nulls)", "utils.sma(mixed, 20)"),
-        ("rows + field", "utils.sma(rows, 20, 'close')"),
-        ("ema floats", "utils.ema(f64, 20)"),
-        ("rsi floats", "utils.rsi(f64, 14)"),
-        ("bollinger floats", "utils.bollinger(f64, 20, 2)"),
-        ("pluck rows", "utils.pluck(rows, 'close')"),
-        ("resample rows 1h", "utils.resample(rows, '1h')"),
-    ] {
-        let mut ctx = context();
-        ok(&mut ctx, setup);
-        let n = 200;
-        let script = format!("for (let i = 0; i < {n}; i++) {{ {src}; }} true");
-        let mut best = f64::MAX;
-        let mut total = 0.0;
-        for _ in 0..10 {
-            let t = Instant::now();
-            ok(&mut ctx, &script);
-            let per = t.elapsed().as_secs_f64() / f64::from(n) * 1e6;
-            best = best.min(per);
-            total += per;
-        }
-        println!("{what:32} {src:34} best {best:7.1} µs/call, mean {:7.1}", total / 10.0);
-    }
-    // Breakdown for the plain float case.
-    let mut ctx = context();
-    ok(&mut ctx, setup);
-    let v = ctx.eval(Source::from_bytes("f64")).unwrap();
-    let c = super::Call::new("sma(values, period, field?)");
-    let t = Instant::now();
-    for _ in 0..1000 {
-        std::hint::black_box(c.series(&v, None, "values", &mut ctx).unwrap());
-    }
-    println!("convert in: {:.1} µs", t.elapsed().as_secs_f64() * 1e3);
-    let xs = c.series(&v, None, "values", &mut ctx).unwrap();
-    let t = Instant::now();
-    for _ in 0..1000 {
-        std::hint::black_box(super::kernels::sma(&xs, 20));
-    }
-    println!("kernel: {:.1} µs", t.elapsed().as_secs_f64() * 1e3);
-    let ys = super::kernels::sma(&xs, 20);
-    let t = Instant::now();
-    for _ in 0..1000 {
-        std::hint::black_box(super::out_array(&ys, &mut ctx));
-    }
-    println!("convert out: {:.1} µs", t.elapsed().as_secs_f64() * 1e3);
 }
