@@ -64,7 +64,9 @@ pub(super) struct Pool {
     config: SandboxConfig,
     host: Arc<dyn SdkHost>,
     init: Arc<String>,
-    idle: Mutex<Vec<Worker>>,
+    /// Least recently used first: a worker that just answered is still preparing its next
+    /// realm, so the next job goes to one that has had time to.
+    idle: Mutex<VecDeque<Worker>>,
     permits: Semaphore,
     counters: Counters,
     closed: AtomicBool,
@@ -89,7 +91,7 @@ impl Pool {
             config,
             host,
             init: Arc::new(init),
-            idle: Mutex::new(Vec::new()),
+            idle: Mutex::new(VecDeque::new()),
             counters: Counters::default(),
             closed: AtomicBool::new(false),
         };
@@ -118,7 +120,7 @@ impl Pool {
     pub async fn shutdown(&self) {
         self.closed.store(true, Ordering::SeqCst);
         self.permits.close();
-        let workers: Vec<Worker> = std::mem::take(&mut *self.lock_idle());
+        let workers: VecDeque<Worker> = std::mem::take(&mut *self.lock_idle());
         for mut w in workers {
             let _ = w.child.start_kill();
             let _ = w.child.wait().await;
@@ -320,12 +322,12 @@ impl Pool {
         });
     }
 
-    fn lock_idle(&self) -> std::sync::MutexGuard<'_, Vec<Worker>> {
+    fn lock_idle(&self) -> std::sync::MutexGuard<'_, VecDeque<Worker>> {
         self.idle.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn take_idle(&self) -> Option<Worker> {
-        self.lock_idle().pop()
+        self.lock_idle().pop_front()
     }
 
     fn put_idle(&self, w: Worker) {
@@ -334,7 +336,7 @@ impl Pool {
         }
         let mut idle = self.lock_idle();
         if idle.len() < self.config.workers {
-            idle.push(w);
+            idle.push_back(w);
         }
     }
 }
