@@ -4,6 +4,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use boardsmith::cli;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]

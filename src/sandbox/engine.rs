@@ -511,7 +511,17 @@ fn map_error(err: JsError, ctx: &mut Context) -> ExecError {
         Some(v) => describe_thrown(v, ctx),
         None => (ErrorKind::Runtime, display.lines().next().unwrap_or_default().to_owned()),
     };
-    let mut e = ExecError::new(kind, message);
+    // Boa reports a failed buffer allocation (the worker's memory cap) as a RangeError.
+    let mut e = if message.contains("while allocating data block") {
+        ExecError::limit(
+            Limit::Memory,
+            format!(
+                "out of memory: an allocation failed under the worker's memory limit ({message})"
+            ),
+        )
+    } else {
+        ExecError::new(kind, message)
+    };
     attach_frames(&mut e, &display, code_lines(ctx));
     e
 }

@@ -271,6 +271,9 @@ impl Pool {
             .args(&self.config.args)
             // No server secrets (API keys) in the worker's environment.
             .env_clear()
+            // mimalloc reserves address space 1 GiB at a time by default, which would use up
+            // the worker's whole RLIMIT_AS; small steps keep the cap meaningful.
+            .env("MIMALLOC_ARENA_RESERVE", "16MiB")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
