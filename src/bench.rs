@@ -274,7 +274,7 @@ pub async fn engine_breakdown(n: usize) -> anyhow::Result<Vec<(String, Duration,
         let (a, b) = percentiles(xs);
         out.push((name.to_owned(), a, b));
         let (a, b) = percentiles(drops);
-        out.push((format!("  then drop realm"), a, b));
+        out.push(("  then drop realm".to_owned(), a, b));
     }
     Ok(out)
 }
