@@ -348,7 +348,7 @@ pub fn run(realm: &mut Realm, code: &str, input: Value, limits: &Limits) -> From
     let logs = host.map(|h| h.logs.replace(LogBuffer::default()).finish()).unwrap_or_default();
     let fail = |mut error: ExecError, logs| {
         error.logs = logs;
-        FromWorker::Fail { error }
+        FromWorker::Fail { error, retire: false }
     };
     if exceeded {
         let msg = format!(
@@ -363,7 +363,7 @@ pub fn run(realm: &mut Realm, code: &str, input: Value, limits: &Limits) -> From
     };
     match to_json_text(&value, stringify, ctx, limits.result_bytes) {
         Ok(text) => match RawValue::from_string(text) {
-            Ok(value) => FromWorker::Done { value, logs, sdk_calls },
+            Ok(value) => FromWorker::Done { value, logs, sdk_calls, retire: false },
             Err(e) => fail(ExecError::new(ErrorKind::Result, format!("result: {e}")), logs),
         },
         Err(e) => fail(e, logs),

@@ -42,6 +42,8 @@ pub struct PoolStats {
     pub crashed: u64,
     /// Workers started, including the initial ones.
     pub spawned: u64,
+    /// Workers replaced after a job because their address space grew too large.
+    pub retired: u64,
 }
 
 #[derive(Default)]
@@ -50,6 +52,7 @@ struct Counters {
     killed: AtomicU64,
     crashed: AtomicU64,
     spawned: AtomicU64,
+    retired: AtomicU64,
 }
 
 struct Worker {
@@ -74,8 +77,8 @@ pub(super) struct Pool {
 
 /// How a job ended, from the pool's point of view.
 enum End {
-    /// The worker answered; it can be reused.
-    Answered(Result<Outcome, ExecError>),
+    /// The worker answered; it can be reused unless it asked to retire.
+    Answered(Result<Outcome, ExecError>, bool),
     /// The worker was killed or died; it must be replaced.
     Lost(ExecError),
 }
@@ -114,6 +117,7 @@ impl Pool {
             killed: c.killed.load(Ordering::Relaxed),
             crashed: c.crashed.load(Ordering::Relaxed),
             spawned: c.spawned.load(Ordering::Relaxed),
+            retired: c.retired.load(Ordering::Relaxed),
         }
     }
 
@@ -156,8 +160,14 @@ impl Pool {
         let end = self.drive(&mut worker, &job, deadline, deadline_len).await;
         self.counters.executions.fetch_add(1, Ordering::Relaxed);
         match end {
-            End::Answered(mut r) => {
-                self.put_idle(worker);
+            End::Answered(mut r, retire) => {
+                if retire {
+                    self.counters.retired.fetch_add(1, Ordering::Relaxed);
+                    kill(&mut worker).await;
+                    self.replace_in_background();
+                } else {
+                    self.put_idle(worker);
+                }
                 if let Ok(o) = &mut r {
                     o.duration = started.elapsed();
                 }
@@ -209,13 +219,13 @@ impl Pool {
                             };
                             inflight.push(async move { (id, fut.await) });
                         }
-                        Ok(FromWorker::Done { value, logs, sdk_calls }) => {
+                        Ok(FromWorker::Done { value, logs, sdk_calls, retire }) => {
                             return End::Answered(match serde_json::from_str(value.get()) {
                                 Ok(value) => Ok(Outcome { value, logs, sdk_calls, duration: Duration::ZERO }),
                                 Err(e) => Err(ExecError::new(ErrorKind::Result, format!("result is not JSON: {e}"))),
-                            });
+                            }, retire);
                         }
-                        Ok(FromWorker::Fail { error }) => return End::Answered(Err(error)),
+                        Ok(FromWorker::Fail { error, retire }) => return End::Answered(Err(error), retire),
                         Ok(FromWorker::Ready) | Err(_) => {
                             kill(w).await;
                             return End::Lost(internal(format!("protocol error from worker: {}", truncate(&line, 200))));

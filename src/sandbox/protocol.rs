@@ -93,10 +93,17 @@ pub enum FromWorker {
         /// Number of sdk calls made.
         #[serde(rename = "sdkCalls")]
         sdk_calls: u32,
+        /// The worker should not be reused (see [`FromWorker::Fail::retire`]).
+        #[serde(default)]
+        retire: bool,
     },
     /// The job failed.
     Fail {
         /// What happened.
         error: ExecError,
+        /// The worker's address space grew past its reuse threshold (allocators keep freed
+        /// address space reserved, and the memory cap counts it): replace it.
+        #[serde(default)]
+        retire: bool,
     },
 }

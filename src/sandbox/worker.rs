@@ -128,6 +128,14 @@ pub fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// This process's virtual memory size (what RLIMIT_AS counts), from `/proc/self/status`.
+fn address_space() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmSize:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 fn js_thread(env: &WorkerEnv, out: &Out, jobs: &mpsc::Receiver<(JobKind, String, Value)>) {
     let mut warm: Option<Realm> = engine::prepare(JobKind::Panel, env).ok();
     while let Ok((kind, code, input)) = jobs.recv() {
@@ -135,17 +143,22 @@ fn js_thread(env: &WorkerEnv, out: &Out, jobs: &mpsc::Receiver<(JobKind, String,
             Some(r) if r.kind() == kind => Ok(r),
             _ => engine::prepare(kind, env),
         };
-        match realm {
-            Ok(mut realm) => {
-                let msg = engine::run(&mut realm, &code, input, &env.limits);
-                send(out, &msg);
-                env.link.reset();
-                drop(realm);
-            }
-            Err(e) => {
-                let error = ExecError::new(ErrorKind::Runtime, format!("cannot create realm: {e}"));
-                send(out, &FromWorker::Fail { error });
-            }
+        let mut msg = match realm {
+            Ok(mut realm) => engine::run(&mut realm, &code, input, &env.limits),
+            Err(e) => FromWorker::Fail {
+                error: ExecError::new(ErrorKind::Runtime, format!("cannot create realm: {e}")),
+                retire: true,
+            },
+        };
+        let worn_out =
+            address_space().is_some_and(|bytes| bytes > env.limits.memory_bytes / 10 * 6);
+        if let FromWorker::Done { retire, .. } | FromWorker::Fail { retire, .. } = &mut msg {
+            *retire |= worn_out;
+        }
+        send(out, &msg);
+        env.link.reset();
+        if worn_out {
+            return;
         }
         // Most jobs repeat their predecessor's kind (panel refreshes): prepare that one.
         warm = engine::prepare(kind, env).ok();

@@ -230,3 +230,17 @@ async fn limits_are_reported_by_name() {
         .unwrap_err();
     assert_eq!(e.limit, Some(Limit::Recursion), "{e}");
 }
+
+#[tokio::test]
+async fn a_worker_left_with_a_large_address_space_is_replaced_not_reused() {
+    let sb = support::sandbox_with(1, boardsmith::sandbox::Limits::default()).await;
+    // Grows until the memory cap, catches the failure and returns normally.
+    let grow = "const a = []; try { for (let i = 0; i < 200; i++) a.push(new Float64Array(1e6)); }
+                catch (e) { return { got: a.length, error: e.name }; } return { got: a.length };";
+    let out = sb.run_panel(grow, &PanelContext::default()).await.unwrap();
+    assert_eq!(out.value["error"], "RangeError", "{}", out.value);
+    // The same (only) worker slot must now hold a fresh process with its full budget.
+    let use400 = "const a = []; for (let i = 0; i < 50; i++) a.push(new Float64Array(1e6)); return a.length;";
+    assert_eq!(sb.run_panel(use400, &PanelContext::default()).await.unwrap().value, json!(50));
+    assert!(sb.stats().retired >= 1, "{:?}", sb.stats());
+}

@@ -154,7 +154,7 @@ async fn hostile_programs_end_with_their_expected_error_and_do_not_disturb_other
     }
     let stats = sb.stats();
     println!("pool: {stats:?}");
-    assert!(stats.killed >= 1 && stats.spawned > 4, "{stats:?}");
+    assert!(stats.killed >= 1 && stats.spawned > 4 && stats.retired >= 1, "{stats:?}");
     assert!(
         failures.is_empty(),
         "{} hostile cases failed:\n{}",
