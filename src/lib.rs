@@ -5,5 +5,7 @@
 
 pub mod bench;
 pub mod cli;
+pub mod dashboard;
 pub mod sandbox;
 pub mod sdk;
+pub mod store;

@@ -175,7 +175,7 @@ pub fn prepare(kind: JobKind, env: &WorkerEnv) -> JsResult<Realm> {
             let sdk = build_sdk(&mut ctx, &env.catalog)?;
             define_frozen_global(&mut ctx, "sdk", sdk.into())?;
         }
-        JobKind::Builder => {}
+        JobKind::Builder | JobKind::Check => {}
     }
     Ok(Realm { kind, ctx, executor, stringify })
 }
@@ -377,6 +377,10 @@ async fn execute(
     code: &str,
     input: Value,
 ) -> Result<JsValue, ExecError> {
+    if kind == JobKind::Check {
+        parse(ctx, &format!("(async () => {{\n{code}\n}})"))?;
+        return Ok(JsValue::null());
+    }
     let promise = match (kind, &input) {
         (JobKind::Builder, Value::Object(_)) => {
             let f = compile_mutator(ctx, code)?;

@@ -338,6 +338,13 @@ impl Sandbox {
         self.pool.run(JobKind::Panel, code, Some(Value::Object(ctx.vars.clone()))).await
     }
 
+    /// Checks that panel code parses, without running it (parsing untrusted code is also kept
+    /// out of the server: deep nesting would overflow the parser's native stack). Returns the
+    /// syntax error with its line and column.
+    pub async fn check_syntax(&self, code: &str) -> Result<(), ExecError> {
+        self.pool.run(JobKind::Check, code, None).await.map(|_| ())
+    }
+
     /// Pool counters (executions, kills, respawns).
     pub fn stats(&self) -> PoolStats {
         self.pool.stats()

@@ -142,7 +142,7 @@ impl Pool {
         let started = Instant::now();
         let deadline_len = match kind {
             JobKind::Panel => limits.panel_deadline,
-            JobKind::Builder | JobKind::Search => limits.builder_deadline,
+            JobKind::Builder | JobKind::Search | JobKind::Check => limits.builder_deadline,
         };
         let _permit = self
             .permits

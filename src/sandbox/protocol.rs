@@ -29,6 +29,8 @@ pub enum JobKind {
     Builder,
     /// `sdk`, `utils`, `vars` in scope.
     Panel,
+    /// Parse panel code without running it.
+    Check,
 }
 
 /// Messages from the server to a worker.

@@ -245,3 +245,11 @@ async fn a_worker_left_with_a_large_address_space_is_replaced_not_reused() {
     assert_eq!(sb.run_panel(use400, &PanelContext::default()).await.unwrap().value, json!(50));
     assert!(sb.stats().retired >= 1, "{:?}", sb.stats());
 }
+
+#[tokio::test]
+async fn check_syntax_parses_without_running() {
+    let sb = support::sandbox().await;
+    sb.check_syntax("while (true) {}\nreturn await sdk.nope.x();").await.unwrap();
+    let e = sb.check_syntax("const a = 1;\nreturn a +;").await.unwrap_err();
+    assert_eq!((e.kind, e.line), (ErrorKind::Syntax, Some(2)), "{e:?}");
+}

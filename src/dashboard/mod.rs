@@ -1,0 +1,16 @@
+//! Dashboards as documents: the `DashboardState` model, its validation (structure, rules and the
+//! per-type panel data contract), diffs between versions, and the compact summary for models.
+//!
+//! Pure and synchronous: knows nothing of storage, the sandbox, HTTP or WebSockets.
+
+pub mod data;
+pub mod diff;
+pub mod state;
+pub mod summary;
+pub mod validate;
+
+pub use diff::{ChangeEntry, ChangeKind};
+pub use state::{
+    DashboardState, Layout, Panel, PanelLayout, PanelType, Renderer, Variable, VariableType,
+};
+pub use validate::{InvalidState, Issue};
