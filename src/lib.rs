@@ -6,6 +6,8 @@
 pub mod bench;
 pub mod cli;
 pub mod dashboard;
+pub mod live;
 pub mod sandbox;
 pub mod sdk;
 pub mod store;
+pub mod tools;

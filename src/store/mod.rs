@@ -114,6 +114,11 @@ impl std::fmt::Debug for Store {
     }
 }
 
+/// A new dashboard id: `db_` + a time-ordered UUID (v7).
+pub fn new_dashboard_id() -> String {
+    format!("db_{}", uuid::Uuid::now_v7().simple())
+}
+
 fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
@@ -137,7 +142,7 @@ impl Store {
         note: &str,
     ) -> Result<DashboardRecord, StoreError> {
         let _ = note;
-        let id = id.map_or_else(|| format!("db_{}", uuid::Uuid::now_v7().simple()), str::to_owned);
+        let id = id.map_or_else(new_dashboard_id, str::to_owned);
         let t = now_ms();
         let rec = DashboardRecord {
             id: id.clone(),

@@ -1,0 +1,443 @@
+//! The agent's four tools — `search`, `execute`, `get_state`, `mutate` — with the seed's exact
+//! input and output shapes, plus sessions (the active dashboard and the ones a chat created).
+//!
+//! A tool call never fails because model-written code failed: such failures are part of the
+//! output (`error`, `validation`) so the model can act on them. [`ToolError`] is for callers'
+//! mistakes (malformed input, unknown ids) and infrastructure failures.
+//! Knows nothing of HTTP; `gateway` maps [`ToolError`] to status codes.
+
+pub mod cap;
+mod session;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::dashboard::diff::{changed_panels, changes};
+use crate::dashboard::summary::summary;
+use crate::dashboard::validate::parse_state;
+use crate::dashboard::{ChangeEntry, DashboardState, Issue};
+use crate::live::{Live, PanelRun};
+use crate::sandbox::{ExecError, Sandbox};
+use crate::store::{Store, StoreError};
+
+pub use session::{DashboardRef, SessionState};
+
+/// How many times a mutate is re-applied when another writer saved first.
+const CONFLICT_RETRIES: usize = 5;
+
+/// Input of `search`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchInput {
+    /// JS run over the frozen `spec`.
+    pub code: String,
+}
+
+/// Output of `search`.
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchOutput {
+    /// What the code returned (typically `DataSourceMatch[]`).
+    pub results: Value,
+    /// The code's error, with line and column.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Input of `execute`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecuteInput {
+    /// Builder code returning a DashboardState.
+    pub code: String,
+    /// Replace this dashboard instead of creating a new one.
+    #[serde(default)]
+    pub dashboard_id: Option<String>,
+}
+
+/// Output of `execute`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExecuteOutput {
+    /// The created or replaced dashboard (empty when nothing was saved).
+    pub dashboard_id: String,
+    /// The saved state (null when nothing was saved).
+    pub state: Value,
+    /// Test-run results of every panel.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub validation: Option<ValidationResult>,
+    /// Why nothing was saved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Input of `get_state`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GetStateInput {
+    /// Defaults to the session's active dashboard.
+    #[serde(default)]
+    pub dashboard_id: Option<String>,
+    /// `summary` (default) or `full`.
+    #[serde(default)]
+    pub detail_level: DetailLevel,
+}
+
+/// How much `get_state` returns.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DetailLevel {
+    /// Panel list, key config, code previews.
+    #[default]
+    Summary,
+    /// Everything, including code.
+    Full,
+}
+
+/// Output of `get_state`.
+#[derive(Debug, Clone, Serialize)]
+pub struct GetStateOutput {
+    /// The dashboard.
+    pub dashboard_id: String,
+    /// Summary or full state.
+    pub state: Value,
+    /// Why there is no state.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Input of `mutate`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MutateInput {
+    /// `async (state) => newState`; returning `null` deletes the dashboard.
+    pub code: String,
+    /// Defaults to the session's active dashboard.
+    #[serde(default)]
+    pub dashboard_id: Option<String>,
+}
+
+/// Output of `mutate`.
+#[derive(Debug, Clone, Serialize)]
+pub struct MutateOutput {
+    /// The dashboard.
+    pub dashboard_id: String,
+    /// What changed (empty when nothing did).
+    pub changes: Vec<ChangeEntry>,
+    /// Test-run results of added and modified panels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub validation: Option<ValidationResult>,
+    /// True when the code returned null and the dashboard was deleted.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub deleted: bool,
+    /// Why nothing was saved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Test-run results.
+#[derive(Debug, Clone, Serialize)]
+pub struct ValidationResult {
+    /// One entry per panel run.
+    pub panels: Vec<PanelValidation>,
+    /// True when every panel succeeded.
+    #[serde(rename = "allOk")]
+    pub all_ok: bool,
+}
+
+/// One panel's test run.
+#[derive(Debug, Clone, Serialize)]
+pub struct PanelValidation {
+    /// The panel.
+    #[serde(rename = "panelId")]
+    pub panel_id: String,
+    /// `success` or `error`.
+    pub status: String,
+    /// Rows returned.
+    #[serde(rename = "rowCount", skip_serializing_if = "Option::is_none")]
+    pub row_count: Option<usize>,
+    /// The error with its line and column in the panel's code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Run time, e.g. `"12.3ms"`.
+    pub duration: String,
+}
+
+/// Callers' mistakes and infrastructure failures.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// No tool by that name.
+    #[error("unknown tool `{0}`; tools are search, execute, get_state, mutate")]
+    UnknownTool(String),
+    /// The input does not match the tool's schema.
+    #[error("invalid input for `{tool}`: {message}")]
+    InvalidInput {
+        /// The tool.
+        tool: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Storage failure, missing dashboard or a conflict that retries did not resolve.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The tools over the sandbox, store and live layer.
+pub struct Tools {
+    sandbox: Sandbox,
+    store: Arc<Store>,
+    live: Arc<Live>,
+    sessions: session::Sessions,
+    /// Writes to one dashboard go one at a time; other writers are caught by versions.
+    writers: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+impl std::fmt::Debug for Tools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tools").finish_non_exhaustive()
+    }
+}
+
+/// `message (line L, column C)` for a model.
+pub fn describe(e: &ExecError) -> String {
+    let mut s = e.message.clone();
+    if let Some(limit) = e.limit {
+        s.push_str(&format!(" [limit: {}]", limit.as_str()));
+    }
+    if let (Some(l), Some(c)) = (e.line, e.column) {
+        s.push_str(&format!(" (line {l}, column {c})"));
+    }
+    s
+}
+
+fn issues_text(issues: &[Issue]) -> String {
+    let lines: Vec<String> = issues.iter().map(|i| format!("{}: {}", i.path, i.message)).collect();
+    format!("invalid DashboardState:\n{}", lines.join("\n"))
+}
+
+fn validation(runs: &[(String, PanelRun)]) -> ValidationResult {
+    let panels: Vec<PanelValidation> = runs
+        .iter()
+        .map(|(id, run)| PanelValidation {
+            panel_id: id.clone(),
+            status: if run.result.is_ok() { "success" } else { "error" }.to_owned(),
+            row_count: run.result.as_ref().ok().map(|o| o.row_count),
+            error: run.result.as_ref().err().map(describe),
+            duration: format!("{:.1}ms", run.duration.as_secs_f64() * 1e3),
+        })
+        .collect();
+    let all_ok = panels.iter().all(|p| p.status == "success");
+    ValidationResult { panels, all_ok }
+}
+
+impl Tools {
+    /// Builds the tools.
+    pub fn new(sandbox: Sandbox, store: Arc<Store>, live: Arc<Live>) -> Self {
+        Self { sessions: session::Sessions::new(store.clone()), sandbox, store, live, writers: Mutex::default() }
+    }
+
+    /// Dispatches a call by tool name with JSON input; the output as JSON.
+    pub async fn call(&self, tool: &str, input: Value, session: Option<&str>) -> Result<Value, ToolError> {
+        fn parse<T: serde::de::DeserializeOwned>(tool: &str, input: Value) -> Result<T, ToolError> {
+            serde_json::from_value(input)
+                .map_err(|e| ToolError::InvalidInput { tool: tool.to_owned(), message: e.to_string() })
+        }
+        let out = match tool {
+            "search" => serde_json::to_value(self.search(parse(tool, input)?).await),
+            "execute" => serde_json::to_value(self.execute(parse(tool, input)?, session).await?),
+            "get_state" => serde_json::to_value(self.get_state(parse(tool, input)?, session).await?),
+            "mutate" => serde_json::to_value(self.mutate(parse(tool, input)?, session).await?),
+            other => return Err(ToolError::UnknownTool(other.to_owned())),
+        };
+        Ok(out.unwrap_or(Value::Null))
+    }
+
+    /// The session's state.
+    pub async fn session(&self, session: Option<&str>) -> Result<SessionState, ToolError> {
+        Ok(self.sessions.get(session).await?)
+    }
+
+    /// `search`: runs the code over the spec.
+    pub async fn search(&self, input: SearchInput) -> SearchOutput {
+        match self.sandbox.run_search(&input.code).await {
+            Ok(out) => SearchOutput { results: out.value, error: None },
+            Err(e) => SearchOutput { results: Value::Array(Vec::new()), error: Some(describe(&e)) },
+        }
+    }
+
+    fn writer_lock(&self, id: &str) -> Arc<tokio::sync::Mutex<()>> {
+        self.writers.lock().unwrap_or_else(|p| p.into_inner()).entry(id.to_owned()).or_default().clone()
+    }
+
+    /// Runs builder code (on a copy of `head` for mutate) and validates the result as a
+    /// DashboardState, including the syntax of panel code that differs from `head`. `Ok(None)`:
+    /// a mutate returned null. `Err` is the model-facing message.
+    async fn build(&self, code: &str, head: Option<&DashboardState>) -> Result<Option<DashboardState>, String> {
+        let input = head.map(|h| serde_json::to_value(h).unwrap_or(Value::Null));
+        let out = self.sandbox.run_builder(code, input.as_ref()).await.map_err(|e| describe(&e))?;
+        if head.is_some() && out.value.is_null() {
+            return Ok(None);
+        }
+        let state = parse_state(&out.value).map_err(|e| issues_text(&e.0))?;
+        let unchanged = |code: &str, id: &str| {
+            head.is_some_and(|h| h.panels.iter().any(|p| p.id == id && p.code == code))
+        };
+        let checks = state
+            .panels
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| !unchanged(&p.code, &p.id))
+            .map(|(i, p)| async move { (i, self.sandbox.check_syntax(&p.code).await) });
+        let mut issues = Vec::new();
+        for (i, r) in futures::future::join_all(checks).await {
+            if let Err(e) = r {
+                issues.push(Issue { path: format!("panels[{i}].code"), message: describe(&e) });
+            }
+        }
+        if issues.is_empty() { Ok(Some(state)) } else { Err(issues_text(&issues)) }
+    }
+
+    /// Test-runs the given panels concurrently.
+    async fn test_run(&self, id: &str, state: &DashboardState, ids: &[String]) -> Vec<(String, PanelRun)> {
+        let vars = self.live.vars(id, state);
+        let runs = state
+            .panels
+            .iter()
+            .filter(|p| ids.contains(&p.id))
+            .map(|p| async { (p.id.clone(), self.live.run_panel(id, p, &vars).await) });
+        futures::future::join_all(runs).await
+    }
+
+    /// `execute`: builds a state, validates it, test-runs every panel, saves (new dashboard, or
+    /// a new version of `dashboard_id`), pushes to subscribers and makes it the active one.
+    pub async fn execute(&self, input: ExecuteInput, session: Option<&str>) -> Result<ExecuteOutput, ToolError> {
+        let fail = |id: &str, error: String| ExecuteOutput {
+            dashboard_id: id.to_owned(),
+            state: Value::Null,
+            validation: None,
+            error: Some(error),
+        };
+        let existing = match &input.dashboard_id {
+            Some(id) => Some(self.store.get(id).await?),
+            None => None,
+        };
+        let target = input.dashboard_id.clone().unwrap_or_default();
+        let state = match self.build(&input.code, None).await {
+            Ok(Some(s)) => s,
+            Ok(None) => return Ok(fail(&target, "the code returned nothing".into())),
+            Err(e) => return Ok(fail(&target, e)),
+        };
+        let id = input.dashboard_id.clone().unwrap_or_else(crate::store::new_dashboard_id);
+        let all: Vec<String> = state.panels.iter().map(|p| p.id.clone()).collect();
+        let runs = self.test_run(&id, &state, &all).await;
+        let state = Arc::new(state);
+        let record = match existing {
+            None => self.store.create(Some(&id), (*state).clone(), "execute").await?,
+            Some(old) => {
+                let lock = self.writer_lock(&id);
+                let _guard = lock.lock().await;
+                let head = self.store.get(&id).await?;
+                let rec = self.store.save(&id, head.version, (*state).clone(), "execute").await?;
+                let diff = changes(&old.state, &state);
+                self.live.version_saved(&id, head.version, rec.version, &head.state, state.clone(), diff, runs.clone()).await;
+                rec
+            }
+        };
+        if record.version == 1 {
+            for (panel, run) in runs.iter().cloned() {
+                self.live.record_run(&id, 1, state.clone(), &panel, run);
+            }
+        }
+        self.sessions.touch(session, &id, &state.title, true).await?;
+        Ok(ExecuteOutput {
+            dashboard_id: id,
+            state: serde_json::to_value(&*state).unwrap_or(Value::Null),
+            validation: Some(validation(&runs)),
+            error: None,
+        })
+    }
+
+    async fn resolve(&self, given: Option<&str>, session: Option<&str>) -> Result<Result<String, String>, ToolError> {
+        if let Some(id) = given {
+            return Ok(Ok(id.to_owned()));
+        }
+        let s = self.sessions.get(session).await?;
+        Ok(s.active.ok_or_else(|| {
+            "no active dashboard in this session: create one with `execute`, or pass `dashboard_id`".to_owned()
+        }))
+    }
+
+    /// `get_state`: the summary (default) or the full state; makes the dashboard active.
+    pub async fn get_state(&self, input: GetStateInput, session: Option<&str>) -> Result<GetStateOutput, ToolError> {
+        let id = match self.resolve(input.dashboard_id.as_deref(), session).await? {
+            Ok(id) => id,
+            Err(e) => return Ok(GetStateOutput { dashboard_id: String::new(), state: Value::Null, error: Some(e) }),
+        };
+        let rec = self.store.get(&id).await?;
+        if rec.deleted {
+            return Err(StoreError::Deleted(id).into());
+        }
+        self.sessions.touch(session, &id, &rec.state.title, false).await?;
+        let state = match input.detail_level {
+            DetailLevel::Summary => summary(&rec.state),
+            DetailLevel::Full => serde_json::to_value(&rec.state).unwrap_or(Value::Null),
+        };
+        Ok(GetStateOutput { dashboard_id: id, state, error: None })
+    }
+
+    /// `mutate`: applies `async (state) => newState` to a copy of the current state, diffs,
+    /// validates, test-runs changed panels, saves, pushes. Another writer saving first makes
+    /// the code run again on the newer state (it is a function of the state).
+    pub async fn mutate(&self, input: MutateInput, session: Option<&str>) -> Result<MutateOutput, ToolError> {
+        let out = |id: &str| MutateOutput {
+            dashboard_id: id.to_owned(),
+            changes: Vec::new(),
+            validation: None,
+            deleted: false,
+            error: None,
+        };
+        let id = match self.resolve(input.dashboard_id.as_deref(), session).await? {
+            Ok(id) => id,
+            Err(e) => return Ok(MutateOutput { error: Some(e), ..out("") }),
+        };
+        let lock = self.writer_lock(&id);
+        let _guard = lock.lock().await;
+        let mut attempt = 0;
+        loop {
+            let head = self.store.get(&id).await?;
+            if head.deleted {
+                return Err(StoreError::Deleted(id).into());
+            }
+            let new = match self.build(&input.code, Some(&head.state)).await {
+                Ok(Some(s)) => s,
+                Ok(None) => {
+                    self.store.delete(&id).await?;
+                    self.live.deleted(&id);
+                    self.sessions.forget(session, &id).await?;
+                    return Ok(MutateOutput { deleted: true, ..out(&id) });
+                }
+                Err(e) => return Ok(MutateOutput { error: Some(e), ..out(&id) }),
+            };
+            let diff = changes(&head.state, &new);
+            if diff.is_empty() {
+                self.sessions.touch(session, &id, &new.title, false).await?;
+                return Ok(out(&id));
+            }
+            let changed = changed_panels(&head.state, &new);
+            let runs = self.test_run(&id, &new, &changed).await;
+            let new = Arc::new(new);
+            match self.store.save(&id, head.version, (*new).clone(), "mutate").await {
+                Ok(rec) => {
+                    self.live
+                        .version_saved(&id, head.version, rec.version, &head.state, new.clone(), diff.clone(), runs.clone())
+                        .await;
+                    self.sessions.touch(session, &id, &new.title, false).await?;
+                    return Ok(MutateOutput { changes: diff, validation: Some(validation(&runs)), ..out(&id) });
+                }
+                Err(StoreError::Conflict { .. }) if attempt < CONFLICT_RETRIES => attempt += 1,
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+}
