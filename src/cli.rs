@@ -45,6 +45,43 @@ pub async fn start_sandbox(sdk: Arc<Sdk>, workers: Option<usize>) -> anyhow::Res
     Sandbox::start(config, sdk).await.map_err(|e| anyhow::anyhow!("{e}"))
 }
 
+/// `boardsmith serve`: starts everything, serves until SIGINT/SIGTERM, then drains requests,
+/// stops the pool and makes the store's final commit.
+pub async fn serve() -> anyhow::Result<ExitCode> {
+    let exe = std::env::current_exe().context("locating the boardsmith executable")?;
+    let config = crate::app::AppConfig::from_env(exe);
+    let addr = std::env::var("BOARDSMITH_ADDR").unwrap_or_else(|_| "127.0.0.1:8080".to_owned());
+    let app = crate::app::App::start(config.clone()).await?;
+    let listener =
+        tokio::net::TcpListener::bind(&addr).await.with_context(|| format!("binding {addr}"))?;
+    eprintln!(
+        "boardsmith listening on http://{} (data in {})",
+        listener.local_addr()?,
+        config.data_dir.display()
+    );
+    crate::gateway::run(listener, app.clone(), shutdown_signal(app.shutdown_token())).await?;
+    app.stop().await;
+    eprintln!("boardsmith stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Resolves on SIGINT or SIGTERM and cancels `token` (closing WebSockets) so the server drains.
+async fn shutdown_signal(token: tokio_util::sync::CancellationToken) {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = term => {}
+    }
+    token.cancel();
+}
+
 /// `boardsmith sdk list`.
 pub fn sdk_list() -> anyhow::Result<ExitCode> {
     let sdk = load_sdk()?;

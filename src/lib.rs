@@ -3,11 +3,14 @@
 //! Layers (see ARCHITECTURE.md): [`sandbox`] runs model-written JavaScript in isolated worker
 //! processes; [`sdk`] is the registry of data sources that panel code calls through the sandbox.
 
+pub mod app;
 pub mod bench;
 pub mod cli;
 pub mod dashboard;
+pub mod gateway;
 pub mod live;
 pub mod sandbox;
 pub mod sdk;
 pub mod store;
 pub mod tools;
+pub mod ws;

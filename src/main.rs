@@ -12,12 +12,16 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(name = "boardsmith", version, about = "Live financial dashboards built by an LLM agent")]
 struct Args {
+    /// Defaults to `serve`.
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the server (the default): HTTP API and WebSocket on BOARDSMITH_ADDR
+    /// (127.0.0.1:8080), data in BOARDSMITH_DATA (./data).
+    Serve,
     /// Inspect the data-source registry.
     Sdk {
         #[command(subcommand)]
@@ -70,7 +74,8 @@ enum BenchTarget {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    if let Command::SandboxWorker = args.command {
+    let command = args.command.unwrap_or(Command::Serve);
+    if let Command::SandboxWorker = command {
         return boardsmith::sandbox::worker::main();
     }
     tracing_subscriber::fmt()
@@ -87,7 +92,8 @@ fn main() -> ExitCode {
         }
     };
     let result = runtime.block_on(async {
-        match args.command {
+        match command {
+            Command::Serve => cli::serve().await,
             Command::Sdk { command: SdkCommand::List } => cli::sdk_list(),
             Command::Sdk { command: SdkCommand::Show { source } } => cli::sdk_show(&source),
             Command::Run { kind, file, state, vars } => {

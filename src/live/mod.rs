@@ -116,7 +116,8 @@ impl Event {
     fn outbox_item(&self) -> OutboxItem {
         let text: Arc<str> = serde_json::to_string(self).unwrap_or_default().into();
         match self {
-            Self::Data { dashboard_id, panel_id, .. } | Self::PanelError { dashboard_id, panel_id, .. } => {
+            Self::Data { dashboard_id, panel_id, .. }
+            | Self::PanelError { dashboard_id, panel_id, .. } => {
                 OutboxItem::panel(dashboard_id, panel_id, text)
             }
             _ => OutboxItem::control(text),
@@ -169,7 +170,10 @@ fn now_ms() -> i64 {
 impl Live {
     /// Creates the live layer over a sandbox pool.
     pub fn new(sandbox: Sandbox, config: LiveConfig) -> Self {
-        Self { runner: runner::Runner::new(sandbox, config.max_concurrent_runs), dashboards: Mutex::default() }
+        Self {
+            runner: runner::Runner::new(sandbox, config.max_concurrent_runs),
+            dashboards: Mutex::default(),
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Watched>> {
@@ -192,7 +196,12 @@ impl Live {
 
     /// Runs one panel's code now (one run per panel at a time; bounded overall), without
     /// publishing.
-    pub async fn run_panel(&self, dashboard_id: &str, panel: &Panel, vars: &Map<String, Value>) -> PanelRun {
+    pub async fn run_panel(
+        &self,
+        dashboard_id: &str,
+        panel: &Panel,
+        vars: &Map<String, Value>,
+    ) -> PanelRun {
         self.runner.run(dashboard_id, panel, vars).await
     }
 
@@ -204,7 +213,13 @@ impl Live {
     /// Adds a subscriber and queues its snapshot first. Panels without a result are marked
     /// pending and run in the background (their `panel.data` follows the snapshot). If the live
     /// layer already holds a newer version than `version`, that one is sent.
-    pub fn subscribe(self: &Arc<Self>, id: &str, version: u64, state: Arc<DashboardState>, outbox: Arc<Outbox>) {
+    pub fn subscribe(
+        self: &Arc<Self>,
+        id: &str,
+        version: u64,
+        state: Arc<DashboardState>,
+        outbox: Arc<Outbox>,
+    ) {
         let (state, missing) = {
             let mut map = self.lock();
             let w = map.entry(id.to_owned()).or_default();
@@ -266,12 +281,8 @@ impl Live {
     }
 
     fn publish(&self, id: &str, event: &Event) {
-        let item = event.outbox_item();
-        // Pushing under the lock keeps every subscriber's order equal to publication order.
         if let Some(w) = self.lock().get(id) {
-            for s in &w.subscribers {
-                s.push(item.clone());
-            }
+            publish_to(w, event);
         }
     }
 
@@ -289,19 +300,31 @@ impl Live {
     ) {
         let patch = crate::dashboard::diff::patch(old, &new);
         {
+            // Adopting and publishing together: no panel result of the new version can reach a
+            // subscriber before the patch that introduces it.
             let mut map = self.lock();
             let w = map.entry(id.to_owned()).or_default();
             adopt(w, version, new.clone());
+            publish_to(
+                w,
+                &Event::Patch {
+                    dashboard_id: id.to_owned(),
+                    base_version,
+                    version,
+                    changes,
+                    patch,
+                },
+            );
         }
-        self.publish(id, &Event::Patch { dashboard_id: id.to_owned(), base_version, version, changes, patch });
         for (panel_id, run) in runs {
             self.record(id, &panel_id, run);
         }
     }
 
-    /// Stores a run's result as the panel's latest and publishes it.
+    /// Stores a run's result as the panel's latest and publishes it, in one critical section so
+    /// results of one panel reach subscribers in `seq` order.
     fn record(&self, id: &str, panel_id: &str, run: PanelRun) {
-        let event = {
+        {
             let mut map = self.lock();
             let Some(w) = map.get_mut(id) else { return };
             if w.state.as_ref().is_some_and(|s| !s.panels.iter().any(|p| p.id == panel_id)) {
@@ -311,7 +334,7 @@ impl Live {
             slot.seq += 1;
             w.last_run.insert(panel_id.to_owned(), Instant::now());
             let seq = slot.seq;
-            match run.result {
+            let event = match run.result {
                 Ok(ok) => {
                     slot.status = RunStatus::Ok;
                     slot.data = Some(ok.data.clone());
@@ -330,24 +353,41 @@ impl Live {
                 Err(error) => {
                     slot.status = RunStatus::Error;
                     slot.error = Some(error.clone());
-                    Event::PanelError { dashboard_id: id.to_owned(), panel_id: panel_id.to_owned(), seq, error }
+                    Event::PanelError {
+                        dashboard_id: id.to_owned(),
+                        panel_id: panel_id.to_owned(),
+                        seq,
+                        error,
+                    }
                 }
-            }
-        };
-        self.publish(id, &event);
+            };
+            publish_to(w, &event);
+        }
     }
 
     /// Re-runs panels (all when `only` is None) and publishes their results.
-    pub async fn refresh_panels(self: &Arc<Self>, id: &str, state: &DashboardState, panels: &[Panel]) {
+    pub async fn refresh_panels(
+        self: &Arc<Self>,
+        id: &str,
+        state: &DashboardState,
+        panels: &[Panel],
+    ) {
         let vars = self.vars(id, state);
-        let runs = futures::future::join_all(panels.iter().map(|p| self.runner.run_fresh(id, p, &vars))).await;
+        let runs =
+            futures::future::join_all(panels.iter().map(|p| self.runner.run_fresh(id, p, &vars)))
+                .await;
         for (p, run) in panels.iter().zip(runs) {
             self.record(id, &p.id, run);
         }
     }
 
     /// Sets variable values for a dashboard (unknown names are ignored) and re-runs its panels.
-    pub async fn set_vars(self: &Arc<Self>, id: &str, state: Arc<DashboardState>, vars: Map<String, Value>) {
+    pub async fn set_vars(
+        self: &Arc<Self>,
+        id: &str,
+        state: Arc<DashboardState>,
+        vars: Map<String, Value>,
+    ) {
         {
             let mut map = self.lock();
             let w = map.entry(id.to_owned()).or_default();
@@ -371,16 +411,26 @@ impl Live {
         self.lock().get(id).map(|w| w.slots.clone()).unwrap_or_default()
     }
 
-    /// Remembers a result produced outside a subscription (e.g. a REST refresh) so snapshots
-    /// and `/data` include it, and publishes it.
-    pub fn record_run(&self, id: &str, version: u64, state: Arc<DashboardState>, panel_id: &str, run: PanelRun) {
-        {
-            let mut map = self.lock();
-            let w = map.entry(id.to_owned()).or_default();
-            if w.version != version || w.state.is_none() {
-                adopt(w, version, state);
-            }
+    /// Makes sure the live layer knows `version` of a dashboard (a newer one it holds wins).
+    pub fn record_version(&self, id: &str, version: u64, state: Arc<DashboardState>) {
+        let mut map = self.lock();
+        let w = map.entry(id.to_owned()).or_default();
+        if w.state.is_none() || w.version < version {
+            adopt(w, version, state);
         }
+    }
+
+    /// Remembers a result produced outside a subscription (e.g. a new dashboard's test runs)
+    /// so snapshots and `/data` include it, and publishes it.
+    pub fn record_run(
+        &self,
+        id: &str,
+        version: u64,
+        state: Arc<DashboardState>,
+        panel_id: &str,
+        run: PanelRun,
+    ) {
+        self.record_version(id, version, state);
         self.record(id, panel_id, run);
     }
 
@@ -395,7 +445,9 @@ impl Live {
                 .panels
                 .iter()
                 .filter(|p| {
-                    let Some(every) = p.refresh.as_deref().or(state.refresh.as_deref()).and_then(parse_interval) else {
+                    let Some(every) =
+                        p.refresh.as_deref().or(state.refresh.as_deref()).and_then(parse_interval)
+                    else {
                         return false;
                     };
                     w.last_run.get(&p.id).is_none_or(|t| now.duration_since(*t) >= every)
@@ -410,7 +462,11 @@ impl Live {
     }
 
     /// The refresh scheduler: runs until `shutdown` fires. Only watched dashboards refresh.
-    pub async fn run_scheduler(self: Arc<Self>, tick: Duration, shutdown: tokio_util::sync::CancellationToken) {
+    pub async fn run_scheduler(
+        self: Arc<Self>,
+        tick: Duration,
+        shutdown: tokio_util::sync::CancellationToken,
+    ) {
         let mut interval = tokio::time::interval(tick);
         interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -432,6 +488,18 @@ impl Live {
                 tokio::spawn(async move { live.refresh_panels(&id, &state, &panels).await });
             }
         }
+    }
+}
+
+/// Queues an event for every subscriber of `w`; called with the live lock held, so every
+/// subscriber sees events in publication order.
+fn publish_to(w: &Watched, event: &Event) {
+    if w.subscribers.is_empty() {
+        return;
+    }
+    let item = event.outbox_item();
+    for s in &w.subscribers {
+        s.push(item.clone());
     }
 }
 

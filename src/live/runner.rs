@@ -85,11 +85,22 @@ impl Runner {
     }
 
     /// Always runs (refresh), still one run per panel at a time.
-    pub async fn run_fresh(&self, dashboard: &str, panel: &Panel, vars: &Map<String, Value>) -> PanelRun {
+    pub async fn run_fresh(
+        &self,
+        dashboard: &str,
+        panel: &Panel,
+        vars: &Map<String, Value>,
+    ) -> PanelRun {
         self.run_inner(dashboard, panel, vars, true).await
     }
 
-    async fn run_inner(&self, dashboard: &str, panel: &Panel, vars: &Map<String, Value>, fresh: bool) -> PanelRun {
+    async fn run_inner(
+        &self,
+        dashboard: &str,
+        panel: &Panel,
+        vars: &Map<String, Value>,
+        fresh: bool,
+    ) -> PanelRun {
         let key = (dashboard.to_owned(), panel.id.clone());
         let fp = fingerprint(panel, vars);
         let lock = self.lock_for(&key);
@@ -106,7 +117,10 @@ impl Runner {
             }
         }
         let run = self.execute(&panel.code, Some(panel), vars).await;
-        self.cache.lock().unwrap_or_else(|p| p.into_inner()).insert(key, (fp, run.clone(), Instant::now()));
+        self.cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, (fp, run.clone(), Instant::now()));
         run
     }
 
@@ -115,7 +129,12 @@ impl Runner {
         self.execute(code, None, vars).await
     }
 
-    async fn execute(&self, code: &str, panel: Option<&Panel>, vars: &Map<String, Value>) -> PanelRun {
+    async fn execute(
+        &self,
+        code: &str,
+        panel: Option<&Panel>,
+        vars: &Map<String, Value>,
+    ) -> PanelRun {
         let started = Instant::now();
         let _permit = self.permits.acquire().await;
         let ctx = PanelContext { vars: vars.clone() };

@@ -31,7 +31,8 @@ fn shrink(v: &Value, items: usize, chars: usize) -> Value {
             Value::String(format!("{cut}…[{} more chars]", s.chars().count() - chars))
         }
         Value::Array(a) => {
-            let mut out: Vec<Value> = a.iter().take(items).map(|x| shrink(x, items, chars)).collect();
+            let mut out: Vec<Value> =
+                a.iter().take(items).map(|x| shrink(x, items, chars)).collect();
             if a.len() > items {
                 out.push(Value::String(format!("…[{} more items]", a.len() - items)));
             }
@@ -88,7 +89,8 @@ mod tests {
 
     #[test]
     fn large_results_fit_keep_shape_and_say_so() {
-        let rows: Vec<Value> = (0..5000).map(|i| json!({"time": i, "close": 1.5, "note": "x".repeat(50)})).collect();
+        let rows: Vec<Value> =
+            (0..5000).map(|i| json!({"time": i, "close": 1.5, "note": "x".repeat(50)})).collect();
         let v = json!({"dashboard_id": "db_1", "rows": rows});
         let out = cap(&v, 1000);
         assert!(tokens(&out) <= 1000, "{}", tokens(&out));

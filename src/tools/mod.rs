@@ -234,19 +234,34 @@ fn validation(runs: &[(String, PanelRun)]) -> ValidationResult {
 impl Tools {
     /// Builds the tools.
     pub fn new(sandbox: Sandbox, store: Arc<Store>, live: Arc<Live>) -> Self {
-        Self { sessions: session::Sessions::new(store.clone()), sandbox, store, live, writers: Mutex::default() }
+        Self {
+            sessions: session::Sessions::new(store.clone()),
+            sandbox,
+            store,
+            live,
+            writers: Mutex::default(),
+        }
     }
 
     /// Dispatches a call by tool name with JSON input; the output as JSON.
-    pub async fn call(&self, tool: &str, input: Value, session: Option<&str>) -> Result<Value, ToolError> {
+    pub async fn call(
+        &self,
+        tool: &str,
+        input: Value,
+        session: Option<&str>,
+    ) -> Result<Value, ToolError> {
         fn parse<T: serde::de::DeserializeOwned>(tool: &str, input: Value) -> Result<T, ToolError> {
-            serde_json::from_value(input)
-                .map_err(|e| ToolError::InvalidInput { tool: tool.to_owned(), message: e.to_string() })
+            serde_json::from_value(input).map_err(|e| ToolError::InvalidInput {
+                tool: tool.to_owned(),
+                message: e.to_string(),
+            })
         }
         let out = match tool {
             "search" => serde_json::to_value(self.search(parse(tool, input)?).await),
             "execute" => serde_json::to_value(self.execute(parse(tool, input)?, session).await?),
-            "get_state" => serde_json::to_value(self.get_state(parse(tool, input)?, session).await?),
+            "get_state" => {
+                serde_json::to_value(self.get_state(parse(tool, input)?, session).await?)
+            }
             "mutate" => serde_json::to_value(self.mutate(parse(tool, input)?, session).await?),
             other => return Err(ToolError::UnknownTool(other.to_owned())),
         };
@@ -267,13 +282,22 @@ impl Tools {
     }
 
     fn writer_lock(&self, id: &str) -> Arc<tokio::sync::Mutex<()>> {
-        self.writers.lock().unwrap_or_else(|p| p.into_inner()).entry(id.to_owned()).or_default().clone()
+        self.writers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(id.to_owned())
+            .or_default()
+            .clone()
     }
 
     /// Runs builder code (on a copy of `head` for mutate) and validates the result as a
     /// DashboardState, including the syntax of panel code that differs from `head`. `Ok(None)`:
     /// a mutate returned null. `Err` is the model-facing message.
-    async fn build(&self, code: &str, head: Option<&DashboardState>) -> Result<Option<DashboardState>, String> {
+    async fn build(
+        &self,
+        code: &str,
+        head: Option<&DashboardState>,
+    ) -> Result<Option<DashboardState>, String> {
         let input = head.map(|h| serde_json::to_value(h).unwrap_or(Value::Null));
         let out = self.sandbox.run_builder(code, input.as_ref()).await.map_err(|e| describe(&e))?;
         if head.is_some() && out.value.is_null() {
@@ -299,7 +323,12 @@ impl Tools {
     }
 
     /// Test-runs the given panels concurrently.
-    async fn test_run(&self, id: &str, state: &DashboardState, ids: &[String]) -> Vec<(String, PanelRun)> {
+    async fn test_run(
+        &self,
+        id: &str,
+        state: &DashboardState,
+        ids: &[String],
+    ) -> Vec<(String, PanelRun)> {
         let vars = self.live.vars(id, state);
         let runs = state
             .panels
@@ -311,7 +340,11 @@ impl Tools {
 
     /// `execute`: builds a state, validates it, test-runs every panel, saves (new dashboard, or
     /// a new version of `dashboard_id`), pushes to subscribers and makes it the active one.
-    pub async fn execute(&self, input: ExecuteInput, session: Option<&str>) -> Result<ExecuteOutput, ToolError> {
+    pub async fn execute(
+        &self,
+        input: ExecuteInput,
+        session: Option<&str>,
+    ) -> Result<ExecuteOutput, ToolError> {
         let fail = |id: &str, error: String| ExecuteOutput {
             dashboard_id: id.to_owned(),
             state: Value::Null,
@@ -340,7 +373,17 @@ impl Tools {
                 let head = self.store.get(&id).await?;
                 let rec = self.store.save(&id, head.version, (*state).clone(), "execute").await?;
                 let diff = changes(&old.state, &state);
-                self.live.version_saved(&id, head.version, rec.version, &head.state, state.clone(), diff, runs.clone()).await;
+                self.live
+                    .version_saved(
+                        &id,
+                        head.version,
+                        rec.version,
+                        &head.state,
+                        state.clone(),
+                        diff,
+                        runs.clone(),
+                    )
+                    .await;
                 rec
             }
         };
@@ -358,7 +401,11 @@ impl Tools {
         })
     }
 
-    async fn resolve(&self, given: Option<&str>, session: Option<&str>) -> Result<Result<String, String>, ToolError> {
+    async fn resolve(
+        &self,
+        given: Option<&str>,
+        session: Option<&str>,
+    ) -> Result<Result<String, String>, ToolError> {
         if let Some(id) = given {
             return Ok(Ok(id.to_owned()));
         }
@@ -369,10 +416,20 @@ impl Tools {
     }
 
     /// `get_state`: the summary (default) or the full state; makes the dashboard active.
-    pub async fn get_state(&self, input: GetStateInput, session: Option<&str>) -> Result<GetStateOutput, ToolError> {
+    pub async fn get_state(
+        &self,
+        input: GetStateInput,
+        session: Option<&str>,
+    ) -> Result<GetStateOutput, ToolError> {
         let id = match self.resolve(input.dashboard_id.as_deref(), session).await? {
             Ok(id) => id,
-            Err(e) => return Ok(GetStateOutput { dashboard_id: String::new(), state: Value::Null, error: Some(e) }),
+            Err(e) => {
+                return Ok(GetStateOutput {
+                    dashboard_id: String::new(),
+                    state: Value::Null,
+                    error: Some(e),
+                });
+            }
         };
         let rec = self.store.get(&id).await?;
         if rec.deleted {
@@ -389,7 +446,11 @@ impl Tools {
     /// `mutate`: applies `async (state) => newState` to a copy of the current state, diffs,
     /// validates, test-runs changed panels, saves, pushes. Another writer saving first makes
     /// the code run again on the newer state (it is a function of the state).
-    pub async fn mutate(&self, input: MutateInput, session: Option<&str>) -> Result<MutateOutput, ToolError> {
+    pub async fn mutate(
+        &self,
+        input: MutateInput,
+        session: Option<&str>,
+    ) -> Result<MutateOutput, ToolError> {
         let out = |id: &str| MutateOutput {
             dashboard_id: id.to_owned(),
             changes: Vec::new(),
@@ -430,10 +491,22 @@ impl Tools {
             match self.store.save(&id, head.version, (*new).clone(), "mutate").await {
                 Ok(rec) => {
                     self.live
-                        .version_saved(&id, head.version, rec.version, &head.state, new.clone(), diff.clone(), runs.clone())
+                        .version_saved(
+                            &id,
+                            head.version,
+                            rec.version,
+                            &head.state,
+                            new.clone(),
+                            diff.clone(),
+                            runs.clone(),
+                        )
                         .await;
                     self.sessions.touch(session, &id, &new.title, false).await?;
-                    return Ok(MutateOutput { changes: diff, validation: Some(validation(&runs)), ..out(&id) });
+                    return Ok(MutateOutput {
+                        changes: diff,
+                        validation: Some(validation(&runs)),
+                        ..out(&id)
+                    });
                 }
                 Err(StoreError::Conflict { .. }) if attempt < CONFLICT_RETRIES => attempt += 1,
                 Err(e) => return Err(e.into()),

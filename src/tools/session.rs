@@ -48,7 +48,11 @@ impl Sessions {
         })
     }
 
-    async fn update(&self, session: Option<&str>, f: impl FnOnce(&mut SessionState)) -> Result<(), StoreError> {
+    async fn update(
+        &self,
+        session: Option<&str>,
+        f: impl FnOnce(&mut SessionState),
+    ) -> Result<(), StoreError> {
         let _guard = self.lock.lock().await;
         let mut state = self.get(session).await?;
         let before = state.clone();
@@ -61,13 +65,21 @@ impl Sessions {
     }
 
     /// Makes `id` the active dashboard, remembering it (`created` or visited).
-    pub async fn touch(&self, session: Option<&str>, id: &str, title: &str, created: bool) -> Result<(), StoreError> {
+    pub async fn touch(
+        &self,
+        session: Option<&str>,
+        id: &str,
+        title: &str,
+        created: bool,
+    ) -> Result<(), StoreError> {
         let _ = created;
         self.update(session, |s| {
             s.active = Some(id.to_owned());
             match s.dashboards.iter_mut().find(|d| d.id == id) {
                 Some(d) => d.title = title.to_owned(),
-                None => s.dashboards.push(DashboardRef { id: id.to_owned(), title: title.to_owned() }),
+                None => {
+                    s.dashboards.push(DashboardRef { id: id.to_owned(), title: title.to_owned() })
+                }
             }
         })
         .await

@@ -1,0 +1,131 @@
+//! The assembled product: SDK, sandbox pool, store, live layer and tools, started together and
+//! stopped together (drain, final commit). `gateway` serves it over HTTP and WebSocket.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use tokio_util::sync::CancellationToken;
+
+use crate::dashboard::validate::parse_state;
+use crate::live::{Live, LiveConfig};
+use crate::sandbox::{Limits, Sandbox, SandboxConfig};
+use crate::sdk::{Sdk, SdkConfig};
+use crate::store::Store;
+use crate::tools::Tools;
+
+/// Example dashboards compiled into the binary.
+pub static TEMPLATES: include_dir::Dir<'static> =
+    include_dir::include_dir!("$CARGO_MANIFEST_DIR/dashboards");
+
+/// Everything needed to start.
+#[derive(Debug, Clone)]
+pub struct AppConfig {
+    /// Where the store lives (`BOARDSMITH_DATA`, default `./data`).
+    pub data_dir: PathBuf,
+    /// Data sources.
+    pub sdk: SdkConfig,
+    /// The worker program (this binary) and pool size.
+    pub sandbox: SandboxConfig,
+    /// Panel runs and refresh scheduling.
+    pub live: LiveConfig,
+    /// Load the example dashboards when the store is empty.
+    pub load_templates: bool,
+}
+
+impl AppConfig {
+    /// Defaults from the environment, with `program` as the sandbox worker.
+    pub fn from_env(program: PathBuf) -> Self {
+        let mut sandbox = SandboxConfig::new(program);
+        sandbox.limits = Limits::from_env();
+        if let Some(n) = std::env::var("BOARDSMITH_WORKERS").ok().and_then(|v| v.parse().ok()) {
+            sandbox.workers = n;
+        }
+        Self {
+            data_dir: std::env::var_os("BOARDSMITH_DATA")
+                .map_or_else(|| PathBuf::from("data"), PathBuf::from),
+            sdk: SdkConfig::from_env(),
+            sandbox,
+            live: LiveConfig::default(),
+            load_templates: true,
+        }
+    }
+}
+
+/// The running product.
+pub struct App {
+    /// Data sources.
+    pub sdk: Arc<Sdk>,
+    /// Worker pool.
+    pub sandbox: Sandbox,
+    /// Durable store.
+    pub store: Arc<Store>,
+    /// Panel runs and subscribers.
+    pub live: Arc<Live>,
+    /// The agent's tools.
+    pub tools: Arc<Tools>,
+    shutdown: CancellationToken,
+}
+
+impl std::fmt::Debug for App {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("App").finish_non_exhaustive()
+    }
+}
+
+/// A template's name (file stem) and state.
+pub fn templates() -> Vec<(String, serde_json::Value)> {
+    let mut out: Vec<(String, serde_json::Value)> = TEMPLATES
+        .files()
+        .filter(|f| f.path().extension().is_some_and(|x| x == "json"))
+        .filter_map(|f| {
+            let name = f.path().file_stem()?.to_string_lossy().into_owned();
+            let value = serde_json::from_str(f.contents_utf8()?).ok()?;
+            Some((name, value))
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+impl App {
+    /// Opens the store, starts the pool and the scheduler, loads templates on first start.
+    pub async fn start(config: AppConfig) -> anyhow::Result<Arc<Self>> {
+        let sdk = Arc::new(Sdk::new(config.sdk.clone()).context("loading data-source specs")?);
+        std::fs::create_dir_all(&config.data_dir)
+            .with_context(|| format!("creating {}", config.data_dir.display()))?;
+        let store = Arc::new(Store::open(&config.data_dir).context("opening the store")?);
+        let sandbox = Sandbox::start(config.sandbox.clone(), sdk.clone())
+            .await
+            .map_err(|e| anyhow::anyhow!("starting the sandbox: {e}"))?;
+        let live = Arc::new(Live::new(sandbox.clone(), config.live.clone()));
+        let tools = Arc::new(Tools::new(sandbox.clone(), store.clone(), live.clone()));
+        let shutdown = CancellationToken::new();
+        tokio::spawn(live.clone().run_scheduler(config.live.tick, shutdown.clone()));
+        if config.load_templates && store.is_empty().await? {
+            for (name, value) in templates() {
+                match parse_state(&value) {
+                    Ok(state) => {
+                        store.create(None, state, &format!("template {name}")).await?;
+                    }
+                    Err(e) => {
+                        tracing::warn!(template = %name, error = %e, "skipping invalid template")
+                    }
+                }
+            }
+        }
+        Ok(Arc::new(Self { sdk, sandbox, store, live, tools, shutdown }))
+    }
+
+    /// A token cancelled when the app stops.
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+
+    /// Stops background work, the pool and the store (final durable commit).
+    pub async fn stop(&self) {
+        self.shutdown.cancel();
+        self.sandbox.shutdown().await;
+        self.store.shutdown().await;
+    }
+}

@@ -1,0 +1,120 @@
+//! The `{code, msg, data}` envelope and the one place errors become HTTP statuses.
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::store::StoreError;
+use crate::tools::ToolError;
+
+/// A successful response: `{code: 0, msg: "ok", data}`.
+pub fn ok<T: Serialize>(data: T) -> Response {
+    (StatusCode::OK, Json(json!({ "code": 0, "msg": "ok", "data": data }))).into_response()
+}
+
+/// Like [`ok`] with `201 Created`.
+pub fn created<T: Serialize>(data: T) -> Response {
+    (StatusCode::CREATED, Json(json!({ "code": 0, "msg": "created", "data": data })))
+        .into_response()
+}
+
+/// Errors at the HTTP edge. User errors are shown verbatim; internal ones are logged and shown
+/// generically.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// Malformed JSON, wrong types, missing fields, invalid state.
+    #[error("{msg}")]
+    BadRequest {
+        /// What is wrong, naming the field.
+        msg: String,
+        /// Details (e.g. validation issues).
+        data: Value,
+    },
+    /// Unknown id or route.
+    #[error("{0}")]
+    NotFound(String),
+    /// Version conflict.
+    #[error("{msg}")]
+    Conflict {
+        /// What conflicted.
+        msg: String,
+        /// `{expected, actual}`.
+        data: Value,
+    },
+    /// The resource is gone (deleted dashboard).
+    #[error("{0}")]
+    Gone(String),
+    /// Something failed on our side.
+    #[error("internal error")]
+    Internal(String),
+}
+
+impl ApiError {
+    /// A 400 with a message only.
+    pub fn bad(msg: impl Into<String>) -> Self {
+        Self::BadRequest { msg: msg.into(), data: Value::Null }
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::NotFound(_) | StoreError::VersionNotFound { .. } => {
+                Self::NotFound(e.to_string())
+            }
+            StoreError::Conflict { expected, actual } => Self::Conflict {
+                msg: e.to_string(),
+                data: json!({ "expected": expected, "actual": actual }),
+            },
+            StoreError::Deleted(_) => Self::Gone(e.to_string()),
+            StoreError::Closed | StoreError::Storage(_) => Self::Internal(e.to_string()),
+        }
+    }
+}
+
+impl From<ToolError> for ApiError {
+    fn from(e: ToolError) -> Self {
+        match e {
+            ToolError::UnknownTool(_) => Self::NotFound(e.to_string()),
+            ToolError::InvalidInput { .. } => Self::bad(e.to_string()),
+            ToolError::Store(s) => s.into(),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, msg, data) = match self {
+            Self::BadRequest { msg, data } => (StatusCode::BAD_REQUEST, msg, data),
+            Self::NotFound(msg) => (StatusCode::NOT_FOUND, msg, Value::Null),
+            Self::Conflict { msg, data } => (StatusCode::CONFLICT, msg, data),
+            Self::Gone(msg) => (StatusCode::GONE, msg, Value::Null),
+            Self::Internal(detail) => {
+                tracing::error!(%detail, "internal error");
+                (StatusCode::INTERNAL_SERVER_ERROR, "internal error".to_owned(), Value::Null)
+            }
+        };
+        (status, Json(json!({ "code": status.as_u16(), "msg": msg, "data": data }))).into_response()
+    }
+}
+
+/// Parses a JSON body into `T`, naming the path of the first problem (`panels[2].type: ...`).
+pub fn parse_body<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    if body.is_empty() {
+        return Err(ApiError::bad("request body is empty; expected a JSON object"));
+    }
+    let de = &mut serde_json::Deserializer::from_slice(body);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if inner.is_syntax() || inner.is_eof() {
+            ApiError::bad(format!("malformed JSON: {inner}"))
+        } else if path == "." {
+            ApiError::bad(format!("invalid request: {inner}"))
+        } else {
+            ApiError::bad(format!("invalid request at `{path}`: {inner}"))
+        }
+    })
+}

@@ -1,0 +1,283 @@
+//! HTTP: the REST API (`/api/...`, `{code, msg, data}` envelope) and the WebSocket endpoint
+//! (`/ws`, see `ws`). Handlers are thin: parse and validate input, call into `App`, map errors
+//! once through [`ApiError`].
+
+pub mod error;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::response::Response;
+use axum::routing::{get, post};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use tokio::net::TcpListener;
+
+use crate::app::App;
+use crate::dashboard::summary::summary;
+use crate::dashboard::validate::parse_state;
+pub use error::{ApiError, created, ok, parse_body};
+
+type Api = State<Arc<App>>;
+type ApiResult = Result<Response, ApiError>;
+
+/// The router over a started app.
+pub fn app(state: Arc<App>) -> Router {
+    Router::new()
+        .route("/healthz", get(|| async { ok(json!({"status": "ok"})) }))
+        .route("/api/dashboards", get(list_dashboards).post(create_dashboard))
+        .route("/api/dashboards/{id}", get(get_dashboard).delete(delete_dashboard))
+        .route("/api/dashboards/{id}/restore", post(restore_dashboard))
+        .route("/api/dashboards/{id}/versions", get(list_versions))
+        .route("/api/dashboards/{id}/versions/{version}", get(get_version))
+        .route("/api/dashboards/{id}/revert", post(revert_dashboard))
+        .route("/api/dashboards/{id}/refresh", post(refresh_dashboard))
+        .route("/api/dashboards/{id}/data", get(dashboard_data))
+        .route("/api/tools/{tool}", post(call_tool))
+        .route("/api/panels/preview", post(preview_panel))
+        .route("/api/sdk/sources", get(sdk_sources))
+        .route("/api/templates", get(list_templates))
+        .route("/ws", get(crate::ws::upgrade))
+        .fallback(|| async { ApiError::NotFound("no such route".into()) })
+        .with_state(state)
+}
+
+/// Serves until `shutdown` completes, then drains in-flight requests.
+pub async fn run(
+    listener: TcpListener,
+    state: Arc<App>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, app(state)).with_graceful_shutdown(shutdown).await
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ListQuery {
+    #[serde(default)]
+    include_deleted: bool,
+}
+
+async fn list_dashboards(State(app): Api, Query(q): Query<ListQuery>) -> ApiResult {
+    Ok(ok(app.store.list(q.include_deleted).await?))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct CreateBody {
+    /// A full DashboardState, or
+    state: Option<Value>,
+    /// the name of an example dashboard, or
+    template: Option<String>,
+    /// a dashboard to copy.
+    duplicate_of: Option<String>,
+    /// Title override for templates and copies.
+    title: Option<String>,
+}
+
+async fn create_dashboard(State(app): Api, body: Bytes) -> ApiResult {
+    let body: CreateBody = parse_body(&body)?;
+    let record = match (body.state, body.template, body.duplicate_of) {
+        (Some(state), None, None) => {
+            let state = parse_state(&state).map_err(|e| ApiError::BadRequest {
+                msg: format!("invalid DashboardState: {e}"),
+                data: json!({ "issues": e.0 }),
+            })?;
+            app.store.create(None, state, "created").await?
+        }
+        (None, Some(name), None) => {
+            let Some((_, value)) = crate::app::templates().into_iter().find(|(n, _)| *n == name)
+            else {
+                let names: Vec<String> =
+                    crate::app::templates().into_iter().map(|(n, _)| n).collect();
+                return Err(ApiError::NotFound(format!(
+                    "no template `{name}`; templates: {}",
+                    names.join(", ")
+                )));
+            };
+            let mut state = parse_state(&value).map_err(|e| ApiError::Internal(e.to_string()))?;
+            if let Some(t) = body.title {
+                state.title = t;
+            }
+            app.store.create(None, state, &format!("template {name}")).await?
+        }
+        (None, None, Some(id)) => app.store.duplicate(&id, body.title).await?,
+        _ => return Err(ApiError::bad("give exactly one of `state`, `template` or `duplicateOf`")),
+    };
+    Ok(created(record))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct DetailQuery {
+    #[serde(default)]
+    detail: Option<String>,
+}
+
+async fn get_dashboard(
+    State(app): Api,
+    Path(id): Path<String>,
+    Query(q): Query<DetailQuery>,
+) -> ApiResult {
+    let rec = app.store.get(&id).await?;
+    match q.detail.as_deref() {
+        None | Some("full") => Ok(ok(rec)),
+        Some("summary") => Ok(ok(json!({
+            "id": rec.id, "version": rec.version, "deleted": rec.deleted,
+            "updatedAt": rec.updated_at, "state": summary(&rec.state),
+        }))),
+        Some(other) => {
+            Err(ApiError::bad(format!("`detail` must be `summary` or `full`, got `{other}`")))
+        }
+    }
+}
+
+async fn delete_dashboard(State(app): Api, Path(id): Path<String>) -> ApiResult {
+    app.store.delete(&id).await?;
+    app.live.deleted(&id);
+    Ok(ok(json!({ "id": id, "deleted": true })))
+}
+
+async fn restore_dashboard(State(app): Api, Path(id): Path<String>) -> ApiResult {
+    Ok(ok(app.store.restore(&id).await?))
+}
+
+async fn list_versions(State(app): Api, Path(id): Path<String>) -> ApiResult {
+    Ok(ok(app.store.versions(&id).await?))
+}
+
+async fn get_version(State(app): Api, Path((id, version)): Path<(String, String)>) -> ApiResult {
+    let version: u64 = version.parse().map_err(|_| {
+        ApiError::bad(format!("version must be a positive integer, got `{version}`"))
+    })?;
+    Ok(ok(app.store.get_version(&id, version).await?))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RevertBody {
+    version: u64,
+}
+
+async fn revert_dashboard(State(app): Api, Path(id): Path<String>, body: Bytes) -> ApiResult {
+    let body: RevertBody = parse_body(&body)?;
+    let before = app.store.get(&id).await?;
+    if before.deleted {
+        return Err(crate::store::StoreError::Deleted(id).into());
+    }
+    let rec = app.store.revert(&id, body.version).await?;
+    let state = Arc::new(rec.state.clone());
+    let changes = crate::dashboard::diff::changes(&before.state, &state);
+    let ids = crate::dashboard::diff::changed_panels(&before.state, &state);
+    let vars = app.live.vars(&id, &state);
+    let mut runs = Vec::new();
+    for p in state.panels.iter().filter(|p| ids.contains(&p.id)) {
+        runs.push((p.id.clone(), app.live.run_panel(&id, p, &vars).await));
+    }
+    app.live
+        .version_saved(&id, before.version, rec.version, &before.state, state, changes, runs)
+        .await;
+    Ok(ok(rec))
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RefreshBody {
+    panel_id: Option<String>,
+}
+
+/// Re-runs one panel or all, pushes the results to subscribers and returns them.
+async fn refresh_dashboard(State(app): Api, Path(id): Path<String>, body: Bytes) -> ApiResult {
+    let body: RefreshBody =
+        if body.is_empty() { RefreshBody::default() } else { parse_body(&body)? };
+    let rec = app.store.get(&id).await?;
+    if rec.deleted {
+        return Err(crate::store::StoreError::Deleted(id).into());
+    }
+    let panels: Vec<_> = match &body.panel_id {
+        Some(pid) => {
+            let p = rec.state.panels.iter().find(|p| &p.id == pid).ok_or_else(|| {
+                ApiError::NotFound(format!("dashboard `{id}` has no panel `{pid}`"))
+            })?;
+            vec![p.clone()]
+        }
+        None => rec.state.panels.clone(),
+    };
+    let state = Arc::new(rec.state.clone());
+    app.live.record_version(&id, rec.version, state.clone());
+    app.live.refresh_panels(&id, &state, &panels).await;
+    let slots = app.live.slots(&id);
+    let out: Map<String, Value> = panels
+        .iter()
+        .filter_map(|p| Some((p.id.clone(), serde_json::to_value(slots.get(&p.id)?).ok()?)))
+        .collect();
+    Ok(ok(json!({ "dashboardId": id, "version": rec.version, "panels": out })))
+}
+
+/// Latest results of every panel; panels never run are run now.
+async fn dashboard_data(State(app): Api, Path(id): Path<String>) -> ApiResult {
+    let rec = app.store.get(&id).await?;
+    if rec.deleted {
+        return Err(crate::store::StoreError::Deleted(id).into());
+    }
+    let state = Arc::new(rec.state.clone());
+    app.live.record_version(&id, rec.version, state.clone());
+    let slots = app.live.slots(&id);
+    let missing: Vec<_> = state
+        .panels
+        .iter()
+        .filter(|p| slots.get(&p.id).is_none_or(|s| s.status == crate::live::RunStatus::Pending))
+        .cloned()
+        .collect();
+    if !missing.is_empty() {
+        app.live.refresh_panels(&id, &state, &missing).await;
+    }
+    Ok(ok(json!({ "dashboardId": id, "version": rec.version, "panels": app.live.slots(&id) })))
+}
+
+async fn call_tool(State(app): Api, Path(tool): Path<String>, body: Bytes) -> ApiResult {
+    let mut input: Map<String, Value> = parse_body(&body)?;
+    let session = match input.remove("session") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if !s.is_empty() && s.len() <= 128 => Some(s),
+        Some(other) => {
+            return Err(ApiError::bad(format!("`session` must be a non-empty string, got {other}")));
+        }
+    };
+    let out = app.tools.call(&tool, Value::Object(input), session.as_deref()).await?;
+    Ok(ok(out))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PreviewBody {
+    code: String,
+    #[serde(default)]
+    vars: Map<String, Value>,
+}
+
+async fn preview_panel(State(app): Api, body: Bytes) -> ApiResult {
+    let body: PreviewBody = parse_body(&body)?;
+    let run = app.live.preview(&body.code, &body.vars).await;
+    let duration_ms = run.duration.as_secs_f64() * 1e3;
+    Ok(ok(match run.result {
+        Ok(r) => {
+            json!({ "status": "ok", "data": r.data, "rowCount": r.row_count, "durationMs": duration_ms })
+        }
+        Err(e) => json!({ "status": "error", "error": e, "durationMs": duration_ms }),
+    }))
+}
+
+async fn sdk_sources(State(app): Api) -> ApiResult {
+    Ok(ok(app.sdk.registry().public_json()))
+}
+
+async fn list_templates() -> ApiResult {
+    let list: Vec<Value> = crate::app::templates()
+        .into_iter()
+        .map(|(name, v)| json!({ "name": name, "title": v["title"], "panels": v["panels"].as_array().map_or(0, Vec::len) }))
+        .collect();
+    Ok(ok(list))
+}

@@ -1,0 +1,169 @@
+//! The WebSocket endpoint `GET /ws`: client messages `subscribe`, `unsubscribe`, `refresh`,
+//! `set_vars`; server messages are the `live` events, plus `error` for a bad client message.
+//!
+//! Each connection has one [`Outbox`] (bounded, coalescing) drained by a writer task, so a slow
+//! client never delays the others; a client too far behind is closed with the reason.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::response::Response;
+use futures::{SinkExt, StreamExt};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::app::App;
+use crate::live::{Outbox, OutboxItem};
+
+/// Undelivered events per connection before it is cut off.
+pub const OUTBOX_CAPACITY: usize = 512;
+/// Largest client message accepted.
+const MAX_MESSAGE: usize = 64 * 1024;
+
+/// Messages a client sends.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ClientMessage {
+    /// Start receiving a dashboard's events; a snapshot comes first.
+    #[serde(rename_all = "camelCase")]
+    Subscribe {
+        /// Dashboard id.
+        dashboard_id: String,
+    },
+    /// Stop receiving a dashboard's events.
+    #[serde(rename_all = "camelCase")]
+    Unsubscribe {
+        /// Dashboard id.
+        dashboard_id: String,
+    },
+    /// Re-run one panel or all; results arrive as `panel.data`/`panel.error`.
+    #[serde(rename_all = "camelCase")]
+    Refresh {
+        /// Dashboard id.
+        dashboard_id: String,
+        /// One panel, or all when absent.
+        #[serde(default)]
+        panel_id: Option<String>,
+    },
+    /// Set variable values; the dashboard's panels re-run.
+    #[serde(rename_all = "camelCase")]
+    SetVars {
+        /// Dashboard id.
+        dashboard_id: String,
+        /// Values by variable name.
+        vars: Map<String, Value>,
+    },
+}
+
+/// Upgrades to a WebSocket connection.
+pub async fn upgrade(State(app): State<Arc<App>>, ws: WebSocketUpgrade) -> Response {
+    ws.max_message_size(MAX_MESSAGE).on_upgrade(move |socket| serve(app, socket))
+}
+
+fn error_item(message: String) -> OutboxItem {
+    OutboxItem::control(json!({ "type": "error", "message": message }).to_string().into())
+}
+
+async fn serve(app: Arc<App>, socket: WebSocket) {
+    let (mut sink, mut stream) = socket.split();
+    let outbox = Outbox::new(OUTBOX_CAPACITY);
+    let writer = {
+        let outbox = outbox.clone();
+        tokio::spawn(async move {
+            loop {
+                match outbox.next().await {
+                    Ok(batch) => {
+                        for text in batch {
+                            if sink.send(Message::Text(text.as_ref().into())).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                    Err(reason) => {
+                        let frame = CloseFrame {
+                            code: 1008,
+                            reason: reason.0.chars().take(120).collect::<String>().into(),
+                        };
+                        let _ = sink.send(Message::Close(Some(frame))).await;
+                        return;
+                    }
+                }
+            }
+        })
+    };
+    let mut subscribed = HashSet::new();
+    let shutdown = app.shutdown_token();
+    loop {
+        let msg = tokio::select! {
+            () = shutdown.cancelled() => break,
+            msg = stream.next() => msg,
+        };
+        let text = match msg {
+            Some(Ok(Message::Text(t))) => t,
+            Some(Ok(Message::Close(_)) | Err(_)) | None => break,
+            Some(Ok(_)) => continue,
+        };
+        match serde_json::from_str::<ClientMessage>(&text) {
+            Ok(m) => handle(&app, &outbox, &mut subscribed, m).await,
+            Err(e) => outbox.push(error_item(format!(
+                "bad message: {e}; expected {{\"type\": \"subscribe\"|\"unsubscribe\"|\"refresh\"|\"set_vars\", \"dashboardId\": ...}}"
+            ))),
+        }
+    }
+    app.live.disconnect(&outbox);
+    outbox.close("server closing the connection");
+    let _ = writer.await;
+}
+
+async fn handle(
+    app: &Arc<App>,
+    outbox: &Arc<Outbox>,
+    subscribed: &mut HashSet<String>,
+    msg: ClientMessage,
+) {
+    match msg {
+        ClientMessage::Subscribe { dashboard_id } => match app.store.get(&dashboard_id).await {
+            Ok(rec) if !rec.deleted => {
+                app.live.subscribe(&dashboard_id, rec.version, Arc::new(rec.state), outbox.clone());
+                subscribed.insert(dashboard_id);
+            }
+            Ok(_) => outbox.push(error_item(format!("dashboard `{dashboard_id}` is deleted"))),
+            Err(e) => outbox.push(error_item(e.to_string())),
+        },
+        ClientMessage::Unsubscribe { dashboard_id } => {
+            app.live.unsubscribe(&dashboard_id, outbox);
+            subscribed.remove(&dashboard_id);
+        }
+        ClientMessage::Refresh { dashboard_id, panel_id } => {
+            let Ok(rec) = app.store.get(&dashboard_id).await else {
+                return outbox.push(error_item(format!("dashboard `{dashboard_id}` not found")));
+            };
+            let panels: Vec<_> = rec
+                .state
+                .panels
+                .iter()
+                .filter(|p| panel_id.as_ref().is_none_or(|id| &p.id == id))
+                .cloned()
+                .collect();
+            if panels.is_empty() {
+                return outbox
+                    .push(error_item(format!("dashboard `{dashboard_id}` has no such panel")));
+            }
+            let state = Arc::new(rec.state);
+            app.live.record_version(&dashboard_id, rec.version, state.clone());
+            let live = app.live.clone();
+            tokio::spawn(async move { live.refresh_panels(&dashboard_id, &state, &panels).await });
+        }
+        ClientMessage::SetVars { dashboard_id, vars } => {
+            let Ok(rec) = app.store.get(&dashboard_id).await else {
+                return outbox.push(error_item(format!("dashboard `{dashboard_id}` not found")));
+            };
+            let state = Arc::new(rec.state);
+            app.live.record_version(&dashboard_id, rec.version, state.clone());
+            let live = app.live.clone();
+            tokio::spawn(async move { live.set_vars(&dashboard_id, state, vars).await });
+        }
+    }
+}
