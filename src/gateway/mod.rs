@@ -28,7 +28,10 @@ pub fn app(state: Arc<App>) -> Router {
     Router::new()
         .route("/healthz", get(|| async { ok(json!({"status": "ok"})) }))
         .route("/api/dashboards", get(list_dashboards).post(create_dashboard))
-        .route("/api/dashboards/{id}", get(get_dashboard).delete(delete_dashboard))
+        .route(
+            "/api/dashboards/{id}",
+            get(get_dashboard).put(save_dashboard).delete(delete_dashboard),
+        )
         .route("/api/dashboards/{id}/restore", post(restore_dashboard))
         .route("/api/dashboards/{id}/versions", get(list_versions))
         .route("/api/dashboards/{id}/versions/{version}", get(get_version))
@@ -134,6 +137,51 @@ async fn get_dashboard(
     }
 }
 
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SaveBody {
+    /// The version this edit was based on; a different current version is a 409.
+    base_version: u64,
+    state: Value,
+}
+
+/// Saves an edited state as a new version (optimistic concurrency) and pushes it.
+async fn save_dashboard(State(app): Api, Path(id): Path<String>, body: Bytes) -> ApiResult {
+    let body: SaveBody = parse_body(&body)?;
+    let state = parse_state(&body.state).map_err(|e| ApiError::BadRequest {
+        msg: format!("invalid DashboardState: {e}"),
+        data: json!({ "issues": e.0 }),
+    })?;
+    let before = app.store.get_version(&id, body.base_version).await?;
+    let rec = app.store.save(&id, body.base_version, state, "edited").await?;
+    publish_new_version(&app, &id, &before, &rec).await;
+    Ok(ok(rec))
+}
+
+/// Pushes a saved version to subscribers: the patch, then fresh results of changed panels.
+async fn publish_new_version(
+    app: &App,
+    id: &str,
+    before: &crate::store::DashboardRecord,
+    rec: &crate::store::DashboardRecord,
+) {
+    let state = Arc::new(rec.state.clone());
+    let changes = crate::dashboard::diff::changes(&before.state, &state);
+    let ids = crate::dashboard::diff::changed_panels(&before.state, &state);
+    let vars = app.live.vars(id, &state);
+    let runs = futures::future::join_all(
+        state
+            .panels
+            .iter()
+            .filter(|p| ids.contains(&p.id))
+            .map(|p| async { (p.id.clone(), app.live.run_panel(id, p, &vars).await) }),
+    )
+    .await;
+    app.live
+        .version_saved(id, before.version, rec.version, &before.state, state, changes, runs)
+        .await;
+}
+
 async fn delete_dashboard(State(app): Api, Path(id): Path<String>) -> ApiResult {
     app.store.delete(&id).await?;
     app.live.deleted(&id);
@@ -168,17 +216,7 @@ async fn revert_dashboard(State(app): Api, Path(id): Path<String>, body: Bytes) 
         return Err(crate::store::StoreError::Deleted(id).into());
     }
     let rec = app.store.revert(&id, body.version).await?;
-    let state = Arc::new(rec.state.clone());
-    let changes = crate::dashboard::diff::changes(&before.state, &state);
-    let ids = crate::dashboard::diff::changed_panels(&before.state, &state);
-    let vars = app.live.vars(&id, &state);
-    let mut runs = Vec::new();
-    for p in state.panels.iter().filter(|p| ids.contains(&p.id)) {
-        runs.push((p.id.clone(), app.live.run_panel(&id, p, &vars).await));
-    }
-    app.live
-        .version_saved(&id, before.version, rec.version, &before.state, state, changes, runs)
-        .await;
+    publish_new_version(&app, &id, &before, &rec).await;
     Ok(ok(rec))
 }
 
@@ -243,7 +281,9 @@ async fn call_tool(State(app): Api, Path(tool): Path<String>, body: Bytes) -> Ap
         None | Some(Value::Null) => None,
         Some(Value::String(s)) if !s.is_empty() && s.len() <= 128 => Some(s),
         Some(other) => {
-            return Err(ApiError::bad(format!("`session` must be a non-empty string, got {other}")));
+            return Err(ApiError::bad(format!(
+                "`session` must be a non-empty string, got {other}"
+            )));
         }
     };
     let out = app.tools.call(&tool, Value::Object(input), session.as_deref()).await?;

@@ -9,3 +9,4 @@ mod conformance;
 mod hostile;
 mod sdk;
 mod sdk_backings;
+mod server;

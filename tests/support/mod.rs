@@ -98,3 +98,129 @@ pub async fn sandbox_with(workers: usize, limits: Limits) -> TestSandbox {
 pub async fn sandbox() -> TestSandbox {
     sandbox_with(2, Limits::default()).await
 }
+
+/// A running server on 127.0.0.1:0 with its own data directory.
+pub struct TestApp {
+    pub addr: std::net::SocketAddr,
+    pub app: Arc<boardsmith::app::App>,
+    pub http: reqwest::Client,
+    pub dir: Arc<tempfile::TempDir>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    server: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// Starts the real server (store in a temp dir, pinned clock, no templates unless asked).
+pub async fn spawn_app() -> TestApp {
+    spawn_app_in(Arc::new(tempfile::tempdir().unwrap()), false).await
+}
+
+/// Starts the server over an existing data directory (restart tests).
+pub async fn spawn_app_in(dir: Arc<tempfile::TempDir>, load_templates: bool) -> TestApp {
+    let mut config = boardsmith::app::AppConfig::from_env(program());
+    config.data_dir = dir.path().to_path_buf();
+    config.sdk = SdkConfig { asof: Some(asof()), ..SdkConfig::default() };
+    config.sandbox.workers = 2;
+    config.sandbox.limits = Limits::default();
+    config.live.tick = Duration::from_millis(100);
+    config.load_templates = load_templates;
+    let app = boardsmith::app::App::start(config).await.unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let token = app.shutdown_token();
+    let server = tokio::spawn({
+        let app = app.clone();
+        async move {
+            boardsmith::gateway::run(listener, app, async move {
+                let _ = rx.await;
+                token.cancel();
+            })
+            .await
+            .unwrap();
+        }
+    });
+    TestApp { addr, app, http: reqwest::Client::new(), dir, stop: Some(tx), server: Some(server) }
+}
+
+/// A WebSocket client.
+pub type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+impl TestApp {
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    /// GET, returning (status, envelope).
+    pub async fn get(&self, path: &str) -> (u16, Value) {
+        let r = self.http.get(self.url(path)).send().await.unwrap();
+        (r.status().as_u16(), r.json().await.unwrap())
+    }
+
+    /// POST a JSON body, returning (status, envelope).
+    pub async fn post(&self, path: &str, body: Value) -> (u16, Value) {
+        let r = self.http.post(self.url(path)).json(&body).send().await.unwrap();
+        (r.status().as_u16(), r.json().await.unwrap())
+    }
+
+    /// Calls a tool; panics unless the envelope says ok. Returns `data`.
+    pub async fn tool(&self, name: &str, input: Value) -> Value {
+        let (status, body) = self.post(&format!("/api/tools/{name}"), input).await;
+        assert_eq!(status, 200, "{body}");
+        body["data"].clone()
+    }
+
+    /// Opens a WebSocket and subscribes to a dashboard; returns the socket and the snapshot.
+    pub async fn subscribe(&self, dashboard_id: &str) -> (Ws, Value) {
+        let (mut ws, _) =
+            tokio_tungstenite::connect_async(format!("ws://{}/ws", self.addr)).await.unwrap();
+        ws_send(&mut ws, json!({"type": "subscribe", "dashboardId": dashboard_id})).await;
+        let snap = ws_next(&mut ws).await;
+        assert_eq!(snap["type"], "dashboard.snapshot", "{snap}");
+        (ws, snap)
+    }
+
+    /// Stops the server gracefully and the app (final commit).
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(s) = self.server.take() {
+            let _ = s.await;
+        }
+        self.app.stop().await;
+    }
+}
+
+/// Sends a JSON message.
+pub async fn ws_send(ws: &mut Ws, v: Value) {
+    use futures::SinkExt;
+    ws.send(tokio_tungstenite::tungstenite::Message::Text(v.to_string().into())).await.unwrap();
+}
+
+/// The next JSON message (fails after 10 s).
+pub async fn ws_next(ws: &mut Ws) -> Value {
+    use futures::StreamExt;
+    loop {
+        let msg = tokio::time::timeout(Duration::from_secs(10), ws.next())
+            .await
+            .expect("a message within 10 s")
+            .expect("socket open")
+            .unwrap();
+        if let tokio_tungstenite::tungstenite::Message::Text(t) = msg {
+            return serde_json::from_str(&t).unwrap();
+        }
+    }
+}
+
+/// Reads messages until one matches `pred`, returning it and those skipped.
+pub async fn ws_until(ws: &mut Ws, pred: impl Fn(&Value) -> bool) -> (Value, Vec<Value>) {
+    let mut skipped = Vec::new();
+    loop {
+        let m = ws_next(ws).await;
+        if pred(&m) {
+            return (m, skipped);
+        }
+        skipped.push(m);
+    }
+}

@@ -1,0 +1,324 @@
+//! The server over real HTTP and WebSocket on 127.0.0.1:0: tool round trips, concurrency,
+//! live patches and refreshes, slow subscribers, restart, and API errors.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::{self, TestApp, ws_next, ws_send, ws_until};
+
+const KLINE: &str = "return await sdk.market.getKline({symbol: 'XAUUSD', limit: 30});";
+const BROKEN: &str = "const k = await sdk.market.getKline({limit: 30});\nreturn k.map(b => ({ time: b.time, value: b.clos.toFixed(2) }));";
+const FIXED: &str = "const k = await sdk.market.getKline({limit: 30});\nreturn k.map(b => ({ time: b.time, value: b.close }));";
+
+fn builder(panels: &[(&str, &str, &str)]) -> String {
+    let panels: Vec<Value> = panels
+        .iter()
+        .map(|(id, kind, code)| {
+            let renderer = match *kind {
+                "candlestick" | "line" | "area" => "lightweight-charts",
+                "table" | "feed" | "metric_card" => "custom",
+                _ => "echarts",
+            };
+            json!({"id": id, "title": id.to_uppercase(), "type": kind, "renderer": renderer, "code": code})
+        })
+        .collect();
+    format!("return {};", json!({"title": "Gold", "layout": {"columns": 2}, "panels": panels}))
+}
+
+async fn create(app: &TestApp, session: &str) -> String {
+    let out = app
+        .tool(
+            "execute",
+            json!({"code": builder(&[("gold-kline", "candlestick", KLINE)]), "session": session}),
+        )
+        .await;
+    assert_eq!(out["validation"]["allOk"], true, "{out}");
+    out["dashboard_id"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn execute_reports_a_failing_panel_and_mutate_fixes_it() {
+    let app = support::spawn_app().await;
+    let code = builder(&[("gold-kline", "candlestick", KLINE), ("gold-close", "line", BROKEN)]);
+    let out = app.tool("execute", json!({"code": code, "session": "s"})).await;
+    let id = out["dashboard_id"].as_str().unwrap().to_owned();
+    assert_eq!(out["validation"]["allOk"], false);
+    let panels = out["validation"]["panels"].as_array().unwrap();
+    assert_eq!(panels[0]["status"], "success");
+    assert_eq!(panels[0]["rowCount"], 30);
+    assert_eq!(panels[1]["panelId"], "gold-close");
+    assert_eq!(panels[1]["status"], "error");
+    let err = panels[1]["error"].as_str().unwrap();
+    assert!(err.starts_with("TypeError") && err.contains("(line 2, column"), "{err}");
+
+    // The model fixes the panel without giving the id: the session's active dashboard.
+    let fix = format!(
+        "async (state) => {{ state.panels.find(p => p.id === 'gold-close').code = {}; return state; }}",
+        serde_json::to_string(FIXED).unwrap()
+    );
+    let out = app.tool("mutate", json!({"code": fix, "session": "s"})).await;
+    assert_eq!(out["dashboard_id"], id.as_str());
+    assert_eq!(out["changes"][0]["type"], "modified_panel", "{out}");
+    assert_eq!(out["changes"][0]["panel_id"], "gold-close");
+    assert_eq!(out["validation"]["allOk"], true, "{out}");
+    assert_eq!(
+        out["validation"]["panels"].as_array().unwrap().len(),
+        1,
+        "only the changed panel runs"
+    );
+
+    let (status, body) = app.get(&format!("/api/dashboards/{id}/versions")).await;
+    assert_eq!(status, 200);
+    assert_eq!(body["data"].as_array().unwrap().len(), 2);
+    let summary = app.tool("get_state", json!({"session": "s"})).await;
+    assert_eq!(summary["state"]["panels"][1]["id"], "gold-close");
+    assert!(summary["state"]["panels"][1]["codePreview"].as_str().unwrap().len() <= 170);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn builder_and_state_errors_are_returned_to_the_model_and_nothing_is_saved() {
+    let app = support::spawn_app().await;
+    let out = app
+        .tool("execute", json!({"code": "return {title: 'x', layout: {columns: 20}, panels: []};"}))
+        .await;
+    assert!(out["error"].as_str().unwrap().contains("layout.columns"), "{out}");
+    let out = app.tool("execute", json!({"code": "const x = ;"})).await;
+    assert!(out["error"].as_str().unwrap().contains("SyntaxError"), "{out}");
+    let code = builder(&[("a", "line", "return [;")]);
+    let out = app.tool("execute", json!({"code": code})).await;
+    assert!(out["error"].as_str().unwrap().contains("panels[0].code"), "{out}");
+    let (_, list) = app.get("/api/dashboards").await;
+    assert_eq!(list["data"], json!([]));
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn fifty_concurrent_mutates_each_adding_a_panel_all_land() {
+    let app = support::spawn_app().await;
+    let id = create(&app, "c").await;
+    let calls = (0..50).map(|i| {
+        let app = &app;
+        let id = id.clone();
+        async move {
+            let code = format!(
+                "async (s) => {{ s.panels.push({{id: 'p{i}', title: 'P{i}', type: 'table', renderer: 'custom', \
+                 code: 'return [{{n: {i}}}];'}}); return s; }}"
+            );
+            app.tool("mutate", json!({"code": code, "dashboard_id": id})).await
+        }
+    });
+    let outs = futures::future::join_all(calls).await;
+    for o in &outs {
+        assert!(o["error"].is_null(), "{o}");
+    }
+    let (_, body) = app.get(&format!("/api/dashboards/{id}")).await;
+    let ids: Vec<&str> = body["data"]["state"]["panels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    for i in 0..50 {
+        assert!(ids.contains(&format!("p{i}").as_str()), "p{i} missing from {ids:?}");
+    }
+    assert_eq!(body["data"]["version"], 51);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_subscriber_applying_patches_to_its_snapshot_matches_the_store() {
+    let app = support::spawn_app().await;
+    let id = create(&app, "w").await;
+    let (mut ws, snap) = app.subscribe(&id).await;
+    let mut state = snap["state"].clone();
+    let mut version = snap["version"].as_u64().unwrap();
+
+    let edits = [
+        "async (s) => ({...s, title: 'Gold & Silver', layout: {columns: 3}})",
+        "async (s) => { s.panels.push({id: 'silver', title: 'Silver', type: 'line', renderer: 'lightweight-charts', \
+         code: \"const k = await sdk.market.getKline({symbol: 'XAGUSD', limit: 10}); return k.map(b => ({time: b.time, close: b.close}));\"}); return s; }",
+        "async (s) => { s.panels.reverse(); s.panels[0].title = 'Silver spot'; return s; }",
+    ];
+    for code in edits {
+        app.tool("mutate", json!({"code": code, "dashboard_id": id})).await;
+        let (patch, _) = ws_until(&mut ws, |m| m["type"] == "dashboard.patch").await;
+        assert_eq!(patch["baseVersion"].as_u64(), Some(version), "{patch}");
+        let ops: json_patch::Patch = serde_json::from_value(patch["patch"].clone()).unwrap();
+        json_patch::patch(&mut state, &ops).unwrap();
+        version = patch["version"].as_u64().unwrap();
+        assert!(!patch["changes"].as_array().unwrap().is_empty());
+    }
+    let (_, body) = app.get(&format!("/api/dashboards/{id}")).await;
+    assert_eq!(body["data"]["version"].as_u64(), Some(version));
+    assert_eq!(state, body["data"]["state"]);
+    // The added panel's data follows its patch.
+    let (data, _) =
+        ws_until(&mut ws, |m| m["type"] == "panel.data" && m["panelId"] == "silver").await;
+    assert_eq!(data["rowCount"], 10);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn refresh_pushes_panel_data_without_any_agent() {
+    let app = support::spawn_app().await;
+    let id = create(&app, "r").await;
+    let (mut ws, snap) = app.subscribe(&id).await;
+    let seq0 = snap["panels"]["gold-kline"]["seq"].as_u64().unwrap();
+    assert_eq!(snap["panels"]["gold-kline"]["status"], "ok", "{snap}");
+
+    ws_send(&mut ws, json!({"type": "refresh", "dashboardId": id, "panelId": "gold-kline"})).await;
+    let (d1, _) = ws_until(&mut ws, |m| m["type"] == "panel.data").await;
+    assert!(d1["seq"].as_u64().unwrap() > seq0);
+    assert_eq!(d1["rowCount"], 30);
+
+    let (status, body) = app.post(&format!("/api/dashboards/{id}/refresh"), json!({})).await;
+    assert_eq!(status, 200, "{body}");
+    let (d2, _) = ws_until(&mut ws, |m| m["type"] == "panel.data").await;
+    assert!(d2["seq"].as_u64().unwrap() > d1["seq"].as_u64().unwrap());
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn scheduled_refresh_runs_only_while_someone_watches() {
+    let app = support::spawn_app().await;
+    let mut code = builder(&[("gold-kline", "candlestick", KLINE)]);
+    code = code.replace("\"title\":\"Gold\"", "\"title\":\"Gold\",\"refresh\":\"5s\"");
+    let out = app.tool("execute", json!({"code": code})).await;
+    assert!(out["error"].is_null(), "{out}");
+    let id = out["dashboard_id"].as_str().unwrap().to_owned();
+    let (mut ws, snap) = app.subscribe(&id).await;
+    let seq0 = snap["panels"]["gold-kline"]["seq"].as_u64().unwrap();
+    let started = Instant::now();
+    let (d, _) = ws_until(&mut ws, |m| m["type"] == "panel.data").await;
+    assert!(d["seq"].as_u64().unwrap() > seq0);
+    assert!(started.elapsed() < Duration::from_secs(8), "{:?}", started.elapsed());
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_slow_subscriber_does_not_delay_others() {
+    let app = support::spawn_app().await;
+    let big = "return await sdk.market.getKline({symbol: 'XAUUSD', limit: 5000});";
+    let out = app.tool("execute", json!({"code": builder(&[("big", "candlestick", big)])})).await;
+    let id = out["dashboard_id"].as_str().unwrap().to_owned();
+    // The slow client subscribes and then never reads.
+    let (_slow, _) = app.subscribe(&id).await;
+    let (mut fast, _) = app.subscribe(&id).await;
+    let started = Instant::now();
+    for _ in 0..30 {
+        let (status, _) = app.post(&format!("/api/dashboards/{id}/refresh"), json!({})).await;
+        assert_eq!(status, 200);
+        let (d, _) = ws_until(&mut fast, |m| m["type"] == "panel.data").await;
+        assert_eq!(d["rowCount"], 5000);
+    }
+    // ~12 MB went to the slow client's socket: its queue coalesced instead of blocking anyone.
+    assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn restart_keeps_dashboards_versions_and_sessions() {
+    let dir = std::sync::Arc::new(tempfile::tempdir().unwrap());
+    let app = support::spawn_app_in(dir.clone(), false).await;
+    let id = create(&app, "persist").await;
+    app.tool(
+        "mutate",
+        json!({"code": "async (s) => ({...s, title: 'Gold v2'})", "session": "persist"}),
+    )
+    .await;
+    app.stop().await;
+
+    let app = support::spawn_app_in(dir, false).await;
+    let (_, body) = app.get(&format!("/api/dashboards/{id}")).await;
+    assert_eq!(body["data"]["version"], 2);
+    assert_eq!(body["data"]["state"]["title"], "Gold v2");
+    let (_, versions) = app.get(&format!("/api/dashboards/{id}/versions")).await;
+    assert_eq!(versions["data"].as_array().unwrap().len(), 2);
+    let state = app.tool("get_state", json!({"session": "persist"})).await;
+    assert_eq!(state["dashboard_id"], id.as_str(), "the session's active dashboard survived");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn api_errors_use_the_envelope_and_proper_statuses() {
+    let app = support::spawn_app().await;
+    let id = create(&app, "e").await;
+    let raw = app.http.post(app.url("/api/tools/execute")).body("{not json").send().await.unwrap();
+    assert_eq!(raw.status(), 400);
+    let body: Value = raw.json().await.unwrap();
+    assert_eq!(body["code"], 400);
+    assert!(body["msg"].as_str().unwrap().contains("malformed JSON"), "{body}");
+
+    let (s, b) = app
+        .post(
+            "/api/dashboards",
+            json!({"state": {"title": "x", "layout": {"columns": 2}, "panels": [], "bogus": 1}}),
+        )
+        .await;
+    assert_eq!(s, 400, "{b}");
+    assert!(b["msg"].as_str().unwrap().contains("bogus"), "{b}");
+    let (s, b) = app.get("/api/dashboards/db_nope").await;
+    assert_eq!((s, b["code"].as_u64()), (404, Some(404)), "{b}");
+    let (s, _) = app.post("/api/tools/frobnicate", json!({})).await;
+    assert_eq!(s, 404);
+    let (s, b) = app.post(&format!("/api/dashboards/{id}/revert"), json!({"version": "one"})).await;
+    assert_eq!(s, 400);
+    assert!(b["msg"].as_str().unwrap().contains("version"), "{b}");
+
+    // Optimistic concurrency over REST: a save based on a stale version is a 409.
+    let (_, cur) = app.get(&format!("/api/dashboards/{id}")).await;
+    let state = cur["data"]["state"].clone();
+    let r = app
+        .http
+        .put(app.url(&format!("/api/dashboards/{id}")))
+        .json(&json!({"baseVersion": 1, "state": state}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let r = app
+        .http
+        .put(app.url(&format!("/api/dashboards/{id}")))
+        .json(&json!({"baseVersion": 1, "state": state}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 409);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["data"], json!({"expected": 1, "actual": 2}));
+
+    let r = app.http.delete(app.url(&format!("/api/dashboards/{id}"))).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let (s, _) = app.post("/api/tools/get_state", json!({"dashboard_id": id})).await;
+    assert_eq!(s, 410);
+    let (s, b) = app.post(&format!("/api/dashboards/{id}/restore"), json!({})).await;
+    assert_eq!((s, &b["data"]["deleted"]), (200, &json!(false)));
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn preview_sources_and_ws_errors() {
+    let app = support::spawn_app().await;
+    let (s, b) = app
+        .post("/api/panels/preview", json!({"code": "return [vars.x, 2];", "vars": {"x": 1}}))
+        .await;
+    assert_eq!((s, &b["data"]["data"]), (200, &json!([1, 2])), "{b}");
+    let (_, b) = app.post("/api/panels/preview", json!({"code": "return nope;"})).await;
+    assert_eq!(b["data"]["status"], "error");
+    assert_eq!(b["data"]["error"]["kind"], "runtime");
+    let (_, b) = app.get("/api/sdk/sources").await;
+    assert!(b["data"]["sources"].as_array().unwrap().len() >= 30);
+
+    let (mut ws, _) =
+        tokio_tungstenite::connect_async(format!("ws://{}/ws", app.addr)).await.unwrap();
+    ws_send(&mut ws, json!({"type": "subscribe"})).await;
+    let e = ws_next(&mut ws).await;
+    assert_eq!(e["type"], "error");
+    assert!(e["message"].as_str().unwrap().contains("dashboardId"), "{e}");
+    ws_send(&mut ws, json!({"type": "subscribe", "dashboardId": "db_missing"})).await;
+    let e = ws_next(&mut ws).await;
+    assert!(e["message"].as_str().unwrap().contains("not found"), "{e}");
+    app.stop().await;
+}
