@@ -278,3 +278,260 @@ pub async fn engine_breakdown(n: usize) -> anyhow::Result<Vec<(String, Duration,
     }
     Ok(out)
 }
+
+/// A server child process for the dashboard benchmark, killed on drop.
+struct ServerChild {
+    child: std::process::Child,
+    addr: String,
+    _dir: TempDir,
+}
+
+impl Drop for ServerChild {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A scratch directory removed on drop (no dev-dependency in the binary).
+struct TempDir(std::path::PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn temp_dir(tag: &str) -> anyhow::Result<TempDir> {
+    let dir =
+        std::env::temp_dir().join(format!("boardsmith-{tag}-{}", uuid::Uuid::now_v7().simple()));
+    std::fs::create_dir_all(&dir)?;
+    Ok(TempDir(dir))
+}
+
+async fn start_server() -> anyhow::Result<ServerChild> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let addr = format!("127.0.0.1:{port}");
+    let dir = temp_dir("bench")?;
+    let child = std::process::Command::new(std::env::current_exe()?)
+        .arg("serve")
+        .env("BOARDSMITH_ADDR", &addr)
+        .env("BOARDSMITH_DATA", &dir.0)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()?;
+    let server = ServerChild { child, addr, _dir: dir };
+    let http = reqwest::Client::new();
+    for _ in 0..200 {
+        if http.get(format!("http://{}/healthz", server.addr)).send().await.is_ok() {
+            return Ok(server);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    anyhow::bail!("the server did not start")
+}
+
+fn rss_bytes(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("VmRSS:"))?.to_owned();
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .map_or(0, |kib| kib * 1024)
+}
+
+/// A 24-panel dashboard of realistic panels (candles with indicators, lines, tables).
+fn bench_dashboard(panels: usize) -> serde_json::Value {
+    let panels: Vec<serde_json::Value> = (0..panels)
+        .map(|i| {
+            serde_json::json!({
+                "id": format!("panel-{i}"),
+                "title": format!("Gold daily {i}: candles with MA20/MA60"),
+                "type": "candlestick",
+                "renderer": "lightweight-charts",
+                "indicators": ["MA(20)", "MA(60)"],
+                "dataSource": {"source": "market", "method": "getKline", "params": {"symbol": "XAUUSD"}},
+                "layout": {"w": 1, "h": 2},
+                "code": format!("const bars = await sdk.market.getKline({{ symbol: 'XAUUSD', timeframe: '1D', limit: {n} }});\n\
+                    const closes = bars.map((b) => b.close);\n\
+                    const ma20 = utils.sma(closes, 20);\n\
+                    const ma60 = utils.sma(closes, 60);\n\
+                    return bars.map((b, i) => ({{ ...b, ma20: ma20[i], ma60: ma60[i] }}));", n = 100 + i),
+            })
+        })
+        .collect();
+    serde_json::json!({"title": "Benchmark", "layout": {"columns": 4}, "panels": panels})
+}
+
+type Client =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+async fn connect(addr: &str) -> anyhow::Result<Client> {
+    Ok(tokio_tungstenite::connect_async(format!("ws://{addr}/ws")).await?.0)
+}
+
+/// Runs the dashboard benchmark: delivery latency to many subscribers, patch size, durable
+/// saves/s, refresh time and idle-connection memory.
+pub async fn dashboards(subscribers: usize, idle: usize) -> anyhow::Result<ExitCode> {
+    use futures::SinkExt;
+    use tokio_tungstenite::tungstenite::Message;
+    let _ = rlimit::increase_nofile_limit(u64::MAX);
+    let server = start_server().await?;
+    let http = reqwest::Client::new();
+    let base = format!("http://{}", server.addr);
+    let created: serde_json::Value = http
+        .post(format!("{base}/api/dashboards"))
+        .json(&serde_json::json!({"state": bench_dashboard(24)}))
+        .send()
+        .await?
+        .json()
+        .await?;
+    let id = created["data"]["id"]
+        .as_str()
+        .ok_or_else(|| anyhow::anyhow!("create failed: {created}"))?
+        .to_owned();
+    let full_state_bytes = serde_json::to_string(&created["data"]["state"])?.len();
+
+    // Subscribers, each recording when it sees each patch.
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(u64, Instant, usize)>();
+    let mut readers = Vec::new();
+    for _ in 0..subscribers {
+        let mut ws = connect(&server.addr).await?;
+        let sub = serde_json::json!({"type": "subscribe", "dashboardId": id}).to_string();
+        ws.send(Message::Text(sub.into())).await?;
+        let tx = tx.clone();
+        readers.push(tokio::spawn(async move {
+            while let Some(Ok(msg)) = futures::StreamExt::next(&mut ws).await {
+                if let Message::Text(t) = msg
+                    && t.contains("\"dashboard.patch\"")
+                {
+                    let at = Instant::now();
+                    let v: serde_json::Value = serde_json::from_str(&t).unwrap_or_default();
+                    let _ = tx.send((v["version"].as_u64().unwrap_or(0), at, t.len()));
+                }
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    let rounds = 20;
+    let mut latencies = Vec::with_capacity(rounds * subscribers);
+    let mut patch_bytes = 0;
+    for round in 0..rounds {
+        // A one-panel change: its code.
+        let code = format!(
+            "async (s) => {{ s.panels[{}].code = s.panels[{}].code.replace(/limit: \\d+/, 'limit: {}'); return s; }}",
+            round % 24,
+            round % 24,
+            150 + round
+        );
+        let t0 = Instant::now();
+        let out: serde_json::Value = http
+            .post(format!("{base}/api/tools/mutate"))
+            .json(&serde_json::json!({"code": code, "dashboard_id": id}))
+            .send()
+            .await?
+            .json()
+            .await?;
+        let version = round as u64 + 2;
+        anyhow::ensure!(out["data"]["error"].is_null(), "mutate failed: {out}");
+        let mut seen = 0;
+        while seen < subscribers {
+            let Some((v, at, len)) =
+                tokio::time::timeout(Duration::from_secs(10), rx.recv()).await?
+            else {
+                break;
+            };
+            if v == version {
+                latencies.push(at.duration_since(t0));
+                patch_bytes = len;
+                seen += 1;
+            }
+        }
+    }
+    for r in &readers {
+        r.abort();
+    }
+
+    // Refresh of a 12-panel dashboard.
+    let twelve: serde_json::Value = http
+        .post(format!("{base}/api/dashboards"))
+        .json(&serde_json::json!({"state": bench_dashboard(12)}))
+        .send()
+        .await?
+        .json()
+        .await?;
+    let twelve_id = twelve["data"]["id"].as_str().unwrap_or_default().to_owned();
+    let mut refresh = Vec::new();
+    for _ in 0..30 {
+        let t = Instant::now();
+        http.post(format!("{base}/api/dashboards/{twelve_id}/refresh"))
+            .json(&serde_json::json!({}))
+            .send()
+            .await?;
+        refresh.push(t.elapsed());
+    }
+
+    // Idle connections.
+    let pid = server.child.id();
+    let before = rss_bytes(pid);
+    let mut idle_clients = Vec::with_capacity(idle);
+    for _ in 0..idle {
+        match connect(&server.addr).await {
+            Ok(ws) => idle_clients.push(ws),
+            Err(e) => {
+                eprintln!("stopped opening connections at {}: {e}", idle_clients.len());
+                break;
+            }
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let after = rss_bytes(pid);
+    let held = idle_clients.len();
+    drop(idle_clients);
+    drop(server);
+
+    let dir = temp_dir("saves")?;
+    let saves_8 = crate::store::bench_saves(&dir.0, 8, 2.0).await?;
+    let saves_64 = crate::store::bench_saves(&dir.0, 64, 2.0).await?;
+
+    let (l50, l99) = percentiles(latencies.clone());
+    let (r50, r99) = percentiles(refresh);
+    println!("{:<52} {:>12} {:>12}  target", "dashboards", "p50", "p99");
+    println!(
+        "{:<52} {:>12} {:>12}  p99 ≤ 25 ms",
+        format!(
+            "mutate → patch delivered ({subscribers} subscribers, {} samples)",
+            latencies.len()
+        ),
+        fmt(l50),
+        fmt(l99)
+    );
+    println!(
+        "{:<52} {:>12} {:>12}  ≤ 20 ms",
+        "refresh of a 12-panel dashboard (REST, wall)",
+        fmt(r50),
+        fmt(r99)
+    );
+    println!(
+        "{:<52} {:>12} {:>12}  ≤ 5%",
+        "one-panel change: patch bytes vs full state",
+        format!("{patch_bytes} B"),
+        format!(
+            "{:.1}% of {full_state_bytes} B",
+            patch_bytes as f64 * 100.0 / full_state_bytes as f64
+        )
+    );
+    println!(
+        "{:<52} {:>12.0} {:>12.0}  ≥ 1,000/s",
+        "durable saves/s (8 / 64 concurrent writers)", saves_8, saves_64
+    );
+    println!(
+        "{:<52} {:>12} {:>12}  10,000 ≤ 300 MB",
+        format!("idle WebSockets held: {held}"),
+        format!("{} MB", after / 1_000_000),
+        format!("+{} MB", after.saturating_sub(before) / 1_000_000)
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -49,6 +49,8 @@ pub async fn start_sandbox(sdk: Arc<Sdk>, workers: Option<usize>) -> anyhow::Res
 /// stops the pool and makes the store's final commit.
 pub async fn serve() -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe().context("locating the boardsmith executable")?;
+    // One file descriptor per WebSocket: use the hard limit.
+    let _ = rlimit::increase_nofile_limit(u64::MAX);
     let config = crate::app::AppConfig::from_env(exe);
     let addr = std::env::var("BOARDSMITH_ADDR").unwrap_or_else(|_| "127.0.0.1:8080".to_owned());
     let app = crate::app::App::start(config.clone()).await?;

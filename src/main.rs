@@ -70,6 +70,15 @@ enum BenchTarget {
         #[arg(long, default_value_t = 2000)]
         iterations: usize,
     },
+    /// Live delivery latency, patch size, durable saves/s, refresh time, idle connections.
+    Dashboards {
+        /// Subscribers of the benchmarked dashboard.
+        #[arg(long, default_value_t = 1000)]
+        subscribers: usize,
+        /// Idle WebSocket connections to hold.
+        #[arg(long, default_value_t = 10_000)]
+        idle: usize,
+    },
 }
 
 fn main() -> ExitCode {
@@ -101,6 +110,9 @@ fn main() -> ExitCode {
             }
             Command::Bench { target: BenchTarget::Sandbox { iterations } } => {
                 boardsmith::bench::sandbox(iterations).await
+            }
+            Command::Bench { target: BenchTarget::Dashboards { subscribers, idle } } => {
+                boardsmith::bench::dashboards(subscribers, idle).await
             }
             Command::SandboxWorker => unreachable!("handled above"),
         }
