@@ -441,7 +441,6 @@ fn unknown_name(msg: &str) -> String {
 fn friendly(msg: &str) -> String {
     let mut m = msg
         .replace("expected u32", "expected a non-negative integer")
-        .replace("expected a string", "expected a string")
         .replace("expected a sequence", "expected an array")
         .replace("expected a map", "expected an object")
         .replace("expected struct ", "expected an object ")
