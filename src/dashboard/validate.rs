@@ -579,6 +579,26 @@ mod tests {
     }
 
     #[test]
+    fn nested_structural_errors() {
+        let mut v = base();
+        v["panels"][0]["layout"] = json!({"w": 1, "h": 1, "x": 0});
+        v["variables"] = json!([{"name": "s", "label": "S", "type": "dropdown", "default": 1}]);
+        v["refresh"] = json!(30);
+        let all = issues(&v);
+        assert_eq!(all[0], pair("refresh", "invalid type: integer `30`, expected a string"));
+        assert_eq!(all[1], pair("panels[0].layout.x", "unknown field `x`, expected `w` or `h`"));
+        assert_eq!(all[2].0, "variables[0].type");
+        assert!(
+            all[2].1.starts_with("unknown variant `dropdown`, expected one of `select`"),
+            "{}",
+            all[2].1
+        );
+        let mut v = base();
+        v["panels"] = json!({});
+        assert_eq!(one(&v), pair("panels", "expected an array, got an object"));
+    }
+
+    #[test]
     fn unknown_type_suggests() {
         let mut v = base();
         v["panels"][0]["type"] = json!("candle");
