@@ -10,3 +10,4 @@ mod hostile;
 mod sdk;
 mod sdk_backings;
 mod server;
+mod templates;
