@@ -96,34 +96,43 @@ async fn builder_and_state_errors_are_returned_to_the_model_and_nothing_is_saved
 
 #[tokio::test]
 async fn fifty_concurrent_mutates_each_adding_a_panel_all_land() {
+    // A dashboard holds at most 48 panels, so the 50 concurrent writers are split over two.
     let app = support::spawn_app().await;
-    let id = create(&app, "c").await;
+    let ids = [create(&app, "c1").await, create(&app, "c2").await];
+    let add = |i: usize| {
+        format!(
+            "async (s) => {{ s.panels.push({{id: 'p{i}', title: 'P{i}', type: 'table', renderer: 'custom', \
+             code: 'return [{{n: {i}}}];'}}); return s; }}"
+        )
+    };
     let calls = (0..50).map(|i| {
-        let app = &app;
-        let id = id.clone();
-        async move {
-            let code = format!(
-                "async (s) => {{ s.panels.push({{id: 'p{i}', title: 'P{i}', type: 'table', renderer: 'custom', \
-                 code: 'return [{{n: {i}}}];'}}); return s; }}"
-            );
-            app.tool("mutate", json!({"code": code, "dashboard_id": id})).await
-        }
+        let (app, id, code) = (&app, ids[i % 2].clone(), add(i));
+        async move { app.tool("mutate", json!({"code": code, "dashboard_id": id})).await }
     });
-    let outs = futures::future::join_all(calls).await;
-    for o in &outs {
+    for o in futures::future::join_all(calls).await {
         assert!(o["error"].is_null(), "{o}");
     }
-    let (_, body) = app.get(&format!("/api/dashboards/{id}")).await;
-    let ids: Vec<&str> = body["data"]["state"]["panels"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["id"].as_str().unwrap())
-        .collect();
-    for i in 0..50 {
-        assert!(ids.contains(&format!("p{i}").as_str()), "p{i} missing from {ids:?}");
+    for (k, id) in ids.iter().enumerate() {
+        let (_, body) = app.get(&format!("/api/dashboards/{id}")).await;
+        let present: Vec<&str> = body["data"]["state"]["panels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["id"].as_str().unwrap())
+            .collect();
+        for i in (k..50).step_by(2) {
+            assert!(present.contains(&format!("p{i}").as_str()), "p{i} missing from {present:?}");
+        }
+        assert_eq!(body["data"]["version"], 26, "one version per mutate, none lost");
     }
-    assert_eq!(body["data"]["version"], 51);
+
+    // Filling one dashboard up: the 49th panel is refused with the limit named.
+    let fill = "async (s) => { while (s.panels.length < 48) s.panels.push({id: 'f' + s.panels.length, \
+                title: 'F', type: 'table', renderer: 'custom', code: 'return [];'}); return s; }";
+    let out = app.tool("mutate", json!({"code": fill, "dashboard_id": ids[0]})).await;
+    assert!(out["error"].is_null(), "{out}");
+    let out = app.tool("mutate", json!({"code": add(99), "dashboard_id": ids[0]})).await;
+    assert!(out["error"].as_str().unwrap().contains("at most 48"), "{out}");
     app.stop().await;
 }
 
