@@ -16,8 +16,11 @@
 //! - `revert` appends a new version (note `revert to N`) with that version's state.
 //! - `list` is ordered by `updated_at` (time of the current version), newest first, then by id.
 
+mod bench;
 mod keys;
 mod writer;
+
+pub use bench::{bench_saves, sample_state};
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
