@@ -18,6 +18,8 @@
 
 mod bench;
 mod keys;
+#[cfg(test)]
+mod tests;
 mod writer;
 
 pub use bench::{bench_saves, sample_state};
@@ -379,10 +381,7 @@ impl Store {
     /// A write whose reply carries the state JSON.
     async fn write_record(&self, op: Op) -> Result<DashboardRecord, StoreError> {
         match self.write(op).await? {
-            Reply::Record { meta, state: Some(json) } => {
-                let state = parse_state(&meta.id, meta.version, &json)?;
-                Ok(record(meta, state))
-            }
+            Reply::Record { meta, state: Some(state) } => Ok(record(meta, state)),
             _ => Err(StoreError::Storage("unexpected writer reply".into())),
         }
     }

@@ -36,10 +36,10 @@ pub(super) enum Op {
 
 /// What a successful op produced.
 pub(super) enum Reply {
-    /// A dashboard head after the op, plus the state JSON when the caller does not have it.
+    /// A dashboard head after the op, plus its state when the caller does not have it.
     Record {
         meta: Meta,
-        state: Option<Vec<u8>>,
+        state: Option<DashboardState>,
     },
     Unit,
 }
@@ -127,6 +127,28 @@ struct Tables<'t> {
 
 type OpResult = Result<Reply, StoreError>;
 
+/// Why an op did not apply.
+enum Fail {
+    /// The engine failed: abort the whole batch.
+    Engine(String),
+    /// This op's answer (conflict, not found, corrupt record...); it wrote nothing.
+    Op(StoreError),
+}
+
+impl From<StoreError> for Fail {
+    fn from(e: StoreError) -> Self {
+        Self::Op(e)
+    }
+}
+
+fn engine(ctx: impl std::fmt::Display, e: impl std::fmt::Display) -> Fail {
+    Fail::Engine(format!("{ctx}: {e}"))
+}
+
+fn corrupt(ctx: impl std::fmt::Display, e: impl std::fmt::Display) -> Fail {
+    Fail::Op(StoreError::Storage(format!("{ctx}: {e}")))
+}
+
 fn apply_and_commit(
     db: &Database,
     ops: &[Op],
@@ -144,9 +166,14 @@ fn apply_and_commit(
         };
         let now = super::now_ms();
         for op in ops {
-            let r = apply(&mut t, op, now)?;
-            wrote |= r.is_ok();
-            results.push(r);
+            match apply(&mut t, op, now) {
+                Ok(r) => {
+                    wrote = true;
+                    results.push(Ok(r));
+                }
+                Err(Fail::Op(e)) => results.push(Err(e)),
+                Err(Fail::Engine(msg)) => return Err(msg),
+            }
         }
     }
     if wrote {
@@ -159,23 +186,37 @@ fn apply_and_commit(
     Ok(results)
 }
 
-fn get_head(t: &Tables<'_>, id: &str) -> Result<Option<Head>, String> {
+fn get_head(t: &Tables<'_>, id: &str) -> Result<Option<Head>, Fail> {
     if id.len() > keys::MAX_ID_LEN {
         return Ok(None);
     }
-    match t.heads.get(id).map_err(|e| format!("read head of `{id}`: {e}"))? {
+    match t.heads.get(id).map_err(|e| engine(format!("read head of `{id}`"), e))? {
         None => Ok(None),
         Some(g) => decode_head(g.value())
             .map(Some)
-            .map_err(|e| format!("dashboard `{id}`: corrupt head: {e}")),
+            .map_err(|e| corrupt(format!("dashboard `{id}`: corrupt head"), e)),
     }
 }
 
+/// The head of an existing dashboard.
+fn existing(t: &Tables<'_>, id: &str) -> Result<Head, Fail> {
+    get_head(t, id)?.ok_or_else(|| Fail::Op(StoreError::NotFound(id.to_owned())))
+}
+
+/// The head of an existing, not deleted dashboard.
+fn live(t: &Tables<'_>, id: &str) -> Result<Head, Fail> {
+    let head = existing(t, id)?;
+    if head.deleted {
+        return Err(Fail::Op(StoreError::Deleted(id.to_owned())));
+    }
+    Ok(head)
+}
+
 /// Reads a version value (owned, since the table is written next).
-fn get_version_bytes(t: &Tables<'_>, id: &str, version: u64) -> Result<Option<Vec<u8>>, String> {
+fn get_version_bytes(t: &Tables<'_>, id: &str, version: u64) -> Result<Option<Vec<u8>>, Fail> {
     Ok(t.versions
         .get(version_key(id, version).as_slice())
-        .map_err(|e| format!("read `{id}` version {version}: {e}"))?
+        .map_err(|e| engine(format!("read `{id}` version {version}"), e))?
         .map(|g| g.value().to_vec()))
 }
 
@@ -185,17 +226,17 @@ fn put(
     head: &Head,
     vh: &VersionHeader<'_>,
     state: &[u8],
-) -> Result<(), String> {
+) -> Result<(), Fail> {
     t.versions
         .insert(version_key(id, head.version).as_slice(), encode_version(vh, state).as_slice())
-        .map_err(|e| format!("write `{id}` version {}: {e}", head.version))?;
+        .map_err(|e| engine(format!("write `{id}` version {}", head.version), e))?;
     put_head(t, id, head)
 }
 
-fn put_head(t: &mut Tables<'_>, id: &str, head: &Head) -> Result<(), String> {
+fn put_head(t: &mut Tables<'_>, id: &str, head: &Head) -> Result<(), Fail> {
     t.heads
         .insert(id, encode_head(head).as_slice())
-        .map_err(|e| format!("write head of `{id}`: {e}"))?;
+        .map_err(|e| engine(format!("write head of `{id}`"), e))?;
     Ok(())
 }
 
@@ -209,30 +250,41 @@ fn meta(id: &str, h: &Head) -> Meta {
     }
 }
 
-/// The state JSON of the head version (owned).
-fn head_state(t: &Tables<'_>, id: &str, h: &Head) -> Result<Vec<u8>, String> {
-    let bytes = get_version_bytes(t, id, h.version)?
-        .ok_or_else(|| format!("dashboard `{id}`: head version {} is missing", h.version))?;
-    let (_, state) = decode_version(&bytes)
-        .map_err(|e| format!("dashboard `{id}` version {}: {e}", h.version))?;
-    Ok(state.to_vec())
+/// A stored version, checked: header decodes and the state JSON parses.
+fn load_version(t: &Tables<'_>, id: &str, version: u64) -> Result<(Vec<u8>, DashboardState), Fail> {
+    let Some(bytes) = get_version_bytes(t, id, version)? else {
+        return Err(Fail::Op(StoreError::VersionNotFound { id: id.to_owned(), version }));
+    };
+    let (_, json) = decode_version(&bytes)
+        .map_err(|e| corrupt(format!("dashboard `{id}` version {version}"), e))?;
+    let state = super::parse_state(id, version, json)?;
+    Ok((bytes, state))
 }
 
-/// Applies one op. Outer `Err`: engine failure (aborts the batch). Inner `Err`: the op's answer.
-fn apply(t: &mut Tables<'_>, op: &Op, now: i64) -> Result<OpResult, String> {
-    Ok(match op {
+/// The state of the head version.
+fn head_state(t: &Tables<'_>, id: &str, h: &Head) -> Result<DashboardState, Fail> {
+    match load_version(t, id, h.version) {
+        Err(Fail::Op(StoreError::VersionNotFound { .. })) => Err(corrupt(
+            format!("dashboard `{id}`"),
+            format!("head version {} is missing", h.version),
+        )),
+        other => other.map(|(_, s)| s),
+    }
+}
+
+/// Applies one op; every check runs before the op's first write.
+fn apply(t: &mut Tables<'_>, op: &Op, now: i64) -> Result<Reply, Fail> {
+    match op {
         Op::Create { id, title, panels, state, note } => {
-            create(t, id, title, *panels, state, note, now)?
+            create(t, id, title, *panels, state, note, now)
         }
         Op::Save { id, base, title, panels, state, note } => {
-            let Some(head) = get_head(t, id)? else {
-                return Ok(Err(StoreError::NotFound(id.clone())));
-            };
-            if head.deleted {
-                return Ok(Err(StoreError::Deleted(id.clone())));
-            }
+            let head = live(t, id)?;
             if head.version != *base {
-                return Ok(Err(StoreError::Conflict { expected: *base, actual: head.version }));
+                return Err(Fail::Op(StoreError::Conflict {
+                    expected: *base,
+                    actual: head.version,
+                }));
             }
             let new = Head {
                 version: head.version + 1,
@@ -246,17 +298,10 @@ fn apply(t: &mut Tables<'_>, op: &Op, now: i64) -> Result<OpResult, String> {
             Ok(Reply::Record { meta: meta(id, &new), state: None })
         }
         Op::Revert { id, to } => {
-            let Some(head) = get_head(t, id)? else {
-                return Ok(Err(StoreError::NotFound(id.clone())));
-            };
-            if head.deleted {
-                return Ok(Err(StoreError::Deleted(id.clone())));
-            }
-            let Some(old) = get_version_bytes(t, id, *to)? else {
-                return Ok(Err(StoreError::VersionNotFound { id: id.clone(), version: *to }));
-            };
-            let (oh, state) =
-                decode_version(&old).map_err(|e| format!("dashboard `{id}` version {to}: {e}"))?;
+            let head = live(t, id)?;
+            let (old, state) = load_version(t, id, *to)?;
+            let (oh, json) = decode_version(&old)
+                .map_err(|e| corrupt(format!("dashboard `{id}` version {to}"), e))?;
             let note = format!("revert to {to}");
             let new = Head {
                 version: head.version + 1,
@@ -267,13 +312,11 @@ fn apply(t: &mut Tables<'_>, op: &Op, now: i64) -> Result<OpResult, String> {
             };
             let vh =
                 VersionHeader { created_at: now, panels: oh.panels, title: oh.title, note: &note };
-            put(t, id, &new, &vh, state)?;
-            Ok(Reply::Record { meta: meta(id, &new), state: Some(state.to_vec()) })
+            put(t, id, &new, &vh, json)?;
+            Ok(Reply::Record { meta: meta(id, &new), state: Some(state) })
         }
         Op::Delete { id } => {
-            let Some(mut head) = get_head(t, id)? else {
-                return Ok(Err(StoreError::NotFound(id.clone())));
-            };
+            let mut head = existing(t, id)?;
             if !head.deleted {
                 head.deleted = true;
                 put_head(t, id, &head)?;
@@ -281,46 +324,36 @@ fn apply(t: &mut Tables<'_>, op: &Op, now: i64) -> Result<OpResult, String> {
             Ok(Reply::Unit)
         }
         Op::Restore { id } => {
-            let Some(mut head) = get_head(t, id)? else {
-                return Ok(Err(StoreError::NotFound(id.clone())));
-            };
+            let mut head = existing(t, id)?;
+            let state = head_state(t, id, &head)?;
             if head.deleted {
                 head.deleted = false;
                 put_head(t, id, &head)?;
             }
-            let state = head_state(t, id, &head)?;
             Ok(Reply::Record { meta: meta(id, &head), state: Some(state) })
         }
         Op::Duplicate { src, new_id, title } => {
-            let Some(head) = get_head(t, src)? else {
-                return Ok(Err(StoreError::NotFound(src.clone())));
-            };
-            if head.deleted {
-                return Ok(Err(StoreError::Deleted(src.clone())));
-            }
+            let head = live(t, src)?;
             let mut state = head_state(t, src, &head)?;
-            let mut new_title = head.title.clone();
             if let Some(title) = title {
-                let mut parsed: DashboardState = serde_json::from_slice(&state).map_err(|e| {
-                    format!("dashboard `{src}` version {}: corrupt state JSON: {e}", head.version)
-                })?;
-                parsed.title.clone_from(title);
-                state = serde_json::to_vec(&parsed).map_err(|e| format!("serialize state: {e}"))?;
-                new_title.clone_from(title);
+                state.title.clone_from(title);
             }
+            let json =
+                serde_json::to_vec(&state).map_err(|e| corrupt("serialize dashboard state", e))?;
             let note = format!("duplicate of {src}");
-            match create(t, new_id, &new_title, head.panels, &state, &note, now)? {
-                Ok(Reply::Record { meta, .. }) => Ok(Reply::Record { meta, state: Some(state) }),
-                other => other,
+            let panels = u32::try_from(state.panels.len()).unwrap_or(u32::MAX);
+            match create(t, new_id, &state.title, panels, &json, &note, now)? {
+                Reply::Record { meta, .. } => Ok(Reply::Record { meta, state: Some(state) }),
+                Reply::Unit => Ok(Reply::Unit),
             }
         }
         Op::PutSession { id, json } => {
             t.sessions
                 .insert(id.as_str(), json.as_slice())
-                .map_err(|e| format!("write session `{id}`: {e}"))?;
+                .map_err(|e| engine(format!("write session `{id}`"), e))?;
             Ok(Reply::Unit)
         }
-    })
+    }
 }
 
 fn create(
@@ -331,15 +364,15 @@ fn create(
     state: &[u8],
     note: &str,
     now: i64,
-) -> Result<OpResult, String> {
+) -> Result<Reply, Fail> {
     if id.is_empty() || id.len() > keys::MAX_ID_LEN {
-        return Ok(Err(StoreError::Storage(format!(
+        return Err(Fail::Op(StoreError::Storage(format!(
             "invalid dashboard id: must be 1..={} bytes",
             keys::MAX_ID_LEN
         ))));
     }
     if let Some(head) = get_head(t, id)? {
-        return Ok(Err(StoreError::Conflict { expected: 0, actual: head.version }));
+        return Err(Fail::Op(StoreError::Conflict { expected: 0, actual: head.version }));
     }
     let head = Head {
         version: 1,
@@ -351,5 +384,5 @@ fn create(
     };
     let vh = VersionHeader { created_at: now, panels, title, note };
     put(t, id, &head, &vh, state)?;
-    Ok(Ok(Reply::Record { meta: meta(id, &head), state: None }))
+    Ok(Reply::Record { meta: meta(id, &head), state: None })
 }
