@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::{Store, StoreError};
+use super::{Store, StoreError, StoreOptions};
 use crate::dashboard::{DashboardState, Layout, Panel, PanelType, Renderer};
 
 /// A valid dashboard of about `bytes` of JSON (eight table panels with padded code), stamped
@@ -45,9 +45,20 @@ pub fn sample_state(title: &str, n: u64, bytes: usize) -> DashboardState {
 }
 
 /// Opens a store in `dir`, runs `writers` tasks that each save ~20 KB states to their own
-/// dashboard for `seconds`, shuts the store down and answers durable saves per second.
+/// dashboard for `seconds`, shuts the store down and answers durable saves per second. The data
+/// stays in `dir` (every save is a ~20 KB version: use a scratch directory).
 pub async fn bench_saves(dir: &Path, writers: usize, seconds: f64) -> Result<f64, StoreError> {
-    let store = Arc::new(Store::open(dir)?);
+    bench_saves_with(dir, writers, seconds, StoreOptions::default()).await
+}
+
+/// [`bench_saves`] with explicit group-commit tuning.
+pub async fn bench_saves_with(
+    dir: &Path,
+    writers: usize,
+    seconds: f64,
+    options: StoreOptions,
+) -> Result<f64, StoreError> {
+    let store = Arc::new(Store::open_with(dir, options)?);
     let writers = writers.max(1);
     let mut ids = Vec::with_capacity(writers);
     for w in 0..writers {

@@ -1,8 +1,8 @@
 //! The durable store: dashboards with full version history and chat/tool sessions, in redb.
 //!
-//! Only this module knows the engine, the tables and the key encoding ([`keys`]); everything else
+//! Only this module knows the engine, the tables and the key encoding (`keys`); everything else
 //! sees the typed API below. A write is acknowledged only after its durable commit
-//! (`Durability::Immediate`); one writer thread group-commits pending writes (see [`writer`]).
+//! (`Durability::Immediate`); one writer thread group-commits pending writes (see `writer`).
 //! Saves carry the version they were based on: a mismatch is [`StoreError::Conflict`], never a
 //! lost update. Reads run on the blocking pool against redb's MVCC snapshots and never wait for
 //! the writer.
@@ -22,7 +22,7 @@ mod keys;
 mod tests;
 mod writer;
 
-pub use bench::{bench_saves, sample_state};
+pub use bench::{bench_saves, bench_saves_with, sample_state};
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -131,13 +131,19 @@ pub struct DashboardListItem {
 pub struct StoreOptions {
     /// Most write operations in one commit.
     pub max_batch: usize,
-    /// How long the writer keeps collecting after the first pending write before committing.
+    /// The longest the writer keeps collecting after the first pending write before committing.
     pub batch_window: Duration,
+    /// Commit early when no new write arrived for this long (all ready writers are in).
+    pub batch_idle: Duration,
 }
 
 impl Default for StoreOptions {
     fn default() -> Self {
-        Self { max_batch: 256, batch_window: Duration::from_millis(2) }
+        Self {
+            max_batch: 256,
+            batch_window: Duration::from_millis(2),
+            batch_idle: Duration::from_micros(100),
+        }
     }
 }
 
@@ -264,7 +270,11 @@ impl Store {
         let db = Arc::new(db);
         let counters = Arc::new(Counters::default());
         let (tx, rx) = mpsc::channel();
-        let cfg = Batching { max_batch: options.max_batch, window: options.batch_window };
+        let cfg = Batching {
+            max_batch: options.max_batch,
+            window: options.batch_window,
+            idle: options.batch_idle,
+        };
         let thread = std::thread::Builder::new()
             .name("store-writer".into())
             .spawn({

@@ -64,6 +64,7 @@ pub(super) struct Request {
 pub(super) struct Batching {
     pub max_batch: usize,
     pub window: Duration,
+    pub idle: Duration,
 }
 
 /// The writer loop; returns when every sender is gone and the queue is drained.
@@ -77,9 +78,11 @@ pub(super) fn run(
     while let Ok(first) = rx.recv() {
         let mut batch = Vec::with_capacity(max.min(64));
         batch.push(first);
+        // Collect until the batch is full, the window since the first request has passed, or
+        // the queue has been idle for `idle` (every ready client is probably in).
         let deadline = Instant::now() + cfg.window;
         while batch.len() < max {
-            let left = deadline.saturating_duration_since(Instant::now());
+            let left = deadline.saturating_duration_since(Instant::now()).min(cfg.idle);
             let next = if left.is_zero() {
                 rx.try_recv().map_err(|e| matches!(e, TryRecvError::Disconnected))
             } else {
