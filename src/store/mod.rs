@@ -1,19 +1,43 @@
 //! The durable store: dashboards with full version history and chat/tool sessions, in redb.
 //!
-//! Only this module knows the engine, the tables and the key encoding; everything else sees the
-//! typed API below. A write is acknowledged only after its durable commit; one writer thread
-//! group-commits pending writes. Saves carry the version they were based on: a mismatch is
-//! [`StoreError::Conflict`], never a lost update. (PLACEHOLDER: in-memory until the redb
-//! implementation lands; same API.)
+//! Only this module knows the engine, the tables and the key encoding (`keys`); everything else
+//! sees the typed API below. A write is acknowledged only after its durable commit
+//! (`Durability::Immediate`); one writer thread group-commits pending writes (see `writer`).
+//! Saves carry the version they were based on: a mismatch is [`StoreError::Conflict`], never a
+//! lost update. Reads run on the blocking pool against redb's MVCC snapshots and never wait for
+//! the writer.
+//!
+//! Semantics worth knowing:
+//! - `create(Some(id))` with an id that exists answers `Conflict { expected: 0, actual: <head> }`
+//!   (ids are 1..=256 bytes; otherwise `Storage("invalid dashboard id ...")`).
+//! - `delete`/`restore` only flip the head's `deleted` flag (no new version; idempotent).
+//!   `save`, `revert` and `duplicate` of a deleted dashboard answer [`StoreError::Deleted`];
+//!   `get`, `get_version`, `versions` still work (check `deleted`).
+//! - `revert` appends a new version (note `revert to N`) with that version's state.
+//! - `list` is ordered by `updated_at` (time of the current version), newest first, then by id.
 
-use std::collections::BTreeMap;
-use std::path::Path;
-use std::sync::Mutex;
+mod bench;
+mod keys;
+#[cfg(test)]
+mod tests;
+mod writer;
 
+pub use bench::{bench_saves, bench_saves_with, sample_state};
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock, mpsc};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use tokio::sync::oneshot;
 
 use crate::dashboard::DashboardState;
+use keys::{DASHBOARDS, META, SESSIONS, VERSIONS, decode_head, decode_version, version_key};
+use writer::{Batching, Meta, Op, Reply, Request};
 
 /// Errors callers act on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -102,15 +126,99 @@ pub struct DashboardListItem {
     pub deleted: bool,
 }
 
+/// Group-commit tuning (see [`Store::open_with`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreOptions {
+    /// Most write operations in one commit.
+    pub max_batch: usize,
+    /// The longest the writer keeps collecting after the first pending write before committing.
+    pub batch_window: Duration,
+    /// Commit early when no new write arrived for this long (all ready writers are in).
+    pub batch_idle: Duration,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        Self {
+            max_batch: 256,
+            batch_window: Duration::from_millis(2),
+            batch_idle: Duration::from_micros(100),
+        }
+    }
+}
+
+/// Writer counters, for tests and benchmarks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoreStats {
+    /// Durable commits made.
+    pub commits: u64,
+    /// Write operations processed (including ones answered with a logical error).
+    pub ops: u64,
+    /// Largest batch so far.
+    pub largest_batch: u64,
+    /// Batches that failed in the engine (every op in them got `Storage`).
+    pub failed_batches: u64,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    commits: AtomicU64,
+    ops: AtomicU64,
+    largest_batch: AtomicU64,
+    failed_batches: AtomicU64,
+}
+
 /// The store handle (cheap to share behind an `Arc`).
 pub struct Store {
-    inner: Mutex<BTreeMap<String, Vec<DashboardRecord>>>,
-    sessions: Mutex<BTreeMap<String, Value>>,
+    path: PathBuf,
+    db: RwLock<Option<Arc<Database>>>,
+    tx: Mutex<Option<mpsc::Sender<Request>>>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+    closed: AtomicBool,
+    counters: Arc<Counters>,
 }
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store").finish_non_exhaustive()
+        f.debug_struct("Store").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+fn storage(ctx: impl std::fmt::Display, e: impl std::fmt::Display) -> StoreError {
+    StoreError::Storage(format!("{ctx}: {e}"))
+}
+
+/// The file name inside the store directory.
+pub const FILE_NAME: &str = "boardsmith.redb";
+
+const FORMAT_KEY: &str = "format";
+const FORMAT_VERSION: &[u8] = b"1";
+
+fn state_json(state: &DashboardState) -> Result<(Vec<u8>, String, u32), StoreError> {
+    let json = serde_json::to_vec(state).map_err(|e| storage("serialize dashboard state", e))?;
+    let panels = u32::try_from(state.panels.len()).unwrap_or(u32::MAX);
+    Ok((json, state.title.clone(), panels))
+}
+
+fn parse_state(id: &str, version: u64, json: &[u8]) -> Result<DashboardState, StoreError> {
+    serde_json::from_slice(json).map_err(|e| {
+        StoreError::Storage(format!("dashboard `{id}` version {version}: corrupt state JSON: {e}"))
+    })
+}
+
+fn record(meta: Meta, state: DashboardState) -> DashboardRecord {
+    DashboardRecord {
+        id: meta.id,
+        version: meta.version,
+        state,
+        created_at: meta.created_at,
+        updated_at: meta.updated_at,
+        deleted: meta.deleted,
     }
 }
 
@@ -119,41 +227,143 @@ pub fn new_dashboard_id() -> String {
     format!("db_{}", uuid::Uuid::now_v7().simple())
 }
 
-fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
-}
-
 impl Store {
-    /// Opens (creating if needed) the store in `dir`.
-    pub fn open(_dir: &Path) -> Result<Self, StoreError> {
-        Ok(Self { inner: Mutex::default(), sessions: Mutex::default() })
+    /// Opens (creating if needed) the store in `dir` (file `boardsmith.redb`).
+    pub fn open(dir: &Path) -> Result<Self, StoreError> {
+        Self::open_with(dir, StoreOptions::default())
+    }
+
+    /// [`Store::open`] with explicit group-commit tuning.
+    pub fn open_with(dir: &Path, options: StoreOptions) -> Result<Self, StoreError> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| storage(format!("create {}", dir.display()), e))?;
+        let path = dir.join(FILE_NAME);
+        let db =
+            Database::create(&path).map_err(|e| storage(format!("open {}", path.display()), e))?;
+        // Create every table up front so readers never see a missing table.
+        let txn = db.begin_write().map_err(|e| storage("begin write", e))?;
+        {
+            txn.open_table(DASHBOARDS).map_err(|e| storage("create table dashboards", e))?;
+            txn.open_table(VERSIONS).map_err(|e| storage("create table versions", e))?;
+            txn.open_table(SESSIONS).map_err(|e| storage("create table sessions", e))?;
+            let mut meta = txn.open_table(META).map_err(|e| storage("create table meta", e))?;
+            let existing = meta
+                .get(FORMAT_KEY)
+                .map_err(|e| storage("read format", e))?
+                .map(|g| g.value().to_vec());
+            match existing {
+                None => {
+                    meta.insert(FORMAT_KEY, FORMAT_VERSION)
+                        .map_err(|e| storage("write format", e))?;
+                }
+                Some(v) if v == FORMAT_VERSION => {}
+                Some(v) => {
+                    return Err(StoreError::Storage(format!(
+                        "{}: unsupported store format {:?}",
+                        path.display(),
+                        String::from_utf8_lossy(&v)
+                    )));
+                }
+            }
+        }
+        txn.commit().map_err(|e| storage("commit table creation", e))?;
+
+        let db = Arc::new(db);
+        let counters = Arc::new(Counters::default());
+        let (tx, rx) = mpsc::channel();
+        let cfg = Batching {
+            max_batch: options.max_batch,
+            window: options.batch_window,
+            idle: options.batch_idle,
+        };
+        let thread = std::thread::Builder::new()
+            .name("store-writer".into())
+            .spawn({
+                let db = Arc::clone(&db);
+                let counters = Arc::clone(&counters);
+                move || writer::run(db, rx, cfg, counters)
+            })
+            .map_err(|e| storage("spawn writer thread", e))?;
+        Ok(Self {
+            path,
+            db: RwLock::new(Some(db)),
+            tx: Mutex::new(Some(tx)),
+            thread: Mutex::new(Some(thread)),
+            closed: AtomicBool::new(false),
+            counters,
+        })
+    }
+
+    /// Writer counters (commits, ops, largest batch).
+    pub fn stats(&self) -> StoreStats {
+        let c = &self.counters;
+        StoreStats {
+            commits: c.commits.load(Ordering::Relaxed),
+            ops: c.ops.load(Ordering::Relaxed),
+            largest_batch: c.largest_batch.load(Ordering::Relaxed),
+            failed_batches: c.failed_batches.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Sends a write to the writer and waits for its durable commit.
+    async fn write(&self, op: Op) -> Result<Reply, StoreError> {
+        let (reply, rx) = oneshot::channel();
+        {
+            let tx = self.tx.lock().map_err(|_| StoreError::Closed)?;
+            let tx = tx.as_ref().ok_or(StoreError::Closed)?;
+            tx.send(Request { op, reply }).map_err(|_| StoreError::Closed)?;
+        }
+        rx.await.map_err(|_| StoreError::Storage("the store writer stopped".into()))?
+    }
+
+    /// Runs a read on the blocking pool against a fresh MVCC snapshot.
+    async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&redb::ReadTransaction) -> Result<T, StoreError> + Send + 'static,
+    {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(StoreError::Closed);
+        }
+        let db = self
+            .db
+            .read()
+            .map_err(|_| StoreError::Closed)?
+            .as_ref()
+            .map(Arc::clone)
+            .ok_or(StoreError::Closed)?;
+        tokio::task::spawn_blocking(move || {
+            let txn = db.begin_read().map_err(|e| storage("begin read", e))?;
+            f(&txn)
+        })
+        .await
+        .map_err(|e| storage("read task", e))?
     }
 
     /// True when the store holds no dashboards at all (first start: load templates).
     pub async fn is_empty(&self) -> Result<bool, StoreError> {
-        Ok(self.inner.lock().map_err(|_| StoreError::Closed)?.is_empty())
+        self.read(|txn| {
+            let t = txn.open_table(DASHBOARDS).map_err(|e| storage("open dashboards", e))?;
+            t.is_empty().map_err(|e| storage("count dashboards", e))
+        })
+        .await
     }
 
-    /// Creates a dashboard at version 1 with a fresh id (or `id` if given and unused).
+    /// Creates a dashboard at version 1 with a fresh id (or `id` if given and unused; an id in
+    /// use answers `Conflict { expected: 0, actual: <its version> }`).
     pub async fn create(
         &self,
         id: Option<&str>,
         state: DashboardState,
         note: &str,
     ) -> Result<DashboardRecord, StoreError> {
-        let _ = note;
+        let (json, title, panels) = state_json(&state)?;
         let id = id.map_or_else(new_dashboard_id, str::to_owned);
-        let t = now_ms();
-        let rec = DashboardRecord {
-            id: id.clone(),
-            version: 1,
-            state,
-            created_at: t,
-            updated_at: t,
-            deleted: false,
-        };
-        self.inner.lock().map_err(|_| StoreError::Closed)?.insert(id, vec![rec.clone()]);
-        Ok(rec)
+        let op = Op::Create { id, title, panels, state: json, note: note.to_owned() };
+        match self.write(op).await? {
+            Reply::Record { meta, .. } => Ok(record(meta, state)),
+            Reply::Unit => Err(StoreError::Storage("unexpected writer reply".into())),
+        }
     }
 
     /// Saves a new version based on `base_version`.
@@ -164,128 +374,224 @@ impl Store {
         state: DashboardState,
         note: &str,
     ) -> Result<DashboardRecord, StoreError> {
-        let _ = note;
-        let mut map = self.inner.lock().map_err(|_| StoreError::Closed)?;
-        let versions = map.get_mut(id).ok_or_else(|| StoreError::NotFound(id.to_owned()))?;
-        let head = versions.last().ok_or_else(|| StoreError::NotFound(id.to_owned()))?.clone();
-        if head.deleted {
-            return Err(StoreError::Deleted(id.to_owned()));
+        let (json, title, panels) = state_json(&state)?;
+        let op = Op::Save {
+            id: id.to_owned(),
+            base: base_version,
+            title,
+            panels,
+            state: json,
+            note: note.to_owned(),
+        };
+        match self.write(op).await? {
+            Reply::Record { meta, .. } => Ok(record(meta, state)),
+            Reply::Unit => Err(StoreError::Storage("unexpected writer reply".into())),
         }
-        if head.version != base_version {
-            return Err(StoreError::Conflict { expected: base_version, actual: head.version });
+    }
+
+    /// A write whose reply carries the state JSON.
+    async fn write_record(&self, op: Op) -> Result<DashboardRecord, StoreError> {
+        match self.write(op).await? {
+            Reply::Record { meta, state: Some(state) } => Ok(record(meta, state)),
+            _ => Err(StoreError::Storage("unexpected writer reply".into())),
         }
-        let rec =
-            DashboardRecord { version: head.version + 1, state, updated_at: now_ms(), ..head };
-        versions.push(rec.clone());
-        Ok(rec)
     }
 
     /// The current version (also of deleted dashboards; check `deleted`).
     pub async fn get(&self, id: &str) -> Result<DashboardRecord, StoreError> {
-        let map = self.inner.lock().map_err(|_| StoreError::Closed)?;
-        map.get(id)
-            .and_then(|v| v.last().cloned())
-            .ok_or_else(|| StoreError::NotFound(id.to_owned()))
+        let id = id.to_owned();
+        self.read(move |txn| read_record(txn, &id, None)).await
     }
 
     /// One past version.
     pub async fn get_version(&self, id: &str, version: u64) -> Result<DashboardRecord, StoreError> {
-        let map = self.inner.lock().map_err(|_| StoreError::Closed)?;
-        let v = map.get(id).ok_or_else(|| StoreError::NotFound(id.to_owned()))?;
-        v.iter()
-            .find(|r| r.version == version)
-            .cloned()
-            .ok_or(StoreError::VersionNotFound { id: id.to_owned(), version })
+        let id = id.to_owned();
+        self.read(move |txn| read_record(txn, &id, Some(version))).await
     }
 
     /// The history, oldest first.
     pub async fn versions(&self, id: &str) -> Result<Vec<VersionInfo>, StoreError> {
-        let map = self.inner.lock().map_err(|_| StoreError::Closed)?;
-        let v = map.get(id).ok_or_else(|| StoreError::NotFound(id.to_owned()))?;
-        Ok(v.iter()
-            .map(|r| VersionInfo {
-                version: r.version,
-                created_at: r.updated_at,
-                title: r.state.title.clone(),
-                panels: r.state.panels.len(),
-                note: String::new(),
-            })
-            .collect())
+        let id = id.to_owned();
+        self.read(move |txn| {
+            read_head(txn, &id)?;
+            let t = txn.open_table(VERSIONS).map_err(|e| storage("open versions", e))?;
+            let (lo, hi) = (version_key(&id, 0), version_key(&id, u64::MAX));
+            let range = t
+                .range(lo.as_slice()..=hi.as_slice())
+                .map_err(|e| storage(format!("scan versions of `{id}`"), e))?;
+            let mut out = Vec::new();
+            for item in range {
+                let (k, v) = item.map_err(|e| storage(format!("scan versions of `{id}`"), e))?;
+                let version = keys::version_of_key(k.value())
+                    .map_err(|e| storage(format!("dashboard `{id}`"), e))?;
+                let (h, _) = decode_version(v.value())
+                    .map_err(|e| storage(format!("dashboard `{id}` version {version}"), e))?;
+                out.push(VersionInfo {
+                    version,
+                    created_at: h.created_at,
+                    title: h.title.to_owned(),
+                    panels: h.panels as usize,
+                    note: h.note.to_owned(),
+                });
+            }
+            Ok(out)
+        })
+        .await
     }
 
     /// All dashboards, most recently updated first.
     pub async fn list(&self, include_deleted: bool) -> Result<Vec<DashboardListItem>, StoreError> {
-        let map = self.inner.lock().map_err(|_| StoreError::Closed)?;
-        Ok(map
-            .values()
-            .filter_map(|v| v.last())
-            .filter(|r| include_deleted || !r.deleted)
-            .map(|r| DashboardListItem {
-                id: r.id.clone(),
-                title: r.state.title.clone(),
-                version: r.version,
-                panels: r.state.panels.len(),
-                updated_at: r.updated_at,
-                deleted: r.deleted,
-            })
-            .collect())
+        self.read(move |txn| {
+            let t = txn.open_table(DASHBOARDS).map_err(|e| storage("open dashboards", e))?;
+            let mut out = Vec::new();
+            for item in t.iter().map_err(|e| storage("scan dashboards", e))? {
+                let (k, v) = item.map_err(|e| storage("scan dashboards", e))?;
+                let id = k.value();
+                let h = decode_head(v.value())
+                    .map_err(|e| storage(format!("dashboard `{id}`: corrupt head"), e))?;
+                if h.deleted && !include_deleted {
+                    continue;
+                }
+                out.push(DashboardListItem {
+                    id: id.to_owned(),
+                    title: h.title,
+                    version: h.version,
+                    panels: h.panels as usize,
+                    updated_at: h.updated_at,
+                    deleted: h.deleted,
+                });
+            }
+            out.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then_with(|| a.id.cmp(&b.id)));
+            Ok(out)
+        })
+        .await
     }
 
     /// Saves the state of `to_version` as a new version (history is never rewritten).
     pub async fn revert(&self, id: &str, to_version: u64) -> Result<DashboardRecord, StoreError> {
-        let old = self.get_version(id, to_version).await?;
-        let head = self.get(id).await?;
-        self.save(id, head.version, old.state, &format!("revert to {to_version}")).await
+        self.write_record(Op::Revert { id: id.to_owned(), to: to_version }).await
     }
 
-    /// Soft-deletes (restorable).
+    /// Soft-deletes (restorable; idempotent; no new version).
     pub async fn delete(&self, id: &str) -> Result<(), StoreError> {
-        let mut map = self.inner.lock().map_err(|_| StoreError::Closed)?;
-        let v = map.get_mut(id).ok_or_else(|| StoreError::NotFound(id.to_owned()))?;
-        if let Some(last) = v.last_mut() {
-            last.deleted = true;
-        }
-        Ok(())
+        self.write(Op::Delete { id: id.to_owned() }).await.map(|_| ())
     }
 
-    /// Undoes a delete.
+    /// Undoes a delete (idempotent; no new version).
     pub async fn restore(&self, id: &str) -> Result<DashboardRecord, StoreError> {
-        let mut map = self.inner.lock().map_err(|_| StoreError::Closed)?;
-        let v = map.get_mut(id).ok_or_else(|| StoreError::NotFound(id.to_owned()))?;
-        let last = v.last_mut().ok_or_else(|| StoreError::NotFound(id.to_owned()))?;
-        last.deleted = false;
-        Ok(last.clone())
+        self.write_record(Op::Restore { id: id.to_owned() }).await
     }
 
-    /// Copies the current state into a new dashboard.
+    /// Copies the current state into a new dashboard (optionally retitled).
     pub async fn duplicate(
         &self,
         id: &str,
         title: Option<String>,
     ) -> Result<DashboardRecord, StoreError> {
-        let mut state = self.get(id).await?.state;
-        if let Some(t) = title {
-            state.title = t;
-        }
-        self.create(None, state, &format!("duplicate of {id}")).await
+        self.write_record(Op::Duplicate { src: id.to_owned(), new_id: new_dashboard_id(), title }).await
     }
 
     /// Stores a session's state (active dashboard, dashboards it created).
     pub async fn put_session(&self, session: &str, value: Value) -> Result<(), StoreError> {
-        self.sessions.lock().map_err(|_| StoreError::Closed)?.insert(session.to_owned(), value);
-        Ok(())
+        let json = serde_json::to_vec(&value).map_err(|e| storage("serialize session", e))?;
+        self.write(Op::PutSession { id: session.to_owned(), json }).await.map(|_| ())
     }
 
     /// Reads a session's state.
     pub async fn get_session(&self, session: &str) -> Result<Option<Value>, StoreError> {
-        Ok(self.sessions.lock().map_err(|_| StoreError::Closed)?.get(session).cloned())
+        let session = session.to_owned();
+        self.read(move |txn| {
+            let t = txn.open_table(SESSIONS).map_err(|e| storage("open sessions", e))?;
+            let Some(g) = t.get(session.as_str()).map_err(|e| storage("read session", e))? else {
+                return Ok(None);
+            };
+            serde_json::from_slice(g.value())
+                .map(Some)
+                .map_err(|e| storage(format!("session `{session}`: corrupt JSON"), e))
+        })
+        .await
     }
 
-    /// Stops accepting writes, drains the writer and makes a final durable commit.
-    pub async fn shutdown(&self) {}
+    /// Stops accepting writes (later calls answer [`StoreError::Closed`]), drains the writer
+    /// (every queued write is committed durably and answered), joins it and closes the file so
+    /// the directory can be reopened. Idempotent.
+    pub async fn shutdown(&self) {
+        self.closed.store(true, Ordering::Release);
+        // Dropping the only sender lets the writer drain the queue and exit.
+        drop(self.tx.lock().ok().and_then(|mut g| g.take()));
+        let thread = self.thread.lock().ok().and_then(|mut g| g.take());
+        if let Some(thread) = thread {
+            match tokio::task::spawn_blocking(move || thread.join()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) => tracing::error!("store writer thread panicked"),
+                Err(e) => tracing::error!("joining store writer: {e}"),
+            }
+        }
+        let db = self.db.write().ok().and_then(|mut g| g.take());
+        let Some(mut db) = db else { return };
+        // Wait (bounded) for in-flight reads to release their handle, then close the file.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            match Arc::try_unwrap(db) {
+                Ok(db) => {
+                    if let Err(e) = db.close() {
+                        tracing::error!("closing {}: {e}", self.path.display());
+                    }
+                    return;
+                }
+                Err(shared) if Instant::now() < deadline => {
+                    db = shared;
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+                Err(_) => {
+                    tracing::warn!("store closed with reads still in flight");
+                    return;
+                }
+            }
+        }
+    }
 }
 
-/// Durable saves per second with `writers` concurrent writers for `seconds` (placeholder).
-pub async fn bench_saves(_dir: &Path, _writers: usize, _seconds: f64) -> Result<f64, StoreError> {
-    Ok(0.0)
+fn read_head(txn: &redb::ReadTransaction, id: &str) -> Result<keys::Head, StoreError> {
+    if id.len() > keys::MAX_ID_LEN {
+        return Err(StoreError::NotFound(id.to_owned()));
+    }
+    let t = txn.open_table(DASHBOARDS).map_err(|e| storage("open dashboards", e))?;
+    let g = t
+        .get(id)
+        .map_err(|e| storage(format!("read head of `{id}`"), e))?
+        .ok_or_else(|| StoreError::NotFound(id.to_owned()))?;
+    decode_head(g.value()).map_err(|e| storage(format!("dashboard `{id}`: corrupt head"), e))
+}
+
+fn read_record(
+    txn: &redb::ReadTransaction,
+    id: &str,
+    version: Option<u64>,
+) -> Result<DashboardRecord, StoreError> {
+    let head = read_head(txn, id)?;
+    let want = version.unwrap_or(head.version);
+    let t = txn.open_table(VERSIONS).map_err(|e| storage("open versions", e))?;
+    let g = t
+        .get(version_key(id, want).as_slice())
+        .map_err(|e| storage(format!("read `{id}` version {want}"), e))?;
+    let Some(g) = g else {
+        return Err(match version {
+            Some(v) => StoreError::VersionNotFound { id: id.to_owned(), version: v },
+            None => {
+                StoreError::Storage(format!("dashboard `{id}`: head version {want} is missing"))
+            }
+        });
+    };
+    let (h, json) = decode_version(g.value())
+        .map_err(|e| storage(format!("dashboard `{id}` version {want}"), e))?;
+    let state = parse_state(id, want, json)?;
+    Ok(DashboardRecord {
+        id: id.to_owned(),
+        version: want,
+        state,
+        created_at: head.created_at,
+        updated_at: h.created_at,
+        deleted: head.deleted,
+    })
 }

@@ -10,4 +10,5 @@ mod hostile;
 mod sdk;
 mod sdk_backings;
 mod server;
+mod store;
 mod templates;
