@@ -54,6 +54,13 @@ pub struct ChangeEntry {
 pub const MAX_CODE_DIFF_LINES: usize = 40;
 
 impl ChangeEntry {
+    /// The entry without the unified code diff in `detail` (the field names stay): what live
+    /// subscribers get, since their patch already carries the new code.
+    pub fn without_code_diff(&self) -> Self {
+        let detail = self.detail.split('\n').next().unwrap_or_default().to_owned();
+        Self { detail, ..self.clone() }
+    }
+
     fn new(kind: ChangeKind, detail: impl Into<String>) -> Self {
         Self { kind, panel_id: None, detail: detail.into() }
     }

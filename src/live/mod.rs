@@ -305,6 +305,7 @@ impl Live {
             let mut map = self.lock();
             let w = map.entry(id.to_owned()).or_default();
             adopt(w, version, new.clone());
+            let changes = changes.iter().map(ChangeEntry::without_code_diff).collect();
             publish_to(
                 w,
                 &Event::Patch {

@@ -26,6 +26,11 @@ impl OutboxItem {
     pub fn control(text: Arc<str>) -> Self {
         Self { key: None, text }
     }
+
+    /// True for events that are never superseded (snapshots, patches, errors).
+    pub fn is_control(&self) -> bool {
+        self.key.is_none()
+    }
 }
 
 /// Why a subscriber was cut off.
@@ -94,7 +99,7 @@ impl Outbox {
     }
 
     /// Waits for events and takes all queued ones, or the reason the queue was closed.
-    pub async fn next(&self) -> Result<Vec<Arc<str>>, Overflow> {
+    pub async fn next(&self) -> Result<Vec<OutboxItem>, Overflow> {
         loop {
             {
                 let mut st = self.lock();
@@ -102,7 +107,7 @@ impl Outbox {
                     return Err(reason.clone());
                 }
                 if !st.items.is_empty() {
-                    return Ok(st.items.drain(..).map(|i| i.text).collect());
+                    return Ok(st.items.drain(..).collect());
                 }
             }
             // notify_one stores a permit when nobody waits, so a push between the check and
@@ -133,7 +138,7 @@ mod tests {
         q.push(OutboxItem::control("patch".into()));
         q.push(OutboxItem::panel("d", "b", "b1".into()));
         q.push(OutboxItem::panel("d", "a", "a2".into()));
-        let got: Vec<String> = q.next().await.unwrap().iter().map(|s| s.to_string()).collect();
+        let got: Vec<String> = q.next().await.unwrap().iter().map(|s| s.text.to_string()).collect();
         assert_eq!(got, ["patch", "b1", "a2"]);
     }
 

@@ -488,7 +488,8 @@ impl Store {
         id: &str,
         title: Option<String>,
     ) -> Result<DashboardRecord, StoreError> {
-        self.write_record(Op::Duplicate { src: id.to_owned(), new_id: new_dashboard_id(), title }).await
+        self.write_record(Op::Duplicate { src: id.to_owned(), new_id: new_dashboard_id(), title })
+            .await
     }
 
     /// Stores a session's state (active dashboard, dashboards it created).

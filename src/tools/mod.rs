@@ -20,7 +20,7 @@ use crate::dashboard::summary::summary;
 use crate::dashboard::validate::parse_state;
 use crate::dashboard::{ChangeEntry, DashboardState, Issue};
 use crate::live::{Live, PanelRun};
-use crate::sandbox::{ExecError, Sandbox};
+use crate::sandbox::{ErrorKind, ExecError, Sandbox};
 use crate::store::{Store, StoreError};
 
 pub use session::{DashboardRef, SessionState};
@@ -216,6 +216,20 @@ fn issues_text(issues: &[Issue]) -> String {
     format!("invalid DashboardState:\n{}", lines.join("\n"))
 }
 
+/// A state whose panel code does not parse is rejected, naming `panels[i].code`. Every panel
+/// whose code is new or changed is test-run, so the runs' syntax errors are the check.
+fn syntax_issues(state: &DashboardState, runs: &[(String, PanelRun)]) -> Option<String> {
+    let issues: Vec<Issue> = runs
+        .iter()
+        .filter_map(|(id, run)| {
+            let e = run.result.as_ref().err().filter(|e| e.kind == ErrorKind::Syntax)?;
+            let i = state.panels.iter().position(|p| &p.id == id)?;
+            Some(Issue { path: format!("panels[{i}].code"), message: describe(e) })
+        })
+        .collect();
+    (!issues.is_empty()).then(|| issues_text(&issues))
+}
+
 fn validation(runs: &[(String, PanelRun)]) -> ValidationResult {
     let panels: Vec<PanelValidation> = runs
         .iter()
@@ -291,8 +305,8 @@ impl Tools {
     }
 
     /// Runs builder code (on a copy of `head` for mutate) and validates the result as a
-    /// DashboardState, including the syntax of panel code that differs from `head`. `Ok(None)`:
-    /// a mutate returned null. `Err` is the model-facing message.
+    /// DashboardState. `Ok(None)`: a mutate returned null. `Err` is the model-facing message.
+    /// Panel code syntax is checked by the test runs that follow (see [`syntax_issues`]).
     async fn build(
         &self,
         code: &str,
@@ -303,23 +317,7 @@ impl Tools {
         if head.is_some() && out.value.is_null() {
             return Ok(None);
         }
-        let state = parse_state(&out.value).map_err(|e| issues_text(&e.0))?;
-        let unchanged = |code: &str, id: &str| {
-            head.is_some_and(|h| h.panels.iter().any(|p| p.id == id && p.code == code))
-        };
-        let checks = state
-            .panels
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| !unchanged(&p.code, &p.id))
-            .map(|(i, p)| async move { (i, self.sandbox.check_syntax(&p.code).await) });
-        let mut issues = Vec::new();
-        for (i, r) in futures::future::join_all(checks).await {
-            if let Err(e) = r {
-                issues.push(Issue { path: format!("panels[{i}].code"), message: describe(&e) });
-            }
-        }
-        if issues.is_empty() { Ok(Some(state)) } else { Err(issues_text(&issues)) }
+        parse_state(&out.value).map(Some).map_err(|e| issues_text(&e.0))
     }
 
     /// Test-runs the given panels concurrently.
@@ -364,6 +362,9 @@ impl Tools {
         let id = input.dashboard_id.clone().unwrap_or_else(crate::store::new_dashboard_id);
         let all: Vec<String> = state.panels.iter().map(|p| p.id.clone()).collect();
         let runs = self.test_run(&id, &state, &all).await;
+        if let Some(e) = syntax_issues(&state, &runs) {
+            return Ok(fail(&target, e));
+        }
         let state = Arc::new(state);
         let record = match existing {
             None => self.store.create(Some(&id), (*state).clone(), "execute").await?,
@@ -487,6 +488,9 @@ impl Tools {
             }
             let changed = changed_panels(&head.state, &new);
             let runs = self.test_run(&id, &new, &changed).await;
+            if let Some(e) = syntax_issues(&new, &runs) {
+                return Ok(MutateOutput { error: Some(e), ..out(&id) });
+            }
             let new = Arc::new(new);
             match self.store.save(&id, head.version, (*new).clone(), "mutate").await {
                 Ok(rec) => {

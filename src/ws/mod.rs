@@ -59,7 +59,11 @@ pub enum ClientMessage {
 
 /// Upgrades to a WebSocket connection.
 pub async fn upgrade(State(app): State<Arc<App>>, ws: WebSocketUpgrade) -> Response {
-    ws.max_message_size(MAX_MESSAGE).on_upgrade(move |socket| serve(app, socket))
+    // Small buffers: tungstenite's 128 KiB defaults would cost ~256 KiB per idle connection.
+    ws.max_message_size(MAX_MESSAGE)
+        .read_buffer_size(4 * 1024)
+        .write_buffer_size(0)
+        .on_upgrade(move |socket| serve(app, socket))
 }
 
 fn error_item(message: String) -> OutboxItem {
@@ -75,8 +79,15 @@ async fn serve(app: Arc<App>, socket: WebSocket) {
             loop {
                 match outbox.next().await {
                     Ok(batch) => {
-                        for text in batch {
-                            if sink.send(Message::Text(text.as_ref().into())).await.is_err() {
+                        let mut after_control = false;
+                        for item in batch {
+                            // Patches reach every subscriber before anyone's bulk panel data:
+                            // let other connections send theirs before following with data.
+                            if after_control && !item.is_control() {
+                                tokio::task::yield_now().await;
+                            }
+                            after_control = item.is_control();
+                            if sink.send(Message::Text(item.text.as_ref().into())).await.is_err() {
                                 return;
                             }
                         }
