@@ -166,7 +166,6 @@ async fn publish_new_version(
     rec: &crate::store::DashboardRecord,
 ) {
     let state = Arc::new(rec.state.clone());
-    let changes = crate::dashboard::diff::changes(&before.state, &state);
     let ids = crate::dashboard::diff::changed_panels(&before.state, &state);
     let vars = app.live.vars(id, &state);
     let runs = futures::future::join_all(
@@ -177,9 +176,7 @@ async fn publish_new_version(
             .map(|p| async { (p.id.clone(), app.live.run_panel(id, p, &vars).await) }),
     )
     .await;
-    app.live
-        .version_saved(id, before.version, rec.version, &before.state, state, changes, runs)
-        .await;
+    app.live.version_saved(id, before.version, rec.version, &before.state, state, runs);
 }
 
 async fn delete_dashboard(State(app): Api, Path(id): Path<String>) -> ApiResult {

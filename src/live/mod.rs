@@ -134,6 +134,9 @@ struct Watched {
     slots: HashMap<String, PanelSlot>,
     subscribers: Vec<Arc<Outbox>>,
     last_run: HashMap<String, Instant>,
+    /// The serialized snapshot, shared by every subscriber until the version, a panel result
+    /// or the variables change (many viewers opening a dashboard cost one serialization).
+    snapshot: Option<OutboxItem>,
 }
 
 /// Settings of the live layer.
@@ -237,18 +240,28 @@ impl Live {
                 .cloned()
                 .collect();
             for p in &missing {
-                w.slots.entry(p.id.clone()).or_insert_with(pending_slot);
+                if !w.slots.contains_key(&p.id) {
+                    w.slots.insert(p.id.clone(), pending_slot());
+                    w.snapshot = None;
+                }
             }
-            let vars = w.vars.clone();
-            let snap = Event::Snapshot {
-                dashboard_id: id.to_owned(),
-                version,
-                state: (*state).clone(),
-                panels: w.slots.clone(),
-                vars,
+            let item = match &w.snapshot {
+                Some(item) => item.clone(),
+                None => {
+                    let snap = Event::Snapshot {
+                        dashboard_id: id.to_owned(),
+                        version,
+                        state: (*state).clone(),
+                        panels: w.slots.clone(),
+                        vars: w.vars.clone(),
+                    };
+                    let item = snap.outbox_item();
+                    w.snapshot = Some(item.clone());
+                    item
+                }
             };
             // Queued under the lock: nothing published for this dashboard can overtake it.
-            outbox.push(snap.outbox_item());
+            outbox.push(item);
             if !w.subscribers.iter().any(|s| Arc::ptr_eq(s, &outbox)) {
                 w.subscribers.push(outbox);
             }
@@ -286,18 +299,18 @@ impl Live {
         }
     }
 
-    /// A new version was persisted: publish the patch, then the panel results already
-    /// computed for it (`runs`, by panel id), then run any changed panel without a result.
-    pub async fn version_saved(
-        self: &Arc<Self>,
+    /// A new version was persisted: publish the patch (change entries without code diffs plus
+    /// the RFC 6902 operations), then the panel results already computed for it (`runs`).
+    pub fn version_saved(
+        &self,
         id: &str,
         base_version: u64,
         version: u64,
         old: &DashboardState,
         new: Arc<DashboardState>,
-        changes: Vec<ChangeEntry>,
         runs: Vec<(String, PanelRun)>,
     ) {
+        let changes = crate::dashboard::diff::changes(old, &new);
         let patch = crate::dashboard::diff::patch(old, &new);
         {
             // Adopting and publishing together: no panel result of the new version can reach a
@@ -331,6 +344,7 @@ impl Live {
             if w.state.as_ref().is_some_and(|s| !s.panels.iter().any(|p| p.id == panel_id)) {
                 return; // the panel was removed meanwhile
             }
+            w.snapshot = None;
             let slot = w.slots.entry(panel_id.to_owned()).or_insert_with(pending_slot);
             slot.seq += 1;
             w.last_run.insert(panel_id.to_owned(), Instant::now());
@@ -397,6 +411,7 @@ impl Live {
                     w.vars.insert(k, v);
                 }
             }
+            w.snapshot = None;
         }
         self.refresh_panels(id, &state, &state.panels).await;
     }
@@ -510,6 +525,7 @@ fn pending_slot() -> PanelSlot {
 
 /// Moves a watched dashboard to a new version, dropping slots of panels that no longer exist.
 fn adopt(w: &mut Watched, version: u64, state: Arc<DashboardState>) {
+    w.snapshot = None;
     w.slots.retain(|id, _| state.panels.iter().any(|p| &p.id == id));
     w.last_run.retain(|id, _| state.panels.iter().any(|p| &p.id == id));
     w.version = version;

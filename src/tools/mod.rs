@@ -282,6 +282,17 @@ impl Tools {
         Ok(out.unwrap_or(Value::Null))
     }
 
+    /// [`Tools::call`] with the output capped for a model's context ([`cap::cap`], default
+    /// [`cap::DEFAULT_MAX_TOKENS`]): what the agent sends back to the model.
+    pub async fn call_for_model(
+        &self,
+        tool: &str,
+        input: Value,
+        session: Option<&str>,
+    ) -> Result<Value, ToolError> {
+        Ok(cap::cap(&self.call(tool, input, session).await?, cap::DEFAULT_MAX_TOKENS))
+    }
+
     /// The session's state.
     pub async fn session(&self, session: Option<&str>) -> Result<SessionState, ToolError> {
         Ok(self.sessions.get(session).await?)
@@ -368,23 +379,19 @@ impl Tools {
         let state = Arc::new(state);
         let record = match existing {
             None => self.store.create(Some(&id), (*state).clone(), "execute").await?,
-            Some(old) => {
+            Some(_) => {
                 let lock = self.writer_lock(&id);
                 let _guard = lock.lock().await;
                 let head = self.store.get(&id).await?;
                 let rec = self.store.save(&id, head.version, (*state).clone(), "execute").await?;
-                let diff = changes(&old.state, &state);
-                self.live
-                    .version_saved(
-                        &id,
-                        head.version,
-                        rec.version,
-                        &head.state,
-                        state.clone(),
-                        diff,
-                        runs.clone(),
-                    )
-                    .await;
+                self.live.version_saved(
+                    &id,
+                    head.version,
+                    rec.version,
+                    &head.state,
+                    state.clone(),
+                    runs.clone(),
+                );
                 rec
             }
         };
@@ -494,17 +501,14 @@ impl Tools {
             let new = Arc::new(new);
             match self.store.save(&id, head.version, (*new).clone(), "mutate").await {
                 Ok(rec) => {
-                    self.live
-                        .version_saved(
-                            &id,
-                            head.version,
-                            rec.version,
-                            &head.state,
-                            new.clone(),
-                            diff.clone(),
-                            runs.clone(),
-                        )
-                        .await;
+                    self.live.version_saved(
+                        &id,
+                        head.version,
+                        rec.version,
+                        &head.state,
+                        new.clone(),
+                        runs.clone(),
+                    );
                     self.sessions.touch(session, &id, &new.title, false).await?;
                     return Ok(MutateOutput {
                         changes: diff,
