@@ -117,6 +117,24 @@ impl App {
         Ok(Arc::new(Self { sdk, sandbox, store, live, tools, shutdown }))
     }
 
+    /// The current version of a live (not deleted) dashboard, made known to the live layer so
+    /// results produced from it are kept and pushed.
+    pub async fn current(
+        &self,
+        id: &str,
+    ) -> Result<
+        (crate::store::DashboardRecord, Arc<crate::dashboard::DashboardState>),
+        crate::store::StoreError,
+    > {
+        let rec = self.store.get(id).await?;
+        if rec.deleted {
+            return Err(crate::store::StoreError::Deleted(id.to_owned()));
+        }
+        let state = Arc::new(rec.state.clone());
+        self.live.record_version(id, rec.version, state.clone());
+        Ok((rec, state))
+    }
+
     /// A token cancelled when the app stops.
     pub fn shutdown_token(&self) -> CancellationToken {
         self.shutdown.clone()

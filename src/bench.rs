@@ -5,14 +5,13 @@
 //! array conversion.
 
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use boa_engine::{Context, JsValue, js_string};
 use futures::StreamExt;
 
 use crate::cli;
-use crate::sandbox::{Limits, PanelContext, Sandbox, SandboxConfig};
+use crate::sandbox::{Limits, PanelContext, Sandbox};
 use crate::sdk::Sdk;
 
 /// The typical panel of the targets: two sdk calls in parallel, then an indicator.
@@ -53,13 +52,6 @@ async fn time_runs(sb: &Sandbox, code: &str, n: usize) -> anyhow::Result<Vec<Dur
     Ok(out)
 }
 
-async fn start(sdk: &Arc<Sdk>, workers: usize, limits: Limits) -> anyhow::Result<Sandbox> {
-    let mut config = SandboxConfig::new(std::env::current_exe()?);
-    config.workers = workers;
-    config.limits = limits;
-    Sandbox::start(config, sdk.clone()).await.map_err(|e| anyhow::anyhow!("{e}"))
-}
-
 /// Runs the sandbox benchmark with `iterations` samples per latency row.
 pub async fn sandbox(iterations: usize) -> anyhow::Result<ExitCode> {
     let sdk = cli::load_sdk()?;
@@ -67,7 +59,7 @@ pub async fn sandbox(iterations: usize) -> anyhow::Result<ExitCode> {
     let mut rows = Vec::new();
 
     // Warm pool, warm cache: the steady state of panel refreshes.
-    let sb = start(&sdk, 2, Limits::default()).await?;
+    let sb = cli::start_sandbox(sdk.clone(), Some(2), Limits::default()).await?;
     time_runs(&sb, TYPICAL_PANEL, 50).await?;
     let (p50, p99) = percentiles(time_runs(&sb, TYPICAL_PANEL, n).await?);
     rows.push(Row {
@@ -86,7 +78,7 @@ pub async fn sandbox(iterations: usize) -> anyhow::Result<ExitCode> {
     let mut spawn = Vec::with_capacity(cold_n);
     for _ in 0..cold_n {
         let t = Instant::now();
-        let one = start(&sdk, 1, Limits::default()).await?;
+        let one = cli::start_sandbox(sdk.clone(), Some(1), Limits::default()).await?;
         spawn.push(t.elapsed());
         one.run_panel(TYPICAL_PANEL, &PanelContext::default())
             .await
@@ -113,7 +105,7 @@ pub async fn sandbox(iterations: usize) -> anyhow::Result<ExitCode> {
 
     // A deadline kill, then the next result (includes the replacement's start).
     let short = Limits { panel_deadline: Duration::from_millis(50), ..Limits::default() };
-    let killer = start(&sdk, 1, short).await?;
+    let killer = cli::start_sandbox(sdk.clone(), Some(1), short).await?;
     let mut after_kill = Vec::with_capacity(cold_n);
     for _ in 0..cold_n {
         let _ = killer.run_panel("for (;;) {}", &PanelContext::default()).await;
@@ -132,8 +124,8 @@ pub async fn sandbox(iterations: usize) -> anyhow::Result<ExitCode> {
     rows.push(Row { name: "utils.sma(10k points, 20) from JS", p50, p99, n, target: "≤ 0.1 ms" });
 
     // Throughput: the default pool, as many panels as it takes.
-    let pool = start(&sdk, SandboxConfig::new(std::env::current_exe()?).workers, Limits::default())
-        .await?;
+    // The default pool size (cores, at least 2).
+    let pool = cli::start_sandbox(sdk.clone(), None, Limits::default()).await?;
     let workers = pool.stats().workers;
     time_runs(&pool, TYPICAL_PANEL, 20).await?;
     let total = (n * 2).max(500);

@@ -35,10 +35,14 @@ pub fn load_sdk() -> anyhow::Result<Arc<Sdk>> {
 }
 
 /// Starts a sandbox pool whose workers are this executable.
-pub async fn start_sandbox(sdk: Arc<Sdk>, workers: Option<usize>) -> anyhow::Result<Sandbox> {
+pub async fn start_sandbox(
+    sdk: Arc<Sdk>,
+    workers: Option<usize>,
+    limits: crate::sandbox::Limits,
+) -> anyhow::Result<Sandbox> {
     let exe = std::env::current_exe().context("locating the boardsmith executable")?;
     let mut config = SandboxConfig::new(exe);
-    config.limits = crate::sandbox::Limits::from_env();
+    config.limits = limits;
     if let Some(n) = workers {
         config.workers = n;
     }
@@ -140,7 +144,7 @@ pub async fn run(
         ),
         None => None,
     };
-    let sandbox = start_sandbox(load_sdk()?, Some(1)).await?;
+    let sandbox = start_sandbox(load_sdk()?, Some(1), crate::sandbox::Limits::from_env()).await?;
     let result = match kind {
         Kind::Panel => {
             let vars = vars.into_iter().map(|(k, v)| (k, Value::String(v))).collect();

@@ -154,29 +154,15 @@ async fn save_dashboard(State(app): Api, Path(id): Path<String>, body: Bytes) ->
     })?;
     let before = app.store.get_version(&id, body.base_version).await?;
     let rec = app.store.save(&id, body.base_version, state, "edited").await?;
-    publish_new_version(&app, &id, &before, &rec).await;
+    app.live
+        .publish_saved(
+            &id,
+            (before.version, &before.state),
+            rec.version,
+            Arc::new(rec.state.clone()),
+        )
+        .await;
     Ok(ok(rec))
-}
-
-/// Pushes a saved version to subscribers: the patch, then fresh results of changed panels.
-async fn publish_new_version(
-    app: &App,
-    id: &str,
-    before: &crate::store::DashboardRecord,
-    rec: &crate::store::DashboardRecord,
-) {
-    let state = Arc::new(rec.state.clone());
-    let ids = crate::dashboard::diff::changed_panels(&before.state, &state);
-    let vars = app.live.vars(id, &state);
-    let runs = futures::future::join_all(
-        state
-            .panels
-            .iter()
-            .filter(|p| ids.contains(&p.id))
-            .map(|p| async { (p.id.clone(), app.live.run_panel(id, p, &vars).await) }),
-    )
-    .await;
-    app.live.version_saved(id, before.version, rec.version, &before.state, state, runs);
 }
 
 async fn delete_dashboard(State(app): Api, Path(id): Path<String>) -> ApiResult {
@@ -213,7 +199,14 @@ async fn revert_dashboard(State(app): Api, Path(id): Path<String>, body: Bytes) 
         return Err(crate::store::StoreError::Deleted(id).into());
     }
     let rec = app.store.revert(&id, body.version).await?;
-    publish_new_version(&app, &id, &before, &rec).await;
+    app.live
+        .publish_saved(
+            &id,
+            (before.version, &before.state),
+            rec.version,
+            Arc::new(rec.state.clone()),
+        )
+        .await;
     Ok(ok(rec))
 }
 
@@ -227,10 +220,7 @@ struct RefreshBody {
 async fn refresh_dashboard(State(app): Api, Path(id): Path<String>, body: Bytes) -> ApiResult {
     let body: RefreshBody =
         if body.is_empty() { RefreshBody::default() } else { parse_body(&body)? };
-    let rec = app.store.get(&id).await?;
-    if rec.deleted {
-        return Err(crate::store::StoreError::Deleted(id).into());
-    }
+    let (rec, state) = app.current(&id).await?;
     let panels: Vec<_> = match &body.panel_id {
         Some(pid) => {
             let p = rec.state.panels.iter().find(|p| &p.id == pid).ok_or_else(|| {
@@ -240,8 +230,6 @@ async fn refresh_dashboard(State(app): Api, Path(id): Path<String>, body: Bytes)
         }
         None => rec.state.panels.clone(),
     };
-    let state = Arc::new(rec.state.clone());
-    app.live.record_version(&id, rec.version, state.clone());
     app.live.refresh_panels(&id, &state, &panels).await;
     let slots = app.live.slots(&id);
     let out: Map<String, Value> = panels
@@ -253,12 +241,7 @@ async fn refresh_dashboard(State(app): Api, Path(id): Path<String>, body: Bytes)
 
 /// Latest results of every panel; panels never run are run now.
 async fn dashboard_data(State(app): Api, Path(id): Path<String>) -> ApiResult {
-    let rec = app.store.get(&id).await?;
-    if rec.deleted {
-        return Err(crate::store::StoreError::Deleted(id).into());
-    }
-    let state = Arc::new(rec.state.clone());
-    app.live.record_version(&id, rec.version, state.clone());
+    let (rec, state) = app.current(&id).await?;
     let slots = app.live.slots(&id);
     let missing: Vec<_> = state
         .panels

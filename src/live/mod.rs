@@ -335,6 +335,28 @@ impl Live {
         }
     }
 
+    /// A version saved outside the tools (REST edit, revert): runs its added and modified panels,
+    /// then publishes the patch followed by their results.
+    pub async fn publish_saved(
+        &self,
+        id: &str,
+        before: (u64, &DashboardState),
+        version: u64,
+        state: Arc<DashboardState>,
+    ) {
+        let ids = crate::dashboard::diff::changed_panels(before.1, &state);
+        let vars = self.vars(id, &state);
+        let runs = futures::future::join_all(
+            state
+                .panels
+                .iter()
+                .filter(|p| ids.contains(&p.id))
+                .map(|p| async { (p.id.clone(), self.run_panel(id, p, &vars).await) }),
+        )
+        .await;
+        self.version_saved(id, before.0, version, before.1, state, runs);
+    }
+
     /// Stores a run's result as the panel's latest and publishes it, in one critical section so
     /// results of one panel reach subscribers in `seq` order.
     fn record(&self, id: &str, panel_id: &str, run: PanelRun) {

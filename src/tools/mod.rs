@@ -400,7 +400,7 @@ impl Tools {
                 self.live.record_run(&id, 1, state.clone(), &panel, run);
             }
         }
-        self.sessions.touch(session, &id, &state.title, true).await?;
+        self.sessions.touch(session, &id, &state.title).await?;
         Ok(ExecuteOutput {
             dashboard_id: id,
             state: serde_json::to_value(&*state).unwrap_or(Value::Null),
@@ -443,7 +443,7 @@ impl Tools {
         if rec.deleted {
             return Err(StoreError::Deleted(id).into());
         }
-        self.sessions.touch(session, &id, &rec.state.title, false).await?;
+        self.sessions.touch(session, &id, &rec.state.title).await?;
         let state = match input.detail_level {
             DetailLevel::Summary => summary(&rec.state),
             DetailLevel::Full => serde_json::to_value(&rec.state).unwrap_or(Value::Null),
@@ -490,7 +490,7 @@ impl Tools {
             };
             let diff = changes(&head.state, &new);
             if diff.is_empty() {
-                self.sessions.touch(session, &id, &new.title, false).await?;
+                self.sessions.touch(session, &id, &new.title).await?;
                 return Ok(out(&id));
             }
             let changed = changed_panels(&head.state, &new);
@@ -509,7 +509,7 @@ impl Tools {
                         new.clone(),
                         runs.clone(),
                     );
-                    self.sessions.touch(session, &id, &new.title, false).await?;
+                    self.sessions.touch(session, &id, &new.title).await?;
                     return Ok(MutateOutput {
                         changes: diff,
                         validation: Some(validation(&runs)),

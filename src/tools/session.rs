@@ -64,15 +64,13 @@ impl Sessions {
         Ok(())
     }
 
-    /// Makes `id` the active dashboard, remembering it (`created` or visited).
+    /// Makes `id` the active dashboard and remembers it.
     pub async fn touch(
         &self,
         session: Option<&str>,
         id: &str,
         title: &str,
-        created: bool,
     ) -> Result<(), StoreError> {
-        let _ = created;
         self.update(session, |s| {
             s.active = Some(id.to_owned());
             match s.dashboards.iter_mut().find(|d| d.id == id) {

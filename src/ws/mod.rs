@@ -148,8 +148,9 @@ async fn handle(
             subscribed.remove(&dashboard_id);
         }
         ClientMessage::Refresh { dashboard_id, panel_id } => {
-            let Ok(rec) = app.store.get(&dashboard_id).await else {
-                return outbox.push(error_item(format!("dashboard `{dashboard_id}` not found")));
+            let (rec, state) = match app.current(&dashboard_id).await {
+                Ok(found) => found,
+                Err(e) => return outbox.push(error_item(e.to_string())),
             };
             let panels: Vec<_> = rec
                 .state
@@ -162,17 +163,14 @@ async fn handle(
                 return outbox
                     .push(error_item(format!("dashboard `{dashboard_id}` has no such panel")));
             }
-            let state = Arc::new(rec.state);
-            app.live.record_version(&dashboard_id, rec.version, state.clone());
             let live = app.live.clone();
             tokio::spawn(async move { live.refresh_panels(&dashboard_id, &state, &panels).await });
         }
         ClientMessage::SetVars { dashboard_id, vars } => {
-            let Ok(rec) = app.store.get(&dashboard_id).await else {
-                return outbox.push(error_item(format!("dashboard `{dashboard_id}` not found")));
+            let state = match app.current(&dashboard_id).await {
+                Ok((_, state)) => state,
+                Err(e) => return outbox.push(error_item(e.to_string())),
             };
-            let state = Arc::new(rec.state);
-            app.live.record_version(&dashboard_id, rec.version, state.clone());
             let live = app.live.clone();
             tokio::spawn(async move { live.set_vars(&dashboard_id, state, vars).await });
         }
