@@ -75,6 +75,9 @@ enum BenchTarget {
         /// Subscribers of the benchmarked dashboard.
         #[arg(long, default_value_t = 1000)]
         subscribers: usize,
+        /// Mutate rounds timed (each delivers to every subscriber).
+        #[arg(long, default_value_t = 100)]
+        rounds: usize,
         /// Idle WebSocket connections to hold.
         #[arg(long, default_value_t = 10_000)]
         idle: usize,
@@ -111,8 +114,8 @@ fn main() -> ExitCode {
             Command::Bench { target: BenchTarget::Sandbox { iterations } } => {
                 boardsmith::bench::sandbox(iterations).await
             }
-            Command::Bench { target: BenchTarget::Dashboards { subscribers, idle } } => {
-                boardsmith::bench::dashboards(subscribers, idle).await
+            Command::Bench { target: BenchTarget::Dashboards { subscribers, rounds, idle } } => {
+                boardsmith::bench::dashboards(subscribers, rounds, idle).await
             }
             Command::SandboxWorker => unreachable!("handled above"),
         }

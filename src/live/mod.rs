@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 use crate::dashboard::{ChangeEntry, DashboardState, Panel};
 use crate::sandbox::{ExecError, Sandbox};
 
-pub use outbox::{Outbox, OutboxItem, Overflow};
+pub use outbox::{CLOSE_TOO_FAR_BEHIND, Closed, Outbox, OutboxItem};
 pub use runner::{PanelRun, RunStatus};
 
 /// One panel's last known result, as sent in snapshots.
@@ -114,7 +114,7 @@ pub enum Event {
 
 impl Event {
     fn outbox_item(&self) -> OutboxItem {
-        let text: Arc<str> = serde_json::to_string(self).unwrap_or_default().into();
+        let text = serde_json::to_string(self).unwrap_or_default().into();
         match self {
             Self::Data { dashboard_id, panel_id, .. }
             | Self::PanelError { dashboard_id, panel_id, .. } => {

@@ -5,6 +5,7 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
+use axum::extract::ws::Utf8Bytes;
 use tokio::sync::Notify;
 
 /// One serialized event.
@@ -12,18 +13,19 @@ use tokio::sync::Notify;
 pub struct OutboxItem {
     /// `(dashboard, panel)` for panel results, which may be superseded.
     key: Option<(Arc<str>, Arc<str>)>,
-    /// The JSON text.
-    pub text: Arc<str>,
+    /// The JSON text, as the WebSocket frame payload: reference-counted, so fanning one event
+    /// out to a thousand connections copies no bytes.
+    pub text: Utf8Bytes,
 }
 
 impl OutboxItem {
     /// A panel result: superseded by a newer one for the same panel.
-    pub fn panel(dashboard: &str, panel: &str, text: Arc<str>) -> Self {
+    pub fn panel(dashboard: &str, panel: &str, text: Utf8Bytes) -> Self {
         Self { key: Some((dashboard.into(), panel.into())), text }
     }
 
     /// An event that is never dropped (snapshot, patch, deleted).
-    pub fn control(text: Arc<str>) -> Self {
+    pub fn control(text: Utf8Bytes) -> Self {
         Self { key: None, text }
     }
 
@@ -33,13 +35,22 @@ impl OutboxItem {
     }
 }
 
-/// Why a subscriber was cut off.
+/// Why a queue was closed, as the WebSocket close frame that says so.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Overflow(pub String);
+pub struct Closed {
+    /// Close code: 1008 (policy) for a subscriber too far behind, 1001 when the server goes
+    /// away.
+    pub code: u16,
+    /// Human-readable reason.
+    pub reason: String,
+}
+
+/// Close code for a subscriber that fell too far behind.
+pub const CLOSE_TOO_FAR_BEHIND: u16 = 1008;
 
 struct State {
     items: VecDeque<OutboxItem>,
-    closed: Option<Overflow>,
+    closed: Option<Closed>,
 }
 
 /// The queue.
@@ -83,23 +94,26 @@ impl Outbox {
         st.items.push_back(item);
         if st.items.len() > self.capacity {
             st.items.clear();
-            st.closed = Some(Overflow(format!(
-                "too far behind: more than {} undelivered events; resubscribe",
-                self.capacity
-            )));
+            st.closed = Some(Closed {
+                code: CLOSE_TOO_FAR_BEHIND,
+                reason: format!(
+                    "too far behind: more than {} undelivered events; resubscribe",
+                    self.capacity
+                ),
+            });
         }
         drop(st);
         self.notify.notify_one();
     }
 
-    /// Closes the queue (the connection is going away).
-    pub fn close(&self, reason: &str) {
-        self.lock().closed.get_or_insert(Overflow(reason.to_owned()));
+    /// Closes the queue (the connection is going away); a reason already set is kept.
+    pub fn close(&self, code: u16, reason: &str) {
+        self.lock().closed.get_or_insert(Closed { code, reason: reason.to_owned() });
         self.notify.notify_one();
     }
 
     /// Waits for events and takes all queued ones, or the reason the queue was closed.
-    pub async fn next(&self) -> Result<Vec<OutboxItem>, Overflow> {
+    pub async fn next(&self) -> Result<Vec<OutboxItem>, Closed> {
         loop {
             {
                 let mut st = self.lock();
@@ -149,6 +163,7 @@ mod tests {
             q.push(OutboxItem::control(format!("p{i}").into()));
         }
         let err = q.next().await.unwrap_err();
-        assert!(err.0.contains("too far behind"), "{err:?}");
+        assert!(err.reason.contains("too far behind"), "{err:?}");
+        assert_eq!(err.code, CLOSE_TOO_FAR_BEHIND);
     }
 }

@@ -21,6 +21,12 @@ use crate::live::{Outbox, OutboxItem};
 pub const OUTBOX_CAPACITY: usize = 512;
 /// Largest client message accepted.
 const MAX_MESSAGE: usize = 64 * 1024;
+/// How long a connection the server closed waits for the client's close frame before the TCP
+/// connection is dropped (dropping at once, with client bytes unread, would reset the
+/// connection and could destroy the close frame and its reason in flight).
+const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+/// Close code when the server shuts down.
+const CLOSE_GOING_AWAY: u16 = 1001;
 
 /// Messages a client sends.
 #[derive(Debug, Deserialize)]
@@ -73,7 +79,7 @@ fn error_item(message: String) -> OutboxItem {
 async fn serve(app: Arc<App>, socket: WebSocket) {
     let (mut sink, mut stream) = socket.split();
     let outbox = Outbox::new(OUTBOX_CAPACITY);
-    let writer = {
+    let mut writer = {
         let outbox = outbox.clone();
         tokio::spawn(async move {
             loop {
@@ -87,16 +93,18 @@ async fn serve(app: Arc<App>, socket: WebSocket) {
                                 tokio::task::yield_now().await;
                             }
                             after_control = item.is_control();
-                            if sink.send(Message::Text(item.text.as_ref().into())).await.is_err() {
+                            if sink.send(Message::Text(item.text)).await.is_err() {
                                 return;
                             }
                         }
                     }
-                    Err(reason) => {
-                        let frame = CloseFrame {
-                            code: 1008,
-                            reason: reason.0.chars().take(120).collect::<String>().into(),
-                        };
+                    Err(closed) => {
+                        // Control frames carry at most 123 bytes of reason.
+                        let mut reason = closed.reason;
+                        while reason.len() > 120 {
+                            reason.pop();
+                        }
+                        let frame = CloseFrame { code: closed.code, reason: reason.into() };
                         let _ = sink.send(Message::Close(Some(frame))).await;
                         return;
                     }
@@ -106,14 +114,17 @@ async fn serve(app: Arc<App>, socket: WebSocket) {
     };
     let mut subscribed = HashSet::new();
     let shutdown = app.shutdown_token();
-    loop {
+    let writer_ended = loop {
         let msg = tokio::select! {
-            () = shutdown.cancelled() => break,
+            () = shutdown.cancelled() => break false,
+            // The writer ends on its own only when the queue overflowed (it sent the close
+            // frame) or the socket failed.
+            _ = &mut writer => break true,
             msg = stream.next() => msg,
         };
         let text = match msg {
             Some(Ok(Message::Text(t))) => t,
-            Some(Ok(Message::Close(_)) | Err(_)) | None => break,
+            Some(Ok(Message::Close(_)) | Err(_)) | None => break false,
             Some(Ok(_)) => continue,
         };
         match serde_json::from_str::<ClientMessage>(&text) {
@@ -122,10 +133,22 @@ async fn serve(app: Arc<App>, socket: WebSocket) {
                 "bad message: {e}; expected {{\"type\": \"subscribe\"|\"unsubscribe\"|\"refresh\"|\"set_vars\", \"dashboardId\": ...}}"
             ))),
         }
-    }
+    };
     app.live.disconnect(&outbox);
-    outbox.close("server closing the connection");
-    let _ = writer.await;
+    if writer_ended {
+        // Wait for the client's answering close frame, ignoring anything else it sends.
+        let _ = tokio::time::timeout(CLOSE_GRACE, async {
+            while let Some(Ok(msg)) = stream.next().await {
+                if matches!(msg, Message::Close(_)) {
+                    break;
+                }
+            }
+        })
+        .await;
+    } else {
+        outbox.close(CLOSE_GOING_AWAY, "server closing the connection");
+        let _ = writer.await;
+    }
 }
 
 async fn handle(

@@ -228,6 +228,60 @@ async fn a_slow_subscriber_does_not_delay_others() {
 }
 
 #[tokio::test]
+async fn a_subscriber_too_far_behind_is_closed_with_a_reason_and_others_go_on() {
+    use futures::StreamExt;
+    use tokio_tungstenite::tungstenite::Message;
+    let app = support::spawn_app().await;
+    let big = "return await sdk.market.getKline({symbol: 'XAUUSD', limit: 1000});";
+    let out = app.tool("execute", json!({"code": builder(&[("big", "candlestick", big)])})).await;
+    let id = out["dashboard_id"].as_str().unwrap().to_owned();
+    let (mut slow, _) = app.subscribe(&id).await;
+    let (mut fast, _) = app.subscribe(&id).await;
+    // The slow client keeps asking for snapshots (never dropped, unlike panel data) and reads
+    // nothing: its queue grows past the cap once the socket buffers are full.
+    let asked = boardsmith::ws::OUTBOX_CAPACITY * 2;
+    for _ in 0..asked {
+        ws_send(&mut slow, json!({"type": "subscribe", "dashboardId": id})).await;
+    }
+    // Everyone else is unaffected.
+    let out = app
+        .tool("mutate", json!({"code": "async (s) => { s.title = 'Still live'; return s; }", "dashboard_id": id}))
+        .await;
+    assert!(out["error"].is_null(), "{out}");
+    let (patch, _) = ws_until(&mut fast, |m| m["type"] == "dashboard.patch").await;
+    assert_eq!(patch["version"], 2);
+    // The slow client, reading at last, gets what was in flight and then the close frame.
+    let mut snapshots = 0;
+    let frame = loop {
+        let msg = tokio::time::timeout(Duration::from_secs(10), slow.next())
+            .await
+            .expect("the close frame within 10 s")
+            .expect("socket open")
+            .unwrap();
+        match msg {
+            Message::Text(t) if t.starts_with("{\"type\":\"dashboard.snapshot\"") => snapshots += 1,
+            Message::Close(frame) => break frame.expect("a close frame with a reason"),
+            _ => {}
+        }
+    };
+    assert_eq!(u16::from(frame.code), boardsmith::live::CLOSE_TOO_FAR_BEHIND);
+    assert!(frame.reason.contains("too far behind"), "{}", frame.reason);
+    assert!(snapshots < asked, "{snapshots} of {asked} snapshots were delivered");
+    // Nothing follows the close frame, and the server then ends the connection.
+    let rest = tokio::time::timeout(Duration::from_secs(10), async {
+        let mut n = 0;
+        while let Some(Ok(_)) = slow.next().await {
+            n += 1;
+        }
+        n
+    })
+    .await
+    .expect("the connection ends");
+    assert_eq!(rest, 0);
+    app.stop().await;
+}
+
+#[tokio::test]
 async fn restart_keeps_dashboards_versions_and_sessions() {
     let dir = std::sync::Arc::new(tempfile::tempdir().unwrap());
     let app = support::spawn_app_in(dir.clone(), false).await;
