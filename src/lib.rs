@@ -9,6 +9,7 @@ pub mod cli;
 pub mod dashboard;
 pub mod gateway;
 pub mod live;
+pub mod llm;
 pub mod sandbox;
 pub mod sdk;
 pub mod store;

@@ -1,0 +1,24 @@
+//! The LLM provider layer: one streaming interface over OpenAI-compatible, Anthropic and Ollama
+//! models.
+//!
+//! Owns the provider-neutral conversation types ([`types`]), the event stream ([`event`]), the
+//! error and retry decision ([`error`]), the HTTP transport with timeouts, retries, SSE/NDJSON
+//! decoding and the interaction log ([`http`]), the tool-argument repair policy ([`repair`]),
+//! the providers, their configuration and model registry, and a scripted mock upstream
+//! ([`mock`]). It knows nothing of agents, HTTP handlers or dashboards.
+
+pub mod error;
+pub mod event;
+pub mod http;
+pub mod mock;
+pub mod provider;
+pub mod repair;
+pub mod types;
+
+pub use error::{LlmError, TimeoutStage};
+pub use event::{MessageBuilder, StreamEvent};
+pub use provider::{ApiKey, Family, Provider, ProviderKind, ProviderSettings};
+pub use types::{
+    AssistantMessage, ChatRequest, ContentBlock, Effort, Message, StopReason, Thinking, ToolChoice,
+    ToolDefinition, Usage,
+};

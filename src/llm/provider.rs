@@ -1,0 +1,140 @@
+//! The provider interface and the settings every provider is built from.
+
+use std::fmt;
+
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use serde::{Deserialize, Serialize};
+
+use super::error::LlmError;
+use super::event::{MessageBuilder, StreamEvent};
+use super::http::Transport;
+use super::types::{AssistantMessage, ChatRequest};
+
+/// The wire protocol a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// OpenAI chat completions (OpenAI, DeepSeek, Qwen/DashScope, SiliconFlow, vLLM, llama.cpp,
+    /// Ollama's `/v1`).
+    #[serde(alias = "openai-compatible", alias = "openai_compatible")]
+    Openai,
+    /// Anthropic Messages.
+    Anthropic,
+    /// Ollama `/api/chat` (NDJSON).
+    Ollama,
+}
+
+/// Within the OpenAI-compatible kind, whose dialect: decides how reasoning is requested and
+/// whether it must be replayed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Family {
+    /// Guess from the provider key and base URL.
+    #[default]
+    Auto,
+    /// OpenAI (`reasoning_effort`; reasoning is never replayed).
+    Openai,
+    /// DeepSeek (`thinking` object; `reasoning_content` replayed on tool-call turns).
+    Deepseek,
+    /// Qwen / DashScope compatible mode (`enable_thinking`).
+    Qwen,
+    /// Doubao / Volcengine Ark (`thinking` object).
+    Doubao,
+    /// Anything else OpenAI-compatible (vLLM, llama.cpp, SiliconFlow, ...).
+    Generic,
+}
+
+impl Family {
+    /// Resolves `Auto` from the provider key and base URL.
+    pub fn resolve(self, key: &str, base_url: &str) -> Self {
+        if self != Self::Auto {
+            return self;
+        }
+        let hay = format!("{key} {base_url}").to_lowercase();
+        if hay.contains("deepseek") {
+            Self::Deepseek
+        } else if hay.contains("dashscope") || hay.contains("qwen") || hay.contains("aliyun") {
+            Self::Qwen
+        } else if hay.contains("volces") || hay.contains("doubao") || hay.contains("ark.") {
+            Self::Doubao
+        } else if hay.contains("api.openai.com") || key == "openai" {
+            Self::Openai
+        } else {
+            Self::Generic
+        }
+    }
+}
+
+/// An API key: never printed, logged or serialized.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// Wraps a key.
+    pub fn new(key: impl Into<String>) -> Self {
+        Self(key.into())
+    }
+
+    /// The key, for the request header only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(***)")
+    }
+}
+
+/// What a provider is built from.
+#[derive(Debug, Clone)]
+pub struct ProviderSettings {
+    /// The configured key (`openai`, `deepseek`, `local`, ...), recorded on every message.
+    pub key: String,
+    /// Wire protocol.
+    pub kind: ProviderKind,
+    /// Base URL: for OpenAI-compatible providers up to and including `/v1`; for Anthropic and
+    /// Ollama the host root.
+    pub base_url: String,
+    /// API key, when the provider needs one.
+    pub api_key: Option<ApiKey>,
+    /// Dialect within the OpenAI-compatible kind (resolved, never `Auto`).
+    pub family: Family,
+    /// HTTP client, timeouts, retries, interaction log.
+    pub transport: Transport,
+}
+
+/// A model provider. Implementations convert [`ChatRequest`]s to their wire format and their
+/// stream back to [`StreamEvent`]s, one event per upstream delta.
+pub trait Provider: Send + Sync + fmt::Debug {
+    /// The configured provider key.
+    fn key(&self) -> &str;
+
+    /// The wire protocol.
+    fn kind(&self) -> ProviderKind;
+
+    /// Streams one model call. Failures arrive as a final [`StreamEvent::Error`]; a call that
+    /// fails before its first byte has already been retried per the transport's policy.
+    fn stream(&self, request: ChatRequest) -> BoxStream<'static, StreamEvent>;
+
+    /// One model call, collected.
+    fn complete(
+        &self,
+        request: ChatRequest,
+    ) -> BoxFuture<'static, Result<AssistantMessage, LlmError>> {
+        let mut builder = MessageBuilder::new(&request.model, self.key());
+        let mut events = self.stream(request);
+        Box::pin(async move {
+            while let Some(e) = events.next().await {
+                builder.push(&e);
+            }
+            builder.finish()
+        })
+    }
+
+    /// Checks that the provider answers and accepts the key (lists models).
+    fn health_check(&self) -> BoxFuture<'_, Result<(), LlmError>>;
+}
