@@ -1065,7 +1065,7 @@ impl LlmConfig {
         }
         for c in &candidates {
             let homes: Vec<&str> =
-                REGISTRY.iter().filter(|e| &e.id == c).map(|e| e.provider).collect();
+                REGISTRY.iter().filter(|e| e.id == c.as_str()).map(|e| e.provider).collect();
             if homes.is_empty() {
                 continue;
             }
@@ -1111,7 +1111,9 @@ impl LlmConfig {
         id_candidates(id)
             .iter()
             .find_map(|c| {
-                entries().filter(|e| &e.id == c).min_by_key(|e| u8::from(e.provider != provider))
+                entries()
+                    .filter(|e| e.id == c.as_str())
+                    .min_by_key(|e| u8::from(e.provider != provider))
             })
             .map_or_else(|| ModelInfo::unknown(id), |e| e.info(id))
     }
