@@ -1053,6 +1053,9 @@ impl LlmConfig {
         if let Some(p) = self.provider(model_ref) {
             return self.finish(p, &p.default_model()?);
         }
+        if let Some(b) = builtin(model_ref) {
+            return Err(not_enabled(b));
+        }
         self.resolve_bare(model_ref)
     }
 
@@ -1440,6 +1443,8 @@ mod tests {
         assert_eq!(msg, "provider `anthropic` needs an API key: set ANTHROPIC_API_KEY");
         let msg = config_error(c.resolve("ollama/llama3.1").unwrap_err());
         assert!(msg.contains("set OLLAMA_HOST"), "{msg}");
+        let msg = config_error(c.resolve("qwen").unwrap_err());
+        assert_eq!(msg, "provider `qwen` needs an API key: set DASHSCOPE_API_KEY");
         // A custom provider: <NAME>_API_KEY by convention.
         let text = "[providers.silicon-flow]\nkind = \"openai\"\nbase_url = \"https://sf/v1\"\n";
         let c = parse(text, &[]).unwrap();
