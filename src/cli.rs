@@ -1,5 +1,6 @@
-//! Command-line commands that are not the server: registry inspection and running a file
-//! through the sandbox. Output goes to stdout as JSON or a plain table.
+//! Command-line commands that are not the server: registry inspection, running a file through
+//! the sandbox and the scripted mock LLM upstream. Output goes to stdout as JSON or a plain
+//! table.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -68,6 +69,37 @@ pub async fn serve() -> anyhow::Result<ExitCode> {
     crate::gateway::run(listener, app.clone(), shutdown_signal(app.shutdown_token())).await?;
     app.stop().await;
     eprintln!("boardsmith stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `boardsmith mock-llm --script FILE --port N`: serves the script on 127.0.0.1, prints
+/// `mock-llm listening on http://127.0.0.1:PORT` on stdout, and runs until SIGINT/SIGTERM. A
+/// script that cannot be read or parsed exits 2 with the file and JSON path on stderr.
+pub async fn mock_llm(script: &Path, port: u16) -> anyhow::Result<ExitCode> {
+    use std::io::Write as _;
+
+    let script = match crate::llm::mock::MockLlm::load(script) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: bad mock-llm script: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let turns = script.turns.len();
+    let mock = crate::llm::mock::MockLlm::start(script, port)
+        .await
+        .with_context(|| format!("binding 127.0.0.1:{port}"))?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "mock-llm listening on {}", mock.url())?;
+    out.flush()?;
+    drop(out);
+    eprintln!(
+        "mock-llm: {turns} scripted turns; POST /v1/chat/completions (OpenAI), /v1/messages \
+         (Anthropic), /api/chat (Ollama)"
+    );
+    shutdown_signal(tokio_util::sync::CancellationToken::new()).await;
+    mock.stop();
+    eprintln!("mock-llm stopped after {} requests", mock.requests().len());
     Ok(ExitCode::SUCCESS)
 }
 

@@ -46,6 +46,17 @@ enum Command {
         #[command(subcommand)]
         target: BenchTarget,
     },
+    /// Serve a scripted mock LLM upstream (OpenAI `/v1/chat/completions`, Anthropic
+    /// `/v1/messages`, Ollama `/api/chat`) on 127.0.0.1 until SIGINT/SIGTERM; prints its URL.
+    #[command(name = "mock-llm")]
+    MockLlm {
+        /// The script (JSON; see `tests/mock-llm/`).
+        #[arg(long)]
+        script: PathBuf,
+        /// Port (0: any free port).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+    },
     /// Internal: serve sandbox jobs on stdin/stdout.
     #[command(name = "sandbox-worker", hide = true)]
     SandboxWorker,
@@ -117,6 +128,7 @@ fn main() -> ExitCode {
             Command::Bench { target: BenchTarget::Dashboards { subscribers, rounds, idle } } => {
                 boardsmith::bench::dashboards(subscribers, rounds, idle).await
             }
+            Command::MockLlm { script, port } => cli::mock_llm(&script, port).await,
             Command::SandboxWorker => unreachable!("handled above"),
         }
     });

@@ -4,9 +4,10 @@
 //! Owns the provider-neutral conversation types ([`types`]), the event stream ([`event`]), the
 //! error and retry decision ([`error`]), the HTTP transport with timeouts, retries, SSE/NDJSON
 //! decoding and the interaction log ([`http`]), the tool-argument repair policy ([`repair`]),
-//! the providers, their configuration and model registry, and a scripted mock upstream
-//! ([`mock`]). It knows nothing of agents, HTTP handlers or dashboards.
+//! the providers, their configuration and model registry ([`config`]), and a scripted mock
+//! upstream ([`mock`]). It knows nothing of agents, HTTP handlers or dashboards.
 
+pub mod config;
 pub mod error;
 pub mod event;
 pub mod http;
@@ -16,6 +17,7 @@ pub mod provider;
 pub mod repair;
 pub mod types;
 
+pub use config::{LlmConfig, ModelInfo, Resolved};
 pub use error::{LlmError, TimeoutStage};
 pub use event::{MessageBuilder, StreamEvent};
 pub use provider::{ApiKey, Family, Provider, ProviderKind, ProviderSettings};

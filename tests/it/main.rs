@@ -5,6 +5,7 @@
 mod support;
 
 mod cli;
+mod cli_mock_llm;
 mod conformance;
 mod hostile;
 mod llm_openai;

@@ -1,0 +1,204 @@
+//! `boardsmith mock-llm`: the binary serves a script on loopback, prints its URL on stdout,
+//! streams the scripted answers in OpenAI shape over real HTTP, exits 0 on SIGTERM; a bad script
+//! exits 2 naming the file and the JSON path.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+use crate::support;
+
+fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mock-llm").join(name)
+}
+
+/// Starts `boardsmith mock-llm` and returns it with the URL from its one stdout line.
+async fn start(script: &Path) -> (Child, String) {
+    let mut child = Command::new(support::program())
+        .args(["mock-llm", "--script", script.to_str().unwrap(), "--port", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+        .await
+        .expect("no URL line within 30 s")
+        .unwrap()
+        .expect("stdout closed before the URL line");
+    let url = line
+        .strip_prefix("mock-llm listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_owned();
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    (child, url)
+}
+
+/// SIGTERM, then the exit status must be success.
+async fn stop(mut child: Child) {
+    let pid = child.id().unwrap().to_string();
+    let kill = std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(kill.success());
+    let exit = tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .expect("still running 10 s after SIGTERM")
+        .unwrap();
+    assert!(exit.success(), "{exit:?}");
+}
+
+struct Answer {
+    status: u16,
+    content_type: String,
+    retry_after: Option<String>,
+    body: String,
+}
+
+/// One OpenAI-style streaming chat request.
+async fn chat(url: &str, messages: Value) -> Answer {
+    let resp = reqwest::Client::new()
+        .post(format!("{url}/v1/chat/completions"))
+        .json(&json!({
+            "model": "mock-model",
+            "stream": true,
+            "stream_options": {"include_usage": true},
+            "messages": messages,
+        }))
+        .send()
+        .await
+        .unwrap();
+    let header = |name: &str| resp.headers().get(name).map(|v| v.to_str().unwrap().to_owned());
+    let content_type = header("content-type").unwrap_or_default();
+    let retry_after = header("retry-after");
+    Answer {
+        status: resp.status().as_u16(),
+        content_type,
+        retry_after,
+        body: resp.text().await.unwrap(),
+    }
+}
+
+/// The JSON chunks of an SSE body (`[DONE]` excluded).
+fn chunks(body: &str) -> Vec<Value> {
+    body.lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter(|d| *d != "[DONE]")
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect()
+}
+
+/// The concatenation of one delta field (`content`, `reasoning_content`) over the chunks.
+fn joined(body: &str, field: &str) -> String {
+    chunks(body).iter().filter_map(|c| c["choices"][0]["delta"][field].as_str()).collect()
+}
+
+#[tokio::test]
+async fn mock_llm_prints_its_url_streams_the_script_and_stops_on_sigterm() {
+    let (child, url) = start(&script("hello.json")).await;
+    let a = chat(&url, json!([{"role": "user", "content": "hi"}])).await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(a.content_type, "text/event-stream");
+    assert!(a.body.contains("Hello from the mock LLM. Ask me for a gold price dashboard."));
+    assert!(a.body.trim_end().ends_with("data: [DONE]"), "{}", a.body);
+    let all = chunks(&a.body);
+    assert_eq!(all[0]["choices"][0]["delta"]["role"], "assistant");
+    assert!(all.iter().any(|c| c["choices"][0]["finish_reason"] == "stop"));
+    let usage = &all.last().unwrap()["usage"];
+    assert_eq!(
+        (usage["prompt_tokens"].as_u64(), usage["completion_tokens"].as_u64()),
+        (Some(12), Some(14))
+    );
+    stop(child).await;
+}
+
+#[tokio::test]
+async fn the_tool_call_script_calls_a_tool_then_answers_from_the_results() {
+    let (child, url) = start(&script("tool-call.json")).await;
+    let user = json!({"role": "user", "content": "Build me a gold dashboard"});
+    let a = chat(&url, json!([user])).await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(
+        joined(&a.body, "reasoning_content"),
+        "The user wants gold prices; first find the right data source."
+    );
+    let all = chunks(&a.body);
+    let calls: Vec<&Value> =
+        all.iter().filter_map(|c| c["choices"][0]["delta"]["tool_calls"].get(0)).collect();
+    assert_eq!(calls[0]["id"], "call_search_1");
+    assert_eq!(calls[0]["function"]["name"], "search");
+    assert!(calls[1..].iter().all(|c| c.get("id").is_none()), "id only on the first fragment");
+    let args: String = calls.iter().filter_map(|c| c["function"]["arguments"].as_str()).collect();
+    let args: Value = serde_json::from_str(&args).unwrap();
+    assert!(args["code"].as_str().unwrap().contains("commodities"), "{args}");
+    assert!(all.iter().any(|c| c["choices"][0]["finish_reason"] == "tool_calls"));
+    assert!(a.body.contains("[DONE]"));
+
+    let history = json!([
+        user,
+        {"role": "assistant", "content": null, "tool_calls": [{
+            "id": "call_search_1", "type": "function",
+            "function": {"name": "search", "arguments": args.to_string()},
+        }]},
+        {"role": "tool", "tool_call_id": "call_search_1", "content": "[{\"name\": \"market\"}]"},
+    ]);
+    let b = chat(&url, history).await;
+    assert_eq!(b.status, 200, "{}", b.body);
+    assert_eq!(
+        joined(&b.body, "content"),
+        "The market source has daily gold (XAUUSD) klines; I will build the dashboard from it."
+    );
+    assert!(b.body.contains("\"finish_reason\":\"stop\"") && b.body.contains("[DONE]"));
+    stop(child).await;
+}
+
+#[tokio::test]
+async fn the_faults_script_rate_limits_once_then_answers() {
+    let (child, url) = start(&script("faults.json")).await;
+    let messages = json!([{"role": "user", "content": "hi"}]);
+    let first = chat(&url, messages.clone()).await;
+    assert_eq!(first.status, 429);
+    assert_eq!(first.retry_after.as_deref(), Some("1"));
+    let error: Value = serde_json::from_str(&first.body).unwrap();
+    assert_eq!(error["error"]["message"], "Rate limit reached, retry after 1s");
+    let second = chat(&url, messages).await;
+    assert_eq!(second.status, 200, "{}", second.body);
+    assert_eq!(joined(&second.body, "content"), "Answered after one rate-limited attempt.");
+    assert!(second.body.contains("[DONE]"));
+    stop(child).await;
+}
+
+#[test]
+fn a_bad_script_exits_2_naming_the_file_and_the_json_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad-script.json");
+    std::fs::write(&bad, r#"{"turns": [{"steps": []}, {"delay_ms": "slow"}]}"#).unwrap();
+    let missing = dir.path().join("missing.json");
+    for (path, detail) in [(&bad, "turns[1].delay_ms"), (&missing, "missing.json")] {
+        let out = std::process::Command::new(support::program())
+            .args(["mock-llm", "--script", path.to_str().unwrap(), "--port", "0"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(out.stdout.is_empty(), "nothing listens, so no URL line");
+        assert!(stderr.contains(path.to_str().unwrap()), "{stderr}");
+        assert!(stderr.contains(detail), "{stderr}");
+    }
+}
+
+#[test]
+fn every_example_script_loads() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mock-llm");
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let script = boardsmith::llm::mock::MockLlm::load(&path).unwrap();
+        assert!(!script.turns.is_empty(), "{}", path.display());
+        n += 1;
+    }
+    assert!(n >= 3);
+}
