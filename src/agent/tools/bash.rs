@@ -11,6 +11,11 @@
 //! paths on their own. Run the server as an unprivileged user (or in a container) if the model
 //! must not read what that user can read.
 //!
+//! The command runs with `/bin/bash -c` in its own process group, stdin closed, and only
+//! `PATH`, `HOME` and `LANG` in its environment. The timeout (10 s; `timeoutMs` up to 60 s),
+//! cancellation and the end of the call all SIGKILL the whole group, so background jobs
+//! (`cmd &`) do not outlive the call.
+//!
 //! Knows nothing of the run loop: it gets a command and a cancellation token.
 
 use std::os::unix::process::ExitStatusExt;
