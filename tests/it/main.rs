@@ -4,6 +4,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod agent_tools;
 mod cli;
 mod cli_mock_llm;
 mod conformance;

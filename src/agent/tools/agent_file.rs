@@ -1,0 +1,257 @@
+//! The `agent_file_create` tool: writes an agent definition `<agents dir>/<agentId>.json` from
+//! the model's arguments (create or update), atomically.
+//!
+//! It checks what makes the file loadable — the id, the mode and that mode's prompt block — and
+//! passes everything else through for the catalog to judge. The temp file is `.<id>.json.<n>.tmp`
+//! in the same directory, so a loader that reads `*.json` never sees a half-written file.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use futures::future::BoxFuture;
+use serde_json::{Map, Value, json};
+
+use super::{Args, BackendTool, ToolContext, ToolError};
+
+const NAME: &str = "agent_file_create";
+
+/// Mode, its block, the block's required prompt fields.
+const MODES: [(&str, &str, &[&str]); 6] = [
+    ("PLAIN", "plain", &["systemPrompt"]),
+    ("THINKING", "thinking", &["systemPrompt"]),
+    ("PLAIN_TOOLING", "plainTooling", &["systemPrompt"]),
+    ("THINKING_TOOLING", "thinkingTooling", &["systemPrompt"]),
+    ("REACT", "react", &["systemPrompt"]),
+    ("PLAN_EXECUTE", "planExecute", &["planSystemPrompt", "executeSystemPrompt"]),
+];
+
+/// Legacy mode names the README still accepts.
+const MODE_ALIASES: [(&str, &str); 3] = [
+    ("RE_ACT", "REACT"),
+    ("THINKING_AND_CONTENT", "REACT"),
+    ("THINKING_AND_CONTENT_WITH_DUAL_TOOL_CALLS", "PLAN_EXECUTE"),
+];
+
+/// Fields written first, in this order; the rest follow as given.
+const HEAD: [&str; 5] = ["description", "providerKey", "model", "mode", "tools"];
+
+static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Whether `id` is a valid agent id: 1..=64 of `A-Za-z0-9_-`.
+pub fn is_valid_agent_id(id: &str) -> bool {
+    (1..=64).contains(&id.len())
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// The `agent_file_create` executor.
+#[derive(Debug, Clone)]
+pub struct AgentFileCreate {
+    dir: PathBuf,
+}
+
+impl AgentFileCreate {
+    /// An executor writing into `agents_dir` (created if missing).
+    pub fn new(agents_dir: impl Into<PathBuf>) -> Self {
+        Self { dir: agents_dir.into() }
+    }
+
+    /// The agent definition the arguments describe, and its id.
+    pub fn definition(args: &Value) -> Result<(String, Value), ToolError> {
+        let a = Args::new(NAME, args)?;
+        let id = a.req_str("agentId")?;
+        if !is_valid_agent_id(id) {
+            return Err(a.error(format!(
+                "\"agentId\" must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -, got \"{id}\""
+            )));
+        }
+        let description = a.req_str("description")?;
+        let mode_arg = a.req_str("mode")?;
+        let upper = mode_arg.trim().to_ascii_uppercase();
+        let canonical = MODE_ALIASES
+            .iter()
+            .find(|(alias, _)| *alias == upper)
+            .map_or(upper.as_str(), |(_, m)| m);
+        let Some((mode, block_key, prompts)) = MODES.iter().find(|(m, ..)| *m == canonical) else {
+            let names: Vec<&str> = MODES.iter().map(|(m, ..)| *m).collect();
+            return Err(a.error(format!(
+                "\"mode\" must be one of {}, got \"{mode_arg}\"",
+                names.join(", ")
+            )));
+        };
+        let provider = a.opt_str("providerKey")?.unwrap_or("");
+        let model = a.opt_str("model")?;
+        let tools = a.opt_str_array("tools")?;
+
+        let mut out = Map::new();
+        out.insert("description".into(), json!(description));
+        out.insert("providerKey".into(), json!(provider));
+        if let Some(model) = model {
+            out.insert("model".into(), json!(model));
+        }
+        out.insert("mode".into(), json!(mode));
+        if let Some(tools) = tools {
+            out.insert("tools".into(), json!(tools));
+        }
+        for (k, v) in a.fields() {
+            if k != "agentId" && k != "systemPrompt" && !HEAD.contains(&k.as_str()) {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+        // A top-level `systemPrompt` is shorthand for the block of a one-prompt mode.
+        if !out.contains_key(*block_key)
+            && prompts.len() == 1
+            && let Some(prompt) = a.opt_str("systemPrompt")?
+        {
+            out.insert((*block_key).into(), json!({ "systemPrompt": prompt }));
+        }
+        let block = out.get(*block_key).ok_or_else(|| {
+            a.error(format!(
+                "mode {mode} needs a \"{block_key}\" object with {}",
+                prompts.iter().map(|p| format!("\"{p}\"")).collect::<Vec<_>>().join(" and ")
+            ))
+        })?;
+        let block = block
+            .as_object()
+            .ok_or_else(|| a.error(format!("\"{block_key}\" must be an object")))?;
+        for p in *prompts {
+            match block.get(*p) {
+                Some(Value::String(s)) if !s.trim().is_empty() => {}
+                _ => {
+                    return Err(a.error(format!(
+                        "\"{block_key}.{p}\" is required for mode {mode} (a non-empty string)"
+                    )));
+                }
+            }
+        }
+        Ok((id.to_owned(), Value::Object(out)))
+    }
+
+    /// Validates and writes; `{agentId, path, created}` (`created` is false for an update).
+    pub fn create(&self, args: &Value) -> Result<Value, ToolError> {
+        let (id, definition) = Self::definition(args)?;
+        let mut text =
+            serde_json::to_string_pretty(&definition).map_err(|e| ToolError::failed(NAME, e))?;
+        text.push('\n');
+        let path = self.dir.join(format!("{id}.json"));
+        let created = write_atomic(&self.dir, &path, text.as_bytes()).map_err(|e| {
+            ToolError::failed(NAME, format!("cannot write {}: {e}", path.display()))
+        })?;
+        Ok(json!({ "agentId": id, "path": path.display().to_string(), "created": created }))
+    }
+}
+
+/// Temp file in the same directory, fsync, rename over the target, fsync the directory (so
+/// the rename survives a crash). Returns whether the target did not exist before.
+fn write_atomic(dir: &Path, target: &Path, bytes: &[u8]) -> std::io::Result<bool> {
+    fs::create_dir_all(dir)?;
+    let existed = target.exists();
+    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let tmp = dir.join(format!(".{name}.{}-{n}.tmp", std::process::id()));
+    let written = (|| {
+        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        fs::rename(&tmp, target)
+    })();
+    if let Err(e) = written {
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
+    File::open(dir)?.sync_all()?;
+    Ok(!existed)
+}
+
+impl BackendTool for AgentFileCreate {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn call(&self, args: Value, _: ToolContext) -> BoxFuture<'static, Result<Value, ToolError>> {
+        let tool = self.clone();
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || tool.create(&args))
+                .await
+                .map_err(|e| ToolError::failed(NAME, e))?
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids() {
+        assert!(is_valid_agent_id("demo_Mode-1"));
+        assert!(is_valid_agent_id(&"a".repeat(64)));
+        for bad in ["", "a b", "../x", "a.json", "上海", &"a".repeat(65)] {
+            assert!(!is_valid_agent_id(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn definition_orders_fields_and_checks_the_mode_block() {
+        let (id, def) = AgentFileCreate::definition(&json!({
+            "react": {"systemPrompt": "line 1\nline 2", "maxSteps": 5},
+            "mode": "re_act",
+            "tools": ["bash"],
+            "agentId": "fortune",
+            "description": "算命大师",
+            "budget": {"maxSteps": 6},
+        }))
+        .unwrap();
+        assert_eq!(id, "fortune");
+        let keys: Vec<&String> = def.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["description", "providerKey", "mode", "tools", "react", "budget"]);
+        assert_eq!(def["mode"], "REACT");
+        assert_eq!(def["providerKey"], "");
+
+        let (_, short) = AgentFileCreate::definition(&json!({
+            "agentId": "a", "description": "d", "mode": "PLAIN", "systemPrompt": "hi",
+            "providerKey": "any-provider", "model": "m",
+        }))
+        .unwrap();
+        assert_eq!(short["plain"]["systemPrompt"], "hi");
+        assert_eq!(short["providerKey"], "any-provider");
+        assert!(short.get("systemPrompt").is_none());
+
+        let err = |v: Value| AgentFileCreate::definition(&v).unwrap_err().to_string();
+        let base = |extra: Value| {
+            let mut v = json!({"agentId": "a", "description": "d"});
+            v.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            v
+        };
+        assert!(err(base(json!({"mode": "FAST"}))).contains("\"mode\" must be one of PLAIN,"));
+        assert!(
+            err(base(json!({"mode": "PLAN_EXECUTE", "planExecute": {"planSystemPrompt": "p"}})))
+                .contains("\"planExecute.executeSystemPrompt\" is required")
+        );
+        assert!(err(base(json!({"mode": "THINKING"}))).contains("needs a \"thinking\" object"));
+        assert!(
+            err(json!({"agentId": "a/b", "description": "d", "mode": "PLAIN"}))
+                .contains("\"agentId\" must be 1 to 64")
+        );
+        assert!(
+            err(json!({"agentId": "a", "mode": "PLAIN"})).contains("\"description\" is required")
+        );
+    }
+
+    #[test]
+    fn writes_and_reports_created_then_updated() {
+        let dir = tempfile::tempdir().unwrap();
+        let agents = dir.path().join("agents");
+        let tool = AgentFileCreate::new(&agents);
+        let args = json!({"agentId": "x", "description": "d", "mode": "PLAIN", "plain": {"systemPrompt": "a\nb"}});
+        let out = tool.create(&args).unwrap();
+        assert_eq!(out["created"], true);
+        assert_eq!(tool.create(&args).unwrap()["created"], false);
+        let text = fs::read_to_string(agents.join("x.json")).unwrap();
+        assert!(text.contains("\"systemPrompt\": \"a\\nb\""), "{text}");
+        let names: Vec<_> =
+            fs::read_dir(&agents).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, ["x.json"], "no temp files left");
+    }
+}
