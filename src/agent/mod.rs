@@ -4,3 +4,4 @@
 //! and runs' events to SSE.
 
 pub mod events;
+pub mod memory;

@@ -4,6 +4,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod agent_memory;
 mod cli;
 mod conformance;
 mod hostile;
