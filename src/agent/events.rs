@@ -51,7 +51,8 @@ pub struct Query {
     pub request_id: String,
     /// The chat this query belongs to.
     pub chat_id: String,
-    /// Who speaks (`user`).
+    /// Who speaks (`user`, the default when absent).
+    #[serde(default = "user_role")]
     pub role: String,
     /// The message text.
     pub message: String,
@@ -70,6 +71,10 @@ pub struct Query {
     /// Whether the client asked for a stream.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<bool>,
+}
+
+fn user_role() -> String {
+    "user".into()
 }
 
 /// The file described by `request.upload`.
@@ -653,7 +658,8 @@ impl RunLog {
         if after.saturating_add(1) < oldest {
             return Err(StreamError::Evicted { run_id: self.run_id.clone(), after, oldest });
         }
-        Ok(Subscription { log: Arc::clone(self), next: after + 1, signal: self.signal.subscribe() })
+        let next = after.saturating_add(1);
+        Ok(Subscription { log: Arc::clone(self), next, signal: self.signal.subscribe() })
     }
 
     fn push(&self, body: EventBody) -> Arc<Event> {

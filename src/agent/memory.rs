@@ -167,8 +167,10 @@ pub struct RunRecord {
     /// The run.
     pub run_id: String,
     /// Same as `run_id` (kept for the seed format).
+    #[serde(default)]
     pub transaction_id: String,
     /// When the run ended, unix milliseconds.
+    #[serde(default)]
     pub updated_at: i64,
     /// The full query.
     pub query: Query,
@@ -894,10 +896,14 @@ pub fn snapshot_events(runs: &[RunRecord], action_tools: &BTreeSet<String>) -> V
                             (None, Some(_)) => false,
                             (None, None) => action_tools.contains(&call.function.name),
                         };
+                        // One stream id per entry; entries holding several calls (not
+                        // written by us) fall back to the call ids.
+                        let single = a.tool_calls.as_ref().is_some_and(|c| c.len() == 1);
                         let id = a
                             .action_id
                             .clone()
                             .or_else(|| a.tool_id.clone())
+                            .filter(|_| single)
                             .unwrap_or_else(|| call.id.clone());
                         let name = Some(call.function.name.clone()).filter(|n| !n.is_empty());
                         let arguments = Some(call.function.arguments.clone());
@@ -1243,7 +1249,9 @@ impl ChatMemory {
         Ok(ChatLock { memory: self.clone(), chat_id: chat_id.to_owned(), _guard: guard })
     }
 
-    /// Appends a run under the chat's lock (waits for a run in progress to release it).
+    /// Appends a run under the chat's lock (waits for a run in progress to release it). While
+    /// holding a [`ChatLock`] of that chat, append through [`ChatLock::append`] instead: this
+    /// would wait for the lock you hold.
     pub async fn append(&self, record: RunRecord) -> Result<RunRecord, MemoryError> {
         self.lock_chat(&record.chat_id).await?.append(record).await
     }

@@ -296,3 +296,13 @@ async fn finished_runs_expire_after_the_retention_time_and_live_ones_never_do() 
     assert_eq!(logs.len(), 1);
     assert_eq!(logs.resume("garbage").unwrap_err(), StreamError::BadEventId("garbage".into()));
 }
+
+#[tokio::test]
+async fn a_resume_past_the_end_waits_for_the_end_without_overflow() {
+    let logs = RunLogs::new(RunLogConfig::default());
+    let sink = logs.start("run-1").unwrap();
+    sink.emit(delta(0));
+    let mut sub = logs.resume(&format!("run-1:{}", u64::MAX)).unwrap();
+    drop(sink);
+    assert!(sub.next().await.unwrap().is_none());
+}
