@@ -3,5 +3,7 @@
 //! Model v2 stream and chat memory. It knows nothing of HTTP: the gateway maps requests to runs
 //! and runs' events to SSE.
 
+pub mod events;
+pub mod memory;
 pub mod template;
 pub mod tools;

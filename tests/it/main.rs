@@ -5,6 +5,7 @@
 mod support;
 
 mod agent_tools;
+mod agent_memory;
 mod cli;
 mod cli_mock_llm;
 mod conformance;

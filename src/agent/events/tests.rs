@@ -1,0 +1,308 @@
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::*;
+
+/// One wire example per event type, with the seed's field names (optional fields present).
+fn examples() -> Vec<Value> {
+    vec![
+        json!({"seq": 1, "type": "request.query", "requestId": "req_1", "chatId": "chat_1",
+               "role": "user", "message": "元素碳的简介，100字", "agentKey": "demoModePlain",
+               "references": [{"id": "ref_1", "type": "url", "url": "https://example.com"}],
+               "params": {"k": "v"}, "scene": {"url": "https://example.com", "title": "demo"},
+               "stream": true, "timestamp": 1770863186548i64}),
+        json!({"seq": 2, "type": "request.upload", "requestId": "req_2", "chatId": "chat_1",
+               "upload": {"type": "file", "name": "a.csv", "sizeBytes": 12, "mimeType": "text/csv",
+                          "sha256": "ab"}, "timestamp": 2}),
+        json!({"seq": 3, "type": "request.submit", "requestId": "req_3", "chatId": "chat_1",
+               "runId": "run_1", "toolId": "call_1", "payload": {"params": {"ok": true}},
+               "viewId": "view_1", "timestamp": 3}),
+        json!({"seq": 4, "type": "chat.start", "chatId": "chat_1", "chatName": "元素碳的简介，100",
+               "timestamp": 4}),
+        json!({"seq": 5, "type": "plan.create", "planId": "plan_1", "chatId": "chat_1",
+               "plan": [{"taskId": "task0", "description": "collect", "status": "init"}],
+               "timestamp": 5}),
+        json!({"seq": 6, "type": "plan.update", "planId": "plan_1", "chatId": "chat_1",
+               "plan": [{"taskId": "task0", "status": "completed"}], "timestamp": 6}),
+        json!({"seq": 7, "type": "run.start", "runId": "run_1", "chatId": "chat_1", "timestamp": 7}),
+        json!({"seq": 8, "type": "run.complete", "runId": "run_1", "finishReason": "stop",
+               "timestamp": 8}),
+        json!({"seq": 9, "type": "run.cancel", "runId": "run_1", "timestamp": 9}),
+        json!({"seq": 10, "type": "run.error", "runId": "run_1",
+               "error": {"code": "llm_timeout", "message": "no first byte in 30s"}, "timestamp": 10}),
+        json!({"seq": 11, "type": "task.start", "taskId": "task0", "runId": "run_1",
+               "taskName": "collect", "description": "collect data", "timestamp": 11}),
+        json!({"seq": 12, "type": "task.complete", "taskId": "task0", "runId": "run_1",
+               "timestamp": 12}),
+        json!({"seq": 13, "type": "task.fail", "taskId": "task0", "runId": "run_1",
+               "error": "tool failed", "timestamp": 13}),
+        json!({"seq": 14, "type": "reasoning.start", "reasoningId": "r_1", "runId": "run_1",
+               "taskId": "task0", "timestamp": 14}),
+        json!({"seq": 15, "type": "reasoning.delta", "reasoningId": "r_1", "delta": "think",
+               "timestamp": 15}),
+        json!({"seq": 16, "type": "reasoning.end", "reasoningId": "r_1", "timestamp": 16}),
+        json!({"seq": 17, "type": "reasoning.snapshot", "reasoningId": "r_1", "text": "thought",
+               "taskId": "task0", "timestamp": 17}),
+        json!({"seq": 18, "type": "content.start", "contentId": "c_1", "runId": "run_1",
+               "taskId": "task0", "timestamp": 18}),
+        json!({"seq": 19, "type": "content.delta", "contentId": "c_1", "delta": "碳是", "timestamp": 19}),
+        json!({"seq": 20, "type": "content.end", "contentId": "c_1", "timestamp": 20}),
+        json!({"seq": 21, "type": "content.snapshot",
+               "contentId": "8ad0081d-191b-4990-9432-664ea0c38c3e_content_0",
+               "text": "碳是一种非金属元素...", "taskId": "task0", "timestamp": 1770863186549i64}),
+        json!({"seq": 22, "type": "tool.start", "toolId": "call_1", "runId": "run_1",
+               "taskId": "task0", "toolName": "confirm_dialog", "toolType": "html",
+               "toolApi": "confirm_dialog", "toolParams": {"title": "ok?"},
+               "description": "asks the user", "timestamp": 22}),
+        json!({"seq": 23, "type": "tool.args", "toolId": "call_1", "delta": "{\"ci", "chunkIndex": 0,
+               "timestamp": 23}),
+        json!({"seq": 24, "type": "tool.end", "toolId": "call_1", "timestamp": 24}),
+        json!({"seq": 25, "type": "tool.result", "toolId": "call_1", "result": {"ok": true},
+               "timestamp": 25}),
+        json!({"seq": 26, "type": "tool.snapshot", "toolId": "call_1", "toolName": "bash",
+               "taskId": "task0", "toolType": "backend", "toolApi": "bash",
+               "toolParams": {"a": 1}, "description": "runs a command",
+               "arguments": "{\"command\":\"ls\"}", "timestamp": 26}),
+        json!({"seq": 27, "type": "action.start", "actionId": "a_1", "runId": "run_1",
+               "taskId": "task0", "actionName": "switch_theme", "description": "theme",
+               "timestamp": 27}),
+        json!({"seq": 28, "type": "action.args", "actionId": "a_1", "delta": "{\"theme\"",
+               "timestamp": 28}),
+        json!({"seq": 29, "type": "action.end", "actionId": "a_1", "timestamp": 29}),
+        json!({"seq": 30, "type": "action.param", "actionId": "a_1", "param": {"theme": "dark"},
+               "timestamp": 30}),
+        json!({"seq": 31, "type": "action.result", "actionId": "a_1", "result": "OK",
+               "timestamp": 31}),
+        json!({"seq": 32, "type": "action.snapshot", "actionId": "a_1", "actionName": "switch_theme",
+               "taskId": "task0", "description": "theme", "arguments": "{\"theme\":\"dark\"}",
+               "timestamp": 32}),
+        json!({"seq": 33, "type": "source.snapshot", "sourceId": "s_1", "runId": "run_1",
+               "taskId": "task0", "icon": "https://x/i.png", "title": "X",
+               "url": "https://x", "timestamp": 33}),
+        json!({"seq": 34, "type": "dashboard.update", "dashboardId": "db_1", "version": 3,
+               "changes": [{"op": "replace", "path": "/title", "value": "Gold"}],
+               "validation": {"allOk": true}, "timestamp": 34}),
+    ]
+}
+
+#[test]
+fn every_event_type_round_trips_with_the_seed_field_names() {
+    for example in examples() {
+        let event: Event =
+            serde_json::from_value(example.clone()).unwrap_or_else(|e| panic!("{example}: {e}"));
+        assert_eq!(event.type_name(), example["type"], "{example}");
+        assert_eq!(serde_json::to_value(&event).unwrap(), example);
+    }
+    // Every variant is covered.
+    let types: std::collections::BTreeSet<String> =
+        examples().iter().map(|e| e["type"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(types.len(), 34);
+}
+
+#[test]
+fn wire_json_is_flat_with_seq_and_type_first_and_timestamp_last() {
+    let event = Event {
+        seq: 5,
+        body: EventBody::ContentSnapshot {
+            content_id: "c_0".into(),
+            text: "hi".into(),
+            task_id: None,
+        },
+        timestamp: 1770863186549,
+    };
+    assert_eq!(
+        serde_json::to_string(&event).unwrap(),
+        r#"{"seq":5,"type":"content.snapshot","contentId":"c_0","text":"hi","timestamp":1770863186549}"#
+    );
+}
+
+#[test]
+fn optional_fields_are_omitted_and_may_be_absent_on_input() {
+    let minimal = [
+        json!({"seq": 1, "type": "request.query", "requestId": "r", "chatId": "c", "role": "user",
+               "message": "m", "timestamp": 1}),
+        json!({"seq": 1, "type": "chat.start", "chatId": "c", "timestamp": 1}),
+        json!({"seq": 1, "type": "run.complete", "runId": "r", "timestamp": 1}),
+        json!({"seq": 1, "type": "tool.start", "toolId": "t", "runId": "r", "timestamp": 1}),
+        json!({"seq": 1, "type": "tool.args", "toolId": "t", "delta": "{", "timestamp": 1}),
+        json!({"seq": 1, "type": "tool.snapshot", "toolId": "t", "timestamp": 1}),
+        json!({"seq": 1, "type": "action.snapshot", "actionId": "a", "timestamp": 1}),
+        json!({"seq": 1, "type": "source.snapshot", "sourceId": "s", "timestamp": 1}),
+        json!({"seq": 1, "type": "task.fail", "taskId": "t", "runId": "r", "timestamp": 1}),
+    ];
+    for example in minimal {
+        let event: Event = serde_json::from_value(example.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&event).unwrap(), example);
+    }
+}
+
+#[test]
+fn old_names_and_missing_required_fields_are_rejected() {
+    for bad in [
+        json!({"seq": 1, "type": "message.delta", "delta": "x", "timestamp": 1}),
+        json!({"seq": 1, "type": "query.message", "message": "x", "timestamp": 1}),
+        json!({"seq": 1, "type": "tool.args", "toolId": "t", "args": "{", "timestamp": 1}),
+        json!({"seq": 1, "type": "run.start", "runId": "r", "timestamp": 1}),
+    ] {
+        assert!(serde_json::from_value::<Event>(bad.clone()).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn sse_frame_has_id_event_and_one_data_line() {
+    let event = Event {
+        seq: 7,
+        body: EventBody::ContentDelta { content_id: "c_1".into(), delta: "a\nb".into() },
+        timestamp: 42,
+    };
+    assert_eq!(
+        sse_frame("run-1", &event),
+        "id: run-1:7\nevent: content.delta\ndata: {\"seq\":7,\"type\":\"content.delta\",\"contentId\":\"c_1\",\"delta\":\"a\\nb\",\"timestamp\":42}\n\n"
+    );
+}
+
+#[test]
+fn event_ids_parse_back() {
+    assert_eq!(parse_event_id("run-1:7"), Some(("run-1", 7)));
+    assert_eq!(parse_event_id(" a:b:12 "), Some(("a:b", 12)));
+    assert_eq!(parse_event_id("run-1"), None);
+    assert_eq!(parse_event_id(":3"), None);
+    assert_eq!(parse_event_id("run-1:x"), None);
+}
+
+fn delta(n: usize) -> EventBody {
+    EventBody::ContentDelta { content_id: "c".into(), delta: n.to_string() }
+}
+
+fn seq_of(event: &Event) -> u64 {
+    event.seq
+}
+
+#[tokio::test]
+async fn the_sink_numbers_from_one_with_monotonic_timestamps() {
+    let logs = RunLogs::new(RunLogConfig::default());
+    let sink = logs.start("run-1").unwrap();
+    let a = sink.emit(EventBody::RunStart { run_id: "run-1".into(), chat_id: "c".into() });
+    let b = sink.emit(delta(0));
+    assert_eq!((a.seq, b.seq), (1, 2));
+    assert!(b.timestamp >= a.timestamp && a.timestamp > 1_700_000_000_000);
+    assert_eq!(sink.last_seq(), 2);
+    assert_eq!(logs.start("run-1").unwrap_err(), StreamError::DuplicateRun("run-1".into()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscriber_gets_every_event_then_the_end() {
+    let logs = RunLogs::new(RunLogConfig::default());
+    let sink = logs.start("run-1").unwrap();
+    let mut sub = sink.subscribe(0).unwrap();
+    let producer = tokio::spawn(async move {
+        for n in 0..500 {
+            sink.emit(delta(n));
+            if n % 50 == 0 {
+                tokio::task::yield_now().await;
+            }
+        }
+        sink.finish();
+    });
+    let mut seqs = Vec::new();
+    while let Some(event) = sub.next().await.unwrap() {
+        seqs.push(seq_of(&event));
+    }
+    producer.await.unwrap();
+    assert_eq!(seqs, (1..=500).collect::<Vec<_>>());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_replays_the_rest_then_follows_live_without_gap_or_duplicate() {
+    let logs = std::sync::Arc::new(RunLogs::new(RunLogConfig::default()));
+    let sink = logs.start("run-1").unwrap();
+    for n in 0..10 {
+        sink.emit(delta(n));
+    }
+    // The client saw up to seq 4, then reconnects while the run keeps emitting concurrently.
+    let producer = tokio::spawn(async move {
+        for n in 10..2000 {
+            sink.emit(delta(n));
+            if n % 7 == 0 {
+                tokio::task::yield_now().await;
+            }
+        }
+    });
+    let mut sub = logs.resume("run-1:4").unwrap();
+    let mut seqs = Vec::new();
+    while let Some(event) = sub.next().await.unwrap() {
+        seqs.push(event.seq);
+    }
+    producer.await.unwrap();
+    assert_eq!(seqs, (5..=2000).collect::<Vec<_>>());
+
+    // After the run: a late reconnect gets the tail and the end at once.
+    let mut late = logs.resume("run-1:1998").unwrap();
+    assert_eq!(late.next().await.unwrap().unwrap().seq, 1999);
+    assert_eq!(late.next().await.unwrap().unwrap().seq, 2000);
+    assert!(late.next().await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn into_stream_yields_the_same_events() {
+    use futures::StreamExt;
+    let logs = RunLogs::new(RunLogConfig::default());
+    let sink = logs.start("run-1").unwrap();
+    let stream = sink.subscribe(0).unwrap().into_stream();
+    for n in 0..3 {
+        sink.emit(delta(n));
+    }
+    drop(sink);
+    let seqs: Vec<u64> = stream.map(|e| e.unwrap().seq).collect().await;
+    assert_eq!(seqs, vec![1, 2, 3]);
+}
+
+#[tokio::test]
+async fn the_count_bound_evicts_old_events_and_says_so() {
+    let logs = RunLogs::new(RunLogConfig { max_events: 5, ..RunLogConfig::default() });
+    let sink = logs.start("run-1").unwrap();
+    let mut slow = sink.subscribe(0).unwrap();
+    for n in 0..8 {
+        sink.emit(delta(n));
+    }
+    // Seqs 1..=3 are gone: a reader that needs them is told, not silently skipped.
+    let evicted = StreamError::Evicted { run_id: "run-1".into(), after: 0, oldest: 4 };
+    assert_eq!(slow.next().await.unwrap_err(), evicted);
+    assert_eq!(
+        logs.resume("run-1:2").unwrap_err(),
+        StreamError::Evicted { run_id: "run-1".into(), after: 2, oldest: 4 }
+    );
+    let mut ok = logs.resume("run-1:3").unwrap();
+    assert_eq!(ok.next().await.unwrap().unwrap().seq, 4);
+}
+
+#[tokio::test]
+async fn finished_runs_expire_after_the_retention_time_and_live_ones_never_do() {
+    let logs = RunLogs::new(RunLogConfig {
+        retention: Duration::from_millis(50),
+        ..RunLogConfig::default()
+    });
+    let done = logs.start("done").unwrap();
+    done.emit(delta(0));
+    done.finish();
+    let live = logs.start("live").unwrap();
+    live.emit(delta(0));
+    assert!(logs.get("done").is_some());
+    tokio::time::sleep(Duration::from_millis(80)).await;
+    assert!(logs.get("done").is_none());
+    assert_eq!(logs.resume("done:1").unwrap_err(), StreamError::UnknownRun("done".into()));
+    assert!(logs.get("live").is_some());
+    assert_eq!(logs.len(), 1);
+    assert_eq!(logs.resume("garbage").unwrap_err(), StreamError::BadEventId("garbage".into()));
+}
+
+#[tokio::test]
+async fn a_resume_past_the_end_waits_for_the_end_without_overflow() {
+    let logs = RunLogs::new(RunLogConfig::default());
+    let sink = logs.start("run-1").unwrap();
+    sink.emit(delta(0));
+    let mut sub = logs.resume(&format!("run-1:{}", u64::MAX)).unwrap();
+    drop(sink);
+    assert!(sub.next().await.unwrap().is_none());
+}
