@@ -11,6 +11,7 @@ pub mod error;
 pub mod event;
 pub mod http;
 pub mod mock;
+pub mod ollama;
 pub mod provider;
 pub mod repair;
 pub mod types;
