@@ -13,6 +13,7 @@ pub mod event;
 pub mod http;
 pub mod mock;
 pub mod openai;
+pub mod ollama;
 pub mod provider;
 pub mod repair;
 pub mod types;

@@ -11,6 +11,7 @@ mod cli_mock_llm;
 mod conformance;
 mod hostile;
 mod llm_openai;
+mod llm_ollama;
 mod sdk;
 mod sdk_backings;
 mod server;
