@@ -7,6 +7,7 @@
 //! the providers, their configuration and model registry, and a scripted mock upstream
 //! ([`mock`]). It knows nothing of agents, HTTP handlers or dashboards.
 
+pub mod anthropic;
 pub mod error;
 pub mod event;
 pub mod http;
