@@ -84,7 +84,8 @@ impl Provider for AnthropicProvider {
         let provider = self.settings.key.clone();
         let trace_id = request.trace_id.unwrap_or_default();
         Box::pin(async_stream::stream! {
-            let bytes = match transport.post_stream(&provider, &url, &headers, &body, &trace_id).await {
+            let sent = transport.post_stream(&provider, &url, &headers, &body, &trace_id).await;
+            let bytes = match sent {
                 Ok(bytes) => bytes,
                 Err(e) => {
                     yield StreamEvent::Error(e);
@@ -165,7 +166,11 @@ pub fn request_body(request: &ChatRequest) -> Value {
             .tools
             .iter()
             .map(|t| {
-                json!({"name": t.name, "description": t.description, "input_schema": t.input_schema})
+                json!({
+                    "name": t.name,
+                    "description": t.description,
+                    "input_schema": t.input_schema,
+                })
             })
             .collect();
         body.insert("tools".into(), Value::Array(tools));

@@ -7,6 +7,7 @@ mod support;
 mod cli;
 mod conformance;
 mod hostile;
+mod llm_anthropic;
 mod sdk;
 mod sdk_backings;
 mod server;
