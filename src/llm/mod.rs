@@ -8,6 +8,7 @@
 //! upstream ([`mock`]). It knows nothing of agents, HTTP handlers or dashboards.
 
 pub mod config;
+pub mod anthropic;
 pub mod error;
 pub mod event;
 pub mod http;

@@ -12,6 +12,7 @@ mod conformance;
 mod hostile;
 mod llm_openai;
 mod llm_ollama;
+mod llm_anthropic;
 mod sdk;
 mod sdk_backings;
 mod server;
