@@ -542,3 +542,188 @@ pub async fn dashboards(
     );
     Ok(ExitCode::SUCCESS)
 }
+/// One provider kind's figures.
+struct LlmFigures {
+    kind: &'static str,
+    direct: Vec<Duration>,
+    through: Vec<Duration>,
+    ttfb_direct: Vec<Duration>,
+    ttfe_through: Vec<Duration>,
+    chunks_per_s: f64,
+}
+
+/// Chunks before the first text delta in each dialect's rendering of a text-only turn.
+fn text_offset(kind: crate::llm::ProviderKind) -> usize {
+    use crate::llm::ProviderKind;
+    match kind {
+        ProviderKind::Openai => 1,    // role chunk
+        ProviderKind::Anthropic => 3, // message_start, ping, content_block_start
+        ProviderKind::Ollama => 0,
+    }
+}
+
+fn text_turn(chunks: usize, delay_ms: u64) -> crate::llm::mock::Turn {
+    crate::llm::mock::Turn {
+        delay_ms,
+        steps: vec![crate::llm::mock::Step::Text { text: "x".repeat(chunks), chunk: Some(1) }],
+        ..Default::default()
+    }
+}
+
+fn endpoint(kind: crate::llm::ProviderKind, base: &str) -> (String, String) {
+    use crate::llm::ProviderKind;
+    match kind {
+        ProviderKind::Openai => (format!("{base}/v1"), format!("{base}/v1/chat/completions")),
+        ProviderKind::Anthropic => (base.to_owned(), format!("{base}/v1/messages")),
+        ProviderKind::Ollama => (base.to_owned(), format!("{base}/api/chat")),
+    }
+}
+
+async fn bench_llm_kind(
+    kind: crate::llm::ProviderKind,
+    label: &'static str,
+    rounds: usize,
+) -> anyhow::Result<LlmFigures> {
+    use crate::llm::mock::{MockLlm, Script};
+    use crate::llm::{ChatRequest, Message, ProviderSettings, StreamEvent};
+    let paced = 64;
+    let mock = MockLlm::start(Script { turns: vec![text_turn(paced, 2)] }, 0).await?;
+    let (base_url, raw_url) = endpoint(kind, &mock.url());
+    let provider = crate::llm::connect(ProviderSettings {
+        key: label.to_owned(),
+        kind,
+        base_url,
+        api_key: Some(crate::llm::ApiKey::new("bench")),
+        family: crate::llm::Family::Generic,
+        transport: crate::llm::http::Transport::default(),
+    });
+    let request = ChatRequest {
+        model: "mock".into(),
+        messages: vec![Message::user("go")],
+        ..ChatRequest::default()
+    };
+    let body = raw_body(kind);
+    let http = reqwest::Client::new();
+    let offset = text_offset(kind);
+    let mut figures = LlmFigures {
+        kind: label,
+        direct: vec![],
+        through: vec![],
+        ttfb_direct: vec![],
+        ttfe_through: vec![],
+        chunks_per_s: 0.0,
+    };
+    for _ in 0..rounds {
+        // Direct: the raw body, chunk by chunk.
+        let before = mock.sent().len();
+        let t0 = Instant::now();
+        let resp = http.post(&raw_url).json(&body).send().await?;
+        let mut bytes = resp.bytes_stream();
+        let mut arrivals = Vec::new();
+        while let Some(chunk) = futures::StreamExt::next(&mut bytes).await {
+            chunk?;
+            arrivals.push(Instant::now());
+        }
+        figures.ttfb_direct.push(arrivals.first().map_or(Duration::ZERO, |a| a.duration_since(t0)));
+        let sent = mock.sent()[before..].to_vec();
+        for (s, a) in sent.iter().zip(&arrivals).skip(offset).take(paced) {
+            figures.direct.push(a.saturating_duration_since(s.at));
+        }
+        // Through the provider: text deltas.
+        let before = mock.sent().len();
+        let t0 = Instant::now();
+        let mut events = provider.stream(request.clone());
+        let mut deltas = Vec::new();
+        let mut first = None;
+        while let Some(e) = futures::StreamExt::next(&mut events).await {
+            let now = Instant::now();
+            first.get_or_insert(now);
+            match e {
+                StreamEvent::TextDelta { .. } => deltas.push(now),
+                StreamEvent::Error(e) => anyhow::bail!("{label}: {e}"),
+                _ => {}
+            }
+        }
+        figures.ttfe_through.push(first.map_or(Duration::ZERO, |f| f.duration_since(t0)));
+        let sent = mock.sent()[before..].to_vec();
+        for (s, a) in sent.iter().skip(offset).zip(&deltas) {
+            figures.through.push(a.saturating_duration_since(s.at));
+        }
+    }
+    // Throughput: an unpaced stream of many one-character deltas.
+    let n = 50_000;
+    mock.set_script(Script { turns: vec![text_turn(n, 0)] });
+    let t0 = Instant::now();
+    let mut events = provider.stream(request.clone());
+    let mut count = 0usize;
+    while let Some(e) = futures::StreamExt::next(&mut events).await {
+        if matches!(e, StreamEvent::TextDelta { .. }) {
+            count += 1;
+        }
+    }
+    figures.chunks_per_s = count as f64 / t0.elapsed().as_secs_f64();
+    mock.stop();
+    Ok(figures)
+}
+
+fn raw_body(kind: crate::llm::ProviderKind) -> serde_json::Value {
+    use crate::llm::ProviderKind;
+    let messages = serde_json::json!([{"role": "user", "content": "go"}]);
+    match kind {
+        ProviderKind::Openai => {
+            serde_json::json!({"model": "mock", "stream": true, "messages": messages})
+        }
+        ProviderKind::Anthropic => {
+            serde_json::json!({"model": "mock", "stream": true, "max_tokens": 100, "messages": messages})
+        }
+        ProviderKind::Ollama => {
+            serde_json::json!({"model": "mock", "stream": true, "messages": messages})
+        }
+    }
+}
+
+/// Runs the provider-layer benchmark against the mock upstream on loopback: added latency per
+/// delta and time-to-first-event versus reading the mock directly, and parse throughput.
+pub async fn llm(rounds: usize) -> anyhow::Result<ExitCode> {
+    use crate::llm::ProviderKind;
+    let mut all = Vec::new();
+    for (kind, label) in [
+        (ProviderKind::Openai, "openai"),
+        (ProviderKind::Anthropic, "anthropic"),
+        (ProviderKind::Ollama, "ollama"),
+    ] {
+        all.push(bench_llm_kind(kind, label, rounds).await?);
+    }
+    println!(
+        "{:<52} {:>12} {:>12}  target",
+        "llm provider layer (vs reading the mock directly)", "p50", "p99"
+    );
+    for f in all {
+        let (d50, d99) = percentiles(f.direct.clone());
+        let (t50, t99) = percentiles(f.through.clone());
+        let added = |a: Duration, b: Duration| {
+            format!("{:.1} µs", (a.as_secs_f64() - b.as_secs_f64()) * 1e6)
+        };
+        println!(
+            "{:<52} {:>12} {:>12}  p50 ≤ 20 µs, p99 ≤ 200 µs",
+            format!("{}: added latency per delta ({} deltas)", f.kind, f.through.len()),
+            added(t50, d50),
+            added(t99, d99)
+        );
+        let (f50, f99) = percentiles(f.ttfb_direct.clone());
+        let (e50, e99) = percentiles(f.ttfe_through.clone());
+        println!(
+            "{:<52} {:>12} {:>12}",
+            format!("{}: added time to first event", f.kind),
+            added(e50, f50),
+            added(e99, f99)
+        );
+        println!(
+            "{:<52} {:>12.0} {:>12}",
+            format!("{}: parse throughput (deltas/s)", f.kind),
+            f.chunks_per_s,
+            ""
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

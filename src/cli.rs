@@ -197,3 +197,129 @@ pub async fn run(
         }
     }
 }
+
+/// Options of `boardsmith llm`.
+#[derive(Debug, Clone)]
+pub struct LlmArgs {
+    /// Provider key (`openai`, `deepseek`, ...); with `model` forms `provider/model`.
+    pub provider: Option<String>,
+    /// Model id (the provider's default when absent).
+    pub model: Option<String>,
+    /// A JSON file of tools: `{"tools": [{name, description, parameters}]}` (the `tools/*.backend`
+    /// format) or an array of `{name, description, input_schema}`.
+    pub tools: Option<std::path::PathBuf>,
+    /// A system prompt.
+    pub system: Option<String>,
+    /// Reasoning: `off`, `low`, `medium`, `high`.
+    pub thinking: Option<String>,
+    /// The user message.
+    pub prompt: String,
+}
+
+/// Reads a tools file in either accepted shape.
+fn load_tools(path: &Path) -> anyhow::Result<Vec<crate::llm::ToolDefinition>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let v: Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+    let items = v.get("tools").cloned().unwrap_or(v);
+    let items = items.as_array().cloned().with_context(|| {
+        format!("{}: expected {{\"tools\": [...]}} or an array of tools", path.display())
+    })?;
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let name = t["name"]
+                .as_str()
+                .with_context(|| format!("{}: tools[{i}].name is missing", path.display()))?;
+            Ok(crate::llm::ToolDefinition {
+                name: name.to_owned(),
+                description: t["description"].as_str().unwrap_or_default().to_owned(),
+                input_schema: t
+                    .get("parameters")
+                    .or_else(|| t.get("input_schema"))
+                    .cloned()
+                    .unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}})),
+            })
+        })
+        .collect()
+}
+
+/// `boardsmith llm`: one streamed model call, its events printed as JSON lines. Exit 0 when the
+/// stream completes, 1 on a provider error, 2 on bad arguments or configuration.
+pub async fn llm(args: LlmArgs) -> anyhow::Result<ExitCode> {
+    use futures::StreamExt as _;
+    use std::io::Write as _;
+
+    let config = match crate::llm::config::LlmConfig::from_env() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let model_ref = match (&args.provider, &args.model) {
+        (Some(p), Some(m)) => format!("{p}/{m}"),
+        (Some(p), None) => p.clone(),
+        (None, Some(m)) => m.clone(),
+        (None, None) => String::new(),
+    };
+    let resolved = match config.resolve(&model_ref) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let thinking = match args.thinking.as_deref() {
+        None => None,
+        Some("off") => Some(crate::llm::Thinking::Disabled),
+        Some(level) => {
+            let effort = match level {
+                "low" => crate::llm::Effort::Low,
+                "medium" => crate::llm::Effort::Medium,
+                "high" => crate::llm::Effort::High,
+                other => {
+                    eprintln!("error: --thinking {other}: expected off, low, medium or high");
+                    return Ok(ExitCode::from(2));
+                }
+            };
+            Some(crate::llm::Thinking::Enabled { effort, budget_tokens: None })
+        }
+    };
+    let tools = match &args.tools {
+        Some(p) => match load_tools(p) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                return Ok(ExitCode::from(2));
+            }
+        },
+        None => Vec::new(),
+    };
+    let mut messages = Vec::new();
+    if let Some(s) = args.system {
+        messages.push(crate::llm::Message::system(s));
+    }
+    messages.push(crate::llm::Message::user(args.prompt));
+    let request = crate::llm::ChatRequest {
+        model: resolved.model.id.clone(),
+        messages,
+        tools,
+        thinking,
+        max_tokens: u32::try_from(resolved.model.max_output).ok(),
+        trace_id: Some(uuid::Uuid::now_v7().to_string()),
+        ..crate::llm::ChatRequest::default()
+    };
+    let provider = crate::llm::connect(resolved.settings);
+    let mut events = provider.stream(request);
+    let mut out = std::io::stdout().lock();
+    let mut failed = false;
+    while let Some(e) = events.next().await {
+        failed |= matches!(e, crate::llm::StreamEvent::Error(_));
+        writeln!(out, "{}", serde_json::to_string(&e)?)?;
+        out.flush()?;
+    }
+    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}

@@ -57,6 +57,27 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         port: u16,
     },
+    /// Stream one model call and print its events as JSON lines (a provider check from the
+    /// outside). Providers come from boardsmith.toml and the *_API_KEY variables.
+    Llm {
+        /// Provider key (openai, anthropic, deepseek, qwen, ollama, or one from the config).
+        #[arg(long)]
+        provider: Option<String>,
+        /// Model id (the provider's default when absent).
+        #[arg(long)]
+        model: Option<String>,
+        /// Tools offered: a JSON file `{"tools": [{name, description, parameters}]}`.
+        #[arg(long)]
+        tools: Option<PathBuf>,
+        /// System prompt.
+        #[arg(long)]
+        system: Option<String>,
+        /// Reasoning: off, low, medium or high.
+        #[arg(long)]
+        thinking: Option<String>,
+        /// The user message.
+        prompt: String,
+    },
     /// Internal: serve sandbox jobs on stdin/stdout.
     #[command(name = "sandbox-worker", hide = true)]
     SandboxWorker,
@@ -80,6 +101,13 @@ enum BenchTarget {
         /// Iterations per measurement.
         #[arg(long, default_value_t = 2000)]
         iterations: usize,
+    },
+    /// Provider-layer overhead against the mock upstream: added latency per delta and to the
+    /// first event, parse throughput.
+    Llm {
+        /// Paced streams per provider kind (64 deltas each).
+        #[arg(long, default_value_t = 30)]
+        rounds: usize,
     },
     /// Live delivery latency, patch size, durable saves/s, refresh time, idle connections.
     Dashboards {
@@ -129,6 +157,12 @@ fn main() -> ExitCode {
                 boardsmith::bench::dashboards(subscribers, rounds, idle).await
             }
             Command::MockLlm { script, port } => cli::mock_llm(&script, port).await,
+            Command::Llm { provider, model, tools, system, thinking, prompt } => {
+                cli::llm(cli::LlmArgs { provider, model, tools, system, thinking, prompt }).await
+            }
+            Command::Bench { target: BenchTarget::Llm { rounds } } => {
+                boardsmith::bench::llm(rounds).await
+            }
             Command::SandboxWorker => unreachable!("handled above"),
         }
     });

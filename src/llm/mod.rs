@@ -7,14 +7,14 @@
 //! the providers, their configuration and model registry ([`config`]), and a scripted mock
 //! upstream ([`mock`]). It knows nothing of agents, HTTP handlers or dashboards.
 
-pub mod config;
 pub mod anthropic;
+pub mod config;
 pub mod error;
 pub mod event;
 pub mod http;
 pub mod mock;
-pub mod openai;
 pub mod ollama;
+pub mod openai;
 pub mod provider;
 pub mod repair;
 pub mod types;
@@ -27,3 +27,12 @@ pub use types::{
     AssistantMessage, ChatRequest, ContentBlock, Effort, Message, StopReason, Thinking, ToolChoice,
     ToolDefinition, Usage,
 };
+
+/// Builds the provider for these settings.
+pub fn connect(settings: ProviderSettings) -> std::sync::Arc<dyn Provider> {
+    match settings.kind {
+        ProviderKind::Openai => std::sync::Arc::new(openai::OpenAiProvider::new(settings)),
+        ProviderKind::Anthropic => std::sync::Arc::new(anthropic::AnthropicProvider::new(settings)),
+        ProviderKind::Ollama => std::sync::Arc::new(ollama::OllamaProvider::new(settings)),
+    }
+}

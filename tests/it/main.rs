@@ -4,15 +4,15 @@
 #[path = "../support/mod.rs"]
 mod support;
 
-mod agent_tools;
 mod agent_memory;
+mod agent_tools;
 mod cli;
 mod cli_mock_llm;
 mod conformance;
 mod hostile;
-mod llm_openai;
-mod llm_ollama;
 mod llm_anthropic;
+mod llm_ollama;
+mod llm_openai;
 mod sdk;
 mod sdk_backings;
 mod server;
