@@ -2,3 +2,5 @@
 //! hot reloaded), tools (backend, action, frontend), the run loop and its six modes, the Event
 //! Model v2 stream and chat memory. It knows nothing of HTTP: the gateway maps requests to runs
 //! and runs' events to SSE.
+pub mod catalog;
+pub mod definition;
