@@ -4,6 +4,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod agent_catalog;
 mod cli;
 mod conformance;
 mod hostile;
