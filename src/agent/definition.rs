@@ -441,7 +441,8 @@ pub fn parse(key: &str, text: &str) -> Result<AgentDefinition, DefinitionError> 
             format!("agent key `{key}` must be 1-64 characters of A-Z a-z 0-9 _ -"),
         )));
     }
-    let text = preprocess(text).map_err(fail)?;
+    // Some editors start UTF-8 files with a BOM, which JSON does not allow.
+    let text = preprocess(text.strip_prefix('\u{feff}').unwrap_or(text)).map_err(fail)?;
     let mut unknown = Vec::new();
     let file = deserialize(&text, &mut unknown).map_err(fail)?;
     let warnings = unknown.into_iter().map(unknown_key_warning).collect();
@@ -1025,6 +1026,8 @@ mod tests {
         assert_eq!((d.provider_key, d.model), (None, None));
         assert_eq!(d.prompts, Prompts::Single { system: "hi".into() });
         assert_eq!(d.key, "demo_1");
+        let bom = "\u{feff}{\"mode\": \"PLAIN\", \"plain\": {\"systemPrompt\": \"x\"}}";
+        assert!(parse("bom", bom).is_ok());
     }
 
     #[test]
