@@ -3,6 +3,8 @@
 //! Model v2 stream and chat memory. It knows nothing of HTTP: the gateway maps requests to runs
 //! and runs' events to SSE.
 
+pub mod catalog;
+pub mod definition;
 pub mod events;
 pub mod memory;
 pub mod template;

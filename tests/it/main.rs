@@ -4,6 +4,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod agent_catalog;
 mod agent_memory;
 mod agent_tools;
 mod cli;
