@@ -616,7 +616,6 @@ async fn bench_llm_kind(
     for _ in 0..rounds {
         // Direct: the raw body, chunk by chunk.
         let before = mock.sent().len();
-        let t0 = Instant::now();
         let resp = http.post(&raw_url).json(&body).send().await?;
         let mut bytes = resp.bytes_stream();
         let mut arrivals = Vec::new();
@@ -624,31 +623,48 @@ async fn bench_llm_kind(
             chunk?;
             arrivals.push(Instant::now());
         }
-        figures.ttfb_direct.push(arrivals.first().map_or(Duration::ZERO, |a| a.duration_since(t0)));
         let sent = mock.sent()[before..].to_vec();
         for (s, a) in sent.iter().zip(&arrivals).skip(offset).take(paced) {
             figures.direct.push(a.saturating_duration_since(s.at));
         }
         // Through the provider: text deltas.
         let before = mock.sent().len();
-        let t0 = Instant::now();
         let mut events = provider.stream(request.clone());
         let mut deltas = Vec::new();
-        let mut first = None;
         while let Some(e) = futures::StreamExt::next(&mut events).await {
-            let now = Instant::now();
-            first.get_or_insert(now);
             match e {
-                StreamEvent::TextDelta { .. } => deltas.push(now),
+                StreamEvent::TextDelta { .. } => deltas.push(Instant::now()),
                 StreamEvent::Error(e) => anyhow::bail!("{label}: {e}"),
                 _ => {}
             }
         }
-        figures.ttfe_through.push(first.map_or(Duration::ZERO, |f| f.duration_since(t0)));
         let sent = mock.sent()[before..].to_vec();
         for (s, a) in sent.iter().skip(offset).zip(&deltas) {
             figures.through.push(a.saturating_duration_since(s.at));
         }
+    }
+    // Time to first byte (direct) vs first event (provider), on an unpaced stream.
+    mock.set_script(Script { turns: vec![text_turn(paced, 0)] });
+    // Round 0 warms both clients' connection pools and is not recorded.
+    for round in 0..=rounds {
+        let t0 = Instant::now();
+        let resp = http.post(&raw_url).json(&body).send().await?;
+        let mut bytes = resp.bytes_stream();
+        if let Some(chunk) = futures::StreamExt::next(&mut bytes).await {
+            chunk?;
+        }
+        let ttfb = t0.elapsed();
+        while futures::StreamExt::next(&mut bytes).await.is_some() {}
+        let t0 = Instant::now();
+        let mut events = provider.stream(request.clone());
+        if let Some(StreamEvent::Error(e)) = futures::StreamExt::next(&mut events).await {
+            anyhow::bail!("{label}: {e}");
+        }
+        if round > 0 {
+            figures.ttfb_direct.push(ttfb);
+            figures.ttfe_through.push(t0.elapsed());
+        }
+        while futures::StreamExt::next(&mut events).await.is_some() {}
     }
     // Throughput: an unpaced stream of many one-character deltas.
     let n = 50_000;

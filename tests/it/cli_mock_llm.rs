@@ -202,3 +202,52 @@ fn every_example_script_loads() {
     }
     assert!(n >= 3);
 }
+
+/// `boardsmith llm` against the mock: one JSON event per line, the tool call assembled, exit 0
+/// (with a `--tools` file); a provider without its key exits 2 naming the variable.
+#[tokio::test]
+async fn llm_cli_streams_events_as_json_lines() {
+    let (mut mock, url) = start(&script("tool-call.json")).await;
+    let tools = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        tools.path(),
+        json!({"tools": [{"name": "search", "description": "find sources",
+                          "parameters": {"type": "object", "properties": {"code": {"type": "string"}}}}]})
+        .to_string(),
+    )
+    .unwrap();
+    let out = Command::new(support::program())
+        .args(["llm", "--provider", "openai", "--model", "gpt-4.1", "--tools"])
+        .arg(tools.path())
+        .arg("build me a gold dashboard")
+        .env("OPENAI_API_KEY", "sk-test")
+        .env("OPENAI_BASE_URL", format!("{url}/v1"))
+        .env_remove("BOARDSMITH_MODEL")
+        .env_remove("BOARDSMITH_CONFIG")
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let events: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let end = events.iter().find(|e| e["type"] == "tool_call_end").expect("a tool call");
+    assert_eq!(end["name"], "search");
+    assert!(end["input"]["code"].as_str().unwrap().contains("spec.sources"), "{end}");
+    assert_eq!(events.last().unwrap(), &json!({"type": "done", "stop_reason": "tool_use"}));
+    assert!(events.iter().filter(|e| e["type"] == "tool_call_delta").count() > 1);
+
+    let missing = Command::new(support::program())
+        .args(["llm", "--provider", "deepseek", "hi"])
+        .env_remove("DEEPSEEK_API_KEY")
+        .env_remove("BOARDSMITH_MODEL")
+        .env_remove("BOARDSMITH_CONFIG")
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("set DEEPSEEK_API_KEY"));
+    mock.kill().await.unwrap();
+}
