@@ -949,3 +949,65 @@ async fn health_check_lists_models() {
     let p = provider(&mock);
     assert_eq!((p.key(), p.kind(), p.family()), ("openai", ProviderKind::Openai, Family::Openai));
 }
+
+/// A `tracing` writer into a shared buffer.
+#[derive(Clone, Default)]
+struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The interaction log: the request and every upstream delta at debug, with the trace id and
+/// stage; secret-looking fields masked; nothing when the switch is off.
+#[tokio::test(flavor = "current_thread")]
+async fn the_interaction_log_has_the_request_and_every_delta() {
+    let m = mock(vec![steps(vec![text_step("Gold is up", 3)])]).await;
+    let run = |enabled: bool| {
+        let m = m.clone();
+        async move {
+            let captured = Captured::default();
+            let writer = captured.clone();
+            let subscriber = tracing_subscriber::fmt()
+                .with_max_level(tracing::Level::DEBUG)
+                .with_writer(move || writer.clone())
+                .with_ansi(false)
+                .finish();
+            let _guard = tracing::subscriber::set_default(subscriber);
+            let mut p = ProviderSettings {
+                key: "openai".into(),
+                kind: ProviderKind::Openai,
+                base_url: format!("{}/v1", m.url()),
+                api_key: Some(ApiKey::new("sk-secret-1")),
+                family: Family::Openai,
+                transport: transport(),
+            };
+            p.transport.log = InteractionLog { enabled, mask_sensitive: true };
+            let mut req = ask("gold?");
+            req.trace_id = Some("trace-42".into());
+            // A secret-looking field in a tool schema must be masked in the log.
+            req.tools = vec![boardsmith::llm::ToolDefinition {
+                name: "login".into(),
+                description: "d".into(),
+                input_schema: json!({"type": "object", "properties": {}, "password": "hunter2"}),
+            }];
+            let events: Vec<E> = OpenAiProvider::new(p).stream(req).collect().await;
+            assert!(matches!(events.last(), Some(E::Done { .. })), "{events:?}");
+            String::from_utf8(captured.0.lock().unwrap().clone()).unwrap()
+        }
+    };
+    let log = run(true).await;
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains("trace-42")).collect();
+    assert!(lines.iter().any(|l| l.contains("stage=\"request\"")), "{log}");
+    // Role chunk, 4 text chunks, finish chunk, usage chunk, [DONE].
+    let deltas = lines.iter().filter(|l| l.contains("stage=\"delta\"")).count();
+    assert!(deltas >= 6, "{deltas} delta lines: {log}");
+    assert!(!log.contains("sk-secret-1") && !log.contains("hunter2"), "{log}");
+    assert!(run(false).await.lines().all(|l| !l.contains("trace-42")));
+}
