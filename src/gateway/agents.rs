@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::response::Response;
 use axum::routing::{get, post};
@@ -19,7 +20,12 @@ use crate::app::App;
 
 type Api = State<Arc<App>>;
 type ApiResult = Result<Response, ApiError>;
-type Params = Query<Vec<(String, String)>>;
+/// The query string as name/value pairs; a malformed one is a 400 in the envelope.
+type Params = Result<Query<Vec<(String, String)>>, QueryRejection>;
+
+fn pairs(q: Params) -> Result<Vec<(String, String)>, ApiError> {
+    q.map(|Query(p)| p).map_err(|e| ApiError::bad(format!("malformed query string: {e}")))
+}
 
 /// The routes of this module.
 pub fn routes() -> Router<Arc<App>> {
@@ -120,15 +126,15 @@ fn agent_detail(snapshot: &CatalogSnapshot, agent: &AgentDefinition) -> Result<V
     Ok(detail)
 }
 
-async fn list_agents(State(app): Api, Query(q): Params) -> ApiResult {
-    QueryParams::new(q, &[])?;
+async fn list_agents(State(app): Api, q: Params) -> ApiResult {
+    QueryParams::new(pairs(q)?, &[])?;
     let snapshot = app.catalog.snapshot();
     let agents: Vec<Value> = snapshot.agents().map(|a| agent_summary(a)).collect();
     Ok(ok(agents))
 }
 
-async fn get_agent(State(app): Api, Query(q): Params) -> ApiResult {
-    let q = QueryParams::new(q, &["agentKey"])?;
+async fn get_agent(State(app): Api, q: Params) -> ApiResult {
+    let q = QueryParams::new(pairs(q)?, &["agentKey"])?;
     let key = q.required("agentKey")?;
     let snapshot = app.catalog.snapshot();
     let agent = snapshot
@@ -137,12 +143,13 @@ async fn get_agent(State(app): Api, Query(q): Params) -> ApiResult {
     Ok(ok(agent_detail(&snapshot, &agent)?))
 }
 
-async fn list_chats(State(app): Api, Query(q): Params) -> ApiResult {
-    QueryParams::new(q, &[])?;
+async fn list_chats(State(app): Api, q: Params) -> ApiResult {
+    QueryParams::new(pairs(q)?, &[])?;
     Ok(ok(app.memory.list_chats().await?))
 }
 
-async fn get_chat(State(app): Api, Query(q): Params) -> ApiResult {
+async fn get_chat(State(app): Api, q: Params) -> ApiResult {
+    let q = pairs(q)?;
     if q.iter().any(|(n, _)| n == "includeEvents") {
         return Err(ApiError::bad(
             "`includeEvents` is deprecated: events are always returned; use `includeRawMessages=true` for the stored messages",
@@ -154,8 +161,8 @@ async fn get_chat(State(app): Api, Query(q): Params) -> ApiResult {
     Ok(ok(app.memory.chat_detail(chat_id, raw).await?))
 }
 
-async fn get_viewport(State(app): Api, Query(q): Params) -> ApiResult {
-    let q = QueryParams::new(q, &["viewportKey", "chatId", "runId"])?;
+async fn get_viewport(State(app): Api, q: Params) -> ApiResult {
+    let q = QueryParams::new(pairs(q)?, &["viewportKey", "chatId", "runId"])?;
     let key = q.required("viewportKey")?;
     let snapshot = app.catalog.snapshot();
     let viewport = snapshot
