@@ -7,6 +7,9 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use tokio_util::sync::CancellationToken;
 
+use crate::agent::catalog::{Catalog, CatalogConfig};
+use crate::agent::memory::{ChatMemory, MemoryConfig};
+use crate::agent::tools::submit::FrontendSubmits;
 use crate::dashboard::validate::parse_state;
 use crate::live::{Live, LiveConfig};
 use crate::sandbox::{Limits, Sandbox, SandboxConfig};
@@ -31,6 +34,13 @@ pub struct AppConfig {
     pub live: LiveConfig,
     /// Load the example dashboards when the store is empty.
     pub load_templates: bool,
+    /// Agent, tool and viewport directories (`AGENT_EXTERNAL_DIR`, ...).
+    pub catalog: CatalogConfig,
+    /// Chat memory; `None`: [`MemoryConfig::from_env`] under `data_dir` at start (`MEMORY_CHAT_*`).
+    pub memory: Option<MemoryConfig>,
+    /// Default wait of a frontend tool for `/api/submit`
+    /// (`AGENT_TOOLS_FRONTEND_SUBMIT_TIMEOUT_MS`, default 5 minutes).
+    pub submit_timeout: std::time::Duration,
 }
 
 impl AppConfig {
@@ -48,6 +58,9 @@ impl AppConfig {
             sandbox,
             live: LiveConfig::default(),
             load_templates: true,
+            catalog: CatalogConfig::from_env(),
+            memory: None,
+            submit_timeout: FrontendSubmits::from_env().default_timeout(),
         }
     }
 }
@@ -64,6 +77,12 @@ pub struct App {
     pub live: Arc<Live>,
     /// The agent's tools.
     pub tools: Arc<Tools>,
+    /// Agents, tools and viewports, reloaded when their files change.
+    pub catalog: Arc<Catalog>,
+    /// Stored chats.
+    pub memory: ChatMemory,
+    /// Frontend tools waiting for `/api/submit`.
+    pub submits: FrontendSubmits,
     shutdown: CancellationToken,
 }
 
@@ -95,6 +114,13 @@ impl App {
         std::fs::create_dir_all(&config.data_dir)
             .with_context(|| format!("creating {}", config.data_dir.display()))?;
         let store = Arc::new(Store::open(&config.data_dir).context("opening the store")?);
+        let catalog = Catalog::start(config.catalog.clone()).await?;
+        let memory_config = match &config.memory {
+            Some(m) => m.clone(),
+            None => MemoryConfig::from_env(&config.data_dir)?,
+        };
+        let memory = ChatMemory::new(memory_config);
+        let submits = FrontendSubmits::new(config.submit_timeout);
         let sandbox = Sandbox::start(config.sandbox.clone(), sdk.clone())
             .await
             .map_err(|e| anyhow::anyhow!("starting the sandbox: {e}"))?;
@@ -114,7 +140,7 @@ impl App {
                 }
             }
         }
-        Ok(Arc::new(Self { sdk, sandbox, store, live, tools, shutdown }))
+        Ok(Arc::new(Self { sdk, sandbox, store, live, tools, catalog, memory, submits, shutdown }))
     }
 
     /// The current version of a live (not deleted) dashboard, made known to the live layer so

@@ -309,6 +309,9 @@ async fn start_server() -> anyhow::Result<ServerChild> {
         .arg("serve")
         .env("BOARDSMITH_ADDR", &addr)
         .env("BOARDSMITH_DATA", &dir.0)
+        .env("AGENT_EXTERNAL_DIR", dir.0.join("agents"))
+        .env("AGENT_TOOLS_EXTERNAL_DIR", dir.0.join("tools"))
+        .env("AGENT_VIEWPORT_EXTERNAL_DIR", dir.0.join("viewports"))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()?;

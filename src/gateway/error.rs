@@ -6,6 +6,8 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::agent::memory::MemoryError;
+use crate::agent::tools::submit::SubmitError;
 use crate::store::StoreError;
 use crate::tools::ToolError;
 
@@ -80,6 +82,32 @@ impl From<ToolError> for ApiError {
             ToolError::UnknownTool(_) => Self::NotFound(e.to_string()),
             ToolError::InvalidInput { .. } => Self::bad(e.to_string()),
             ToolError::Store(s) => s.into(),
+        }
+    }
+}
+
+impl From<MemoryError> for ApiError {
+    fn from(e: MemoryError) -> Self {
+        match e {
+            MemoryError::InvalidChatId(_) => Self::bad(e.to_string()),
+            MemoryError::NotFound(_) => Self::NotFound(e.to_string()),
+            MemoryError::WrongChat { .. }
+            | MemoryError::Config(_)
+            | MemoryError::Encode(_)
+            | MemoryError::Io { .. } => Self::Internal(e.to_string()),
+        }
+    }
+}
+
+impl From<SubmitError> for ApiError {
+    fn from(e: SubmitError) -> Self {
+        match e {
+            SubmitError::UnknownRun(_) | SubmitError::UnknownTool { .. } => {
+                Self::NotFound(e.to_string())
+            }
+            SubmitError::AlreadyWaiting { .. } => {
+                Self::Conflict { msg: e.to_string(), data: Value::Null }
+            }
         }
     }
 }

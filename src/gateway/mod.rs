@@ -2,6 +2,7 @@
 //! (`/ws`, see `ws`). Handlers are thin: parse and validate input, call into `App`, map errors
 //! once through [`ApiError`].
 
+pub mod agents;
 pub mod error;
 
 use std::sync::Arc;
@@ -43,6 +44,7 @@ pub fn app(state: Arc<App>) -> Router {
         .route("/api/sdk/sources", get(sdk_sources))
         .route("/api/templates", get(list_templates))
         .route("/ws", get(crate::ws::upgrade))
+        .merge(agents::routes())
         .fallback(|| async { ApiError::NotFound("no such route".into()) })
         .with_state(state)
 }

@@ -10,6 +10,7 @@ mod agent_tools;
 mod cli;
 mod cli_mock_llm;
 mod conformance;
+mod gateway_api;
 mod hostile;
 mod llm_anthropic;
 mod llm_ollama;

@@ -123,6 +123,11 @@ pub async fn spawn_app_in(dir: Arc<tempfile::TempDir>, load_templates: bool) -> 
     config.sandbox.limits = Limits::default();
     config.live.tick = Duration::from_millis(100);
     config.load_templates = load_templates;
+    config.catalog = boardsmith::agent::catalog::CatalogConfig {
+        watch: false,
+        ..boardsmith::agent::catalog::CatalogConfig::in_dir(dir.path())
+    };
+    config.memory = Some(boardsmith::agent::memory::MemoryConfig::new(dir.path()));
     let app = boardsmith::app::App::start(config).await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

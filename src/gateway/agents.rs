@@ -1,0 +1,203 @@
+//! The agent gateway's JSON endpoints: agents, chats, viewports and frontend-tool submits.
+//! Thin: read the query or body, call the catalog, chat memory or submit hub, map errors once
+//! through [`ApiError`]. `data` is the business content itself (an array, an agent, a chat).
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+use axum::response::Response;
+use axum::routing::{get, post};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::{ApiError, ok, parse_body};
+use crate::agent::catalog::CatalogSnapshot;
+use crate::agent::definition::AgentDefinition;
+use crate::app::App;
+
+type Api = State<Arc<App>>;
+type ApiResult = Result<Response, ApiError>;
+/// The query string as name/value pairs; a malformed one is a 400 in the envelope.
+type Params = Result<Query<Vec<(String, String)>>, QueryRejection>;
+
+fn pairs(q: Params) -> Result<Vec<(String, String)>, ApiError> {
+    q.map(|Query(p)| p).map_err(|e| ApiError::bad(format!("malformed query string: {e}")))
+}
+
+/// The routes of this module.
+pub fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route("/api/agents", get(list_agents))
+        .route("/api/agent", get(get_agent))
+        .route("/api/chats", get(list_chats))
+        .route("/api/chat", get(get_chat))
+        .route("/api/viewport", get(get_viewport))
+        .route("/api/submit", post(submit))
+}
+
+/// Query parameters checked against the names an endpoint accepts.
+struct QueryParams(Vec<(String, String)>);
+
+impl QueryParams {
+    /// Rejects unknown and repeated names (400 naming the parameter).
+    fn new(pairs: Vec<(String, String)>, allowed: &[&str]) -> Result<Self, ApiError> {
+        for (i, (name, _)) in pairs.iter().enumerate() {
+            if !allowed.contains(&name.as_str()) {
+                return Err(ApiError::bad(format!(
+                    "unknown query parameter `{name}`; expected: {}",
+                    allowed.join(", ")
+                )));
+            }
+            if pairs[..i].iter().any(|(n, _)| n == name) {
+                return Err(ApiError::bad(format!("query parameter `{name}` given twice")));
+            }
+        }
+        Ok(Self(pairs))
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    /// A required, non-empty parameter.
+    fn required(&self, name: &str) -> Result<&str, ApiError> {
+        match self.get(name).map(str::trim) {
+            Some(v) if !v.is_empty() => Ok(v),
+            _ => Err(ApiError::bad(format!("query parameter `{name}` is required"))),
+        }
+    }
+
+    /// An optional `true`/`false` parameter (absent: false).
+    fn flag(&self, name: &str) -> Result<bool, ApiError> {
+        match self.get(name).map(str::trim) {
+            None | Some("" | "false") => Ok(false),
+            Some("true") => Ok(true),
+            Some(other) => {
+                Err(ApiError::bad(format!("`{name}` must be `true` or `false`, got `{other}`")))
+            }
+        }
+    }
+}
+
+/// One row of `GET /api/agents`.
+fn agent_summary(agent: &AgentDefinition) -> Value {
+    let mut row = json!({
+        "key": agent.key,
+        "name": agent.key,
+        "description": agent.description,
+        "mode": agent.mode,
+        "tools": agent.tools,
+    });
+    if let Some(p) = &agent.provider_key {
+        row["providerKey"] = json!(p);
+    }
+    if let Some(m) = &agent.model {
+        row["model"] = json!(m);
+    }
+    row
+}
+
+/// `GET /api/agent`: the definition with its tools resolved (name, kind, description,
+/// viewport) and the names no tool file defines under `missingTools`.
+fn agent_detail(snapshot: &CatalogSnapshot, agent: &AgentDefinition) -> Result<Value, ApiError> {
+    let mut detail = serde_json::to_value(agent).map_err(|e| ApiError::Internal(e.to_string()))?;
+    let resolved = snapshot.agent_tools(agent);
+    let tools: Vec<Value> = resolved
+        .found
+        .iter()
+        .map(|t| {
+            let mut tool = Map::new();
+            tool.insert("name".into(), json!(t.name));
+            tool.insert("kind".into(), json!(t.kind));
+            tool.insert("description".into(), json!(t.description));
+            tool.insert("parameters".into(), t.parameters.clone());
+            if let Some(v) = t.viewport_key() {
+                tool.insert("viewportKey".into(), json!(v));
+            }
+            Value::Object(tool)
+        })
+        .collect();
+    detail["name"] = json!(agent.key);
+    detail["tools"] = Value::Array(tools);
+    detail["missingTools"] = json!(resolved.missing);
+    Ok(detail)
+}
+
+async fn list_agents(State(app): Api, q: Params) -> ApiResult {
+    QueryParams::new(pairs(q)?, &[])?;
+    let snapshot = app.catalog.snapshot();
+    let agents: Vec<Value> = snapshot.agents().map(|a| agent_summary(a)).collect();
+    Ok(ok(agents))
+}
+
+async fn get_agent(State(app): Api, q: Params) -> ApiResult {
+    let q = QueryParams::new(pairs(q)?, &["agentKey"])?;
+    let key = q.required("agentKey")?;
+    let snapshot = app.catalog.snapshot();
+    let agent = snapshot
+        .agent(key)
+        .ok_or_else(|| ApiError::NotFound(format!("agent `{key}` not found")))?;
+    Ok(ok(agent_detail(&snapshot, &agent)?))
+}
+
+async fn list_chats(State(app): Api, q: Params) -> ApiResult {
+    QueryParams::new(pairs(q)?, &[])?;
+    Ok(ok(app.memory.list_chats().await?))
+}
+
+async fn get_chat(State(app): Api, q: Params) -> ApiResult {
+    let q = pairs(q)?;
+    if q.iter().any(|(n, _)| n == "includeEvents") {
+        return Err(ApiError::bad(
+            "`includeEvents` is deprecated: events are always returned; use `includeRawMessages=true` for the stored messages",
+        ));
+    }
+    let q = QueryParams::new(q, &["chatId", "includeRawMessages"])?;
+    let chat_id = q.required("chatId")?;
+    let raw = q.flag("includeRawMessages")?;
+    Ok(ok(app.memory.chat_detail(chat_id, raw).await?))
+}
+
+async fn get_viewport(State(app): Api, q: Params) -> ApiResult {
+    let q = QueryParams::new(pairs(q)?, &["viewportKey", "chatId", "runId"])?;
+    let key = q.required("viewportKey")?;
+    let snapshot = app.catalog.snapshot();
+    let viewport = snapshot
+        .viewport(key)
+        .ok_or_else(|| ApiError::NotFound(format!("viewport `{key}` not found")))?;
+    Ok(ok(&viewport.payload))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SubmitBody {
+    request_id: Option<String>,
+    chat_id: Option<String>,
+    run_id: String,
+    tool_id: String,
+    payload: Value,
+    view_id: Option<String>,
+}
+
+/// Releases the frontend tool `runId` + `toolId` with `payload` (its `params` become the
+/// tool's result).
+async fn submit(State(app): Api, body: Bytes) -> ApiResult {
+    let body: SubmitBody = parse_body(&body)?;
+    for (name, value) in [("runId", &body.run_id), ("toolId", &body.tool_id)] {
+        if value.trim().is_empty() {
+            return Err(ApiError::bad(format!("`{name}` must be a non-empty string")));
+        }
+    }
+    app.submits.submit(&body.run_id, &body.tool_id, body.payload)?;
+    Ok(ok(json!({
+        "accepted": true,
+        "requestId": body.request_id,
+        "chatId": body.chat_id,
+        "runId": body.run_id,
+        "toolId": body.tool_id,
+        "viewId": body.view_id,
+    })))
+}
