@@ -619,3 +619,93 @@ async fn second_pass_fix_streams_only_the_fixed_answer() {
     let second = m.requests()[1].body.to_string();
     assert!(second.contains("draft 2+2=5") && second.contains("Review your previous answer"));
 }
+
+#[tokio::test]
+async fn thinking_tooling_golden_sequence_and_required_tool_choice() {
+    let m = mock(vec![
+        once(vec![
+            Step::Reasoning { text: "need a tool".into(), chunk: None, signature: None },
+            call("t1", "echo", json!({"v": 7})),
+        ]),
+        once(vec![text("seven", 100)]),
+    ])
+    .await;
+    let s = setup(
+        json!({"mode": "THINKING_TOOLING", "tools": ["echo"], "toolPolicy": "REQUIRE",
+               "thinkingTooling": {"systemPrompt": "s", "exposeReasoningToUser": true}}),
+        vec![spec("echo", ToolKind::Backend)],
+    );
+    let (out, events) = go(&s, &m).await;
+    assert_eq!(
+        types(&events),
+        [
+            "run.start",
+            "reasoning.start",
+            "reasoning.delta",
+            "reasoning.end",
+            "tool.start",
+            "tool.args",
+            "tool.args",
+            "tool.end",
+            "tool.result",
+            "content.start",
+            "content.delta",
+            "content.end",
+            "run.complete"
+        ]
+    );
+    assert_eq!(out.final_text(), "seven");
+    let reqs = m.requests();
+    assert_eq!(reqs[0].body["tool_choice"], "required");
+    assert!(no_tools(&reqs[1].body));
+}
+
+#[tokio::test]
+async fn disallowed_tools_are_not_offered() {
+    let m = mock(vec![once(vec![text("plain", 100)])]).await;
+    let s = setup(
+        json!({"mode": "PLAIN_TOOLING", "tools": ["echo"], "toolPolicy": "DISALLOW",
+               "plainTooling": {"systemPrompt": "s"}}),
+        vec![spec("echo", ToolKind::Backend)],
+    );
+    let (out, _) = go(&s, &m).await;
+    assert_eq!(out.end, RunEnd::Complete("stop".into()));
+    assert!(no_tools(&m.requests()[0].body));
+}
+
+#[tokio::test]
+async fn later_steps_reference_earlier_results_with_templates() {
+    let m = mock(vec![
+        once(vec![text("plan", 100)]),
+        once(vec![call("k1", "echo", json!({"v": "first"}))]),
+        once(vec![call("k2", "echo", json!({"v": "{{echo.echo}}!"}))]),
+        once(vec![text("done", 100)]),
+    ])
+    .await;
+    let s = setup(
+        json!({"mode": "PLAN_EXECUTE", "tools": ["echo"], "planExecute": {"planSystemPrompt": "p", "executeSystemPrompt": "e"}}),
+        vec![spec("echo", ToolKind::Backend)],
+    );
+    let (_, events) = go(&s, &m).await;
+    let results = tool_results(&events);
+    assert_eq!(results[1], ("k2".to_owned(), json!({"echo": "first!"})));
+}
+
+#[tokio::test]
+async fn wall_clock_budget_is_a_run_error() {
+    let m = mock(vec![Turn {
+        steps: vec![text("slow slow slow slow slow", 1)],
+        delay_ms: 100,
+        ..Turn::default()
+    }])
+    .await;
+    let s = setup(
+        json!({"mode": "PLAIN", "budget": {"timeoutMs": 1000}, "plain": {"systemPrompt": "s"}}),
+        vec![],
+    );
+    let started = Instant::now();
+    let (out, events) = go(&s, &m).await;
+    assert!(started.elapsed() < Duration::from_millis(1800));
+    assert!(matches!(&out.end, RunEnd::Error(e) if e.contains("timeoutMs")), "{:?}", out.end);
+    assert_eq!(events.last().unwrap().type_name(), "run.error");
+}
