@@ -668,10 +668,6 @@ impl<'a> Runner<'a> {
                     if let Some(mut call) = open.remove(index) {
                         if call.kind == Some(ToolKind::Action) {
                             self.sink.emit(EventBody::ActionEnd { action_id: call.id.clone() });
-                            self.sink.emit(EventBody::ActionResult {
-                                action_id: call.id.clone(),
-                                result: json!("OK"),
-                            });
                         } else {
                             self.sink.emit(EventBody::ToolEnd { tool_id: call.id.clone() });
                         }
@@ -851,7 +847,7 @@ impl<'a> Runner<'a> {
         }
     }
 
-    /// Emits `tool.result` (actions already got `action.result`) and records the result.
+    /// Emits `tool.result` (`action.result` for actions) and records the result for the model.
     fn answer(&mut self, id: &str, result: Result<Value, String>) {
         let is_action = self.produced.iter().rev().find_map(|m| match m {
             Message::Assistant(a) => a.tool_calls().find_map(|b| match b {
@@ -872,7 +868,10 @@ impl<'a> Runner<'a> {
             }
             Err(e) => (json!({ "error": e }), e, true),
         };
-        if is_action != Some(true) || is_error {
+        if is_action == Some(true) {
+            self.sink
+                .emit(EventBody::ActionResult { action_id: id.to_owned(), result: event_result });
+        } else {
             self.sink.emit(EventBody::ToolResult { tool_id: id.to_owned(), result: event_result });
         }
         self.push_tool(Message::tool_result(id, content, is_error));
