@@ -24,7 +24,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::catalog::{CatalogSnapshot, ToolKind, ToolSpec};
 use super::definition::{AgentDefinition, Prompts, ToolPolicy, VerifyPolicy};
-use super::events::{EventBody, EventSink};
+use super::events::{EventBody, EventSink, now_ms};
+use super::memory::RunRecorder;
 use super::template::ToolResults;
 use super::tools::{BackendTools, FrontendSubmits, PendingSubmit, ToolContext, ToolError};
 use crate::llm::types::{Message, ToolChoice, Usage};
@@ -297,9 +298,31 @@ enum Stop {
 
 /// Runs one turn of an agent. Emits `run.start` first and exactly one terminal event last.
 pub async fn run(input: RunInput, deps: &RunDeps, sink: &EventSink) -> RunOutcome {
+    run_inner(input, deps, sink, None).await
+}
+
+/// [`run`], also recording every model response (with the stream ids its blocks were emitted
+/// under, its timing and usage) and every tool result into `recorder` for chat memory (the
+/// caller finishes and appends it).
+pub async fn run_recorded(
+    input: RunInput,
+    deps: &RunDeps,
+    sink: &EventSink,
+    recorder: &mut RunRecorder,
+) -> RunOutcome {
+    run_inner(input, deps, sink, Some(recorder)).await
+}
+
+async fn run_inner<'a>(
+    input: RunInput,
+    deps: &'a RunDeps,
+    sink: &'a EventSink,
+    recorder: Option<&'a mut RunRecorder>,
+) -> RunOutcome {
     sink.emit(EventBody::RunStart { run_id: input.run_id.clone(), chat_id: input.chat_id.clone() });
     let timeout = input.agent.policy.budget.timeout();
     let mut runner = Runner::new(input, deps, sink);
+    runner.recorder = recorder;
     let result = tokio::select! {
         biased;
         () = deps.cancel.cancelled() => Err(Stop::Cancelled),
@@ -360,6 +383,10 @@ struct Runner<'a> {
     results: ToolResults,
     /// Frontend waiters registered at `tool.start`, by call id.
     pending: HashMap<String, PendingSubmit>,
+    recorder: Option<&'a mut RunRecorder>,
+    /// Stream ids of the blocks of the last model response, and its duration.
+    last_ids: Vec<String>,
+    last_timing_ms: Option<u64>,
 }
 
 /// Whether a call's text streams.
@@ -391,6 +418,9 @@ impl<'a> Runner<'a> {
             tool_n: 0,
             results,
             pending: HashMap::new(),
+            recorder: None,
+            last_ids: Vec::new(),
+            last_timing_ms: None,
         }
     }
 
@@ -498,12 +528,22 @@ impl<'a> Runner<'a> {
     }
 
     fn push_assistant(&mut self, msg: AssistantMessage) {
+        if let Some(r) = self.recorder.as_deref_mut() {
+            r.assistant(&msg, &self.last_ids, now_ms(), self.last_timing_ms);
+        }
         let m = Message::Assistant(msg);
         self.conversation.push(m.clone());
         self.produced.push(m);
     }
 
     fn push_tool(&mut self, m: Message) {
+        if let (Some(r), Message::Tool { content }) = (self.recorder.as_deref_mut(), &m) {
+            for b in content {
+                if let ContentBlock::ToolResult { tool_use_id, content, is_error } = b {
+                    r.tool_result(tool_use_id, content, *is_error, now_ms(), None);
+                }
+            }
+        }
         self.conversation.push(m.clone());
         self.produced.push(m);
     }
@@ -545,7 +585,10 @@ impl<'a> Runner<'a> {
             ..ChatRequest::default()
         };
         let mut builder = MessageBuilder::new(&self.input.model, self.input.provider.key());
+        let started = std::time::Instant::now();
         let mut stream = self.input.provider.stream(request);
+        let mut reasoning_ids: Vec<String> = Vec::new();
+        let mut content_ids: Vec<String> = Vec::new();
         let show_text = visibility == Visibility::Streamed;
         let show_reasoning = show_text && policy.expose_reasoning;
         let mut reasoning_id: Option<String> = None;
@@ -570,6 +613,7 @@ impl<'a> Runner<'a> {
                                 task_id: None,
                             });
                             reasoning_id = Some(id.clone());
+                            reasoning_ids.push(id.clone());
                             id
                         }
                     };
@@ -597,6 +641,7 @@ impl<'a> Runner<'a> {
                                 task_id: None,
                             });
                             content_id = Some(id.clone());
+                            content_ids.push(id.clone());
                             id
                         }
                     };
@@ -694,6 +739,18 @@ impl<'a> Runner<'a> {
                 *id = a;
             }
         }
+        let (mut r_ids, mut c_ids) = (reasoning_ids.into_iter(), content_ids.into_iter());
+        self.last_ids = msg
+            .content
+            .iter()
+            .map(|b| match b {
+                ContentBlock::Reasoning { .. } => r_ids.next().unwrap_or_default(),
+                ContentBlock::Text { .. } => c_ids.next().unwrap_or_default(),
+                ContentBlock::ToolUse { id, .. } => id.clone(),
+                ContentBlock::ToolResult { .. } => String::new(),
+            })
+            .collect();
+        self.last_timing_ms = u64::try_from(started.elapsed().as_millis()).ok();
         Ok(msg)
     }
 

@@ -709,3 +709,48 @@ async fn wall_clock_budget_is_a_run_error() {
     assert!(matches!(&out.end, RunEnd::Error(e) if e.contains("timeoutMs")), "{:?}", out.end);
     assert_eq!(events.last().unwrap().type_name(), "run.error");
 }
+
+#[tokio::test]
+async fn recorded_run_keeps_stream_ids_for_history() {
+    use boardsmith::agent::events::Query;
+    use boardsmith::agent::memory::{ChatMemory, MemoryConfig, replay_messages, snapshot_events};
+    use boardsmith::agent::run::run_recorded;
+
+    let m =
+        mock(vec![once(vec![call("c1", "echo", json!({"v": 1}))]), once(vec![text("done", 100)])])
+            .await;
+    let s = setup(
+        json!({"mode": "PLAIN_TOOLING", "tools": ["echo"], "plainTooling": {"systemPrompt": "s"}}),
+        vec![spec("echo", ToolKind::Backend)],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let memory = ChatMemory::new(MemoryConfig::new(dir.path()));
+    let query = Query {
+        request_id: "q1".into(),
+        chat_id: "c1".into(),
+        message: "hello".into(),
+        ..Query::default()
+    };
+    let mut recorder = memory.recorder("r1", query, 1);
+    let logs = RunLogs::default();
+    let sink = logs.start("r1").unwrap();
+    let out = run_recorded(input(&s, &m), &s.deps, &sink, &mut recorder).await;
+    assert_eq!(out.end, RunEnd::Complete("stop".into()));
+    let record = recorder.finish();
+    let snaps = snapshot_events(std::slice::from_ref(&record), &Default::default());
+    let ids: Vec<String> = snaps
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::ToolSnapshot { tool_id, .. } => Some(tool_id.clone()),
+            EventBody::ContentSnapshot { content_id, text, .. } => {
+                assert_eq!(text, "done");
+                Some(content_id.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ids, ["c1", "r1_content_1"]);
+    let replay = replay_messages(&[record], 10);
+    assert_eq!(replay.len(), 4, "{replay:?}");
+    assert!(matches!(replay[2], Message::Tool { .. }));
+}
