@@ -515,7 +515,9 @@ impl<'a> Runner<'a> {
     }
 
     fn take_follow_up(&mut self) -> bool {
-        let queued = self.deps.follow_up.drain();
+        // Steering that arrived after the last tool execution counts as a follow-up.
+        let mut queued = self.deps.steering.drain();
+        queued.extend(self.deps.follow_up.drain());
         if queued.is_empty() {
             return false;
         }
