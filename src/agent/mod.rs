@@ -7,5 +7,6 @@ pub mod catalog;
 pub mod definition;
 pub mod events;
 pub mod memory;
+pub mod run;
 pub mod template;
 pub mod tools;

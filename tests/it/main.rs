@@ -6,6 +6,7 @@ mod support;
 
 mod agent_catalog;
 mod agent_memory;
+mod agent_run;
 mod agent_tools;
 mod cli;
 mod cli_mock_llm;

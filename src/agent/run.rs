@@ -1,0 +1,998 @@
+//! The agent run loop: one user turn of one agent, from `run.start` to exactly one of
+//! `run.complete` / `run.error` / `run.cancel`.
+//!
+//! Every upstream [`StreamEvent`] is mapped to its Event Model v2 event the moment it arrives
+//! (one upstream delta → one event, nothing buffered). Tool calls are executed after the model
+//! call that made them ends: backend tools through [`BackendTools`] (parameter templates resolved
+//! first, consecutive backend calls of one step run concurrently, results kept in call order),
+//! actions answered `"OK"` at once, frontend tools parked on [`FrontendSubmits`] (registered
+//! before `tool.start` is emitted) until the user submits or the hub's timeout passes.
+//!
+//! Modes are driven only by the agent's [`RunPolicy`]: tool rounds, tools per round, plan first,
+//! reasoning, verify, budgets. Between tool executions the steering queue is checked (remaining
+//! tools are skipped and the user's message injected); when the loop would end, the follow-up
+//! queue is. A [`ContextTransform`] shapes the messages before every model call.
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::catalog::{CatalogSnapshot, ToolKind, ToolSpec};
+use super::definition::{AgentDefinition, Prompts, ToolPolicy, VerifyPolicy};
+use super::events::{EventBody, EventSink, now_ms};
+use super::memory::RunRecorder;
+use super::template::ToolResults;
+use super::tools::{BackendTools, FrontendSubmits, PendingSubmit, ToolContext, ToolError};
+use crate::llm::types::{Message, ToolChoice, Usage};
+use crate::llm::{
+    AssistantMessage, ChatRequest, ContentBlock, MessageBuilder, Provider, StreamEvent, Thinking,
+};
+
+/// The user message sent for the second pass of `verify: SECOND_PASS_FIX`.
+pub const REVIEW_PROMPT: &str = "Review your previous answer for mistakes (facts, calculations, \
+missed parts of the question) and output the corrected final answer only, without mentioning \
+the review.";
+
+/// Context window assumed when the caller gives none (tokens).
+pub const DEFAULT_CONTEXT_TOKENS: usize = 128_000;
+
+/// What one run needs to know.
+#[derive(Clone)]
+pub struct RunInput {
+    /// The run id (event ids derive from it).
+    pub run_id: String,
+    /// The chat.
+    pub chat_id: String,
+    /// The agent.
+    pub agent: Arc<AgentDefinition>,
+    /// The agent's tools resolved against the catalog, in the agent's order (see
+    /// [`RunInput::tools_from`]). Tools the model calls that are not here are unknown.
+    pub tools: Vec<ToolSpec>,
+    /// Earlier messages of the chat (no system messages needed: the agent's prompt is added).
+    pub history: Vec<Message>,
+    /// The user's message.
+    pub user_message: String,
+    /// The model provider.
+    pub provider: Arc<dyn Provider>,
+    /// The model id.
+    pub model: String,
+    /// The model's context window in tokens (for the default context transform).
+    pub context_tokens: usize,
+}
+
+impl fmt::Debug for RunInput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunInput")
+            .field("run_id", &self.run_id)
+            .field("chat_id", &self.chat_id)
+            .field("agent", &self.agent.key)
+            .field("model", &self.model)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RunInput {
+    /// The agent's tools that exist in `catalog`, in the agent's order.
+    pub fn tools_from(catalog: &CatalogSnapshot, agent: &AgentDefinition) -> Vec<ToolSpec> {
+        catalog.agent_tools(agent).found.into_iter().cloned().collect()
+    }
+}
+
+/// A queue of user messages a caller pushes into while a run is going (steering, follow-up).
+/// Clones share the queue.
+#[derive(Debug, Clone, Default)]
+pub struct MessageQueue(Arc<Mutex<VecDeque<String>>>);
+
+impl MessageQueue {
+    /// An empty queue.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a message.
+    pub fn push(&self, text: impl Into<String>) {
+        self.lock().push_back(text.into());
+    }
+
+    /// Takes every queued message, oldest first.
+    pub fn drain(&self) -> Vec<String> {
+        self.lock().drain(..).collect()
+    }
+
+    /// Whether nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.lock().is_empty()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<String>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Shapes the conversation before every model call (trimming, summarising, injecting).
+pub trait ContextTransform: Send + Sync {
+    /// The messages to send, given all messages of the run so far (system first).
+    fn transform(&self, messages: &[Message], context_tokens: usize) -> Vec<Message>;
+}
+
+/// Rough token count: CJK characters count one token each, other text about four characters a
+/// token.
+pub fn estimate_tokens(text: &str) -> usize {
+    let mut cjk = 0usize;
+    let mut other = 0usize;
+    for c in text.chars() {
+        if is_cjk(c) {
+            cjk += 1;
+        } else {
+            other += 1;
+        }
+    }
+    cjk + other.div_ceil(4)
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF // kana
+        | 0x3400..=0x4DBF
+        | 0x4E00..=0x9FFF
+        | 0xAC00..=0xD7AF // hangul
+        | 0xF900..=0xFAFF
+        | 0xFF00..=0xFFEF
+        | 0x3000..=0x303F
+        | 0x20000..=0x2FFFF)
+}
+
+/// Estimated tokens of one message (plus a small per-message overhead).
+pub fn message_tokens(m: &Message) -> usize {
+    let blocks = |content: &[ContentBlock]| -> usize {
+        content
+            .iter()
+            .map(|b| match b {
+                ContentBlock::Text { text } | ContentBlock::Reasoning { text, .. } => {
+                    estimate_tokens(text)
+                }
+                ContentBlock::ToolUse { name, input, .. } => {
+                    estimate_tokens(name) + estimate_tokens(&input.to_string())
+                }
+                ContentBlock::ToolResult { content, .. } => estimate_tokens(content),
+            })
+            .sum()
+    };
+    4 + match m {
+        Message::System { content } => estimate_tokens(content),
+        Message::User { content } | Message::Tool { content } => blocks(content),
+        Message::Assistant(a) => blocks(&a.content),
+    }
+}
+
+/// The default transform: every system message, then the most recent other messages that fit
+/// in the context window (minus a reserve for the answer). An assistant message with tool calls
+/// and the tool results answering it are kept or dropped together; the newest group is always
+/// kept.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WindowTransform;
+
+impl ContextTransform for WindowTransform {
+    fn transform(&self, messages: &[Message], context_tokens: usize) -> Vec<Message> {
+        let (system, rest): (Vec<&Message>, Vec<&Message>) =
+            messages.iter().partition(|m| matches!(m, Message::System { .. }));
+        // Keep a quarter of the window for the answer.
+        let budget = context_tokens - context_tokens / 4;
+        let mut used: usize = system.iter().map(|m| message_tokens(m)).sum();
+        // Groups: a run of tool messages belongs to the assistant message before it.
+        let mut groups: Vec<Vec<&Message>> = Vec::new();
+        for m in rest {
+            match (m, groups.last_mut()) {
+                (Message::Tool { .. }, Some(g)) => g.push(m),
+                _ => groups.push(vec![m]),
+            }
+        }
+        let mut kept: Vec<Vec<&Message>> = Vec::new();
+        for g in groups.into_iter().rev() {
+            let cost: usize = g.iter().map(|m| message_tokens(m)).sum();
+            if !kept.is_empty() && used + cost > budget {
+                break;
+            }
+            used += cost;
+            kept.push(g);
+        }
+        system.into_iter().chain(kept.into_iter().rev().flatten()).cloned().collect()
+    }
+}
+
+/// What a run uses besides its input: tool executors, the submit hub, cancellation, queues and
+/// the context transform.
+#[derive(Clone)]
+pub struct RunDeps {
+    /// Backend tool executors.
+    pub backend: BackendTools,
+    /// The frontend-submit hub.
+    pub submits: FrontendSubmits,
+    /// Cancelling it ends the run with `run.cancel`.
+    pub cancel: CancellationToken,
+    /// Messages the user sends while the run works: checked between tool executions.
+    pub steering: MessageQueue,
+    /// Messages to handle after the run would otherwise end.
+    pub follow_up: MessageQueue,
+    /// Applied before every model call.
+    pub transform: Arc<dyn ContextTransform>,
+    /// Wait of frontend tools; `None`: the hub's default.
+    pub frontend_timeout: Option<Duration>,
+}
+
+impl fmt::Debug for RunDeps {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunDeps")
+            .field("backend", &self.backend)
+            .field("submits", &self.submits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RunDeps {
+    /// Deps with fresh token and queues and the [`WindowTransform`].
+    pub fn new(backend: BackendTools, submits: FrontendSubmits) -> Self {
+        Self {
+            backend,
+            submits,
+            cancel: CancellationToken::new(),
+            steering: MessageQueue::new(),
+            follow_up: MessageQueue::new(),
+            transform: Arc::new(WindowTransform),
+            frontend_timeout: None,
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunEnd {
+    /// `run.complete` with this finish reason (`stop`, `max_tokens`, ...).
+    Complete(String),
+    /// `run.error` with this message.
+    Error(String),
+    /// `run.cancel`.
+    Cancelled,
+}
+
+/// The result of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOutcome {
+    /// How it ended (the terminal event sent).
+    pub end: RunEnd,
+    /// Messages produced, in order: the user's message(s) are not included; assistant messages
+    /// and tool results are (`llm::Message`), ready to append to the chat history.
+    pub messages: Vec<Message>,
+    /// Tokens of all model calls.
+    pub usage: Usage,
+    /// Model calls made.
+    pub model_calls: u32,
+    /// Tool calls executed (or answered).
+    pub tool_calls: u32,
+}
+
+impl RunOutcome {
+    /// The text of the last assistant message.
+    pub fn final_text(&self) -> String {
+        self.messages
+            .iter()
+            .rev()
+            .find_map(|m| match m {
+                Message::Assistant(a) => Some(a.text()),
+                _ => None,
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// Why the loop stopped early.
+enum Stop {
+    Cancelled,
+    Error(String),
+}
+
+/// Runs one turn of an agent. Emits `run.start` first and exactly one terminal event last.
+pub async fn run(input: RunInput, deps: &RunDeps, sink: &EventSink) -> RunOutcome {
+    run_inner(input, deps, sink, None).await
+}
+
+/// [`run`], also recording every model response (with the stream ids its blocks were emitted
+/// under, its timing and usage) and every tool result into `recorder` for chat memory (the
+/// caller finishes and appends it).
+pub async fn run_recorded(
+    input: RunInput,
+    deps: &RunDeps,
+    sink: &EventSink,
+    recorder: &mut RunRecorder,
+) -> RunOutcome {
+    run_inner(input, deps, sink, Some(recorder)).await
+}
+
+async fn run_inner<'a>(
+    input: RunInput,
+    deps: &'a RunDeps,
+    sink: &'a EventSink,
+    recorder: Option<&'a mut RunRecorder>,
+) -> RunOutcome {
+    sink.emit(EventBody::RunStart { run_id: input.run_id.clone(), chat_id: input.chat_id.clone() });
+    let timeout = input.agent.policy.budget.timeout();
+    let mut runner = Runner::new(input, deps, sink);
+    runner.recorder = recorder;
+    let result = tokio::select! {
+        biased;
+        () = deps.cancel.cancelled() => Err(Stop::Cancelled),
+        r = tokio::time::timeout(timeout, runner.drive()) => match r {
+            Ok(r) => r,
+            Err(_) => Err(Stop::Error(format!(
+                "budget exhausted: timeoutMs ({} ms)",
+                timeout.as_millis()
+            ))),
+        },
+    };
+    let run_id = runner.input.run_id.clone();
+    let end = match result {
+        Ok(reason) => {
+            sink.emit(EventBody::RunComplete { run_id, finish_reason: Some(reason.clone()) });
+            RunEnd::Complete(reason)
+        }
+        Err(Stop::Cancelled) => {
+            deps.submits.cancel_run(&runner.input.run_id);
+            sink.emit(EventBody::RunCancel { run_id });
+            RunEnd::Cancelled
+        }
+        Err(Stop::Error(e)) => {
+            sink.emit(EventBody::RunError { run_id, error: json!({ "message": e }) });
+            RunEnd::Error(e)
+        }
+    };
+    RunOutcome {
+        end,
+        messages: runner.produced,
+        usage: runner.usage,
+        model_calls: runner.model_calls,
+        tool_calls: runner.tool_calls,
+    }
+}
+
+/// An open tool call of the model call being streamed.
+struct OpenCall {
+    id: String,
+    kind: Option<ToolKind>,
+    chunks: u64,
+    pending: Option<PendingSubmit>,
+}
+
+struct Runner<'a> {
+    input: RunInput,
+    deps: &'a RunDeps,
+    sink: &'a EventSink,
+    /// Everything the model has seen so far, system prompt excluded.
+    conversation: Vec<Message>,
+    produced: Vec<Message>,
+    usage: Usage,
+    model_calls: u32,
+    tool_calls: u32,
+    reasoning_n: u32,
+    content_n: u32,
+    tool_n: u32,
+    results: ToolResults,
+    /// Frontend waiters registered at `tool.start`, by call id.
+    pending: HashMap<String, PendingSubmit>,
+    recorder: Option<&'a mut RunRecorder>,
+    /// Stream ids of the blocks of the last model response, and its duration.
+    last_ids: Vec<String>,
+    last_timing_ms: Option<u64>,
+}
+
+/// Whether a call's text streams.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Visibility {
+    Streamed,
+    /// Text and reasoning stay internal (verify's candidate); tool events still stream.
+    Internal,
+}
+
+impl<'a> Runner<'a> {
+    fn new(input: RunInput, deps: &'a RunDeps, sink: &'a EventSink) -> Self {
+        let mut conversation = input.history.clone();
+        conversation.retain(|m| !matches!(m, Message::System { .. }));
+        conversation.push(Message::user(input.user_message.clone()));
+        let results =
+            ToolResults::new().with_known_tools(input.tools.iter().map(|t| t.name.clone()));
+        Self {
+            input,
+            deps,
+            sink,
+            conversation,
+            produced: Vec::new(),
+            usage: Usage::default(),
+            model_calls: 0,
+            tool_calls: 0,
+            reasoning_n: 0,
+            content_n: 0,
+            tool_n: 0,
+            results,
+            pending: HashMap::new(),
+            recorder: None,
+            last_ids: Vec::new(),
+            last_timing_ms: None,
+        }
+    }
+
+    fn system_prompt(&self, base: &str) -> String {
+        let mut s = base.to_owned();
+        for t in &self.input.tools {
+            if let Some(p) = t.prompt.as_deref().filter(|p| !p.trim().is_empty()) {
+                s.push_str("\n\n");
+                s.push_str(p);
+            }
+        }
+        s
+    }
+
+    async fn drive(&mut self) -> Result<String, Stop> {
+        let agent = Arc::clone(&self.input.agent);
+        let policy = agent.policy;
+        let verify = policy.verify == VerifyPolicy::SecondPassFix;
+        let (main_prompt, summary_prompt) = match &agent.prompts {
+            Prompts::Single { system } => (self.system_prompt(system), None),
+            Prompts::PlanExecute { plan, execute, summary } => {
+                let plan_system = self.system_prompt(plan);
+                let msg = self.model_call(&plan_system, false, false, Visibility::Streamed).await?;
+                let plan_text = msg.text();
+                let steps: Vec<Value> = plan_text
+                    .lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .enumerate()
+                    .map(|(i, l)| json!({"id": format!("{}_task_{}", self.input.run_id, i + 1), "title": l, "status": "pending"}))
+                    .collect();
+                self.sink.emit(EventBody::PlanCreate {
+                    plan_id: format!("{}_plan", self.input.run_id),
+                    chat_id: self.input.chat_id.clone(),
+                    plan: json!({"text": plan_text, "steps": steps}),
+                });
+                self.push_assistant(msg);
+                (self.system_prompt(execute), summary.clone())
+            }
+        };
+        let tools_allowed =
+            policy.tool_policy != ToolPolicy::Disallow && !self.input.tools.is_empty();
+        let max_rounds = policy.max_tool_rounds.min(policy.budget.max_steps.max(1));
+        let mut rounds = 0u32;
+        let finish = loop {
+            let offer = tools_allowed && rounds < max_rounds;
+            if !offer && rounds > 0 && summary_prompt.is_some() {
+                // PLAN_EXECUTE with a summary: the summary is the answer.
+                break "stop".to_owned();
+            }
+            let required = offer && rounds == 0 && policy.tool_policy == ToolPolicy::Require;
+            let visibility = if verify { Visibility::Internal } else { Visibility::Streamed };
+            let msg = self.model_call(&main_prompt, offer, required, visibility).await?;
+            let calls: Vec<ContentBlock> = msg.tool_calls().cloned().collect();
+            let stop = stop_name(&msg);
+            if offer && !calls.is_empty() {
+                self.push_assistant(msg);
+                rounds += 1;
+                self.execute(&calls, policy.max_tools_per_round).await?;
+                continue;
+            }
+            // A final answer (tool calls made without tools offered are ignored).
+            let msg = strip_tool_calls(msg);
+            if verify {
+                self.conversation.push(Message::Assistant(msg));
+                self.conversation.push(Message::user(REVIEW_PROMPT));
+                let fixed =
+                    self.model_call(&main_prompt, false, false, Visibility::Streamed).await?;
+                // The candidate and the review request were internal.
+                self.conversation.truncate(self.conversation.len() - 2);
+                let stop = stop_name(&fixed);
+                self.push_assistant(fixed);
+                if self.take_follow_up() {
+                    continue;
+                }
+                break stop;
+            }
+            self.push_assistant(msg);
+            if self.take_follow_up() {
+                continue;
+            }
+            break stop;
+        };
+        if let Some(summary) = summary_prompt {
+            let system = self.system_prompt(&summary);
+            let msg = self.model_call(&system, false, false, Visibility::Streamed).await?;
+            let stop = stop_name(&msg);
+            self.push_assistant(msg);
+            return Ok(stop);
+        }
+        Ok(finish)
+    }
+
+    fn take_follow_up(&mut self) -> bool {
+        // Steering that arrived after the last tool execution counts as a follow-up.
+        let mut queued = self.deps.steering.drain();
+        queued.extend(self.deps.follow_up.drain());
+        if queued.is_empty() {
+            return false;
+        }
+        for text in queued {
+            let m = Message::user(text);
+            self.conversation.push(m.clone());
+            self.produced.push(m);
+        }
+        true
+    }
+
+    fn push_assistant(&mut self, msg: AssistantMessage) {
+        if let Some(r) = self.recorder.as_deref_mut() {
+            r.assistant(&msg, &self.last_ids, now_ms(), self.last_timing_ms);
+        }
+        let m = Message::Assistant(msg);
+        self.conversation.push(m.clone());
+        self.produced.push(m);
+    }
+
+    fn push_tool(&mut self, m: Message) {
+        if let (Some(r), Message::Tool { content }) = (self.recorder.as_deref_mut(), &m) {
+            for b in content {
+                if let ContentBlock::ToolResult { tool_use_id, content, is_error } = b {
+                    r.tool_result(tool_use_id, content, *is_error, now_ms(), None);
+                }
+            }
+        }
+        self.conversation.push(m.clone());
+        self.produced.push(m);
+    }
+
+    /// One streamed model call; events are emitted as upstream events arrive.
+    async fn model_call(
+        &mut self,
+        system: &str,
+        offer_tools: bool,
+        required: bool,
+        visibility: Visibility,
+    ) -> Result<AssistantMessage, Stop> {
+        let policy = self.input.agent.policy;
+        if self.model_calls >= policy.budget.max_model_calls {
+            return Err(Stop::Error(format!(
+                "budget exhausted: maxModelCalls ({})",
+                policy.budget.max_model_calls
+            )));
+        }
+        self.model_calls += 1;
+        let mut messages = vec![Message::system(system)];
+        messages.extend(self.conversation.iter().cloned());
+        let messages = self.deps.transform.transform(&messages, self.input.context_tokens);
+        let tools = if offer_tools {
+            self.input.tools.iter().map(ToolSpec::definition).collect()
+        } else {
+            Vec::new()
+        };
+        let request = ChatRequest {
+            model: self.input.model.clone(),
+            messages,
+            tools,
+            tool_choice: if required { ToolChoice::Required } else { ToolChoice::Auto },
+            thinking: policy.reasoning.then(|| Thinking::Enabled {
+                effort: policy.compute.effort(),
+                budget_tokens: None,
+            }),
+            trace_id: Some(self.input.run_id.clone()),
+            ..ChatRequest::default()
+        };
+        let mut builder = MessageBuilder::new(&self.input.model, self.input.provider.key());
+        let started = std::time::Instant::now();
+        let mut stream = self.input.provider.stream(request);
+        let mut reasoning_ids: Vec<String> = Vec::new();
+        let mut content_ids: Vec<String> = Vec::new();
+        let show_text = visibility == Visibility::Streamed;
+        let show_reasoning = show_text && policy.expose_reasoning;
+        let mut reasoning_id: Option<String> = None;
+        let mut content_id: Option<String> = None;
+        let mut open: HashMap<usize, OpenCall> = HashMap::new();
+        let mut ended_ids: Vec<String> = Vec::new();
+        while let Some(event) = stream.next().await {
+            builder.push(&event);
+            match &event {
+                StreamEvent::ReasoningStart | StreamEvent::ReasoningDelta { .. }
+                    if show_reasoning =>
+                {
+                    let id = match &reasoning_id {
+                        Some(id) => id.clone(),
+                        None => {
+                            self.reasoning_n += 1;
+                            let id =
+                                format!("{}_reasoning_{}", self.input.run_id, self.reasoning_n);
+                            self.sink.emit(EventBody::ReasoningStart {
+                                reasoning_id: id.clone(),
+                                run_id: self.input.run_id.clone(),
+                                task_id: None,
+                            });
+                            reasoning_id = Some(id.clone());
+                            reasoning_ids.push(id.clone());
+                            id
+                        }
+                    };
+                    if let StreamEvent::ReasoningDelta { text } = &event {
+                        self.sink.emit(EventBody::ReasoningDelta {
+                            reasoning_id: id,
+                            delta: text.clone(),
+                        });
+                    }
+                }
+                StreamEvent::ReasoningEnd { .. } => {
+                    if let Some(id) = reasoning_id.take() {
+                        self.sink.emit(EventBody::ReasoningEnd { reasoning_id: id });
+                    }
+                }
+                StreamEvent::TextStart | StreamEvent::TextDelta { .. } if show_text => {
+                    let id = match &content_id {
+                        Some(id) => id.clone(),
+                        None => {
+                            self.content_n += 1;
+                            let id = format!("{}_content_{}", self.input.run_id, self.content_n);
+                            self.sink.emit(EventBody::ContentStart {
+                                content_id: id.clone(),
+                                run_id: self.input.run_id.clone(),
+                                task_id: None,
+                            });
+                            content_id = Some(id.clone());
+                            content_ids.push(id.clone());
+                            id
+                        }
+                    };
+                    if let StreamEvent::TextDelta { text } = &event {
+                        self.sink
+                            .emit(EventBody::ContentDelta { content_id: id, delta: text.clone() });
+                    }
+                }
+                StreamEvent::TextEnd => {
+                    if let Some(id) = content_id.take() {
+                        self.sink.emit(EventBody::ContentEnd { content_id: id });
+                    }
+                }
+                StreamEvent::ToolCallStart { index, id, name } if offer_tools => {
+                    self.close_blocks(&mut reasoning_id, &mut content_id);
+                    let id = if id.is_empty() {
+                        self.tool_n += 1;
+                        format!("{}_tool_{}", self.input.run_id, self.tool_n)
+                    } else {
+                        id.clone()
+                    };
+                    let spec = self.input.tools.iter().find(|t| &t.name == name);
+                    let kind = spec.map(|s| s.kind);
+                    let mut pending = None;
+                    if let Some(ToolKind::Frontend(_)) = kind {
+                        // Registered before tool.start: an immediate submit is not lost.
+                        pending = self.deps.submits.expect(&self.input.run_id, &id).ok();
+                    }
+                    if kind == Some(ToolKind::Action) {
+                        self.sink.emit(EventBody::ActionStart {
+                            action_id: id.clone(),
+                            run_id: self.input.run_id.clone(),
+                            task_id: None,
+                            action_name: Some(name.clone()),
+                            description: spec.map(|s| s.description.clone()),
+                        });
+                    } else {
+                        self.sink.emit(EventBody::ToolStart {
+                            tool_id: id.clone(),
+                            run_id: self.input.run_id.clone(),
+                            task_id: None,
+                            tool_name: Some(name.clone()),
+                            tool_type: kind.map(|k| k.tool_type().to_owned()),
+                            tool_api: spec.and_then(ToolSpec::viewport_key).map(str::to_owned),
+                            tool_params: None,
+                            description: spec.map(|s| s.description.clone()),
+                        });
+                    }
+                    open.insert(*index, OpenCall { id, kind, chunks: 0, pending });
+                }
+                StreamEvent::ToolCallDelta { index, args_delta } if offer_tools => {
+                    if let Some(call) = open.get_mut(index) {
+                        if call.kind == Some(ToolKind::Action) {
+                            self.sink.emit(EventBody::ActionArgs {
+                                action_id: call.id.clone(),
+                                delta: args_delta.clone(),
+                            });
+                        } else {
+                            self.sink.emit(EventBody::ToolArgs {
+                                tool_id: call.id.clone(),
+                                delta: args_delta.clone(),
+                                chunk_index: Some(call.chunks),
+                            });
+                        }
+                        call.chunks += 1;
+                    }
+                }
+                StreamEvent::ToolCallEnd { index, .. } if offer_tools => {
+                    if let Some(mut call) = open.remove(index) {
+                        if call.kind == Some(ToolKind::Action) {
+                            self.sink.emit(EventBody::ActionEnd { action_id: call.id.clone() });
+                        } else {
+                            self.sink.emit(EventBody::ToolEnd { tool_id: call.id.clone() });
+                        }
+                        if let Some(p) = call.pending.take() {
+                            self.pending.insert(call.id.clone(), p);
+                        }
+                        // Keep the id we announced (synthesized when the provider sent none).
+                        ended_ids.push(call.id);
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.close_blocks(&mut reasoning_id, &mut content_id);
+        let mut msg =
+            builder.finish().map_err(|e| Stop::Error(format!("model call failed: {e}")))?;
+        self.usage.add(&msg.usage);
+        // Rewrite empty call ids to the synthesized ones announced in events.
+        let mut announced = ended_ids.into_iter();
+        for block in &mut msg.content {
+            if let ContentBlock::ToolUse { id, .. } = block
+                && let Some(a) = announced.next()
+            {
+                *id = a;
+            }
+        }
+        let (mut r_ids, mut c_ids) = (reasoning_ids.into_iter(), content_ids.into_iter());
+        self.last_ids = msg
+            .content
+            .iter()
+            .map(|b| match b {
+                ContentBlock::Reasoning { .. } => r_ids.next().unwrap_or_default(),
+                ContentBlock::Text { .. } => c_ids.next().unwrap_or_default(),
+                ContentBlock::ToolUse { id, .. } => id.clone(),
+                ContentBlock::ToolResult { .. } => String::new(),
+            })
+            .collect();
+        self.last_timing_ms = u64::try_from(started.elapsed().as_millis()).ok();
+        Ok(msg)
+    }
+
+    fn close_blocks(&self, reasoning_id: &mut Option<String>, content_id: &mut Option<String>) {
+        if let Some(id) = reasoning_id.take() {
+            self.sink.emit(EventBody::ReasoningEnd { reasoning_id: id });
+        }
+        if let Some(id) = content_id.take() {
+            self.sink.emit(EventBody::ContentEnd { content_id: id });
+        }
+    }
+
+    fn available(&self) -> String {
+        self.input.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", ")
+    }
+
+    /// Executes one step's tool calls in order; answers every call.
+    async fn execute(
+        &mut self,
+        calls: &[ContentBlock],
+        per_round: Option<u32>,
+    ) -> Result<(), Stop> {
+        let limit = per_round.map_or(usize::MAX, |n| n as usize);
+        let mut idx = 0usize;
+        while idx < calls.len() {
+            // Steering: a new user message skips the rest of the step.
+            let steer = self.deps.steering.drain();
+            if !steer.is_empty() {
+                for call in &calls[idx..] {
+                    if let ContentBlock::ToolUse { id, .. } = call {
+                        self.answer(id, Err("skipped: user sent a new message".into()));
+                    }
+                }
+                for text in steer {
+                    let m = Message::user(text);
+                    self.conversation.push(m.clone());
+                    self.produced.push(m);
+                }
+                return Ok(());
+            }
+            // The batch: consecutive backend calls, or one other call.
+            let mut end = idx + 1;
+            if idx < limit && self.is_backend(&calls[idx]) {
+                while end < calls.len() && end < limit && self.is_backend(&calls[end]) {
+                    end += 1;
+                }
+            }
+            let mut futures = Vec::new();
+            for (pos, call) in calls.iter().enumerate().take(end).skip(idx) {
+                let ContentBlock::ToolUse { id, name, input, input_error } = call else {
+                    continue;
+                };
+                futures.push(self.prepare(pos, limit, id, name, input, input_error.as_deref())?);
+            }
+            let results = futures::future::join_all(futures).await;
+            if self.deps.cancel.is_cancelled() {
+                return Err(Stop::Cancelled);
+            }
+            for (id, name, result) in results {
+                if let (Some(name), Ok(v)) = (&name, &result) {
+                    self.results.record(name.clone(), v.clone());
+                }
+                self.answer(&id, result);
+            }
+            idx = end;
+        }
+        Ok(())
+    }
+
+    fn is_backend(&self, call: &ContentBlock) -> bool {
+        let ContentBlock::ToolUse { name, input_error, .. } = call else { return false };
+        input_error.is_none()
+            && self.input.tools.iter().any(|t| &t.name == name && t.kind == ToolKind::Backend)
+    }
+
+    /// Builds the future answering one call; counts it against the budget.
+    #[allow(clippy::type_complexity)]
+    fn prepare(
+        &mut self,
+        pos: usize,
+        limit: usize,
+        id: &str,
+        name: &str,
+        input: &Value,
+        input_error: Option<&str>,
+    ) -> Result<
+        futures::future::BoxFuture<'static, (String, Option<String>, Result<Value, String>)>,
+        Stop,
+    > {
+        let id = id.to_owned();
+        let registered = self.pending.remove(&id);
+        let ready =
+            |id: String, r: Result<Value, String>| -> futures::future::BoxFuture<'static, _> {
+                Box::pin(std::future::ready((id, None, r)))
+            };
+        if pos >= limit {
+            return Ok(ready(
+                id,
+                Err(format!(
+                    "not executed: only {limit} tool call per step is allowed; call `{name}` again in the next step if still needed"
+                )),
+            ));
+        }
+        let budget = self.input.agent.policy.budget.max_tool_calls;
+        if self.tool_calls >= budget {
+            return Err(Stop::Error(format!("budget exhausted: maxToolCalls ({budget})")));
+        }
+        self.tool_calls += 1;
+        if let Some(e) = input_error {
+            return Ok(ready(id, Err(format!("invalid arguments for `{name}`: {e}"))));
+        }
+        let Some(spec) = self.input.tools.iter().find(|t| t.name == name) else {
+            return Ok(ready(
+                id,
+                Err(format!("unknown tool `{name}`; available: {}", self.available())),
+            ));
+        };
+        match spec.kind {
+            ToolKind::Action => Ok(ready(id, Ok(json!("OK")))),
+            ToolKind::Backend => {
+                let args = match self.results.resolve_args(input) {
+                    Ok(a) => a,
+                    Err(e) => return Ok(ready(id, Err(e.to_string()))),
+                };
+                let mut ctx = ToolContext::new(&self.input.run_id, &self.input.chat_id)
+                    .with_tool_id(id.clone());
+                ctx.cancel = self.deps.cancel.child_token();
+                let fut = self.deps.backend.call(name, args, ctx);
+                let name = name.to_owned();
+                Ok(Box::pin(async move {
+                    let r = fut.await.map_err(|e: ToolError| e.to_string());
+                    (id, Some(name), r)
+                }))
+            }
+            ToolKind::Frontend(_) => {
+                let pending = match registered {
+                    Some(p) => Ok(p),
+                    None => self.deps.submits.expect(&self.input.run_id, &id),
+                };
+                let pending = match pending {
+                    Ok(p) => p,
+                    Err(e) => return Ok(ready(id, Err(e.to_string()))),
+                };
+                let timeout = self.deps.frontend_timeout;
+                let cancel = self.deps.cancel.clone();
+                Ok(Box::pin(async move {
+                    let r = pending.wait(timeout, &cancel).await.map_err(|e| e.to_string());
+                    (id, None, r)
+                }))
+            }
+        }
+    }
+
+    /// Emits `tool.result` (`action.result` for actions) and records the result for the model.
+    fn answer(&mut self, id: &str, result: Result<Value, String>) {
+        let is_action = self.produced.iter().rev().find_map(|m| match m {
+            Message::Assistant(a) => a.tool_calls().find_map(|b| match b {
+                ContentBlock::ToolUse { id: i, name, .. } if i == id => Some(
+                    self.input.tools.iter().any(|t| &t.name == name && t.kind == ToolKind::Action),
+                ),
+                _ => None,
+            }),
+            _ => None,
+        });
+        let (event_result, content, is_error) = match result {
+            Ok(v) => {
+                let text = match &v {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                (v, text, false)
+            }
+            Err(e) => (json!({ "error": e }), e, true),
+        };
+        if is_action == Some(true) {
+            self.sink
+                .emit(EventBody::ActionResult { action_id: id.to_owned(), result: event_result });
+        } else {
+            self.sink.emit(EventBody::ToolResult { tool_id: id.to_owned(), result: event_result });
+        }
+        self.push_tool(Message::tool_result(id, content, is_error));
+    }
+}
+
+fn stop_name(msg: &AssistantMessage) -> String {
+    use crate::llm::StopReason;
+    match msg.stop_reason {
+        StopReason::EndTurn | StopReason::StopSequence | StopReason::ToolUse => "stop",
+        StopReason::MaxTokens => "max_tokens",
+        StopReason::ContentFilter => "content_filter",
+        StopReason::Refusal => "refusal",
+    }
+    .to_owned()
+}
+
+fn strip_tool_calls(mut msg: AssistantMessage) -> AssistantMessage {
+    msg.content.retain(|b| !matches!(b, ContentBlock::ToolUse { .. }));
+    msg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_estimate_counts_cjk_per_char() {
+        assert_eq!(estimate_tokens("你好世界"), 4);
+        assert_eq!(estimate_tokens("abcdefgh"), 2);
+        assert_eq!(estimate_tokens("abc你"), 2);
+        assert_eq!(estimate_tokens(""), 0);
+    }
+
+    #[test]
+    fn window_keeps_system_and_recent_and_tool_pairs() {
+        let call = Message::Assistant(AssistantMessage {
+            content: vec![ContentBlock::ToolUse {
+                id: "c1".into(),
+                name: "t".into(),
+                input: json!({}),
+                input_error: None,
+            }],
+            ..AssistantMessage::default()
+        });
+        let big = "x".repeat(400); // 100 tokens
+        let msgs = vec![
+            Message::system("sys"),
+            Message::user(big.clone()),
+            Message::user(big.clone()),
+            call,
+            Message::tool_result("c1", big.clone(), false),
+            Message::user("last"),
+        ];
+        // Window 200 → 150 usable: system + last + (call, result) ≈ 4+1 + 4+1 + 4+1 + 104 = 119.
+        let out = WindowTransform.transform(&msgs, 200);
+        assert!(matches!(out[0], Message::System { .. }));
+        assert_eq!(out.len(), 4, "{out:?}");
+        assert!(matches!(out[1], Message::Assistant(_)));
+        assert!(matches!(out[2], Message::Tool { .. }));
+        // Tiny window: the newest group is still kept.
+        let out = WindowTransform.transform(&msgs, 1);
+        assert_eq!(out.len(), 2);
+    }
+}
