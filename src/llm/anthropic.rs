@@ -528,9 +528,11 @@ impl Decoder {
         } else {
             match serde_json::from_str::<Wire>(&event.data) {
                 Ok(wire) => self.apply(wire),
-                Err(e) => {
-                    Err(format!("malformed {} event ({e}): {}", event.event, preview(&event.data)))
-                }
+                Err(e) => Err(format!(
+                    "malformed {} event ({e}): {}",
+                    event.event,
+                    super::repair::preview(&event.data)
+                )),
             }
         };
         match decoded {
@@ -763,14 +765,6 @@ fn stop_reason(reason: &str) -> StopReason {
         "refusal" => StopReason::Refusal,
         _ => StopReason::EndTurn,
     }
-}
-
-fn preview(text: &str) -> String {
-    let mut p: String = text.chars().take(200).collect();
-    if p.len() < text.len() {
-        p.push('…');
-    }
-    p
 }
 
 #[cfg(test)]

@@ -393,7 +393,8 @@ impl Decoder {
         let line = match parsed {
             Ok(l) => l,
             Err(e) => {
-                let message = format!("malformed NDJSON line ({e}): {}", preview(line));
+                let message =
+                    format!("malformed NDJSON line ({e}): {}", super::repair::preview(line));
                 return self.fail(LlmError::Protocol { provider: self.provider.clone(), message });
             }
         };
@@ -509,14 +510,6 @@ impl Decoder {
         out.push(StreamEvent::ToolCallDelta { index, args_delta: raw });
         out.push(StreamEvent::ToolCallEnd { index, id, name, input, input_error });
     }
-}
-
-fn preview(line: &str) -> String {
-    let mut p: String = line.chars().take(200).collect();
-    if p.len() < line.len() {
-        p.push('…');
-    }
-    p
 }
 
 #[cfg(test)]

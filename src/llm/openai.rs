@@ -517,7 +517,7 @@ impl Decoder {
         let chunk: WireChunk = match serde_json::from_str(data) {
             Ok(c) => c,
             Err(e) => {
-                let message = format!("malformed chunk ({e}): {}", preview(data));
+                let message = format!("malformed chunk ({e}): {}", super::repair::preview(data));
                 return self.fail(self.protocol(message));
             }
         };
@@ -764,14 +764,6 @@ impl Decoder {
 /// An id for a call the server sent without one.
 fn synthesized_id() -> String {
     format!("call_{}", uuid::Uuid::now_v7().simple())
-}
-
-fn preview(text: &str) -> String {
-    let mut p: String = text.chars().take(200).collect();
-    if p.len() < text.len() {
-        p.push('…');
-    }
-    p
 }
 
 #[cfg(test)]
