@@ -14,7 +14,7 @@ use boardsmith::agent::run::{MessageQueue, RunDeps, RunEnd, RunInput, RunOutcome
 use boardsmith::agent::tools::{
     BackendTool, BackendTools, FrontendSubmits, ToolContext, ToolError,
 };
-use boardsmith::llm::http::{InteractionLog, RetryPolicy, Timeouts, Transport};
+use boardsmith::llm::http::Transport;
 use boardsmith::llm::mock::{MockLlm, Script, Step, Turn};
 use boardsmith::llm::openai::OpenAiProvider;
 use boardsmith::llm::{ContentBlock, Family, Message, Provider, ProviderKind, ProviderSettings};
@@ -24,19 +24,7 @@ use serde_json::{Map, Value, json};
 // -- helpers ------------------------------------------------------------------------------
 
 fn transport() -> Transport {
-    Transport::new(
-        Timeouts {
-            connect: Duration::from_secs(1),
-            first_byte: Duration::from_secs(2),
-            idle: Duration::from_secs(2),
-        },
-        RetryPolicy {
-            max_retries: 0,
-            min_delay: Duration::from_millis(10),
-            max_delay: Duration::from_millis(10),
-        },
-        InteractionLog::default(),
-    )
+    crate::support::llm_transport(Duration::from_secs(2), Duration::from_secs(2), 0)
 }
 
 async fn mock(turns: Vec<Turn>) -> MockLlm {

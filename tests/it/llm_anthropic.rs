@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use boardsmith::llm::anthropic::AnthropicProvider;
-use boardsmith::llm::http::{InteractionLog, RetryPolicy, Timeouts, Transport};
+use boardsmith::llm::http::Transport;
 use boardsmith::llm::mock::{MockLlm, Script};
 use boardsmith::llm::{
     ApiKey, AssistantMessage, ChatRequest, ContentBlock, Effort, Family, LlmError, Message,
@@ -20,19 +20,7 @@ const KEY: &str = "sk-ant-test-key";
 
 /// Small timeouts and backoff so fault tests stay fast.
 fn transport() -> Transport {
-    Transport::new(
-        Timeouts {
-            connect: Duration::from_secs(1),
-            first_byte: Duration::from_secs(1),
-            idle: Duration::from_millis(300),
-        },
-        RetryPolicy {
-            max_retries: 2,
-            min_delay: Duration::from_millis(10),
-            max_delay: Duration::from_secs(1),
-        },
-        InteractionLog::default(),
-    )
+    crate::support::llm_transport(Duration::from_secs(1), Duration::from_millis(300), 2)
 }
 
 fn provider(base_url: &str) -> AnthropicProvider {

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use boardsmith::llm::http::{InteractionLog, RetryPolicy, Timeouts, Transport};
+use boardsmith::llm::http::Transport;
 use boardsmith::llm::mock::{Fault, MockLlm, Script, Step, Turn};
 use boardsmith::llm::ollama::OllamaProvider;
 use boardsmith::llm::{
@@ -17,19 +17,7 @@ use serde_json::{Value, json};
 const IDLE: Duration = Duration::from_millis(300);
 
 fn transport() -> Transport {
-    Transport::new(
-        Timeouts {
-            connect: Duration::from_secs(1),
-            first_byte: Duration::from_secs(1),
-            idle: IDLE,
-        },
-        RetryPolicy {
-            max_retries: 2,
-            min_delay: Duration::from_millis(10),
-            max_delay: Duration::from_secs(2),
-        },
-        InteractionLog::default(),
-    )
+    crate::support::llm_transport(Duration::from_secs(1), IDLE, 2)
 }
 
 fn provider_at(base_url: String, api_key: Option<&str>) -> OllamaProvider {

@@ -18,19 +18,7 @@ use serde_json::{Value, json};
 
 /// Small waits so every test stays well under two seconds.
 fn transport() -> Transport {
-    Transport::new(
-        Timeouts {
-            connect: Duration::from_secs(1),
-            first_byte: Duration::from_secs(1),
-            idle: Duration::from_millis(300),
-        },
-        RetryPolicy {
-            max_retries: 2,
-            min_delay: Duration::from_millis(10),
-            max_delay: Duration::from_secs(1),
-        },
-        InteractionLog::default(),
-    )
+    crate::support::llm_transport(Duration::from_secs(1), Duration::from_millis(300), 2)
 }
 
 async fn mock(turns: Vec<Turn>) -> MockLlm {

@@ -229,3 +229,22 @@ pub async fn ws_until(ws: &mut Ws, pred: impl Fn(&Value) -> bool) -> (Value, Vec
         skipped.push(m);
     }
 }
+
+/// An LLM transport with short waits for loopback tests: connect 1 s, the given first-byte and
+/// idle timeouts, `retries` retries starting 10 ms apart (at most 2 s).
+pub fn llm_transport(
+    first_byte: Duration,
+    idle: Duration,
+    retries: usize,
+) -> boardsmith::llm::http::Transport {
+    use boardsmith::llm::http::{InteractionLog, RetryPolicy, Timeouts, Transport};
+    Transport::new(
+        Timeouts { connect: Duration::from_secs(1), first_byte, idle },
+        RetryPolicy {
+            max_retries: retries,
+            min_delay: Duration::from_millis(10),
+            max_delay: Duration::from_secs(2),
+        },
+        InteractionLog::default(),
+    )
+}
