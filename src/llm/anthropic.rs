@@ -14,8 +14,6 @@
 //!
 //! Knows nothing of agents, chat memory or HTTP handlers.
 
-use std::pin::pin;
-
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
@@ -25,7 +23,7 @@ use serde_json::{Map, Value, json};
 use super::error::LlmError;
 use super::event::StreamEvent;
 use super::http::{self, SseEvent};
-use super::provider::{Provider, ProviderKind, ProviderSettings};
+use super::provider::{Provider, ProviderKind, ProviderSettings, StreamCall, WireDecoder, drive};
 use super::repair;
 use super::types::{ChatRequest, ContentBlock, Message, StopReason, ToolChoice, Usage};
 
@@ -77,44 +75,15 @@ impl Provider for AnthropicProvider {
     }
 
     fn stream(&self, request: ChatRequest) -> BoxStream<'static, StreamEvent> {
-        let body = request_body(&request);
-        let url = self.url("/v1/messages");
-        let headers = self.headers();
-        let transport = self.settings.transport.clone();
-        let provider = self.settings.key.clone();
-        let trace_id = request.trace_id.unwrap_or_default();
-        Box::pin(async_stream::stream! {
-            let sent = transport.post_stream(&provider, &url, &headers, &body, &trace_id).await;
-            let bytes = match sent {
-                Ok(bytes) => bytes,
-                Err(e) => {
-                    yield StreamEvent::Error(e);
-                    return;
-                }
-            };
-            let mut decoder = Decoder::new(&provider);
-            let mut events = pin!(http::sse(&provider, bytes));
-            while let Some(item) = events.next().await {
-                match item {
-                    Ok(event) => {
-                        transport.log_delta(&provider, &trace_id, &event.data);
-                        for e in decoder.feed(&event) {
-                            yield e;
-                        }
-                        if decoder.is_finished() {
-                            return;
-                        }
-                    }
-                    Err(e) => {
-                        yield StreamEvent::Error(e);
-                        return;
-                    }
-                }
-            }
-            for e in decoder.finish() {
-                yield e;
-            }
-        })
+        let call = StreamCall {
+            transport: self.settings.transport.clone(),
+            provider: self.settings.key.clone(),
+            url: self.url("/v1/messages"),
+            headers: self.headers(),
+            body: request_body(&request),
+            trace_id: request.trace_id.unwrap_or_default(),
+        };
+        drive(call, Decoder::new(&self.settings.key))
     }
 
     fn health_check(&self) -> BoxFuture<'_, Result<(), LlmError>> {
@@ -764,6 +733,33 @@ fn stop_reason(reason: &str) -> StopReason {
         "stop_sequence" => StopReason::StopSequence,
         "refusal" => StopReason::Refusal,
         _ => StopReason::EndTurn,
+    }
+}
+
+impl WireDecoder for Decoder {
+    type Item = SseEvent;
+
+    fn frames(
+        provider: &str,
+        bytes: http::ByteStream,
+    ) -> BoxStream<'static, Result<SseEvent, LlmError>> {
+        http::sse(provider, bytes).boxed()
+    }
+
+    fn text(item: &SseEvent) -> &str {
+        &item.data
+    }
+
+    fn decode(&mut self, item: &SseEvent) -> Vec<StreamEvent> {
+        self.feed(item)
+    }
+
+    fn over(&self) -> bool {
+        self.is_finished()
+    }
+
+    fn end(self) -> Vec<StreamEvent> {
+        self.finish()
     }
 }
 

@@ -26,7 +26,7 @@ use serde_json::{Map, Value, json};
 use super::error::LlmError;
 use super::event::StreamEvent;
 use super::http;
-use super::provider::{Provider, ProviderKind, ProviderSettings};
+use super::provider::{Provider, ProviderKind, ProviderSettings, StreamCall, WireDecoder, drive};
 use super::repair;
 use super::types::{
     ChatRequest, ContentBlock, Effort, Message, StopReason, Thinking, ToolChoice, Usage,
@@ -70,45 +70,15 @@ impl Provider for OllamaProvider {
     }
 
     fn stream(&self, request: ChatRequest) -> BoxStream<'static, StreamEvent> {
-        let body = build_request(&request);
-        let transport = self.settings.transport.clone();
-        let provider = self.settings.key.clone();
-        let url = self.url("/api/chat");
-        let headers = self.headers();
-        let trace_id = request.trace_id.unwrap_or_default();
-        let events = async_stream::stream! {
-            let sent = transport.post_stream(&provider, &url, &headers, &body, &trace_id).await;
-            let bytes = match sent {
-                Ok(bytes) => bytes,
-                Err(e) => {
-                    yield StreamEvent::Error(e);
-                    return;
-                }
-            };
-            let mut lines = std::pin::pin!(http::ndjson(&provider, bytes));
-            let mut decoder = Decoder::new(&provider);
-            while let Some(item) = lines.next().await {
-                match item {
-                    Ok(line) => {
-                        transport.log_delta(&provider, &trace_id, &line);
-                        for event in decoder.feed(&line) {
-                            yield event;
-                        }
-                        if decoder.is_finished() {
-                            return;
-                        }
-                    }
-                    Err(e) => {
-                        yield StreamEvent::Error(e);
-                        return;
-                    }
-                }
-            }
-            for event in decoder.finish() {
-                yield event;
-            }
+        let call = StreamCall {
+            transport: self.settings.transport.clone(),
+            provider: self.settings.key.clone(),
+            url: self.url("/api/chat"),
+            headers: self.headers(),
+            body: build_request(&request),
+            trace_id: request.trace_id.unwrap_or_default(),
         };
-        events.boxed()
+        drive(call, Decoder::new(&self.settings.key))
     }
 
     fn health_check(&self) -> BoxFuture<'_, Result<(), LlmError>> {
@@ -509,6 +479,33 @@ impl Decoder {
         };
         out.push(StreamEvent::ToolCallDelta { index, args_delta: raw });
         out.push(StreamEvent::ToolCallEnd { index, id, name, input, input_error });
+    }
+}
+
+impl WireDecoder for Decoder {
+    type Item = String;
+
+    fn frames(
+        provider: &str,
+        bytes: http::ByteStream,
+    ) -> BoxStream<'static, Result<String, LlmError>> {
+        http::ndjson(provider, bytes).boxed()
+    }
+
+    fn text(item: &String) -> &str {
+        item
+    }
+
+    fn decode(&mut self, item: &String) -> Vec<StreamEvent> {
+        self.feed(item)
+    }
+
+    fn over(&self) -> bool {
+        self.is_finished()
+    }
+
+    fn end(self) -> Vec<StreamEvent> {
+        self.finish()
     }
 }
 

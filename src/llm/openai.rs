@@ -21,7 +21,9 @@ use serde_json::{Map, Value, json};
 use super::error::LlmError;
 use super::event::StreamEvent;
 use super::http::{self, SseEvent};
-use super::provider::{Family, Provider, ProviderKind, ProviderSettings};
+use super::provider::{
+    Family, Provider, ProviderKind, ProviderSettings, StreamCall, WireDecoder, drive,
+};
 use super::repair;
 use super::types::{
     AssistantMessage, ChatRequest, ContentBlock, Effort, Message, StopReason, Thinking, ToolChoice,
@@ -70,42 +72,15 @@ impl Provider for OpenAiProvider {
     }
 
     fn stream(&self, request: ChatRequest) -> BoxStream<'static, StreamEvent> {
-        let body = request_body(&request, self.family);
-        let transport = self.settings.transport.clone();
-        let provider = self.settings.key.clone();
-        let url = self.url("chat/completions");
-        let headers = self.headers();
-        let trace_id = request.trace_id.unwrap_or_default();
-        async_stream::stream! {
-            let bytes = match transport.post_stream(&provider, &url, &headers, &body, &trace_id).await {
-                Ok(bytes) => bytes,
-                Err(e) => {
-                    yield StreamEvent::Error(e);
-                    return;
-                }
-            };
-            let mut decoder = Decoder::new(&provider);
-            let mut items = std::pin::pin!(http::sse(&provider, bytes));
-            while let Some(item) = items.next().await {
-                let events = match item {
-                    Ok(sse) => {
-                        transport.log_delta(&provider, &trace_id, &sse.data);
-                        decoder.feed_sse(&sse)
-                    }
-                    Err(e) => decoder.fail(e),
-                };
-                for event in events {
-                    yield event;
-                }
-                if decoder.is_over() {
-                    return;
-                }
-            }
-            for event in decoder.finish() {
-                yield event;
-            }
-        }
-        .boxed()
+        let call = StreamCall {
+            transport: self.settings.transport.clone(),
+            provider: self.settings.key.clone(),
+            url: self.url("chat/completions"),
+            headers: self.headers(),
+            body: request_body(&request, self.family),
+            trace_id: request.trace_id.unwrap_or_default(),
+        };
+        drive(call, Decoder::new(&self.settings.key))
     }
 
     fn health_check(&self) -> BoxFuture<'_, Result<(), LlmError>> {
@@ -764,6 +739,33 @@ impl Decoder {
 /// An id for a call the server sent without one.
 fn synthesized_id() -> String {
     format!("call_{}", uuid::Uuid::now_v7().simple())
+}
+
+impl WireDecoder for Decoder {
+    type Item = SseEvent;
+
+    fn frames(
+        provider: &str,
+        bytes: http::ByteStream,
+    ) -> BoxStream<'static, Result<SseEvent, LlmError>> {
+        http::sse(provider, bytes).boxed()
+    }
+
+    fn text(item: &SseEvent) -> &str {
+        &item.data
+    }
+
+    fn decode(&mut self, item: &SseEvent) -> Vec<StreamEvent> {
+        self.feed_sse(item)
+    }
+
+    fn over(&self) -> bool {
+        self.is_over()
+    }
+
+    fn end(self) -> Vec<StreamEvent> {
+        self.finish()
+    }
 }
 
 #[cfg(test)]

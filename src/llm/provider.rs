@@ -138,3 +138,79 @@ pub trait Provider: Send + Sync + fmt::Debug {
     /// Checks that the provider answers and accepts the key (lists models).
     fn health_check(&self) -> BoxFuture<'_, Result<(), LlmError>>;
 }
+
+/// A provider's wire decoder: upstream items (SSE events, NDJSON lines) in, events out. The
+/// three providers share one driving loop ([`drive`]) over it.
+pub(crate) trait WireDecoder: Send + 'static {
+    /// One framed upstream item.
+    type Item: Send + 'static;
+    /// Frames the response body into items.
+    fn frames(
+        provider: &str,
+        bytes: super::http::ByteStream,
+    ) -> BoxStream<'static, Result<Self::Item, LlmError>>;
+    /// The item's text, for the interaction log.
+    fn text(item: &Self::Item) -> &str;
+    /// Decodes one item.
+    fn decode(&mut self, item: &Self::Item) -> Vec<StreamEvent>;
+    /// True once `Done` or an error was emitted.
+    fn over(&self) -> bool;
+    /// The body ended: what the decoder still owes (or the truncation error).
+    fn end(self) -> Vec<StreamEvent>;
+}
+
+/// One streaming call: where it goes and what it sends.
+pub(crate) struct StreamCall {
+    /// HTTP client and policies.
+    pub transport: Transport,
+    /// Provider key (errors, log).
+    pub provider: String,
+    /// Endpoint.
+    pub url: String,
+    /// Request headers (auth, version).
+    pub headers: Vec<(&'static str, String)>,
+    /// JSON body.
+    pub body: serde_json::Value,
+    /// Interaction-log trace id.
+    pub trace_id: String,
+}
+
+/// Sends `call` and decodes its body in the consumer's task: each upstream item becomes its
+/// events at once (logged first); a transport error ends the stream with `Error`; nothing
+/// follows `Done` or `Error`.
+pub(crate) fn drive<D: WireDecoder>(
+    call: StreamCall,
+    mut decoder: D,
+) -> BoxStream<'static, StreamEvent> {
+    let StreamCall { transport, provider, url, headers, body, trace_id } = call;
+    async_stream::stream! {
+        let bytes = match transport.post_stream(&provider, &url, &headers, &body, &trace_id).await {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                yield StreamEvent::Error(e);
+                return;
+            }
+        };
+        let mut items = D::frames(&provider, bytes);
+        while let Some(item) = items.next().await {
+            let item = match item {
+                Ok(item) => item,
+                Err(e) => {
+                    yield StreamEvent::Error(e);
+                    return;
+                }
+            };
+            transport.log_delta(&provider, &trace_id, D::text(&item));
+            for event in decoder.decode(&item) {
+                yield event;
+            }
+            if decoder.over() {
+                return;
+            }
+        }
+        for event in decoder.end() {
+            yield event;
+        }
+    }
+    .boxed()
+}
