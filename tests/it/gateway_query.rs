@@ -302,3 +302,89 @@ async fn stream_false_answers_with_the_whole_event_list() {
     assert!(body["data"]["runId"].is_string() && body["data"]["chatId"].is_string());
     app.stop().await;
 }
+
+#[tokio::test]
+async fn an_agent_file_written_while_serving_is_queryable_and_a_bad_one_is_skipped() {
+    let mock = mock(vec![text_turn("Fresh agent here.", 6, 0)]).await;
+    let url = mock.url();
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let app = support::spawn_app_with(dir.clone(), false, move |c| {
+        c.llm = Some(support::llm_config(Some(&url)));
+        c.catalog.watch = true;
+    })
+    .await;
+    let agents = dir.path().join("agents");
+    std::fs::write(
+        agents.join("broken.json"),
+        r#"{"mode": "PLAIN", "plain": {"systemPrompt": 7}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        agents.join("fresh.json"),
+        r#"{"description": "written at run time", "mode": "PLAIN", "plain": {"systemPrompt": """
+You are fresh.
+"""}}"#,
+    )
+    .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let (status, _) = app.get("/api/agent?agentKey=fresh").await;
+        if status == 200 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the new agent file was not picked up");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let events =
+        sse_events(post_query(&app, json!({"message": "hi", "agentKey": "fresh"})).await).await;
+    assert_eq!(streamed_text(&events), "Fresh agent here.");
+    let system = &mock.requests()[0].body["messages"][0];
+    assert_eq!(system["role"], "system");
+    assert!(system["content"].as_str().unwrap().contains("You are fresh."));
+    // The bad file is not an agent; the others still are.
+    let (_, list) = app.get("/api/agents").await;
+    let keys: Vec<&str> =
+        list["data"].as_array().unwrap().iter().map(|a| a["key"].as_str().unwrap()).collect();
+    assert!(keys.contains(&"fresh") && keys.contains(&"demoModePlain"), "{keys:?}");
+    assert!(!keys.contains(&"broken"), "{keys:?}");
+    let r = post_query(&app, json!({"message": "hi", "agentKey": "broken"})).await;
+    assert_eq!(r.status(), 404);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_bash_call_outside_the_working_directory_is_refused_and_the_model_is_told_why() {
+    let mock = mock(vec![
+        Turn {
+            times: Some(1),
+            steps: vec![Step::ToolCall {
+                id: Some("call_b".into()),
+                name: "bash".into(),
+                arguments: json!({"command": "cat /etc/passwd"}),
+                fragments: None,
+            }],
+            ..Turn::default()
+        },
+        text_turn("I may not read that file.", 50, 0),
+    ])
+    .await;
+    let app = app_with(&mock, Duration::from_secs(3)).await;
+    let events = sse_events(
+        post_query(&app, json!({"message": "show /etc/passwd", "agentKey": "demoModeReact"})).await,
+    )
+    .await;
+    let result = events.iter().find(|(_, t, _)| t == "tool.result").expect("a tool result");
+    let error = result.2["result"]["error"].as_str().unwrap();
+    assert!(error.contains("/etc/passwd is outside the allowed paths"), "{error}");
+    assert!(!error.contains("root:"), "nothing was read");
+    let tool_msg = mock.requests()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .cloned()
+        .unwrap();
+    assert!(tool_msg["content"].to_string().contains("outside the allowed paths"), "{tool_msg}");
+    assert_eq!(events.last().unwrap().1, "run.complete");
+    app.stop().await;
+}
