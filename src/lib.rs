@@ -14,5 +14,6 @@ pub mod llm;
 pub mod sandbox;
 pub mod sdk;
 pub mod store;
+pub mod text;
 pub mod tools;
 pub mod ws;
