@@ -1205,3 +1205,34 @@ async fn plan_step_fails_with_the_run() {
     let t = types(&events);
     assert_eq!(&t[t.len() - 2..], ["plan.update", "run.error"]);
 }
+
+#[tokio::test]
+async fn cancel_mid_tool_call_ends_the_call_first() {
+    let m = mock(vec![Turn {
+        steps: vec![Step::ToolCall {
+            id: Some("c1".into()),
+            name: "echo".into(),
+            arguments: json!({"v": "a long argument value, streamed in many small fragments"}),
+            fragments: Some(20),
+        }],
+        delay_ms: 50,
+        ..Turn::default()
+    }])
+    .await;
+    let s = setup(tooling(), vec![spec("echo", ToolKind::Backend)]);
+    let cancel = s.deps.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        cancel.cancel();
+    });
+    let (out, events) = go(&s, &m).await;
+    assert_eq!(out.end, RunEnd::Cancelled);
+    let t = types(&events);
+    assert!(t.contains(&"tool.args"), "cancelled mid-arguments: {t:?}");
+    assert_eq!(&t[t.len() - 2..], ["tool.end", "run.cancel"], "{t:?}");
+    assert!(matches!(
+        &events[events.len() - 2].body,
+        EventBody::ToolEnd { tool_id } if tool_id == "c1"
+    ));
+    assert!(tool_results(&events).is_empty());
+}
