@@ -498,6 +498,9 @@ struct Runner<'a> {
     last_model: Option<(String, String)>,
     /// PLAN_EXECUTE's plan, once made.
     plan: Option<Plan>,
+    /// The main prompt and whether it offers tools, until the first call with it records the
+    /// run's system snapshot (then the model is the resolved one).
+    unrecorded_system: Option<(String, bool)>,
 }
 
 /// A plan as sent in `plan.create` / `plan.update`.
@@ -551,6 +554,7 @@ impl<'a> Runner<'a> {
             open_calls: HashMap::new(),
             last_model: None,
             plan: None,
+            unrecorded_system: None,
         }
     }
 
@@ -596,7 +600,9 @@ impl<'a> Runner<'a> {
         };
         let tools_allowed =
             policy.tool_policy != ToolPolicy::Disallow && !self.input.tools.is_empty();
-        self.record_system(&main_prompt, tools_allowed);
+        if self.recorder.is_some() {
+            self.unrecorded_system = Some((main_prompt.clone(), tools_allowed));
+        }
         let max_rounds = policy.max_tool_rounds.min(policy.budget.max_steps.max(1));
         let mut rounds = 0u32;
         let finish = loop {
@@ -676,13 +682,13 @@ impl<'a> Runner<'a> {
         }
     }
 
-    /// Records the run's model setup for chat memory: the main prompt (tool prompts included),
-    /// the tools it offers and the model (the last one resolved, else the input's).
-    fn record_system(&mut self, prompt: &str, offer_tools: bool) {
+    /// Records the run's model setup for chat memory, at the first call with the main prompt:
+    /// that prompt (tool prompts included), the tools it offers and the model resolved for it.
+    fn record_system(&mut self, model: &str) {
+        let Some((prompt, offer_tools)) = self.unrecorded_system.take() else { return };
         let Some(recorder) = self.recorder.as_deref_mut() else { return };
-        let model = self.last_model.as_ref().map_or(&self.input.model, |(_, m)| m);
         let tools = if offer_tools { tool_definitions(&self.input.tools) } else { Vec::new() };
-        recorder.system(SystemSnapshot::new(model, Some(prompt), &tools, true));
+        recorder.system(SystemSnapshot::new(model, Some(&prompt), &tools, true));
     }
 
     fn take_follow_up(&mut self) -> bool {
@@ -800,6 +806,7 @@ impl<'a> Runner<'a> {
         }
         self.model_calls += 1;
         let resolved = self.resolve().await?;
+        self.record_system(&resolved.model);
         let mut messages = vec![Message::system(system)];
         messages.extend(convert_to_llm(&self.conversation));
         let messages = self.deps.transform.transform(&messages, resolved.context_tokens);

@@ -1073,6 +1073,17 @@ async fn recorded_run_keeps_the_system_snapshot_and_steering() {
     );
     let steering = s.deps.steering.clone();
     s.deps.backend.register(Arc::new(Steer(steering)));
+    // The plan call runs on another model than the main prompt's calls.
+    let on = |model: &str| ResolvedModel {
+        provider: provider(&m),
+        model: model.into(),
+        context_tokens: 100_000,
+    };
+    s.deps.resolver = Some(Arc::new(Switching {
+        first: on("gpt-plan"),
+        later: on("gpt-main"),
+        turns: Mutex::default(),
+    }));
     let dir = tempfile::tempdir().unwrap();
     let memory = ChatMemory::new(MemoryConfig::new(dir.path()));
     let query = Query {
@@ -1088,7 +1099,7 @@ async fn recorded_run_keeps_the_system_snapshot_and_steering() {
     assert_eq!(out.end, RunEnd::Complete("stop".into()));
     let record = recorder.finish();
     let system = record.system.clone().expect("system snapshot recorded");
-    assert_eq!(system.model.as_deref(), Some("gpt-test"));
+    assert_eq!(system.model.as_deref(), Some("gpt-main"), "the main prompt's model");
     assert_eq!(system.messages.len(), 1);
     assert_eq!(system.messages[0].content, "e\n\nSteer with care.");
     assert_eq!(system.tools.len(), 1);
