@@ -692,7 +692,7 @@ impl<'a> Runner<'a> {
     }
 
     fn take_follow_up(&mut self) -> bool {
-        // Steering that arrived after the last tool execution counts as a follow-up.
+        // Steering that arrived while a final answer streamed counts as a follow-up.
         let mut queued = self.deps.steering.drain();
         queued.extend(self.deps.follow_up.drain());
         if queued.is_empty() {
