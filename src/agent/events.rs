@@ -168,6 +168,20 @@ pub enum EventBody {
         /// Its chat.
         chat_id: String,
     },
+    /// The run's next model call goes to another provider or model than its previous one.
+    #[serde(rename = "model.switch")]
+    ModelSwitch {
+        /// The run.
+        run_id: String,
+        /// Provider key of the previous call.
+        from_provider: String,
+        /// Model of the previous call.
+        from_model: String,
+        /// Provider key of the next call.
+        to_provider: String,
+        /// Model of the next call.
+        to_model: String,
+    },
     /// A run ended normally.
     #[serde(rename = "run.complete")]
     RunComplete {
@@ -485,6 +499,7 @@ impl EventBody {
             Self::PlanCreate { .. } => "plan.create",
             Self::PlanUpdate { .. } => "plan.update",
             Self::RunStart { .. } => "run.start",
+            Self::ModelSwitch { .. } => "model.switch",
             Self::RunComplete { .. } => "run.complete",
             Self::RunCancel { .. } => "run.cancel",
             Self::RunError { .. } => "run.error",
