@@ -133,32 +133,7 @@ pub trait ContextTransform: Send + Sync {
     fn transform(&self, messages: &[Message], context_tokens: usize) -> Vec<Message>;
 }
 
-/// Rough token count: CJK characters count one token each, other text about four characters a
-/// token.
-pub fn estimate_tokens(text: &str) -> usize {
-    let mut cjk = 0usize;
-    let mut other = 0usize;
-    for c in text.chars() {
-        if is_cjk(c) {
-            cjk += 1;
-        } else {
-            other += 1;
-        }
-    }
-    cjk + other.div_ceil(4)
-}
-
-fn is_cjk(c: char) -> bool {
-    matches!(c as u32,
-        0x3040..=0x30FF // kana
-        | 0x3400..=0x4DBF
-        | 0x4E00..=0x9FFF
-        | 0xAC00..=0xD7AF // hangul
-        | 0xF900..=0xFAFF
-        | 0xFF00..=0xFFEF
-        | 0x3000..=0x303F
-        | 0x20000..=0x2FFFF)
-}
+pub use crate::text::estimate_tokens;
 
 /// Estimated tokens of one message (plus a small per-message overhead).
 pub fn message_tokens(m: &Message) -> usize {
@@ -1240,14 +1215,6 @@ fn strip_tool_calls(mut msg: AssistantMessage) -> AssistantMessage {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn token_estimate_counts_cjk_per_char() {
-        assert_eq!(estimate_tokens("你好世界"), 4);
-        assert_eq!(estimate_tokens("abcdefgh"), 2);
-        assert_eq!(estimate_tokens("abc你"), 2);
-        assert_eq!(estimate_tokens(""), 0);
-    }
 
     #[test]
     fn window_keeps_system_and_recent_and_tool_pairs() {

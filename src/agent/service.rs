@@ -383,7 +383,10 @@ impl AgentService {
                 return;
             }
         };
-        input.history = condense_history(history, &self.backend);
+        input.history = condense_history(history, &self.backend)
+            .into_iter()
+            .map(super::message::AgentMessage::from)
+            .collect();
         let mut recorder = self.memory.recorder(&input.run_id, query, super::events::now_ms());
         let mut deps = RunDeps::new(self.backend.clone(), self.submits.clone());
         deps.cancel = cancel;
