@@ -412,3 +412,62 @@ async fn dashboard_agent_builds_in_the_chat_session() {
     assert_eq!(offered, ["execute", "get_state", "mutate", "search"]);
     app.stop().await;
 }
+
+/// `boardsmith eval` end to end against the scripted model (as an OpenAI-compatible upstream):
+/// one case, one request, scored from the real tools; and without a key it exits 2 naming the
+/// variable to set.
+#[tokio::test]
+async fn eval_runs_a_case_and_fails_cleanly_without_a_key() {
+    let once = |steps: Vec<Step>| Turn { steps, times: Some(1), ..Turn::default() };
+    let turns = vec![
+        once(vec![Step::ToolCall {
+            id: Some("c1".into()),
+            name: "execute".into(),
+            arguments: json!({"code": BTC}),
+            fragments: Some(2),
+        }]),
+        once(vec![Step::Text { text: "Built: btc-quote works.".into(), chunk: None }]),
+    ];
+    let mock = MockLlm::start(Script { turns }, 0).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cases = dir.path().join("cases");
+    std::fs::create_dir_all(&cases).unwrap();
+    std::fs::write(
+        cases.join("btc.json"),
+        json!({"name": "btc", "requests": [
+            {"message": "A bitcoin dashboard", "expect": {"minPanels": 1, "types": ["metric_card"]}}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let out = tokio::process::Command::new(support::program())
+        .args(["eval", "--provider", "openai", "--model", "gpt-4.1", "--cases"])
+        .arg(&cases)
+        .current_dir(dir.path())
+        .env("OPENAI_API_KEY", "sk-test")
+        .env("OPENAI_BASE_URL", format!("{}/v1", mock.url()))
+        .env("BOARDSMITH_WORKERS", "2")
+        .env_remove("BOARDSMITH_MODEL")
+        .env_remove("BOARDSMITH_CONFIG")
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let row = stdout.lines().find(|l| l.starts_with("btc ")).expect("a row for the request");
+    assert!(row.contains(" ok ") && row.contains("1/1"), "{stdout}");
+    assert!(stdout.contains("1/1 requests succeeded"), "{stdout}");
+
+    let missing = tokio::process::Command::new(support::program())
+        .args(["eval", "--provider", "deepseek", "--cases"])
+        .arg(&cases)
+        .current_dir(dir.path())
+        .env_remove("DEEPSEEK_API_KEY")
+        .env_remove("BOARDSMITH_MODEL")
+        .env_remove("BOARDSMITH_CONFIG")
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("DEEPSEEK_API_KEY"));
+}
