@@ -8,6 +8,7 @@ pub mod app;
 pub mod bench;
 pub mod cli;
 pub mod dashboard;
+pub mod eval;
 pub mod gateway;
 pub mod live;
 pub mod llm;
