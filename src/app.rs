@@ -152,14 +152,17 @@ impl App {
         backend.register(Arc::new(ExecuteTool::new(tools.clone())));
         backend.register(Arc::new(GetStateTool::new(tools.clone())));
         backend.register(Arc::new(MutateTool::new(tools.clone())));
-        let agents = Arc::new(AgentService::new(
-            catalog.clone(),
-            memory.clone(),
-            submits.clone(),
-            backend,
-            llm,
-            config.service.clone(),
-        ));
+        let agents = Arc::new(
+            AgentService::new(
+                catalog.clone(),
+                memory.clone(),
+                submits.clone(),
+                backend,
+                llm,
+                config.service.clone(),
+            )
+            .with_context(Arc::new(crate::tools::backend::DashboardContext::new(tools.clone()))),
+        );
         let shutdown = CancellationToken::new();
         tokio::spawn(live.clone().run_scheduler(config.live.tick, shutdown.clone()));
         if config.load_templates && store.is_empty().await? {

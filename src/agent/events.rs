@@ -485,6 +485,9 @@ pub enum EventBody {
         changes: Value,
         /// Per-panel validation of the new version.
         validation: Value,
+        /// The tool deleted the dashboard (then `changes` is empty and `validation` null).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        deleted: bool,
     },
 }
 

@@ -261,6 +261,15 @@ pub trait RunHooks: Send + Sync {
     }
 }
 
+/// Live context for the model, recomputed before every model call and sent as a system message
+/// after the agent's prompt (e.g. the dashboard the chat is on, which tools change mid-run).
+pub trait ContextSource: Send + Sync {
+    /// Whether this source serves `agent` (asked before each model call; keep it cheap).
+    fn applies(&self, agent: &AgentDefinition) -> bool;
+    /// The context of `chat_id` now; `None`: nothing to say.
+    fn context<'a>(&'a self, chat_id: &'a str) -> BoxFuture<'a, Option<String>>;
+}
+
 /// Hooks that do nothing (the default of [`RunDeps`]).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoHooks;
@@ -289,6 +298,9 @@ pub struct RunDeps {
     pub resolver: Option<Arc<dyn ModelResolver>>,
     /// The application's callbacks.
     pub hooks: Arc<dyn RunHooks>,
+    /// Live context injected before every model call (only the sources that apply to the
+    /// agent are asked).
+    pub context: Vec<Arc<dyn ContextSource>>,
 }
 
 impl fmt::Debug for RunDeps {
@@ -313,6 +325,7 @@ impl RunDeps {
             frontend_timeout: None,
             resolver: None,
             hooks: Arc::new(NoHooks),
+            context: Vec::new(),
         }
     }
 }
@@ -783,6 +796,13 @@ impl<'a> Runner<'a> {
         let resolved = self.resolve().await?;
         self.record_system(&resolved.model);
         let mut messages = vec![Message::system(system)];
+        for source in &self.deps.context {
+            if source.applies(&self.input.agent)
+                && let Some(text) = source.context(&self.input.chat_id).await
+            {
+                messages.push(Message::system(text));
+            }
+        }
         messages.extend(convert_to_llm(&self.conversation));
         let messages = self.deps.transform.transform(&messages, resolved.context_tokens);
         let tools = if offer_tools { tool_definitions(&self.input.tools) } else { Vec::new() };
@@ -1068,10 +1088,20 @@ impl<'a> Runner<'a> {
                 return Err(Stop::Cancelled);
             }
             for (id, name, result) in results {
+                let mut after = None;
                 if let (Some(name), Ok(v)) = (&name, &result) {
                     self.results.record(name.clone(), v.clone());
+                    let ctx = ToolContext::new(&self.input.run_id, &self.input.chat_id)
+                        .with_tool_id(id.clone());
+                    after = self.deps.backend.get(name).map(|t| t.after_result(v, &ctx));
                 }
                 self.answer(&id, result).await;
+                // The tool's own events (e.g. `dashboard.update`) follow its result.
+                if let Some(after) = after {
+                    for event in after.await {
+                        self.sink.emit(event);
+                    }
+                }
             }
             idx = end;
         }

@@ -25,7 +25,7 @@ use super::events::{
     EventBody, EventSink, Query, RunLogConfig, RunLogs, StreamError, Subscription,
 };
 use super::memory::{ChatMemory, MemoryError, chat_name, validate_chat_id};
-use super::run::{RunDeps, RunInput, run_recorded};
+use super::run::{ContextSource, RunDeps, RunInput, run_recorded};
 use super::tools::{BackendTools, FrontendSubmits};
 use crate::llm::config::LlmConfig;
 use crate::llm::{LlmError, Provider};
@@ -122,6 +122,7 @@ pub struct AgentService {
     providers: Mutex<HashMap<String, Arc<dyn Provider>>>,
     logs: RunLogs,
     live: Mutex<HashMap<String, Arc<LiveRun>>>,
+    context: Vec<Arc<dyn ContextSource>>,
 }
 
 impl std::fmt::Debug for AgentService {
@@ -217,7 +218,15 @@ impl AgentService {
             providers: Mutex::new(HashMap::new()),
             logs,
             live: Mutex::new(HashMap::new()),
+            context: Vec::new(),
         }
+    }
+
+    /// Adds a live context source (asked before every model call of the agents it serves).
+    #[must_use]
+    pub fn with_context(mut self, source: Arc<dyn ContextSource>) -> Self {
+        self.context.push(source);
+        self
     }
 
     /// The LLM configuration in use.
@@ -390,6 +399,7 @@ impl AgentService {
         let mut recorder = self.memory.recorder(&input.run_id, query, super::events::now_ms());
         let mut deps = RunDeps::new(self.backend.clone(), self.submits.clone());
         deps.cancel = cancel;
+        deps.context = self.context.clone();
         let run_id = input.run_id.clone();
         let outcome = run_recorded(input, &deps, &sink, &mut recorder).await;
         tracing::info!(run = %run_id, end = ?outcome.end, model_calls = outcome.model_calls, tool_calls = outcome.tool_calls, "run finished");

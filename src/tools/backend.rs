@@ -17,9 +17,13 @@ use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
 use super::{ToolError as DashboardToolError, Tools};
+use crate::agent::definition::AgentDefinition;
+use crate::agent::events::EventBody;
+use crate::agent::run::ContextSource;
 use crate::agent::tools::{Args, BackendTool, BackendTools, ToolContext, ToolError};
 use crate::dashboard::DashboardState;
 use crate::dashboard::diff::changes;
+use crate::dashboard::summary::context_line;
 use crate::store::StoreError;
 
 /// Names of the dashboard tools, as [`register_all`] registers them.
@@ -135,6 +139,18 @@ macro_rules! adapter {
             ) -> BoxFuture<'static, Result<Value, ToolError>> {
                 run(&self.tools, $name, args, &ctx)
             }
+
+            fn after_result(
+                &self,
+                result: &Value,
+                _ctx: &ToolContext,
+            ) -> BoxFuture<'static, Vec<EventBody>> {
+                update_event(&self.tools, $name, result)
+            }
+
+            fn condense(&self, result: &str) -> Option<String> {
+                condense($name, result)
+            }
         }
     };
 }
@@ -161,6 +177,125 @@ adapter!(
     MutateTool,
     "mutate"
 );
+
+/// The `dashboard.update` event after an execute/mutate result that saved something (see
+/// [`dashboard_update`]), streamed right after its `tool.result`.
+fn update_event(
+    tools: &Arc<Tools>,
+    tool: &'static str,
+    result: &Value,
+) -> BoxFuture<'static, Vec<EventBody>> {
+    if !matches!(tool, "execute" | "mutate") {
+        return Box::pin(std::future::ready(Vec::new()));
+    }
+    let tools = tools.clone();
+    let result = result.clone();
+    Box::pin(async move {
+        let Some(mut u) = dashboard_update(&tools, tool, &result).await else {
+            return Vec::new();
+        };
+        vec![EventBody::DashboardUpdate {
+            dashboard_id: u["dashboardId"].as_str().unwrap_or_default().to_owned(),
+            version: u["version"].as_u64().unwrap_or_default(),
+            changes: u["changes"].take(),
+            validation: u["validation"].take(),
+            deleted: u["deleted"].as_bool().unwrap_or(false),
+        }]
+    })
+}
+
+/// An earlier run's execute/mutate result as the model sees it again: the outcome (id, error,
+/// deleted), what changed (one line per change) and the validation, without the state and code
+/// (the model's own code stays in the call's arguments). Search and get_state results are
+/// replayed whole: they are short and the model may build on them.
+fn condense(tool: &str, result: &str) -> Option<String> {
+    if !matches!(tool, "execute" | "mutate") {
+        return None;
+    }
+    let Ok(Value::Object(mut out)) = serde_json::from_str::<Value>(result) else {
+        return None;
+    };
+    if let Some(state) = out.remove("state").filter(|s| s.is_object()) {
+        let panels: Vec<Value> = state["panels"]
+            .as_array()
+            .map(|ps| {
+                ps.iter()
+                    .map(|p| json!({"id": p["id"], "title": p["title"], "type": p["type"]}))
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.insert("summary".into(), json!({"title": state["title"], "panels": panels}));
+    }
+    if let Some(Value::Array(changes)) = out.get_mut("changes") {
+        for c in changes {
+            if let Some(Value::String(d)) = c.get_mut("detail") {
+                let first = d.split('\n').next().unwrap_or_default().to_owned();
+                *d = first;
+            }
+        }
+    }
+    if let Some(Value::Array(panels)) = out.get_mut("validation").and_then(|v| v.get_mut("panels"))
+    {
+        for p in panels {
+            if let Value::Object(p) = p {
+                p.remove("duration");
+            }
+        }
+    }
+    Some(Value::Object(out).to_string())
+}
+
+/// The seed's "Dashboard Context" for agents with the dashboard tools: before every model call,
+/// the chat's active dashboard (title, id, panel ids, titles and types, variables) and the
+/// other dashboards the chat made, so the model rarely needs `get_state`.
+#[derive(Debug, Clone)]
+pub struct DashboardContext {
+    tools: Arc<Tools>,
+}
+
+impl DashboardContext {
+    /// The context over the app's tools.
+    pub fn new(tools: Arc<Tools>) -> Self {
+        Self { tools }
+    }
+
+    /// The context text of a chat (`None` when its session cannot be read).
+    pub async fn text(&self, chat_id: &str) -> Option<String> {
+        let session = self.tools.session(Some(chat_id)).await.ok()?;
+        let mut text = String::from("Dashboard Context\n");
+        let active = match &session.active {
+            Some(id) => self.tools.store.get(id).await.ok().filter(|r| !r.deleted),
+            None => None,
+        };
+        match &active {
+            Some(rec) => text.push_str(&context_line(&rec.id, &rec.state)),
+            None => text.push_str(
+                "No active dashboard in this chat yet: `execute` creates one (it becomes active).",
+            ),
+        }
+        let others: Vec<String> = session
+            .dashboards
+            .iter()
+            .filter(|d| Some(&d.id) != active.as_ref().map(|r| &r.id))
+            .map(|d| format!("{:?} ({})", d.title, d.id))
+            .collect();
+        if !others.is_empty() {
+            text.push_str("\nOther dashboards of this chat (pass `dashboard_id` to work on one): ");
+            text.push_str(&others.join(", "));
+        }
+        Some(text)
+    }
+}
+
+impl ContextSource for DashboardContext {
+    fn applies(&self, agent: &AgentDefinition) -> bool {
+        agent.tools.iter().any(|t| DASHBOARD_TOOLS.contains(&t.as_str()))
+    }
+
+    fn context<'a>(&'a self, chat_id: &'a str) -> BoxFuture<'a, Option<String>> {
+        Box::pin(self.text(chat_id))
+    }
+}
 
 /// Registers the four adapters ([`DASHBOARD_TOOLS`]) over `tools`.
 pub fn register_all(registry: &mut BackendTools, tools: &Arc<Tools>) {
