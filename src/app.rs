@@ -19,7 +19,6 @@ use crate::sandbox::{Limits, Sandbox, SandboxConfig};
 use crate::sdk::{Sdk, SdkConfig};
 use crate::store::Store;
 use crate::tools::Tools;
-use crate::tools::backend::{ExecuteTool, GetStateTool, MutateTool, SearchTool};
 
 /// Example dashboards compiled into the binary.
 pub static TEMPLATES: include_dir::Dir<'static> =
@@ -52,6 +51,9 @@ pub struct AppConfig {
     pub agent_tools: ToolsConfig,
     /// Default agent, disconnect grace, replay buffer.
     pub service: ServiceConfig,
+    /// Fix rounds the dashboard agent gets per run after a failed validation
+    /// (`DASHBOARD_MAX_FIX_ROUNDS`, default 3).
+    pub max_fix_rounds: u32,
 }
 
 impl AppConfig {
@@ -75,6 +77,10 @@ impl AppConfig {
             llm: None,
             agent_tools: ToolsConfig::from_env(),
             service: ServiceConfig::from_env(),
+            max_fix_rounds: std::env::var("DASHBOARD_MAX_FIX_ROUNDS")
+                .ok()
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(crate::tools::backend::DEFAULT_MAX_FIX_ROUNDS),
         }
     }
 }
@@ -148,10 +154,7 @@ impl App {
         let tools = Arc::new(Tools::new(sandbox.clone(), store.clone(), live.clone()));
         // The built-ins plus the dashboard tools; a chat is the dashboard tools' session.
         let mut backend = BackendTools::builtin(&config.agent_tools);
-        backend.register(Arc::new(SearchTool::new(tools.clone())));
-        backend.register(Arc::new(ExecuteTool::new(tools.clone())));
-        backend.register(Arc::new(GetStateTool::new(tools.clone())));
-        backend.register(Arc::new(MutateTool::new(tools.clone())));
+        crate::tools::backend::register_all(&mut backend, &tools, config.max_fix_rounds);
         let agents = Arc::new(
             AgentService::new(
                 catalog.clone(),

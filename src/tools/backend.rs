@@ -95,20 +95,98 @@ fn tool_error(tool: &str, e: DashboardToolError) -> ToolError {
     }
 }
 
+/// Default cap on fix rounds per run (`DASHBOARD_MAX_FIX_ROUNDS`).
+pub const DEFAULT_MAX_FIX_ROUNDS: u32 = 3;
+
+/// The validation loop's cap. A run's execute/mutate results that failed (an `error`, or a
+/// panel that did not validate) since its last all-ok result are counted; the first failure is
+/// the one to fix, each further one a fix round that did not work. Failing results say how
+/// many rounds are left; when none are, the result says to stop and report, and further
+/// execute/mutate calls of that run are refused with the same instruction.
+#[derive(Debug)]
+struct FixRounds {
+    max: u32,
+    /// Failures since the last success, by run; entries of runs idle for an hour are dropped.
+    runs: std::sync::Mutex<std::collections::HashMap<String, (u32, std::time::Instant)>>,
+}
+
+impl FixRounds {
+    fn failures(&self, run_id: &str) -> u32 {
+        self.lock().get(run_id).map_or(0, |(n, _)| *n)
+    }
+
+    fn exhausted_message(&self) -> String {
+        format!(
+            "fix-round cap reached (at most {} per turn): do not call execute or mutate again in this \
+             turn; answer the user now, saying which panels work and which still fail, with \
+             their errors",
+            self.max
+        )
+    }
+
+    /// Counts a result; adds `fix_rounds_left` (and the stop instruction at 0) to a failing one.
+    fn record(&self, run_id: &str, out: &mut Value) {
+        let failed = out.get("error").is_some_and(|e| !e.is_null())
+            || out.pointer("/validation/allOk") == Some(&Value::Bool(false));
+        let n = {
+            let mut runs = self.lock();
+            let now = std::time::Instant::now();
+            runs.retain(|_, (_, at)| now.duration_since(*at).as_secs() < 3600);
+            let entry = runs.entry(run_id.to_owned()).or_insert((0, now));
+            *entry = if failed { (entry.0 + 1, now) } else { (0, now) };
+            entry.0
+        };
+        if let (true, Value::Object(o)) = (failed, out) {
+            let left = (self.max + 1).saturating_sub(n);
+            o.insert("fix_rounds_left".into(), json!(left));
+            if left == 0 {
+                o.insert("note".into(), json!(self.exhausted_message()));
+            }
+        }
+    }
+
+    fn lock(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, (u32, std::time::Instant)>>
+    {
+        self.runs.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// What the four adapters share.
+#[derive(Debug)]
+struct Shared {
+    tools: Arc<Tools>,
+    fixes: FixRounds,
+}
+
 /// Runs one dashboard tool for a chat: arguments checked, session = `ctx.chat_id`, result =
-/// [`Tools::call_for_model`].
+/// [`Tools::call_for_model`], execute/mutate results counted against the fix-round cap.
 fn run(
-    tools: &Arc<Tools>,
+    shared: &Arc<Shared>,
     tool: &'static str,
     args: Value,
     ctx: &ToolContext,
 ) -> BoxFuture<'static, Result<Value, ToolError>> {
-    let tools = tools.clone();
+    let shared = shared.clone();
     let session = ctx.chat_id.clone();
+    let run_id = ctx.run_id.clone();
     Box::pin(async move {
         let input = input(tool, &args)?;
+        let writes = matches!(tool, "execute" | "mutate");
+        if writes && shared.fixes.failures(&run_id) > shared.fixes.max {
+            return Err(ToolError::invalid(tool, shared.fixes.exhausted_message()));
+        }
         let session = (!session.is_empty()).then_some(session);
-        tools.call_for_model(tool, input, session.as_deref()).await.map_err(|e| tool_error(tool, e))
+        let mut out = shared
+            .tools
+            .call_for_model(tool, input, session.as_deref())
+            .await
+            .map_err(|e| tool_error(tool, e))?;
+        if writes {
+            shared.fixes.record(&run_id, &mut out);
+        }
+        Ok(out)
     })
 }
 
@@ -117,14 +195,7 @@ macro_rules! adapter {
         $(#[$doc])*
         #[derive(Debug, Clone)]
         pub struct $ty {
-            tools: Arc<Tools>,
-        }
-
-        impl $ty {
-            /// The adapter over the app's tools.
-            pub fn new(tools: Arc<Tools>) -> Self {
-                Self { tools }
-            }
+            shared: Arc<Shared>,
         }
 
         impl BackendTool for $ty {
@@ -137,7 +208,7 @@ macro_rules! adapter {
                 args: Value,
                 ctx: ToolContext,
             ) -> BoxFuture<'static, Result<Value, ToolError>> {
-                run(&self.tools, $name, args, &ctx)
+                run(&self.shared, $name, args, &ctx)
             }
 
             fn after_result(
@@ -145,7 +216,7 @@ macro_rules! adapter {
                 result: &Value,
                 _ctx: &ToolContext,
             ) -> BoxFuture<'static, Vec<EventBody>> {
-                update_event(&self.tools, $name, result)
+                update_event(&self.shared.tools, $name, result)
             }
 
             fn condense(&self, result: &str) -> Option<String> {
@@ -297,12 +368,17 @@ impl ContextSource for DashboardContext {
     }
 }
 
-/// Registers the four adapters ([`DASHBOARD_TOOLS`]) over `tools`.
-pub fn register_all(registry: &mut BackendTools, tools: &Arc<Tools>) {
-    registry.register(Arc::new(SearchTool::new(tools.clone())));
-    registry.register(Arc::new(ExecuteTool::new(tools.clone())));
-    registry.register(Arc::new(GetStateTool::new(tools.clone())));
-    registry.register(Arc::new(MutateTool::new(tools.clone())));
+/// Registers the four adapters ([`DASHBOARD_TOOLS`]) over `tools`, sharing one fix-round
+/// count with cap `max_fix_rounds` (see the validation loop in ARCHITECTURE.md).
+pub fn register_all(registry: &mut BackendTools, tools: &Arc<Tools>, max_fix_rounds: u32) {
+    let shared = Arc::new(Shared {
+        tools: tools.clone(),
+        fixes: FixRounds { max: max_fix_rounds, runs: std::sync::Mutex::default() },
+    });
+    registry.register(Arc::new(SearchTool { shared: shared.clone() }));
+    registry.register(Arc::new(ExecuteTool { shared: shared.clone() }));
+    registry.register(Arc::new(GetStateTool { shared: shared.clone() }));
+    registry.register(Arc::new(MutateTool { shared }));
 }
 
 /// The `dashboard.update` payload for a tool result, or `None` when the call saved nothing.

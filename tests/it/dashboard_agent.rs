@@ -36,10 +36,15 @@ fn say(text: &str) -> Turn {
 }
 
 async fn start(turns: Vec<Turn>) -> (MockLlm, TestApp) {
+    start_with_fix_rounds(turns, 3).await
+}
+
+async fn start_with_fix_rounds(turns: Vec<Turn>, max_fix_rounds: u32) -> (MockLlm, TestApp) {
     let mock = MockLlm::start(Script { turns }, 0).await.unwrap();
     let url = mock.url();
     let app = support::spawn_app_with(Arc::new(tempfile::tempdir().unwrap()), false, move |c| {
         c.llm = Some(support::llm_config(Some(&url)));
+        c.max_fix_rounds = max_fix_rounds;
     })
     .await;
     (mock, app)
@@ -372,5 +377,52 @@ async fn malformed_tool_calls_and_unknown_tools_get_errors_the_model_can_act_on(
     assert_eq!(mock.requests().len(), 4, "the run went on after each error");
     let (_, list) = app.get("/api/dashboards").await;
     assert_eq!(list["data"], json!([]), "nothing was saved");
+    app.stop().await;
+}
+
+/// A mutate that leaves the sentiment panel broken (a different bug each time).
+fn still_broken(n: u32) -> String {
+    format!(
+        r#"async (state) => {{
+  state.panels.find((p) => p.id === 'gold-sentiment').code = "return missing{n}.value;";
+  return state;
+}}"#
+    )
+}
+
+#[tokio::test]
+async fn the_fix_round_cap_tells_the_model_to_stop_and_refuses_further_writes() {
+    let (mock, app) = start_with_fix_rounds(
+        vec![
+            call("c1", "execute", json!({"code": GOLD_V1})),
+            call("c2", "mutate", json!({"code": still_broken(1)})),
+            call("c3", "mutate", json!({"code": still_broken(2)})),
+            call("c4", "mutate", json!({"code": GOLD_FIX})),
+            say("gold-kline and gold-macro work; gold-sentiment still fails."),
+        ],
+        1,
+    )
+    .await;
+    let events = sse_events(ask(&app, None, "gold dashboard please").await).await;
+    let results: Vec<&Value> =
+        results(&events, "tool.result").iter().map(|r| &r["result"]).collect();
+    assert_eq!(results[0]["fix_rounds_left"], 1, "{}", results[0]);
+    assert_eq!(results[1]["fix_rounds_left"], 0, "{}", results[1]);
+    assert!(results[1]["note"].as_str().unwrap().contains("which panels work"), "{}", results[1]);
+    assert!(results[2]["note"].is_null());
+    assert!(
+        results[2]["error"]
+            .as_str()
+            .unwrap()
+            .contains("fix-round cap reached (at most 1 per turn)")
+    );
+    let refused = results[3]["error"].as_str().unwrap_or_default();
+    assert!(refused.contains("fix-round cap"), "still refused: {}", results[3]);
+    assert_eq!(events.last().unwrap().1, "run.complete");
+    assert_eq!(mock.requests().len(), 5);
+    // Refused writes saved nothing: the dashboard stays at the first fix attempt.
+    let id = results[0]["dashboard_id"].as_str().unwrap();
+    let (_, versions) = app.get(&format!("/api/dashboards/{id}/versions")).await;
+    assert_eq!(versions["data"].as_array().unwrap().len(), 2);
     app.stop().await;
 }

@@ -40,7 +40,7 @@ impl Fixture {
     async fn new() -> Self {
         let app = support::spawn_app().await;
         let mut registry = BackendTools::new();
-        register_all(&mut registry, &app.app.tools);
+        register_all(&mut registry, &app.app.tools, 3);
         Self { app, registry }
     }
 
