@@ -154,6 +154,27 @@ async fn go_with(s: &Setup, input: RunInput) -> (RunOutcome, Vec<Arc<Event>>) {
     (outcome, events)
 }
 
+/// Runs `s` recorded for chat memory (chat `c1`, run `r1`, message "hello"); the outcome and
+/// the finished record.
+async fn recorded(s: &Setup, m: &MockLlm) -> (RunOutcome, boardsmith::agent::memory::RunRecord) {
+    use boardsmith::agent::events::Query;
+    use boardsmith::agent::memory::{ChatMemory, MemoryConfig};
+    use boardsmith::agent::run::run_recorded;
+    let dir = tempfile::tempdir().unwrap();
+    let memory = ChatMemory::new(MemoryConfig::new(dir.path()));
+    let query = Query {
+        request_id: "q1".into(),
+        chat_id: "c1".into(),
+        message: "hello".into(),
+        ..Query::default()
+    };
+    let mut recorder = memory.recorder("r1", query, 1);
+    let logs = RunLogs::default();
+    let sink = logs.start("r1").unwrap();
+    let out = run_recorded(input(s, m), &s.deps, &sink, &mut recorder).await;
+    (out, recorder.finish())
+}
+
 fn types(events: &[Arc<Event>]) -> Vec<&'static str> {
     events.iter().map(|e| e.type_name()).collect()
 }
@@ -722,9 +743,7 @@ async fn wall_clock_budget_is_a_run_error() {
 
 #[tokio::test]
 async fn recorded_run_keeps_stream_ids_for_history() {
-    use boardsmith::agent::events::Query;
-    use boardsmith::agent::memory::{ChatMemory, MemoryConfig, replay_messages, snapshot_events};
-    use boardsmith::agent::run::run_recorded;
+    use boardsmith::agent::memory::{replay_messages, snapshot_events};
 
     let m =
         mock(vec![once(vec![call("c1", "echo", json!({"v": 1}))]), once(vec![text("done", 100)])])
@@ -733,20 +752,8 @@ async fn recorded_run_keeps_stream_ids_for_history() {
         json!({"mode": "PLAIN_TOOLING", "tools": ["echo"], "plainTooling": {"systemPrompt": "s"}}),
         vec![spec("echo", ToolKind::Backend)],
     );
-    let dir = tempfile::tempdir().unwrap();
-    let memory = ChatMemory::new(MemoryConfig::new(dir.path()));
-    let query = Query {
-        request_id: "q1".into(),
-        chat_id: "c1".into(),
-        message: "hello".into(),
-        ..Query::default()
-    };
-    let mut recorder = memory.recorder("r1", query, 1);
-    let logs = RunLogs::default();
-    let sink = logs.start("r1").unwrap();
-    let out = run_recorded(input(&s, &m), &s.deps, &sink, &mut recorder).await;
+    let (out, record) = recorded(&s, &m).await;
     assert_eq!(out.end, RunEnd::Complete("stop".into()));
-    let record = recorder.finish();
     let snaps = snapshot_events(std::slice::from_ref(&record), &Default::default());
     let ids: Vec<String> = snaps
         .iter()
@@ -1055,9 +1062,7 @@ async fn timeout_mid_stream_ends_the_open_block_first() {
 
 #[tokio::test]
 async fn recorded_run_keeps_the_system_snapshot_and_steering() {
-    use boardsmith::agent::events::Query;
-    use boardsmith::agent::memory::{ChatMemory, MemoryConfig, StoredMessage, replay_messages};
-    use boardsmith::agent::run::run_recorded;
+    use boardsmith::agent::memory::{StoredMessage, replay_messages};
 
     let m = mock(vec![
         once(vec![text("plan", 100)]),
@@ -1084,20 +1089,8 @@ async fn recorded_run_keeps_the_system_snapshot_and_steering() {
         later: on("gpt-main"),
         turns: Mutex::default(),
     }));
-    let dir = tempfile::tempdir().unwrap();
-    let memory = ChatMemory::new(MemoryConfig::new(dir.path()));
-    let query = Query {
-        request_id: "q1".into(),
-        chat_id: "c1".into(),
-        message: "hello".into(),
-        ..Query::default()
-    };
-    let mut recorder = memory.recorder("r1", query, 1);
-    let logs = RunLogs::default();
-    let sink = logs.start("r1").unwrap();
-    let out = run_recorded(input(&s, &m), &s.deps, &sink, &mut recorder).await;
+    let (out, record) = recorded(&s, &m).await;
     assert_eq!(out.end, RunEnd::Complete("stop".into()));
-    let record = recorder.finish();
     let system = record.system.clone().expect("system snapshot recorded");
     assert_eq!(system.model.as_deref(), Some("gpt-main"), "the main prompt's model");
     assert_eq!(system.messages.len(), 1);
