@@ -22,7 +22,6 @@ use anyhow::Context as _;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::agent::run::estimate_tokens;
 use crate::agent::service::QueryRequest;
 use crate::app::{App, AppConfig};
 use crate::llm::config::LlmConfig;
@@ -85,9 +84,9 @@ pub struct RequestReport {
     pub fix_rounds: usize,
     /// Tool calls made.
     pub tool_calls: usize,
-    /// Estimated tokens of the model's output (text, reasoning, tool arguments) and of the tool
-    /// results it read; the service does not expose provider usage yet.
-    pub tokens_est: usize,
+    /// Prompt and generated tokens of all the run's model calls, as the provider reported
+    /// them (read back from chat memory).
+    pub tokens: (u64, u64),
     /// Wall time of the run.
     pub wall: Duration,
     /// Why it is not a success.
@@ -179,7 +178,7 @@ struct RunTrace {
     end: String,
     text: String,
     tool_calls: usize,
-    tokens: usize,
+    tokens: (u64, u64),
     /// (tool name, result) of every tool call, in order.
     results: Vec<(String, Value)>,
 }
@@ -212,17 +211,12 @@ async fn run_request(
                         names.insert(id, name.to_owned());
                     }
                 }
-                "tool.args" | "reasoning.delta" => {
-                    trace.tokens += estimate_tokens(v["delta"].as_str().unwrap_or_default());
-                }
                 "content.delta" => {
                     let delta = v["delta"].as_str().unwrap_or_default();
-                    trace.tokens += estimate_tokens(delta);
                     trace.text.push_str(delta);
                 }
                 "tool.result" => {
                     trace.tool_calls += 1;
-                    trace.tokens += estimate_tokens(&v["result"].to_string());
                     let name = names.get(&id).cloned().unwrap_or_default();
                     trace.results.push((name, v["result"].clone()));
                 }
@@ -231,7 +225,7 @@ async fn run_request(
                     if let Some(e) = v.get("error") {
                         trace.text.push_str(&format!(" [error: {e}]"));
                     }
-                    break;
+                    // Read on to the stream's end: the run is stored in chat memory by then.
                 }
                 _ => {}
             }
@@ -241,6 +235,12 @@ async fn run_request(
     match tokio::time::timeout(deadline, collect).await {
         Ok(r) => r?,
         Err(_) => trace.end = "timeout".into(),
+    }
+    if let Ok(chat) = app.memory.load(&chat_id).await
+        && let Some(run) = chat.runs.iter().find(|r| r.run_id == stream.run_id)
+    {
+        let u = run.usage();
+        trace.tokens = (u.input_tokens, u.output_tokens);
     }
     Ok((chat_id, trace))
 }
@@ -274,7 +274,7 @@ async fn score(
     let mut report = RequestReport {
         fix_rounds: fix_rounds(&trace.results),
         tool_calls: trace.tool_calls,
-        tokens_est: trace.tokens,
+        tokens: trace.tokens,
         ..RequestReport::default()
     };
     let mut notes: Vec<String> = Vec::new();
@@ -375,8 +375,8 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     let app = App::start(config).await?;
 
     println!(
-        "{:<14} {:>3}  {:<7} {:>9} {:>5} {:>5} {:>8} {:>8}  note",
-        "case", "#", "result", "panels", "fixes", "tools", "tokens~", "wall"
+        "{:<14} {:>3}  {:<7} {:>9} {:>5} {:>5} {:>13} {:>8}  note",
+        "case", "#", "result", "panels", "fixes", "tools", "tokens in/out", "wall"
     );
     let (mut ok, mut total) = (0usize, 0usize);
     let started = Instant::now();
@@ -408,7 +408,7 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             total += 1;
             ok += usize::from(report.success);
             println!(
-                "{:<14} {:>3}  {:<7} {:>4}/{:<4} {:>5} {:>5} {:>8} {:>7.1}s  {}",
+                "{:<14} {:>3}  {:<7} {:>4}/{:<4} {:>5} {:>5} {:>13} {:>7.1}s  {}",
                 case.name,
                 i + 1,
                 if report.success { "ok" } else { "FAIL" },
@@ -416,7 +416,7 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
                 report.panels_total,
                 report.fix_rounds,
                 report.tool_calls,
-                report.tokens_est,
+                format!("{}/{}", report.tokens.0, report.tokens.1),
                 report.wall.as_secs_f64(),
                 report.note
             );

@@ -182,6 +182,21 @@ pub struct RunRecord {
     pub messages: Vec<StoredMessage>,
 }
 
+impl RunRecord {
+    /// Tokens of all the run's model calls, as the provider reported them.
+    pub fn usage(&self) -> Usage {
+        let mut total = Usage::default();
+        for m in &self.messages {
+            if let StoredMessage::Assistant(a) = m
+                && let Some(u) = &a.usage
+            {
+                total.add(&Usage::from(u));
+            }
+        }
+        total
+    }
+}
+
 /// The model setup of a run, as far as it is known (`model/messages/tools/stream`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct SystemSnapshot {

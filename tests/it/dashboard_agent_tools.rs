@@ -363,7 +363,16 @@ async fn dashboard_agent_builds_in_the_chat_session() {
         arguments,
         fragments: Some(3),
     };
-    let once = |steps: Vec<Step>| Turn { steps, times: Some(1), ..Turn::default() };
+    let once = |steps: Vec<Step>| Turn {
+        steps,
+        times: Some(1),
+        usage: Some(boardsmith::llm::Usage {
+            input_tokens: 1200,
+            output_tokens: 80,
+            ..Default::default()
+        }),
+        ..Turn::default()
+    };
     let turns = vec![
         once(vec![call("c1", "search", json!({"code": "return spec.find('btc quote', 3)"}))]),
         once(vec![call("c2", "execute", json!({"code": BTC}))]),
@@ -418,7 +427,16 @@ async fn dashboard_agent_builds_in_the_chat_session() {
 /// variable to set.
 #[tokio::test]
 async fn eval_runs_a_case_and_fails_cleanly_without_a_key() {
-    let once = |steps: Vec<Step>| Turn { steps, times: Some(1), ..Turn::default() };
+    let once = |steps: Vec<Step>| Turn {
+        steps,
+        times: Some(1),
+        usage: Some(boardsmith::llm::Usage {
+            input_tokens: 1200,
+            output_tokens: 80,
+            ..Default::default()
+        }),
+        ..Turn::default()
+    };
     let turns = vec![
         once(vec![Step::ToolCall {
             id: Some("c1".into()),
@@ -457,6 +475,8 @@ async fn eval_runs_a_case_and_fails_cleanly_without_a_key() {
     let row = stdout.lines().find(|l| l.starts_with("btc ")).expect("a row for the request");
     assert!(row.contains(" ok ") && row.contains("1/1"), "{stdout}");
     assert!(stdout.contains("1/1 requests succeeded"), "{stdout}");
+    // Tokens as the (mock) provider reported them, read back from chat memory.
+    assert!(row.contains(" 2400/160 "), "two model calls of 1200 in, 80 out: {row}");
 
     let missing = tokio::process::Command::new(support::program())
         .args(["eval", "--provider", "deepseek", "--cases"])
