@@ -9,9 +9,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::catalog::{Catalog, CatalogConfig};
 use crate::agent::memory::{ChatMemory, MemoryConfig};
+use crate::agent::service::{AgentService, ServiceConfig};
 use crate::agent::tools::submit::FrontendSubmits;
+use crate::agent::tools::{BackendTools, ToolsConfig};
 use crate::dashboard::validate::parse_state;
 use crate::live::{Live, LiveConfig};
+use crate::llm::config::LlmConfig;
 use crate::sandbox::{Limits, Sandbox, SandboxConfig};
 use crate::sdk::{Sdk, SdkConfig};
 use crate::store::Store;
@@ -41,6 +44,13 @@ pub struct AppConfig {
     /// Default wait of a frontend tool for `/api/submit`
     /// (`AGENT_TOOLS_FRONTEND_SUBMIT_TIMEOUT_MS`, default 5 minutes).
     pub submit_timeout: std::time::Duration,
+    /// Providers and models; `None`: [`LlmConfig::from_env`] at start (`boardsmith.toml`,
+    /// API-key variables).
+    pub llm: Option<LlmConfig>,
+    /// The built-in backend tools (`bash` confinement, ...).
+    pub agent_tools: ToolsConfig,
+    /// Default agent, disconnect grace, replay buffer.
+    pub service: ServiceConfig,
 }
 
 impl AppConfig {
@@ -61,6 +71,9 @@ impl AppConfig {
             catalog: CatalogConfig::from_env(),
             memory: None,
             submit_timeout: FrontendSubmits::from_env().default_timeout(),
+            llm: None,
+            agent_tools: ToolsConfig::from_env(),
+            service: ServiceConfig::from_env(),
         }
     }
 }
@@ -83,6 +96,8 @@ pub struct App {
     pub memory: ChatMemory,
     /// Frontend tools waiting for `/api/submit`.
     pub submits: FrontendSubmits,
+    /// Queries to agent runs.
+    pub agents: Arc<AgentService>,
     shutdown: CancellationToken,
 }
 
@@ -121,6 +136,18 @@ impl App {
         };
         let memory = ChatMemory::new(memory_config);
         let submits = FrontendSubmits::new(config.submit_timeout);
+        let llm = match config.llm.clone() {
+            Some(llm) => llm,
+            None => LlmConfig::from_env().context("loading the LLM configuration")?,
+        };
+        let agents = Arc::new(AgentService::new(
+            catalog.clone(),
+            memory.clone(),
+            submits.clone(),
+            BackendTools::builtin(&config.agent_tools),
+            llm,
+            config.service.clone(),
+        ));
         let sandbox = Sandbox::start(config.sandbox.clone(), sdk.clone())
             .await
             .map_err(|e| anyhow::anyhow!("starting the sandbox: {e}"))?;
@@ -140,7 +167,18 @@ impl App {
                 }
             }
         }
-        Ok(Arc::new(Self { sdk, sandbox, store, live, tools, catalog, memory, submits, shutdown }))
+        Ok(Arc::new(Self {
+            sdk,
+            sandbox,
+            store,
+            live,
+            tools,
+            catalog,
+            memory,
+            submits,
+            agents,
+            shutdown,
+        }))
     }
 
     /// The current version of a live (not deleted) dashboard, made known to the live layer so

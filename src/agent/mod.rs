@@ -8,5 +8,6 @@ pub mod definition;
 pub mod events;
 pub mod memory;
 pub mod run;
+pub mod service;
 pub mod template;
 pub mod tools;

@@ -36,6 +36,7 @@ pub fn routes() -> Router<Arc<App>> {
         .route("/api/chat", get(get_chat))
         .route("/api/viewport", get(get_viewport))
         .route("/api/submit", post(submit))
+        .route("/api/query", post(super::query::query))
 }
 
 /// Query parameters checked against the names an endpoint accepts.

@@ -6,7 +6,9 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::agent::events::StreamError;
 use crate::agent::memory::MemoryError;
+use crate::agent::service::QueryError;
 use crate::agent::tools::submit::SubmitError;
 use crate::store::StoreError;
 use crate::tools::ToolError;
@@ -48,6 +50,9 @@ pub enum ApiError {
     /// The resource is gone (deleted dashboard).
     #[error("{0}")]
     Gone(String),
+    /// A dependency is not available (no model configured, ...); the message says what to do.
+    #[error("{0}")]
+    Unavailable(String),
     /// Something failed on our side.
     #[error("internal error")]
     Internal(String),
@@ -99,6 +104,22 @@ impl From<MemoryError> for ApiError {
     }
 }
 
+impl From<QueryError> for ApiError {
+    fn from(e: QueryError) -> Self {
+        match e {
+            QueryError::Invalid(_) => Self::bad(e.to_string()),
+            QueryError::UnknownAgent(_) => Self::NotFound(e.to_string()),
+            QueryError::Model { .. } => Self::Unavailable(e.to_string()),
+            QueryError::Resume(s) => match s {
+                StreamError::BadEventId(_) => Self::bad(format!("`Last-Event-ID`: {s}")),
+                StreamError::UnknownRun(_) => Self::NotFound(s.to_string()),
+                StreamError::Evicted { .. } => Self::Gone(s.to_string()),
+                StreamError::DuplicateRun(_) => Self::Internal(s.to_string()),
+            },
+        }
+    }
+}
+
 impl From<SubmitError> for ApiError {
     fn from(e: SubmitError) -> Self {
         match e {
@@ -119,6 +140,7 @@ impl IntoResponse for ApiError {
             Self::NotFound(msg) => (StatusCode::NOT_FOUND, msg, Value::Null),
             Self::Conflict { msg, data } => (StatusCode::CONFLICT, msg, data),
             Self::Gone(msg) => (StatusCode::GONE, msg, Value::Null),
+            Self::Unavailable(msg) => (StatusCode::SERVICE_UNAVAILABLE, msg, Value::Null),
             Self::Internal(detail) => {
                 tracing::error!(%detail, "internal error");
                 (StatusCode::INTERNAL_SERVER_ERROR, "internal error".to_owned(), Value::Null)

@@ -4,6 +4,7 @@
 
 pub mod agents;
 pub mod error;
+pub mod query;
 
 use std::sync::Arc;
 

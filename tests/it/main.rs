@@ -12,6 +12,8 @@ mod cli;
 mod cli_mock_llm;
 mod conformance;
 mod gateway_api;
+mod gateway_modes;
+mod gateway_query;
 mod hostile;
 mod llm_anthropic;
 mod llm_ollama;

@@ -116,6 +116,15 @@ pub async fn spawn_app() -> TestApp {
 
 /// Starts the server over an existing data directory (restart tests).
 pub async fn spawn_app_in(dir: Arc<tempfile::TempDir>, load_templates: bool) -> TestApp {
+    spawn_app_with(dir, load_templates, |_| {}).await
+}
+
+/// Starts the server with the test defaults, then `configure` applied to its config.
+pub async fn spawn_app_with(
+    dir: Arc<tempfile::TempDir>,
+    load_templates: bool,
+    configure: impl FnOnce(&mut boardsmith::app::AppConfig),
+) -> TestApp {
     let mut config = boardsmith::app::AppConfig::from_env(program());
     config.data_dir = dir.path().to_path_buf();
     config.sdk = SdkConfig { asof: Some(asof()), ..SdkConfig::default() };
@@ -128,6 +137,13 @@ pub async fn spawn_app_in(dir: Arc<tempfile::TempDir>, load_templates: bool) -> 
         ..boardsmith::agent::catalog::CatalogConfig::in_dir(dir.path())
     };
     config.memory = Some(boardsmith::agent::memory::MemoryConfig::new(dir.path()));
+    // No model unless a test gives one (never the developer's API keys).
+    config.llm = Some(llm_config(None));
+    config.agent_tools = boardsmith::agent::tools::ToolsConfig::new(
+        dir.path().join("work"),
+        dir.path().join("agents"),
+    );
+    configure(&mut config);
     let app = boardsmith::app::App::start(config).await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -247,4 +263,43 @@ pub fn llm_transport(
         },
         InteractionLog::default(),
     )
+}
+
+/// An LLM configuration read from nothing but its arguments: with `mock_url`, one
+/// OpenAI-compatible provider `mock` (model `mock-model`, 32k context, short timeouts, no
+/// retries) pointing at it; without, no provider at all.
+pub fn llm_config(mock_url: Option<&str>) -> boardsmith::llm::config::LlmConfig {
+    let text = match mock_url {
+        None => String::new(),
+        Some(url) => format!(
+            r#"
+[providers.mock]
+kind = "openai"
+base_url = "{url}/v1"
+requires_key = false
+default_model = "mock-model"
+models = [{{ id = "mock-model", context_window = 32000 }}]
+timeouts = {{ connect = 1, first_byte = 5, idle = 5 }}
+retry = {{ max_retries = 0 }}
+"#
+        ),
+    };
+    boardsmith::llm::config::LlmConfig::parse(&text, std::path::Path::new("test.toml"), &|_| None)
+        .unwrap()
+}
+
+/// The events of an SSE response body: (`id`, `event`, parsed `data`) per frame, until the end.
+pub async fn sse_events(response: reqwest::Response) -> Vec<(String, String, Value)> {
+    use eventsource_stream::Eventsource;
+    use futures::StreamExt;
+    let mut out = Vec::new();
+    let mut stream = response.bytes_stream().eventsource();
+    while let Some(frame) = tokio::time::timeout(Duration::from_secs(20), stream.next())
+        .await
+        .expect("an event within 20 s")
+    {
+        let frame = frame.unwrap();
+        out.push((frame.id, frame.event, serde_json::from_str(&frame.data).unwrap()));
+    }
+    out
 }

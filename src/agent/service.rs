@@ -1,0 +1,413 @@
+//! Queries to runs: what `POST /api/query` does, without HTTP. [`AgentService::start`] checks the
+//! query, resolves its agent and model (failing before any event is sent), opens the run's event
+//! log and spawns the run; the caller streams the returned [`Stream`]. The spawned task owns the
+//! chat for the whole run (runs of one chat are serialized), replays the chat's memory, sends
+//! `request.query` / `chat.start`, runs the agent and appends the run to chat memory.
+//!
+//! A run outlives its first reader: readers attach to its log and detach when dropped. When the
+//! last one detaches before the run ends, the run is cancelled after a grace period unless a
+//! reader comes back (`Last-Event-ID`), so a dropped connection stops paying for tokens but a
+//! flaky one does not lose its answer.
+//!
+//! Knows nothing of HTTP or SSE framing (the gateway does that).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::catalog::Catalog;
+use super::definition::AgentDefinition;
+use super::events::{
+    EventBody, EventSink, Query, RunLogConfig, RunLogs, StreamError, Subscription,
+};
+use super::memory::{ChatMemory, MemoryError, chat_name, validate_chat_id};
+use super::run::{RunDeps, RunInput, run_recorded};
+use super::tools::{BackendTools, FrontendSubmits};
+use crate::llm::config::LlmConfig;
+use crate::llm::{LlmError, Provider};
+
+/// A query as clients send it (`POST /api/query`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct QueryRequest {
+    /// The user's message (required, non-empty).
+    pub message: String,
+    /// The agent; absent: the configured default agent.
+    #[serde(default)]
+    pub agent_key: Option<String>,
+    /// The chat to continue; absent or empty: a new chat.
+    #[serde(default)]
+    pub chat_id: Option<String>,
+    /// The client's request id; absent: the run id.
+    #[serde(default)]
+    pub request_id: Option<String>,
+    /// Who speaks (default `user`).
+    #[serde(default)]
+    pub role: Option<String>,
+    /// Referenced files, pages or records (kept with the run).
+    #[serde(default)]
+    pub references: Option<Vec<Value>>,
+    /// Free-form parameters.
+    #[serde(default)]
+    pub params: Option<Value>,
+    /// Where the user is.
+    #[serde(default)]
+    pub scene: Option<Value>,
+    /// `false`: answer with the whole event list at the end instead of a stream.
+    #[serde(default)]
+    pub stream: Option<bool>,
+}
+
+/// Why a query was refused before its run started.
+#[derive(Debug, thiserror::Error)]
+pub enum QueryError {
+    /// A field is missing or invalid (the message names it).
+    #[error("{0}")]
+    Invalid(String),
+    /// No agent with this key.
+    #[error("agent `{0}` not found")]
+    UnknownAgent(String),
+    /// The agent's model cannot be used (no provider configured, unknown model, missing key).
+    #[error("no usable model for agent `{agent}`: {error}")]
+    Model {
+        /// The agent.
+        agent: String,
+        /// What the LLM configuration said.
+        error: LlmError,
+    },
+    /// A `Last-Event-ID` that cannot be resumed.
+    #[error(transparent)]
+    Resume(#[from] StreamError),
+}
+
+/// Settings of the service.
+#[derive(Debug, Clone)]
+pub struct ServiceConfig {
+    /// The agent of queries that name none (`AGENT_DEFAULT_KEY`; default `dashboard`).
+    pub default_agent: String,
+    /// How long a run with no reader goes on before it is cancelled
+    /// (`AGENT_DISCONNECT_GRACE_MS`, default 3 s).
+    pub disconnect_grace: Duration,
+    /// Replay buffer bounds.
+    pub logs: RunLogConfig,
+}
+
+impl ServiceConfig {
+    /// The defaults, overridden by `AGENT_DEFAULT_KEY` and `AGENT_DISCONNECT_GRACE_MS`.
+    pub fn from_env() -> Self {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        Self {
+            default_agent: var("AGENT_DEFAULT_KEY").unwrap_or_else(|| "dashboard".to_owned()),
+            disconnect_grace: var("AGENT_DISCONNECT_GRACE_MS")
+                .and_then(|v| v.trim().parse().ok())
+                .map_or(Duration::from_secs(3), Duration::from_millis),
+            logs: RunLogConfig::default(),
+        }
+    }
+}
+
+/// Runs queries: agents, memory, tools and models put together.
+pub struct AgentService {
+    catalog: Arc<Catalog>,
+    memory: ChatMemory,
+    submits: FrontendSubmits,
+    backend: BackendTools,
+    llm: LlmConfig,
+    config: ServiceConfig,
+    /// Providers by key, built once: building one makes an HTTP client (TLS setup).
+    providers: Mutex<HashMap<String, Arc<dyn Provider>>>,
+    logs: RunLogs,
+    live: Mutex<HashMap<String, Arc<LiveRun>>>,
+}
+
+impl std::fmt::Debug for AgentService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentService").field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+/// A run in progress: its cancel token and how many readers it has.
+#[derive(Debug, Default)]
+struct LiveRun {
+    cancel: CancellationToken,
+    readers: Mutex<usize>,
+}
+
+/// A reader of one run's events. Dropping it detaches from the run (see the module doc).
+#[derive(Debug)]
+pub struct Stream {
+    /// The run.
+    pub run_id: String,
+    /// The chat.
+    pub chat_id: String,
+    /// The events (from the start, or after the `Last-Event-ID`).
+    pub events: Subscription,
+    _reader: Option<Reader>,
+}
+
+/// Attachment of one reader to a live run.
+#[derive(Debug)]
+struct Reader {
+    run: Arc<LiveRun>,
+    grace: Duration,
+}
+
+impl Reader {
+    fn attach(run: Arc<LiveRun>, grace: Duration) -> Self {
+        *lock(&run.readers) += 1;
+        Self { run, grace }
+    }
+}
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        let left = {
+            let mut n = lock(&self.run.readers);
+            *n = n.saturating_sub(1);
+            *n
+        };
+        if left > 0 || self.run.cancel.is_cancelled() {
+            return;
+        }
+        let run = Arc::clone(&self.run);
+        let grace = self.grace;
+        let cancel_if_alone = move || {
+            if *lock(&run.readers) == 0 {
+                run.cancel.cancel();
+            }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) if !grace.is_zero() => {
+                handle.spawn(async move {
+                    tokio::time::sleep(grace).await;
+                    cancel_if_alone();
+                });
+            }
+            _ => cancel_if_alone(),
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl AgentService {
+    /// The service over the app's catalog, memory, submit hub and backend tools.
+    pub fn new(
+        catalog: Arc<Catalog>,
+        memory: ChatMemory,
+        submits: FrontendSubmits,
+        backend: BackendTools,
+        llm: LlmConfig,
+        config: ServiceConfig,
+    ) -> Self {
+        let logs = RunLogs::new(config.logs);
+        Self {
+            catalog,
+            memory,
+            submits,
+            backend,
+            llm,
+            config,
+            providers: Mutex::new(HashMap::new()),
+            logs,
+            live: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The LLM configuration in use.
+    pub fn llm(&self) -> &LlmConfig {
+        &self.llm
+    }
+
+    /// Number of runs in progress.
+    pub fn live_runs(&self) -> usize {
+        lock(&self.live).len()
+    }
+
+    /// Cancels a run in progress (it ends with `run.cancel`); false if it is not running.
+    pub fn cancel(&self, run_id: &str) -> bool {
+        match lock(&self.live).get(run_id) {
+            Some(run) => {
+                run.cancel.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Checks `request`, resolves agent and model, and starts the run. Errors come before any
+    /// event exists.
+    pub fn start(self: &Arc<Self>, request: QueryRequest) -> Result<Stream, QueryError> {
+        let message = request.message.trim();
+        if message.is_empty() {
+            return Err(QueryError::Invalid("`message` must be a non-empty string".into()));
+        }
+        let chat_id = match request.chat_id.as_deref().map(str::trim) {
+            None | Some("") => uuid::Uuid::now_v7().to_string(),
+            Some(id) => {
+                validate_chat_id(id).map_err(|e| QueryError::Invalid(format!("`chatId`: {e}")))?;
+                id.to_owned()
+            }
+        };
+        let agent_key = match request.agent_key.as_deref().map(str::trim) {
+            None | Some("") => self.config.default_agent.clone(),
+            Some(k) => k.to_owned(),
+        };
+        let snapshot = self.catalog.snapshot();
+        let agent = snapshot
+            .agent(&agent_key)
+            .ok_or_else(|| QueryError::UnknownAgent(agent_key.clone()))?;
+        let (provider, model, context_tokens) = self
+            .model_for(&agent)
+            .map_err(|error| QueryError::Model { agent: agent_key.clone(), error })?;
+        let run_id = uuid::Uuid::now_v7().to_string();
+        let query = Query {
+            request_id: request
+                .request_id
+                .filter(|r| !r.trim().is_empty())
+                .unwrap_or_else(|| run_id.clone()),
+            chat_id: chat_id.clone(),
+            role: request.role.unwrap_or_else(|| "user".to_owned()),
+            message: request.message.clone(),
+            agent_key: Some(agent_key),
+            references: request.references,
+            params: request.params,
+            scene: request.scene,
+            stream: request.stream,
+        };
+        let sink = self.logs.start(&run_id)?;
+        let events = sink.subscribe(0)?;
+        let live = Arc::new(LiveRun::default());
+        lock(&self.live).insert(run_id.clone(), Arc::clone(&live));
+        let reader = Reader::attach(Arc::clone(&live), self.config.disconnect_grace);
+        let input = RunInput {
+            run_id: run_id.clone(),
+            chat_id: chat_id.clone(),
+            tools: RunInput::tools_from(&snapshot, &agent),
+            agent,
+            history: Vec::new(),
+            user_message: request.message,
+            provider,
+            model,
+            context_tokens,
+        };
+        let service = Arc::clone(self);
+        tokio::spawn(async move {
+            service.drive(input, query, sink, live.cancel.clone()).await;
+            lock(&service.live).remove(&run_id);
+        });
+        Ok(Stream { run_id: events.run_id().to_owned(), chat_id, events, _reader: Some(reader) })
+    }
+
+    /// Resumes a run's events after a `Last-Event-ID` (`<runId>:<seq>`); the reader counts as
+    /// attached while the run goes on.
+    pub fn resume(&self, last_event_id: &str) -> Result<Stream, QueryError> {
+        let events = self.logs.resume(last_event_id)?;
+        let run_id = events.run_id().to_owned();
+        let reader = lock(&self.live)
+            .get(&run_id)
+            .map(|run| Reader::attach(Arc::clone(run), self.config.disconnect_grace));
+        Ok(Stream { run_id, chat_id: String::new(), events, _reader: reader })
+    }
+
+    /// The provider, model id and context window of an agent: its `providerKey`/`model`, or
+    /// the configured default (`BOARDSMITH_MODEL` overrides both).
+    fn model_for(
+        &self,
+        agent: &AgentDefinition,
+    ) -> Result<(Arc<dyn Provider>, String, usize), LlmError> {
+        let provider_key = agent.provider_key.as_deref().unwrap_or("").trim();
+        let model = agent.model.as_deref().unwrap_or("").trim();
+        let model_ref = match (provider_key, model) {
+            ("", m) => m.to_owned(),
+            (p, "") => p.to_owned(),
+            (p, m) => format!("{p}/{m}"),
+        };
+        let resolved = self.llm.resolve(&model_ref)?;
+        let key = resolved.settings.key.clone();
+        let provider = Arc::clone(
+            lock(&self.providers)
+                .entry(key)
+                .or_insert_with(|| crate::llm::connect(resolved.settings.clone())),
+        );
+        let context = usize::try_from(resolved.model.context_window).unwrap_or(usize::MAX);
+        Ok((provider, resolved.model.id, context))
+    }
+
+    /// The run task: owns the chat, replays memory, runs, stores.
+    async fn drive(
+        &self,
+        mut input: RunInput,
+        query: Query,
+        sink: EventSink,
+        cancel: CancellationToken,
+    ) {
+        sink.emit(EventBody::RequestQuery(query.clone()));
+        let chat = tokio::select! {
+            biased;
+            () = cancel.cancelled() => Err(None),
+            chat = self.memory.lock_chat(&input.chat_id) => chat.map_err(Some),
+        };
+        let prepared = match chat {
+            Ok(chat) => match Self::prepare(&chat, &sink, &query.message).await {
+                Ok(history) => Ok((chat, history)),
+                Err(e) => Err(Some(e)),
+            },
+            Err(e) => Err(e),
+        };
+        let (chat, history) = match prepared {
+            Ok(p) => p,
+            Err(e) => {
+                // Failed before the run started: still exactly one run.start and one end.
+                let run_id = input.run_id.clone();
+                sink.emit(EventBody::RunStart {
+                    run_id: run_id.clone(),
+                    chat_id: input.chat_id.clone(),
+                });
+                match e {
+                    None => sink.emit(EventBody::RunCancel { run_id }),
+                    Some(e) => {
+                        tracing::error!(run = %run_id, error = %e, "chat memory unavailable");
+                        sink.emit(EventBody::RunError {
+                            run_id,
+                            error: json!({ "message": format!("chat memory unavailable: {e}") }),
+                        })
+                    }
+                };
+                return;
+            }
+        };
+        input.history = history;
+        let mut recorder = self.memory.recorder(&input.run_id, query, super::events::now_ms());
+        let mut deps = RunDeps::new(self.backend.clone(), self.submits.clone());
+        deps.cancel = cancel;
+        let run_id = input.run_id.clone();
+        let outcome = run_recorded(input, &deps, &sink, &mut recorder).await;
+        tracing::info!(run = %run_id, end = ?outcome.end, model_calls = outcome.model_calls, tool_calls = outcome.tool_calls, "run finished");
+        if let Err(e) = chat.append(recorder.finish()).await {
+            tracing::error!(run = %run_id, error = %e, "storing the run in chat memory failed");
+        }
+    }
+
+    /// Sends `chat.start` for a new chat and returns the chat's replayed history.
+    async fn prepare(
+        chat: &super::memory::ChatLock,
+        sink: &EventSink,
+        message: &str,
+    ) -> Result<Vec<crate::llm::Message>, MemoryError> {
+        if chat.summary().await?.is_none() {
+            let name = chat_name(message);
+            sink.emit(EventBody::ChatStart {
+                chat_id: chat.chat_id().to_owned(),
+                chat_name: (!name.is_empty()).then_some(name),
+            });
+        }
+        chat.replay().await
+    }
+}

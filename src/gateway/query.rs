@@ -1,0 +1,70 @@
+//! `POST /api/query`: a query in, its run's Event Model v2 events out as SSE (ids
+//! `<runId>:<seq>`). With a `Last-Event-ID` header the same endpoint resumes a run's stream
+//! after that event instead of starting a run. `"stream": false` answers with the whole event
+//! list in the envelope once the run ends. Thin: [`AgentService`](crate::agent::service) does
+//! the work; dropping the response stream (client gone) detaches its reader from the run.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use serde_json::json;
+
+use super::{ApiError, ok, parse_body};
+use crate::agent::events::Event;
+use crate::agent::service::{QueryRequest, Stream};
+use crate::app::App;
+
+/// Comment frames on an idle stream: keep proxies from closing it and notice a gone client
+/// while the run waits (frontend tools wait up to minutes).
+const KEEP_ALIVE: Duration = Duration::from_secs(10);
+
+/// The SSE frame of one event.
+fn frame(run_id: &str, event: &Event) -> SseEvent {
+    // Serializing an event cannot fail (string keys, no custom serializers).
+    let data = serde_json::to_string(event).unwrap_or_default();
+    SseEvent::default().id(format!("{run_id}:{}", event.seq)).event(event.type_name()).data(data)
+}
+
+fn sse(stream: Stream) -> Response {
+    let run_id = stream.run_id.clone();
+    // The reader guard lives inside the stream state: dropped when the body is.
+    let events = futures::stream::unfold(stream, |mut s| async move {
+        match s.events.next().await {
+            Ok(Some(event)) => Some((event, s)),
+            // Evicted (fell behind the buffer): end; a reconnect gets 410.
+            Ok(None) | Err(_) => None,
+        }
+    })
+    .map(move |event| Ok::<_, Infallible>(frame(&run_id, &event)));
+    Sse::new(events).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)).into_response()
+}
+
+/// `POST /api/query`.
+pub async fn query(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    if let Some(last) = headers.get("last-event-id") {
+        let last = last.to_str().map_err(|_| ApiError::bad("`Last-Event-ID` must be ASCII"))?;
+        return Ok(sse(app.agents.resume(last)?));
+    }
+    let request: QueryRequest = parse_body(&body)?;
+    let collect = request.stream == Some(false);
+    let mut stream = app.agents.start(request)?;
+    if !collect {
+        return Ok(sse(stream));
+    }
+    let mut events = Vec::new();
+    while let Ok(Some(event)) = stream.events.next().await {
+        events.push(event);
+    }
+    Ok(ok(json!({ "runId": stream.run_id, "chatId": stream.chat_id, "events": events })))
+}

@@ -1,0 +1,285 @@
+//! Golden event sequences of every mode over real HTTP: the built-in demo agents, run by the real
+//! server against the scripted mock upstream, their SSE streams read by a real client and
+//! compared with reviewed snapshots (`tests/it/snapshots/`). Run ids, chat ids and timestamps
+//! are normalized; everything else (order, ids derived from the run, tool arguments streamed in
+//! fragments, tool results of the real tools at a pinned clock) is compared exactly.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use boardsmith::llm::mock::{MockLlm, Script, Step, Turn};
+use serde_json::{Value, json};
+
+use crate::support::{self, TestApp, sse_events};
+
+fn once(steps: Vec<Step>) -> Turn {
+    Turn { steps, times: Some(1), ..Turn::default() }
+}
+
+fn text(t: &str) -> Step {
+    Step::Text { text: t.into(), chunk: Some(12) }
+}
+
+fn reasoning(t: &str) -> Step {
+    Step::Reasoning { text: t.into(), chunk: Some(12), signature: None }
+}
+
+fn call(id: &str, name: &str, arguments: Value) -> Step {
+    Step::ToolCall { id: Some(id.into()), name: name.into(), arguments, fragments: Some(2) }
+}
+
+/// Starts a server over `turns` (answered in order; a further call gets a visible marker).
+async fn start(turns: Vec<Turn>) -> (MockLlm, TestApp) {
+    let mut turns = turns;
+    turns.push(Turn { steps: vec![text("UNEXPECTED EXTRA MODEL CALL")], ..Turn::default() });
+    let mock = MockLlm::start(Script { turns }, 0).await.unwrap();
+    let url = mock.url();
+    let app = support::spawn_app_with(Arc::new(tempfile::tempdir().unwrap()), false, move |c| {
+        c.llm = Some(support::llm_config(Some(&url)));
+        c.agent_tools.clock = Arc::new(support::asof);
+    })
+    .await;
+    (mock, app)
+}
+
+/// The stream as one line per event: `type {fields}` with seq and timestamp checked and
+/// dropped, and the run and chat ids replaced by `RUN` and `CHAT`.
+fn render(events: &[(String, String, Value)]) -> String {
+    let run_id = events
+        .iter()
+        .find_map(|(_, t, d)| (t == "run.start").then(|| d["runId"].as_str().unwrap().to_owned()))
+        .expect("run.start");
+    let chat_id = events[0].2["chatId"].as_str().unwrap().to_owned();
+    let mut out = String::new();
+    let mut last_ts = 0;
+    for (i, (id, ty, data)) in events.iter().enumerate() {
+        assert_eq!(data["seq"], i as u64 + 1);
+        assert_eq!(id, &format!("{run_id}:{}", i + 1));
+        let ts = data["timestamp"].as_i64().unwrap();
+        assert!(ts >= last_ts, "timestamps never go back");
+        last_ts = ts;
+        let mut fields = data.as_object().unwrap().clone();
+        for k in ["seq", "type", "timestamp"] {
+            fields.remove(k);
+        }
+        let line = serde_json::to_string(&fields).unwrap();
+        let line = line.replace(&run_id, "RUN").replace(&chat_id, "CHAT");
+        out.push_str(&format!("{ty} {line}\n"));
+    }
+    out
+}
+
+async fn golden(agent: &str, message: &str, turns: Vec<Turn>) -> (String, MockLlm) {
+    let (mock, app) = start(turns).await;
+    let r = app
+        .http
+        .post(app.url("/api/query"))
+        .json(&json!({"message": message, "agentKey": agent}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let events = sse_events(r).await;
+    app.stop().await;
+    (render(&events), mock)
+}
+
+#[tokio::test]
+async fn plain() {
+    let (events, _) = golden(
+        "demoModePlain",
+        "Introduce carbon",
+        vec![once(vec![text("Carbon is element six; it forms four bonds.")])],
+    )
+    .await;
+    insta::assert_snapshot!(events);
+}
+
+#[tokio::test]
+async fn thinking() {
+    let (events, mock) = golden(
+        "demoModeThinking",
+        "Risks of moving a data centre?",
+        vec![once(vec![
+            reasoning("Power, network cut-over, rollback."),
+            text("Main risks: power, cut-over, rollback."),
+        ])],
+    )
+    .await;
+    insta::assert_snapshot!(events);
+    assert!(mock.requests()[0].body.get("tools").is_none(), "no tools offered in THINKING");
+}
+
+#[tokio::test]
+async fn plain_tooling() {
+    let (events, mock) = golden(
+        "demoModePlainTooling",
+        "What time is it in Shanghai?",
+        vec![
+            once(vec![
+                text("Let me check."),
+                call("call_1", "city_datetime", json!({"city": "Shanghai"})),
+            ]),
+            once(vec![text("It is 20:00 on Friday in Shanghai.")]),
+        ],
+    )
+    .await;
+    insta::assert_snapshot!(events);
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(requests[1].body.get("tools").is_none(), "the answer call offers no tools");
+}
+
+#[tokio::test]
+async fn thinking_tooling() {
+    let (events, _) = golden(
+        "demoModeThinkingTooling",
+        "Is tomorrow good for a change window in Beijing?",
+        vec![
+            once(vec![
+                reasoning("Need the weather first."),
+                call(
+                    "call_w",
+                    "mock_city_weather",
+                    json!({"city": "Beijing", "date": "2026-11-21"}),
+                ),
+            ]),
+            once(vec![reasoning("Clear enough."), text("Yes, tomorrow works.")]),
+        ],
+    )
+    .await;
+    insta::assert_snapshot!(events);
+}
+
+#[tokio::test]
+async fn react() {
+    let (events, _) = golden(
+        "demoModeReact",
+        "Weather in Tokyo today?",
+        vec![
+            once(vec![call("call_1", "city_datetime", json!({"city": "Tokyo"}))]),
+            // A chained reference to the first step's result.
+            once(vec![call(
+                "call_2",
+                "mock_city_weather",
+                json!({"city": "Tokyo", "date": "{{city_datetime.date}}"}),
+            )]),
+            once(vec![text("Tokyo today: see the forecast above.")]),
+        ],
+    )
+    .await;
+    insta::assert_snapshot!(events);
+}
+
+#[tokio::test]
+async fn plan_execute() {
+    let (events, _) = golden(
+        "demoModePlanExecute",
+        "Plan a visit: time and weather in Paris",
+        vec![
+            once(vec![text("1. Get the local time\n2. Get the weather")]),
+            // Both steps' tools at once: parallel calls, results in call order.
+            once(vec![
+                call("call_t", "city_datetime", json!({"city": "Paris"})),
+                call("call_w", "mock_city_weather", json!({"city": "Paris"})),
+            ]),
+            once(vec![text("Done with the steps.")]),
+            once(vec![text("Summary: Paris, evening, mild.")]),
+        ],
+    )
+    .await;
+    insta::assert_snapshot!(events);
+}
+
+#[tokio::test]
+async fn actions() {
+    let (events, _) = golden(
+        "demoAction",
+        "Switch to dark mode",
+        vec![
+            once(vec![call("call_a", "switch_theme", json!({"theme": "dark"}))]),
+            once(vec![text("Dark mode is on.")]),
+        ],
+    )
+    .await;
+    insta::assert_snapshot!(events);
+}
+
+/// A frontend tool over HTTP: the run waits at `tool.end` until `POST /api/submit`, and the
+/// submitted params are the tool result the model sees.
+#[tokio::test]
+async fn frontend_tool_waits_for_submit() {
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    std::fs::create_dir_all(dir.path().join("agents")).unwrap();
+    std::fs::write(
+        dir.path().join("agents/confirmer.json"),
+        r#"{"description": "asks first", "mode": "PLAIN_TOOLING", "tools": ["confirm_dialog"],
+            "plainTooling": {"systemPrompt": "Ask before acting."}}"#,
+    )
+    .unwrap();
+    let mock = MockLlm::start(
+        Script {
+            turns: vec![
+                once(vec![call("call_c", "confirm_dialog", json!({"question": "Proceed?"}))]),
+                once(vec![text("Confirmed, proceeding.")]),
+            ],
+        },
+        0,
+    )
+    .await
+    .unwrap();
+    let url = mock.url();
+    let app = support::spawn_app_with(dir, false, move |c| {
+        c.llm = Some(support::llm_config(Some(&url)));
+    })
+    .await;
+    let r = app
+        .http
+        .post(app.url("/api/query"))
+        .json(&json!({"message": "do it", "agentKey": "confirmer"}))
+        .send()
+        .await
+        .unwrap();
+    use eventsource_stream::Eventsource;
+    use futures::StreamExt;
+    let mut stream = r.bytes_stream().eventsource();
+    let mut seen = Vec::new();
+    let mut submitted = false;
+    while let Some(frame) =
+        tokio::time::timeout(Duration::from_secs(10), stream.next()).await.unwrap()
+    {
+        let frame = frame.unwrap();
+        let data: Value = serde_json::from_str(&frame.data).unwrap();
+        if frame.event == "tool.start" {
+            assert_eq!(data["toolType"], "html");
+            assert_eq!(data["toolName"], "confirm_dialog");
+        }
+        if frame.event == "tool.end" {
+            // Nothing more arrives until the user answers.
+            let quiet = tokio::time::timeout(Duration::from_millis(300), stream.next()).await;
+            assert!(quiet.is_err(), "the run waits for the submit");
+            let run_id = seen
+                .iter()
+                .find_map(|(t, d): &(String, Value)| (t == "run.start").then(|| d["runId"].clone()))
+                .unwrap();
+            let (status, body) = app
+                .post(
+                    "/api/submit",
+                    json!({"runId": run_id, "toolId": "call_c", "payload": {"params": {"confirmed": true}}}),
+                )
+                .await;
+            assert_eq!(status, 200, "{body}");
+            submitted = true;
+        }
+        seen.push((frame.event, data));
+    }
+    assert!(submitted);
+    let result = seen.iter().find(|(t, _)| t == "tool.result").unwrap();
+    assert_eq!(result.1["result"], json!({"confirmed": true}));
+    assert_eq!(seen.last().unwrap().0, "run.complete");
+    // The model got the submitted params as the tool's result.
+    let second = &mock.requests()[1].body["messages"];
+    let tool_msg = second.as_array().unwrap().iter().find(|m| m["role"] == "tool").unwrap();
+    assert!(tool_msg["content"].to_string().contains("confirmed"), "{tool_msg}");
+    app.stop().await;
+}
