@@ -274,16 +274,30 @@ impl Load {
         }
     }
 
-    /// Percent of one core: the server, this process, the other processes.
-    fn end(&self) -> (f64, f64, f64) {
+    /// What each used since [`Load::start`].
+    fn end(&self) -> Used {
         let wall = self.at.elapsed().as_secs_f64();
         let server = cpu_time(self.server).saturating_sub(self.server_cpu);
         let bench = cpu_time(std::process::id()).saturating_sub(self.bench_cpu);
         let machine = machine_busy().saturating_sub(self.machine);
         let others = machine.saturating_sub(server + bench);
         let pct = |d: Duration| 100.0 * d.as_secs_f64() / wall;
-        (pct(server), pct(bench), pct(others))
+        Used { server: pct(server), bench: pct(bench), others: pct(others), server_time: server }
     }
+}
+
+/// CPU use over a phase, in percent of one core.
+struct Used {
+    server: f64,
+    bench: f64,
+    others: f64,
+    /// The server's CPU time.
+    server_time: Duration,
+}
+
+/// Text deltas the client received.
+fn delivered(traces: &[Trace]) -> usize {
+    traces.iter().map(|t| t.deltas.len()).sum()
 }
 
 /// `a - b` in seconds, signed.
@@ -388,7 +402,7 @@ pub async fn gateway(
             errors.add("first delta", &[g, d]);
         }
     }
-    cpu.push(("first delta (both paths)".to_owned(), load.end()));
+    cpu.push(("first delta (both paths)".to_owned(), load.end(), None));
 
     // Per-delta latency, one stream at a time, 2 ms pacing.
     let seq = rounds.div_ceil(4).max(5);
@@ -399,7 +413,7 @@ pub async fn gateway(
         seq_g.push(target.stream(Route::Gateway, 32, None, None).await);
         seq_d.push(target.stream(Route::Direct, 32, None, None).await);
     }
-    cpu.push(("per delta, 1 stream (both paths)".to_owned(), load.end()));
+    cpu.push(("per delta, 1 stream (both paths)".to_owned(), load.end(), None));
     let (lat_g, lat_d) = (delta_latencies(&mock, &seq_g), delta_latencies(&mock, &seq_d));
     errors.add("per delta", &seq_g);
     errors.add("per delta", &seq_d);
@@ -408,10 +422,14 @@ pub async fn gateway(
     mock.set_script(Script { turns: vec![text_turn(PACED_DELTAS, PACE_MS)] });
     let load = Load::start(pid);
     let conc_g = target.concurrent(Route::Gateway, concurrent, PACED_DELTAS).await;
-    cpu.push((format!("per delta, {concurrent} streams, gateway"), load.end()));
+    cpu.push((
+        format!("per delta, {concurrent} streams, gateway"),
+        load.end(),
+        Some(delivered(&conc_g)),
+    ));
     let load = Load::start(pid);
     let conc_d = target.concurrent(Route::Direct, concurrent, PACED_DELTAS).await;
-    cpu.push((format!("per delta, {concurrent} streams, direct"), load.end()));
+    cpu.push((format!("per delta, {concurrent} streams, direct"), load.end(), None));
     let (load_g, load_d) = (delta_latencies(&mock, &conc_g), delta_latencies(&mock, &conc_d));
     errors.add("per delta under load", &conc_g);
     errors.add("per delta under load", &conc_d);
@@ -423,7 +441,8 @@ pub async fn gateway(
         for (route, name) in [(Route::Gateway, "gateway"), (Route::Direct, "direct")] {
             let load = Load::start(pid);
             let traces = target.concurrent(route, n, PACED_DELTAS).await;
-            cpu.push((format!("paced, {n} streams, {name}"), load.end()));
+            let deltas = (route == Route::Gateway).then(|| delivered(&traces));
+            cpu.push((format!("paced, {n} streams, {name}"), load.end(), deltas));
             errors.add(&format!("paced, {n} streams, {name}"), &traces);
             let gaps: Vec<Duration> =
                 traces.iter().filter(|t| t.error.is_none()).map(Trace::max_gap).collect();
@@ -590,12 +609,16 @@ pub async fn gateway(
         );
     }
     row("CPU per phase, % of one core", "server".into(), "bench".into(), "others");
-    for (phase, (server, bench, others)) in cpu {
+    for (phase, used, deltas) in cpu {
+        let per_delta = deltas
+            .filter(|d| *d > 0)
+            .map(|d| format!("  server {} per delta", fmt(used.server_time / d as u32)))
+            .unwrap_or_default();
         row(
             &format!("  {phase}"),
-            format!("{server:.0}%"),
-            format!("{bench:.0}%"),
-            &format!("{others:>6.0}%"),
+            format!("{:.0}%", used.server),
+            format!("{:.0}%", used.bench),
+            &format!("{:>6.0}%{per_delta}", used.others),
         );
     }
     if let Some(first) = errors.first {
