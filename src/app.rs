@@ -19,6 +19,7 @@ use crate::sandbox::{Limits, Sandbox, SandboxConfig};
 use crate::sdk::{Sdk, SdkConfig};
 use crate::store::Store;
 use crate::tools::Tools;
+use crate::tools::backend::{ExecuteTool, GetStateTool, MutateTool, SearchTool};
 
 /// Example dashboards compiled into the binary.
 pub static TEMPLATES: include_dir::Dir<'static> =
@@ -140,19 +141,28 @@ impl App {
             Some(llm) => llm,
             None => LlmConfig::from_env().context("loading the LLM configuration")?,
         };
-        let agents = Arc::new(AgentService::new(
-            catalog.clone(),
-            memory.clone(),
-            submits.clone(),
-            BackendTools::builtin(&config.agent_tools),
-            llm,
-            config.service.clone(),
-        ));
         let sandbox = Sandbox::start(config.sandbox.clone(), sdk.clone())
             .await
             .map_err(|e| anyhow::anyhow!("starting the sandbox: {e}"))?;
         let live = Arc::new(Live::new(sandbox.clone(), config.live.clone()));
         let tools = Arc::new(Tools::new(sandbox.clone(), store.clone(), live.clone()));
+        // The built-ins plus the dashboard tools; a chat is the dashboard tools' session.
+        let mut backend = BackendTools::builtin(&config.agent_tools);
+        backend.register(Arc::new(SearchTool::new(tools.clone())));
+        backend.register(Arc::new(ExecuteTool::new(tools.clone())));
+        backend.register(Arc::new(GetStateTool::new(tools.clone())));
+        backend.register(Arc::new(MutateTool::new(tools.clone())));
+        let agents = Arc::new(
+            AgentService::new(
+                catalog.clone(),
+                memory.clone(),
+                submits.clone(),
+                backend,
+                llm,
+                config.service.clone(),
+            )
+            .with_context(Arc::new(crate::tools::backend::DashboardContext::new(tools.clone()))),
+        );
         let shutdown = CancellationToken::new();
         tokio::spawn(live.clone().run_scheduler(config.live.tick, shutdown.clone()));
         if config.load_templates && store.is_empty().await? {

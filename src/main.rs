@@ -78,6 +78,26 @@ enum Command {
         /// The user message.
         prompt: String,
     },
+    /// Run analyst requests (tests/eval/*.json) against a real model through the in-process
+    /// agent service (temp data directory) and print per request: success, panels ok/total,
+    /// fix rounds, tool calls, estimated tokens and wall time. Needs a provider key.
+    Eval {
+        /// The agent of cases that name none.
+        #[arg(long, default_value = "dashboard")]
+        agent: String,
+        /// Provider key (openai, anthropic, deepseek, qwen, ollama, or one from the config).
+        #[arg(long)]
+        provider: Option<String>,
+        /// Model id (the provider's default when absent).
+        #[arg(long)]
+        model: Option<String>,
+        /// Directory of case files.
+        #[arg(long, default_value = "tests/eval")]
+        cases: PathBuf,
+        /// Only cases whose name contains this.
+        #[arg(long)]
+        only: Option<String>,
+    },
     /// Internal: serve sandbox jobs on stdin/stdout.
     #[command(name = "sandbox-worker", hide = true)]
     SandboxWorker,
@@ -185,6 +205,16 @@ fn main() -> ExitCode {
             Command::Bench {
                 target: BenchTarget::Gateway { rounds, streams, concurrent, open },
             } => boardsmith::bench::gateway(rounds, streams, concurrent, open).await,
+            Command::Eval { agent, provider, model, cases, only } => {
+                boardsmith::eval::run(boardsmith::eval::EvalArgs {
+                    agent,
+                    provider,
+                    model,
+                    cases,
+                    only,
+                })
+                .await
+            }
             Command::SandboxWorker => unreachable!("handled above"),
         }
     });

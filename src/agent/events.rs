@@ -3,7 +3,7 @@
 //!
 //! Owns the wire shape (flat JSON: `seq`, `type`, the event's camelCase fields, `timestamp` in
 //! unix milliseconds), the sequencer ([`EventSink`]: `seq` is 1-based per run stream), the SSE
-//! frame ([`sse_frame`], ids `<runId>:<seq>` for `Last-Event-ID`) and [`RunLogs`]/[`RunLog`], which
+//! event ids ([`event_id`]: `<runId>:<seq>` for `Last-Event-ID`) and [`RunLogs`]/[`RunLog`], which
 //! keep each run's events for a bounded time after the run ends and a bounded count, so a client
 //! that reconnects gets the events it missed and then the live tail, with no gap and no duplicate.
 //!
@@ -167,6 +167,20 @@ pub enum EventBody {
         run_id: String,
         /// Its chat.
         chat_id: String,
+    },
+    /// The run's next model call goes to another provider or model than its previous one.
+    #[serde(rename = "model.switch")]
+    ModelSwitch {
+        /// The run.
+        run_id: String,
+        /// Provider key of the previous call.
+        from_provider: String,
+        /// Model of the previous call.
+        from_model: String,
+        /// Provider key of the next call.
+        to_provider: String,
+        /// Model of the next call.
+        to_model: String,
     },
     /// A run ended normally.
     #[serde(rename = "run.complete")]
@@ -471,6 +485,9 @@ pub enum EventBody {
         changes: Value,
         /// Per-panel validation of the new version.
         validation: Value,
+        /// The tool deleted the dashboard (then `changes` is empty and `validation` null).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        deleted: bool,
     },
 }
 
@@ -485,6 +502,7 @@ impl EventBody {
             Self::PlanCreate { .. } => "plan.create",
             Self::PlanUpdate { .. } => "plan.update",
             Self::RunStart { .. } => "run.start",
+            Self::ModelSwitch { .. } => "model.switch",
             Self::RunComplete { .. } => "run.complete",
             Self::RunCancel { .. } => "run.cancel",
             Self::RunError { .. } => "run.error",
@@ -526,22 +544,9 @@ pub fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
 
-/// One SSE frame: `id: <runId>:<seq>`, `event: <type>`, `data: <json>`, blank line. The JSON is
-/// one line (serde_json escapes newlines inside strings), so one `data:` field is enough.
-pub fn sse_frame(run_id: &str, event: &Event) -> String {
-    // Serializing an event cannot fail (string keys, no custom serializers).
-    let data = serde_json::to_string(event).unwrap_or_default();
-    let mut frame = String::with_capacity(data.len() + run_id.len() + 48);
-    frame.push_str("id: ");
-    frame.push_str(run_id);
-    frame.push(':');
-    frame.push_str(&event.seq.to_string());
-    frame.push_str("\nevent: ");
-    frame.push_str(event.type_name());
-    frame.push_str("\ndata: ");
-    frame.push_str(&data);
-    frame.push_str("\n\n");
-    frame
+/// The SSE id / `Last-Event-ID` of an event: `<runId>:<seq>` ([`parse_event_id`] reverses it).
+pub fn event_id(run_id: &str, seq: u64) -> String {
+    format!("{run_id}:{seq}")
 }
 
 /// Splits an SSE id / `Last-Event-ID` value `<runId>:<seq>` (the run id may itself contain `:`;

@@ -559,6 +559,14 @@ impl RunRecorder {
         }));
     }
 
+    /// Records a user message sent while the run worked (steering, follow-up), so replay and
+    /// history see it where it was injected.
+    pub fn user(&mut self, text: &str, ts: i64) {
+        self.record
+            .messages
+            .push(StoredMessage::User(UserEntry { content: vec![Part::text(text)], ts }));
+    }
+
     /// Sets the run's model setup (dropped on append when unchanged since the last one stored).
     pub fn system(&mut self, snapshot: SystemSnapshot) {
         self.record.system = Some(snapshot);

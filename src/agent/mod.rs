@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod definition;
 pub mod events;
 pub mod memory;
+pub mod message;
 pub mod run;
 pub mod service;
 pub mod template;

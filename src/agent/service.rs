@@ -25,7 +25,7 @@ use super::events::{
     EventBody, EventSink, Query, RunLogConfig, RunLogs, StreamError, Subscription,
 };
 use super::memory::{ChatMemory, MemoryError, chat_name, validate_chat_id};
-use super::run::{RunDeps, RunInput, run_recorded};
+use super::run::{ContextSource, RunDeps, RunInput, run_recorded};
 use super::tools::{BackendTools, FrontendSubmits};
 use crate::llm::config::LlmConfig;
 use crate::llm::{LlmError, Provider};
@@ -122,6 +122,7 @@ pub struct AgentService {
     providers: Mutex<HashMap<String, Arc<dyn Provider>>>,
     logs: RunLogs,
     live: Mutex<HashMap<String, Arc<LiveRun>>>,
+    context: Vec<Arc<dyn ContextSource>>,
 }
 
 impl std::fmt::Debug for AgentService {
@@ -217,7 +218,15 @@ impl AgentService {
             providers: Mutex::new(HashMap::new()),
             logs,
             live: Mutex::new(HashMap::new()),
+            context: Vec::new(),
         }
+    }
+
+    /// Adds a live context source (asked before every model call of the agents it serves).
+    #[must_use]
+    pub fn with_context(mut self, source: Arc<dyn ContextSource>) -> Self {
+        self.context.push(source);
+        self
     }
 
     /// The LLM configuration in use.
@@ -383,10 +392,14 @@ impl AgentService {
                 return;
             }
         };
-        input.history = history;
+        input.history = condense_history(history, &self.backend)
+            .into_iter()
+            .map(super::message::AgentMessage::from)
+            .collect();
         let mut recorder = self.memory.recorder(&input.run_id, query, super::events::now_ms());
         let mut deps = RunDeps::new(self.backend.clone(), self.submits.clone());
         deps.cancel = cancel;
+        deps.context = self.context.clone();
         let run_id = input.run_id.clone();
         let outcome = run_recorded(input, &deps, &sink, &mut recorder).await;
         tracing::info!(run = %run_id, end = ?outcome.end, model_calls = outcome.model_calls, tool_calls = outcome.tool_calls, "run finished");
@@ -409,5 +422,102 @@ impl AgentService {
             });
         }
         chat.replay().await
+    }
+}
+
+/// Earlier runs' tool results as the model sees them again: each through its executor's
+/// [`BackendTool::condense`](super::tools::BackendTool::condense) (the call's name is found on
+/// the assistant message that made it).
+fn condense_history(
+    mut history: Vec<crate::llm::Message>,
+    backend: &BackendTools,
+) -> Vec<crate::llm::Message> {
+    use crate::llm::{ContentBlock, Message};
+    let mut names: HashMap<String, String> = HashMap::new();
+    for m in &mut history {
+        match m {
+            Message::Assistant(a) => {
+                for b in &a.content {
+                    if let ContentBlock::ToolUse { id, name, .. } = b {
+                        names.insert(id.clone(), name.clone());
+                    }
+                }
+            }
+            Message::Tool { content } => {
+                for b in content {
+                    if let ContentBlock::ToolResult { tool_use_id, content, is_error: false } = b
+                        && let Some(tool) = names.get(tool_use_id).and_then(|n| backend.get(n))
+                        && let Some(short) = tool.condense(content)
+                    {
+                        *content = short;
+                    }
+                }
+            }
+            Message::System { .. } | Message::User { .. } => {}
+        }
+    }
+    history
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use futures::future::BoxFuture;
+
+    use super::*;
+    use crate::agent::tools::{BackendTool, ToolContext, ToolError};
+    use crate::llm::{AssistantMessage, ContentBlock, Message};
+
+    struct Bulky;
+
+    impl BackendTool for Bulky {
+        fn name(&self) -> &str {
+            "bulky"
+        }
+        fn call(&self, _: Value, _: ToolContext) -> BoxFuture<'static, Result<Value, ToolError>> {
+            Box::pin(async { Ok(json!("x".repeat(1000))) })
+        }
+        fn condense(&self, result: &str) -> Option<String> {
+            Some(format!("{} bytes", result.len()))
+        }
+    }
+
+    fn call(id: &str, name: &str) -> Message {
+        Message::Assistant(AssistantMessage {
+            content: vec![ContentBlock::ToolUse {
+                id: id.into(),
+                name: name.into(),
+                input: json!({}),
+                input_error: None,
+            }],
+            ..AssistantMessage::default()
+        })
+    }
+
+    #[test]
+    fn history_condenses_only_the_results_of_tools_that_ask_for_it() {
+        let mut backend = BackendTools::new();
+        backend.register(Arc::new(Bulky));
+        let history = vec![
+            Message::user("q"),
+            call("c1", "bulky"),
+            Message::tool_result("c1", "y".repeat(500), false),
+            call("c2", "other"),
+            Message::tool_result("c2", "kept as is", false),
+            call("c3", "bulky"),
+            Message::tool_result("c3", "an error stays readable", true),
+        ];
+        let out = condense_history(history, &backend);
+        let results: Vec<&str> = out
+            .iter()
+            .filter_map(|m| match m {
+                Message::Tool { content } => content.iter().find_map(|b| match b {
+                    ContentBlock::ToolResult { content, .. } => Some(content.as_str()),
+                    _ => None,
+                }),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(results, ["500 bytes", "kept as is", "an error stays readable"]);
     }
 }

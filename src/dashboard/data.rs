@@ -103,12 +103,7 @@ fn row<'a>(t: &str, i: usize, v: &'a Value, shape: &str) -> Result<&'a Map<Strin
 
 /// A short rendering of a value for messages.
 fn show(v: &Value) -> String {
-    let s = v.to_string();
-    if s.chars().count() > 40 {
-        format!("{}…", s.chars().take(40).collect::<String>())
-    } else {
-        s
-    }
+    crate::text::clip(&v.to_string(), 40)
 }
 
 /// Checks one `time` value: integer UTC seconds in 1970..2100.

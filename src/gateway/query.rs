@@ -17,7 +17,7 @@ use futures::StreamExt;
 use serde_json::json;
 
 use super::{ApiError, ok, parse_body};
-use crate::agent::events::Event;
+use crate::agent::events::{Event, event_id};
 use crate::agent::service::{QueryRequest, Stream};
 use crate::app::App;
 
@@ -29,7 +29,7 @@ const KEEP_ALIVE: Duration = Duration::from_secs(10);
 fn frame(run_id: &str, event: &Event) -> SseEvent {
     // Serializing an event cannot fail (string keys, no custom serializers).
     let data = serde_json::to_string(event).unwrap_or_default();
-    SseEvent::default().id(format!("{run_id}:{}", event.seq)).event(event.type_name()).data(data)
+    SseEvent::default().id(event_id(run_id, event.seq)).event(event.type_name()).data(data)
 }
 
 fn sse(stream: Stream) -> Response {

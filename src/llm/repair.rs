@@ -81,11 +81,7 @@ fn kind(v: &Value) -> &'static str {
 /// The first 200 characters of `text`, with `…` when cut: how malformed model or wire text is
 /// quoted in error messages.
 pub(crate) fn preview(text: &str) -> String {
-    let mut p: String = text.chars().take(200).collect();
-    if p.len() < text.len() {
-        p.push('…');
-    }
-    p
+    crate::text::clip(text, 200)
 }
 
 #[cfg(test)]

@@ -228,7 +228,7 @@ impl Pool {
                         Ok(FromWorker::Fail { error, retire }) => return End::Answered(Err(error), retire),
                         Ok(FromWorker::Ready) | Err(_) => {
                             kill(w).await;
-                            return End::Lost(internal(format!("protocol error from worker: {}", truncate(&line, 200))));
+                            return End::Lost(internal(format!("protocol error from worker: {}", crate::text::clip(&line, 200))));
                         }
                     }
                 }
@@ -373,7 +373,7 @@ async fn collect_stderr(stderr: tokio::process::ChildStderr, tail: Arc<Mutex<Vec
         if t.len() == STDERR_TAIL {
             t.pop_front();
         }
-        t.push_back(truncate(&line, 300));
+        t.push_back(crate::text::clip(&line, 300));
     }
 }
 
@@ -415,17 +415,6 @@ fn classify_death(
 
 fn internal(msg: String) -> ExecError {
     ExecError::new(ErrorKind::Runtime, msg)
-}
-
-fn truncate(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_owned();
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
 }
 
 /// Cheap checks before any process is involved: source size and bracket nesting depth (deeper

@@ -4,21 +4,14 @@
 
 use serde_json::{Map, Value};
 
+use crate::text::estimate_tokens;
+
 /// Default budget for one tool result.
 pub const DEFAULT_MAX_TOKENS: usize = 6_000;
 
 /// The hint added to a truncated result.
 pub const HINT: &str = "--- TRUNCATED --- the result was too large for the context; use a more specific \
      query (filter, slice, or map to fewer fields)";
-
-/// A rough token estimate: ~4 ASCII characters per token, one per CJK or other wide character.
-pub fn estimate_tokens(text: &str) -> usize {
-    let (mut ascii, mut wide) = (0usize, 0usize);
-    for c in text.chars() {
-        if c.is_ascii() { ascii += 1 } else { wide += 1 }
-    }
-    ascii.div_ceil(4) + wide
-}
 
 fn tokens(v: &Value) -> usize {
     estimate_tokens(&v.to_string())

@@ -6,6 +6,7 @@
 //! mistakes (malformed input, unknown ids) and infrastructure failures.
 //! Knows nothing of HTTP; `gateway` maps [`ToolError`] to status codes.
 
+pub mod backend;
 pub mod cap;
 mod session;
 

@@ -10,7 +10,9 @@ use boardsmith::agent::catalog::{
 };
 use boardsmith::agent::definition::Mode;
 
-const AGENTS: [&str; 9] = [
+const AGENTS: [&str; 11] = [
+    "dashboard",
+    "dashboardZh",
     "demoAction",
     "demoAgentCreator",
     "demoModePlain",
@@ -94,7 +96,14 @@ async fn all_builtins_sync_and_load_without_problems() {
         assert_eq!(kind(n), ToolKind::Action, "{n}");
     }
     assert_eq!(kind("confirm_dialog"), ToolKind::Frontend(ViewType::Html));
-    assert_eq!(snap.tools().count(), 8);
+    for n in ["search", "execute", "get_state", "mutate"] {
+        assert_eq!(kind(n), ToolKind::Backend, "{n}");
+    }
+    assert_eq!(snap.tools().count(), 12);
+    let dashboard = snap.agent("dashboard").unwrap();
+    assert_eq!(dashboard.mode, Mode::React);
+    assert_eq!(dashboard.policy.max_tool_rounds, 16);
+    assert_eq!(snap.agent("dashboardZh").unwrap().tools, dashboard.tools);
     let bash = snap.tool("bash").unwrap().definition();
     assert_eq!(bash.input_schema["required"][0], "command");
     let theme = snap.tool("switch_theme").unwrap();

@@ -1,16 +1,21 @@
 //! The agent run loop against the scripted mock upstream over loopback HTTP through the real
 //! OpenAI-compatible provider: golden event sequences per mode, tool execution (parallel backend
 //! calls in call order, actions, frontend submits and timeouts), budgets, cancellation and
-//! steering.
+//! steering; model resolution and switches, app-only messages, the application's hooks, blocks
+//! closed on timeout, memory recording, action parameters and plan updates.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use boardsmith::agent::catalog::{ToolKind, ToolSpec, ViewType};
 use boardsmith::agent::definition;
 use boardsmith::agent::events::{Event, EventBody, RunLogs};
-use boardsmith::agent::run::{MessageQueue, RunDeps, RunEnd, RunInput, RunOutcome, run};
+use boardsmith::agent::message::AgentMessage;
+use boardsmith::agent::run::{
+    MessageQueue, ModelResolver, ResolveError, ResolvedModel, RunDeps, RunEnd, RunHooks, RunInput,
+    RunOutcome, TurnInfo, run,
+};
 use boardsmith::agent::tools::{
     BackendTool, BackendTools, FrontendSubmits, ToolContext, ToolError,
 };
@@ -32,8 +37,12 @@ async fn mock(turns: Vec<Turn>) -> MockLlm {
 }
 
 fn provider(mock: &MockLlm) -> Arc<dyn Provider> {
+    keyed_provider(mock, "openai")
+}
+
+fn keyed_provider(mock: &MockLlm, key: &str) -> Arc<dyn Provider> {
     Arc::new(OpenAiProvider::new(ProviderSettings {
-        key: "openai".into(),
+        key: key.into(),
         kind: ProviderKind::Openai,
         base_url: format!("{}/v1/", mock.url()),
         api_key: None,
@@ -118,7 +127,7 @@ fn input(s: &Setup, mock: &MockLlm) -> RunInput {
         chat_id: "c1".into(),
         agent: Arc::new(agent),
         tools: s.tools.clone(),
-        history: vec![Message::user("earlier"), Message::user("more earlier")],
+        history: vec![Message::user("earlier").into(), Message::user("more earlier").into()],
         user_message: "hello".into(),
         provider: provider(mock),
         model: "gpt-test".into(),
@@ -128,10 +137,15 @@ fn input(s: &Setup, mock: &MockLlm) -> RunInput {
 
 /// Runs and returns the outcome and every event emitted.
 async fn go(s: &Setup, mock: &MockLlm) -> (RunOutcome, Vec<Arc<Event>>) {
+    go_with(s, input(s, mock)).await
+}
+
+/// [`go`] with a given input.
+async fn go_with(s: &Setup, input: RunInput) -> (RunOutcome, Vec<Arc<Event>>) {
     let logs = RunLogs::default();
     let sink = logs.start("r1").unwrap();
     let mut sub = sink.subscribe(0).unwrap();
-    let outcome = run(input(s, mock), &s.deps, &sink).await;
+    let outcome = run(input, &s.deps, &sink).await;
     drop(sink);
     let mut events = Vec::new();
     while let Some(e) = sub.next().await.unwrap() {
@@ -276,7 +290,7 @@ async fn plain_tooling_one_round_then_answer_without_tools() {
     assert!(no_tools(&reqs[1].body), "the answer call offers no tools");
     // assistant(tool call), tool result, assistant(answer)
     assert_eq!(out.messages.len(), 3);
-    assert!(matches!(out.messages[1], Message::Tool { .. }));
+    assert!(matches!(out.messages[1], AgentMessage::Llm(Message::Tool { .. })));
 }
 
 #[tokio::test]
@@ -345,8 +359,8 @@ async fn plan_execute_runs_parallel_calls_and_keeps_call_order() {
     let tool_msgs: Vec<String> = out
         .messages
         .iter()
-        .filter_map(|m| match m {
-            Message::Tool { content } => match &content[0] {
+        .filter_map(|m| match m.as_llm() {
+            Some(Message::Tool { content }) => match &content[0] {
                 ContentBlock::ToolResult { tool_use_id, .. } => Some(tool_use_id.clone()),
                 _ => None,
             },
@@ -378,17 +392,25 @@ async fn action_is_answered_ok_without_waiting() {
     );
     let (out, events) = go(&s, &m).await;
     assert_eq!(
-        &types(&events)[..6],
-        ["run.start", "action.start", "action.args", "action.args", "action.end", "action.result"]
+        &types(&events)[..7],
+        [
+            "run.start",
+            "action.start",
+            "action.args",
+            "action.args",
+            "action.end",
+            "action.param",
+            "action.result"
+        ]
     );
     assert!(matches!(
-        &events[5].body,
+        &events[6].body,
         EventBody::ActionResult { action_id, result } if action_id == "x1" && result == "OK"
     ));
     assert!(tool_results(&events).is_empty());
     assert!(matches!(
         &out.messages[1],
-        Message::Tool { content } if matches!(&content[0], ContentBlock::ToolResult { content, is_error: false, .. } if content == "OK")
+        AgentMessage::Llm(Message::Tool { content }) if matches!(&content[0], ContentBlock::ToolResult { content, is_error: false, .. } if content == "OK")
     ));
 }
 
@@ -570,7 +592,7 @@ async fn steering_skips_the_rest_of_the_step_and_injects_the_message() {
     let last_req = &m.requests()[2].body;
     let msgs = last_req["messages"].as_array().unwrap();
     assert_eq!(msgs.last().unwrap()["content"], "actually, use Paris");
-    assert!(out.messages.contains(&Message::user("actually, use Paris")));
+    assert!(out.messages.contains(&Message::user("actually, use Paris").into()));
     assert!(!s.deps.submits.is_waiting("r1", "s2"));
 }
 
@@ -741,4 +763,487 @@ async fn recorded_run_keeps_stream_ids_for_history() {
     let replay = replay_messages(&[record], 10);
     assert_eq!(replay.len(), 4, "{replay:?}");
     assert!(matches!(replay[2], Message::Tool { .. }));
+}
+
+// -- resolver, app-only messages, hooks ---------------------------------------------------
+
+/// Turn 1 on `first`, later turns on `later`; remembers the turns asked.
+struct Switching {
+    first: ResolvedModel,
+    later: ResolvedModel,
+    turns: Mutex<Vec<u32>>,
+}
+
+impl ModelResolver for Switching {
+    fn resolve(&self, turn: u32) -> BoxFuture<'_, Result<ResolvedModel, ResolveError>> {
+        self.turns.lock().unwrap().push(turn);
+        let m = if turn == 1 { self.first.clone() } else { self.later.clone() };
+        Box::pin(async move { Ok(m) })
+    }
+}
+
+/// Always fails.
+struct NoCredit;
+
+impl ModelResolver for NoCredit {
+    fn resolve(&self, _: u32) -> BoxFuture<'_, Result<ResolvedModel, ResolveError>> {
+        Box::pin(async { Err(ResolveError { message: "no credit left".into(), retryable: true }) })
+    }
+}
+
+/// Hooks that log every call and answer as configured.
+#[derive(Default)]
+struct Recording {
+    /// `on_turn_end` answers `Ok(false)` at this turn.
+    stop_at: Option<u32>,
+    /// `on_turn_end` fails with this.
+    turn_error: Option<String>,
+    /// `on_message` fails.
+    message_error: bool,
+    log: Mutex<Vec<String>>,
+}
+
+impl RunHooks for Recording {
+    fn on_turn_end<'a>(&'a self, turn: &'a TurnInfo) -> BoxFuture<'a, Result<bool, String>> {
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("turn {} {}/{}", turn.turn, turn.provider, turn.model));
+        let r = match &self.turn_error {
+            Some(e) => Err(e.clone()),
+            None => Ok(self.stop_at != Some(turn.turn)),
+        };
+        Box::pin(async move { r })
+    }
+
+    fn on_message<'a>(&'a self, message: &'a AgentMessage) -> BoxFuture<'a, Result<(), String>> {
+        let kind = match message {
+            AgentMessage::Llm(Message::Assistant(_)) => "assistant",
+            AgentMessage::Llm(Message::Tool { .. }) => "tool",
+            _ => "other",
+        };
+        self.log.lock().unwrap().push(format!("message {kind}"));
+        let fail = self.message_error;
+        Box::pin(async move { if fail { Err("db down".into()) } else { Ok(()) } })
+    }
+
+    fn on_error<'a>(
+        &'a self,
+        error: &'a str,
+        retryable: bool,
+    ) -> BoxFuture<'a, Result<(), String>> {
+        self.log.lock().unwrap().push(format!("error {retryable} {error}"));
+        // Its failure must not hide the run's error.
+        Box::pin(async { Err("notifier down".into()) })
+    }
+}
+
+fn tooling() -> Value {
+    json!({"mode": "PLAIN_TOOLING", "tools": ["echo"], "plainTooling": {"systemPrompt": "s"}})
+}
+
+fn assistants(out: &RunOutcome) -> Vec<(String, String)> {
+    out.messages
+        .iter()
+        .filter_map(|m| match m.as_llm() {
+            Some(Message::Assistant(a)) => Some((a.provider.clone(), a.model.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn resolver_switches_the_model_mid_run() {
+    let m =
+        mock(vec![once(vec![call("c1", "echo", json!({"v": 1}))]), once(vec![text("done", 100)])])
+            .await;
+    let mut s = setup(tooling(), vec![spec("echo", ToolKind::Backend)]);
+    let resolver = Arc::new(Switching {
+        first: ResolvedModel {
+            provider: provider(&m),
+            model: "gpt-a".into(),
+            context_tokens: 100_000,
+        },
+        later: ResolvedModel {
+            provider: keyed_provider(&m, "backup"),
+            model: "gpt-b".into(),
+            context_tokens: 100_000,
+        },
+        turns: Mutex::default(),
+    });
+    s.deps.resolver = Some(resolver.clone());
+    let (out, events) = go(&s, &m).await;
+    assert_eq!(out.end, RunEnd::Complete("stop".into()));
+    assert_eq!(*resolver.turns.lock().unwrap(), [1, 2]);
+    let t = types(&events);
+    let switches: Vec<&EventBody> =
+        events.iter().map(|e| &e.body).filter(|b| b.type_name() == "model.switch").collect();
+    assert_eq!(
+        switches,
+        [&EventBody::ModelSwitch {
+            run_id: "r1".into(),
+            from_provider: "openai".into(),
+            from_model: "gpt-a".into(),
+            to_provider: "backup".into(),
+            to_model: "gpt-b".into(),
+        }]
+    );
+    let at = t.iter().position(|t| *t == "model.switch").unwrap();
+    assert_eq!(t[at - 1], "tool.result", "{t:?}");
+    assert_eq!(t[at + 1], "content.start", "{t:?}");
+    assert_eq!(
+        assistants(&out),
+        [("openai".to_owned(), "gpt-a".to_owned()), ("backup".to_owned(), "gpt-b".to_owned())]
+    );
+    let reqs = m.requests();
+    assert_eq!(reqs[0].body["model"], "gpt-a");
+    assert_eq!(reqs[1].body["model"], "gpt-b");
+    // The switch is noted for the app, not told to the model.
+    assert!(out.messages.iter().any(
+        |m| matches!(m, AgentMessage::ContextNote(n) if n.contains("openai/gpt-a") && n.contains("backup/gpt-b"))
+    ));
+    assert!(!reqs[1].body.to_string().contains("switched"), "{}", reqs[1].body);
+}
+
+#[tokio::test]
+async fn resolver_failure_reaches_on_error_then_run_error() {
+    let m = mock(vec![once(vec![text("never", 100)])]).await;
+    let mut s = setup(json!({"mode": "PLAIN", "plain": {"systemPrompt": "s"}}), vec![]);
+    let hooks = Arc::new(Recording::default());
+    s.deps.resolver = Some(Arc::new(NoCredit));
+    s.deps.hooks = hooks.clone();
+    let (out, events) = go(&s, &m).await;
+    assert!(matches!(&out.end, RunEnd::Error(e) if e.contains("no credit left")), "{:?}", out.end);
+    assert_eq!(types(&events), ["run.start", "run.error"]);
+    assert_eq!(*hooks.log.lock().unwrap(), ["error true model resolution failed: no credit left"]);
+    assert!(m.requests().is_empty());
+}
+
+#[tokio::test]
+async fn app_only_history_never_reaches_the_model() {
+    let m = mock(vec![once(vec![text("ok", 100)])]).await;
+    let s = setup(json!({"mode": "PLAIN", "plain": {"systemPrompt": "s"}}), vec![]);
+    let mut inp = input(&s, &m);
+    inp.history = vec![
+        Message::user("earlier").into(),
+        AgentMessage::ContextNote("NOTE-SECRET".into()),
+        AgentMessage::SystemEvent("EVENT-SECRET".into()),
+        AgentMessage::ToolLog { tool_id: "t0".into(), text: "LOG-SECRET".into() },
+        AgentMessage::Summary("SUMMARY-TEXT".into()),
+    ];
+    let (out, _) = go_with(&s, inp).await;
+    assert_eq!(out.end, RunEnd::Complete("stop".into()));
+    let body = m.requests()[0].body.clone();
+    let text = body.to_string();
+    for secret in ["NOTE-SECRET", "EVENT-SECRET", "LOG-SECRET"] {
+        assert!(!text.contains(secret), "{secret} leaked: {text}");
+    }
+    let msgs = body["messages"].as_array().unwrap();
+    let roles: Vec<(&str, &str)> = msgs
+        .iter()
+        .map(|m| (m["role"].as_str().unwrap(), m["content"].as_str().unwrap_or_default()))
+        .collect();
+    assert_eq!(
+        roles,
+        [("system", "s"), ("user", "earlier"), ("user", "SUMMARY-TEXT"), ("user", "hello")]
+    );
+}
+
+#[tokio::test]
+async fn turn_end_hook_false_stops_the_run() {
+    let m =
+        mock(vec![once(vec![call("c1", "echo", json!({"v": 1}))]), once(vec![text("never", 100)])])
+            .await;
+    let mut s = setup(tooling(), vec![spec("echo", ToolKind::Backend)]);
+    let hooks = Arc::new(Recording { stop_at: Some(1), ..Recording::default() });
+    s.deps.hooks = hooks.clone();
+    let (out, events) = go(&s, &m).await;
+    assert_eq!(out.end, RunEnd::Complete("stopped".into()));
+    assert!(matches!(
+        &events.last().unwrap().body,
+        EventBody::RunComplete { finish_reason: Some(r), .. } if r == "stopped"
+    ));
+    assert!(tool_results(&events).is_empty(), "tools of a stopped turn never run");
+    assert_eq!(m.requests().len(), 1);
+    assert_eq!(*hooks.log.lock().unwrap(), ["turn 1 openai/gpt-test", "message assistant"]);
+}
+
+#[tokio::test]
+async fn turn_end_hook_error_is_a_run_error() {
+    let m = mock(vec![once(vec![text("answer", 100)])]).await;
+    let mut s = setup(json!({"mode": "PLAIN", "plain": {"systemPrompt": "s"}}), vec![]);
+    s.deps.hooks = Arc::new(Recording {
+        turn_error: Some("credit check failed".into()),
+        ..Recording::default()
+    });
+    let (out, events) = go(&s, &m).await;
+    assert_eq!(out.end, RunEnd::Error("credit check failed".into()));
+    assert!(matches!(
+        &events.last().unwrap().body,
+        EventBody::RunError { error, .. } if error["message"] == "credit check failed"
+    ));
+}
+
+#[tokio::test]
+async fn message_hook_error_does_not_stop_the_run() {
+    let m =
+        mock(vec![once(vec![call("c1", "echo", json!({"v": 1}))]), once(vec![text("done", 100)])])
+            .await;
+    let mut s = setup(tooling(), vec![spec("echo", ToolKind::Backend)]);
+    let hooks = Arc::new(Recording { message_error: true, ..Recording::default() });
+    s.deps.hooks = hooks.clone();
+    let (out, _) = go(&s, &m).await;
+    assert_eq!(out.end, RunEnd::Complete("stop".into()));
+    assert_eq!(out.final_text(), "done");
+    assert_eq!(
+        *hooks.log.lock().unwrap(),
+        [
+            "turn 1 openai/gpt-test",
+            "message assistant",
+            "message tool",
+            "turn 2 openai/gpt-test",
+            "message assistant"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn model_error_reaches_on_error_with_its_retry_decision() {
+    let m = mock(vec![Turn {
+        fault: Some(boardsmith::llm::mock::Fault::Status {
+            status: 400,
+            retry_after: None,
+            message: Some("bad request".into()),
+        }),
+        ..Turn::default()
+    }])
+    .await;
+    let mut s = setup(json!({"mode": "PLAIN", "plain": {"systemPrompt": "s"}}), vec![]);
+    let hooks = Arc::new(Recording::default());
+    s.deps.hooks = hooks.clone();
+    let (out, _) = go(&s, &m).await;
+    assert!(matches!(&out.end, RunEnd::Error(e) if e.starts_with("model call failed")));
+    let log = hooks.log.lock().unwrap();
+    assert_eq!(log.len(), 1, "{log:?}");
+    assert!(log[0].starts_with("error false model call failed"), "{log:?}");
+}
+
+// -- open blocks, memory, actions, plans --------------------------------------------------
+
+#[tokio::test]
+async fn timeout_mid_stream_ends_the_open_block_first() {
+    let m = mock(vec![Turn {
+        steps: vec![text("slow slow slow slow slow", 1)],
+        delay_ms: 100,
+        ..Turn::default()
+    }])
+    .await;
+    let s = setup(
+        json!({"mode": "PLAIN", "budget": {"timeoutMs": 1000}, "plain": {"systemPrompt": "s"}}),
+        vec![],
+    );
+    let (out, events) = go(&s, &m).await;
+    assert!(matches!(&out.end, RunEnd::Error(e) if e.contains("timeoutMs")), "{:?}", out.end);
+    let t = types(&events);
+    assert_eq!(&t[t.len() - 2..], ["content.end", "run.error"], "{t:?}");
+    assert_eq!(t.iter().filter(|t| **t == "content.end").count(), 1);
+    assert!(matches!(
+        &events[events.len() - 2].body,
+        EventBody::ContentEnd { content_id } if content_id == "r1_content_1"
+    ));
+}
+
+#[tokio::test]
+async fn recorded_run_keeps_the_system_snapshot_and_steering() {
+    use boardsmith::agent::events::Query;
+    use boardsmith::agent::memory::{ChatMemory, MemoryConfig, StoredMessage, replay_messages};
+    use boardsmith::agent::run::run_recorded;
+
+    let m = mock(vec![
+        once(vec![text("plan", 100)]),
+        once(vec![call("s1", "steer", json!({}))]),
+        once(vec![text("Paris it is", 100)]),
+    ])
+    .await;
+    let mut steer = spec("steer", ToolKind::Backend);
+    steer.prompt = Some("Steer with care.".into());
+    let mut s = setup(
+        json!({"mode": "PLAN_EXECUTE", "tools": ["steer"], "planExecute": {"planSystemPrompt": "p", "executeSystemPrompt": "e"}}),
+        vec![steer],
+    );
+    let steering = s.deps.steering.clone();
+    s.deps.backend.register(Arc::new(Steer(steering)));
+    // The plan call runs on another model than the main prompt's calls.
+    let on = |model: &str| ResolvedModel {
+        provider: provider(&m),
+        model: model.into(),
+        context_tokens: 100_000,
+    };
+    s.deps.resolver = Some(Arc::new(Switching {
+        first: on("gpt-plan"),
+        later: on("gpt-main"),
+        turns: Mutex::default(),
+    }));
+    let dir = tempfile::tempdir().unwrap();
+    let memory = ChatMemory::new(MemoryConfig::new(dir.path()));
+    let query = Query {
+        request_id: "q1".into(),
+        chat_id: "c1".into(),
+        message: "hello".into(),
+        ..Query::default()
+    };
+    let mut recorder = memory.recorder("r1", query, 1);
+    let logs = RunLogs::default();
+    let sink = logs.start("r1").unwrap();
+    let out = run_recorded(input(&s, &m), &s.deps, &sink, &mut recorder).await;
+    assert_eq!(out.end, RunEnd::Complete("stop".into()));
+    let record = recorder.finish();
+    let system = record.system.clone().expect("system snapshot recorded");
+    assert_eq!(system.model.as_deref(), Some("gpt-main"), "the main prompt's model");
+    assert_eq!(system.messages.len(), 1);
+    assert_eq!(system.messages[0].content, "e\n\nSteer with care.");
+    assert_eq!(system.tools.len(), 1);
+    assert_eq!(system.tools[0]["function"]["name"], "steer");
+    assert_eq!(system.stream, Some(true));
+    let users: Vec<String> = record
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            StoredMessage::User(u) => Some(u.content[0].text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(users, ["hello", "actually, use Paris"]);
+    // Stored after the tool result it interrupted, so replay puts it there too.
+    assert!(matches!(record.messages.last(), Some(StoredMessage::Assistant(_))));
+    let replay = replay_messages(&[record], 10);
+    let steer_at = replay.iter().position(|m| *m == Message::user("actually, use Paris")).unwrap();
+    assert!(matches!(replay[steer_at - 1], Message::Tool { .. }), "{replay:?}");
+}
+
+#[tokio::test]
+async fn action_param_carries_the_parsed_arguments() {
+    let m = mock(vec![
+        once(vec![call("x1", "switch_theme", json!({"theme": "dark", "animate": true}))]),
+        once(vec![text("switched", 100)]),
+    ])
+    .await;
+    let s = setup(
+        json!({"mode": "PLAIN_TOOLING", "tools": ["switch_theme"], "plainTooling": {"systemPrompt": "s"}}),
+        vec![spec("switch_theme", ToolKind::Action)],
+    );
+    let (_, events) = go(&s, &m).await;
+    let t = types(&events);
+    let at = t.iter().position(|t| *t == "action.param").expect("action.param sent");
+    assert_eq!(t[at - 1], "action.end");
+    assert_eq!(t[at + 1], "action.result");
+    assert_eq!(
+        events[at].body,
+        EventBody::ActionParam {
+            action_id: "x1".into(),
+            param: json!({"theme": "dark", "animate": true})
+        }
+    );
+}
+
+fn plan_statuses(events: &[Arc<Event>]) -> Vec<Vec<String>> {
+    events
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::PlanUpdate { plan, chat_id, plan_id } => {
+                assert_eq!(chat_id, "c1");
+                assert_eq!(plan_id, "r1_plan");
+                Some(
+                    plan["steps"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|s| s["status"].as_str().unwrap().to_owned())
+                        .collect(),
+                )
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn plan_updates_after_each_round_and_at_the_end() {
+    let m = mock(vec![
+        once(vec![text("look up\ncompute\nanswer", 100)]),
+        once(vec![call("k1", "echo", json!({"v": 1}))]),
+        once(vec![text("done", 100)]),
+    ])
+    .await;
+    let s = setup(
+        json!({"mode": "PLAN_EXECUTE", "tools": ["echo"], "planExecute": {"planSystemPrompt": "p", "executeSystemPrompt": "e"}}),
+        vec![spec("echo", ToolKind::Backend)],
+    );
+    let (out, events) = go(&s, &m).await;
+    assert_eq!(out.end, RunEnd::Complete("stop".into()));
+    assert_eq!(
+        plan_statuses(&events),
+        [vec!["completed", "pending", "pending"], vec!["completed", "completed", "completed"]]
+    );
+    let t = types(&events);
+    let first = t.iter().position(|t| *t == "plan.update").unwrap();
+    assert_eq!(t[first - 1], "tool.result", "{t:?}");
+    assert_eq!(&t[t.len() - 2..], ["plan.update", "run.complete"]);
+    // Same shape as plan.create.
+    let EventBody::PlanUpdate { plan, .. } = &events[first].body else { unreachable!() };
+    assert_eq!(plan["text"], "look up\ncompute\nanswer");
+    assert_eq!(plan["steps"][1]["title"], "compute");
+    assert_eq!(plan["steps"][1]["id"], "r1_task_2");
+    assert!(!t.iter().any(|t| t.starts_with("task.")), "no task events without task input");
+}
+
+#[tokio::test]
+async fn plan_step_fails_with_the_run() {
+    let m = mock(vec![
+        once(vec![text("look up\nanswer", 100)]),
+        once(vec![call("k1", "echo", json!({"v": 1}))]),
+        once(vec![text("never", 100)]),
+    ])
+    .await;
+    let s = setup(
+        json!({"mode": "PLAN_EXECUTE", "tools": ["echo"], "budget": {"maxModelCalls": 2},
+               "planExecute": {"planSystemPrompt": "p", "executeSystemPrompt": "e"}}),
+        vec![spec("echo", ToolKind::Backend)],
+    );
+    let (out, events) = go(&s, &m).await;
+    assert!(matches!(&out.end, RunEnd::Error(e) if e.contains("maxModelCalls")));
+    assert_eq!(plan_statuses(&events), [vec!["completed", "pending"], vec!["completed", "failed"]]);
+    let t = types(&events);
+    assert_eq!(&t[t.len() - 2..], ["plan.update", "run.error"]);
+}
+
+#[tokio::test]
+async fn cancel_mid_tool_call_ends_the_call_first() {
+    let m = mock(vec![Turn {
+        steps: vec![Step::ToolCall {
+            id: Some("c1".into()),
+            name: "echo".into(),
+            arguments: json!({"v": "a long argument value, streamed in many small fragments"}),
+            fragments: Some(20),
+        }],
+        delay_ms: 50,
+        ..Turn::default()
+    }])
+    .await;
+    let s = setup(tooling(), vec![spec("echo", ToolKind::Backend)]);
+    let cancel = s.deps.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        cancel.cancel();
+    });
+    let (out, events) = go(&s, &m).await;
+    assert_eq!(out.end, RunEnd::Cancelled);
+    let t = types(&events);
+    assert!(t.contains(&"tool.args"), "cancelled mid-arguments: {t:?}");
+    assert_eq!(&t[t.len() - 2..], ["tool.end", "run.cancel"], "{t:?}");
+    assert!(matches!(
+        &events[events.len() - 2].body,
+        EventBody::ToolEnd { tool_id } if tool_id == "c1"
+    ));
+    assert!(tool_results(&events).is_empty());
 }

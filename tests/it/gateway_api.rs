@@ -48,8 +48,8 @@ async fn agents_are_listed_and_detailed() {
     assert_eq!(body["code"], 0);
     let agents = body["data"].as_array().unwrap();
     let keys: Vec<&str> = agents.iter().map(|a| a["key"].as_str().unwrap()).collect();
-    assert_eq!(keys.len(), 9, "{keys:?}");
-    for key in ["demoAction", "demoModePlain", "demoModeReact", "demoViewport"] {
+    assert_eq!(keys.len(), 11, "{keys:?}");
+    for key in ["dashboard", "dashboardZh", "demoAction", "demoModePlain", "demoViewport"] {
         assert!(keys.contains(&key), "{key} missing from {keys:?}");
     }
     let action = agents.iter().find(|a| a["key"] == "demoAction").unwrap();

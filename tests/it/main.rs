@@ -11,6 +11,8 @@ mod agent_tools;
 mod cli;
 mod cli_mock_llm;
 mod conformance;
+mod dashboard_agent;
+mod dashboard_agent_tools;
 mod gateway_api;
 mod gateway_modes;
 mod gateway_query;

@@ -43,6 +43,23 @@ pub trait BackendTool: Send + Sync + 'static {
     /// Runs one call. `args` are the model's arguments after template resolution. A returned
     /// future that is dropped must stop the work (the registry drops it on cancellation).
     fn call(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, Result<Value, ToolError>>;
+
+    /// Events the run streams right after this call's `tool.result` (e.g. `dashboard.update`,
+    /// so a chat client can open what the tool changed). Default: none.
+    fn after_result(
+        &self,
+        _result: &Value,
+        _ctx: &ToolContext,
+    ) -> BoxFuture<'static, Vec<super::events::EventBody>> {
+        Box::pin(std::future::ready(Vec::new()))
+    }
+
+    /// How a result of this tool from an earlier run is replayed to the model (`result` as
+    /// stored); `None`: unchanged. Lets bulky results (a whole dashboard state) shrink to what
+    /// later turns need.
+    fn condense(&self, _result: &str) -> Option<String> {
+        None
+    }
 }
 
 /// What an executor knows about the call besides its arguments.

@@ -337,9 +337,7 @@ pub fn describe(v: &Value) -> String {
         Value::Bool(b) => format!("boolean {b}"),
         Value::Number(n) => format!("number {n}"),
         Value::String(s) => {
-            let short: String = s.chars().take(40).collect();
-            let more = if s.chars().count() > 40 { "…" } else { "" };
-            format!("string \"{short}{more}\"")
+            format!("string \"{}\"", crate::text::clip(s, 40))
         }
         Value::Array(a) => format!("an array of {} items", a.len()),
         Value::Object(o) => {

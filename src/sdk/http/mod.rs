@@ -349,8 +349,7 @@ fn snippet(body: &[u8]) -> String {
     if one_line.is_empty() {
         return "(empty body)".into();
     }
-    let short: String = one_line.chars().take(300).collect();
-    if one_line.chars().count() > 300 { format!("{short}…") } else { short }
+    crate::text::clip(&one_line, 300)
 }
 
 #[cfg(test)]

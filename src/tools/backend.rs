@@ -1,0 +1,388 @@
+//! The four dashboard tools as agent [`BackendTool`]s, and the `dashboard.update` payload.
+//!
+//! Each adapter checks the model's arguments (errors name the field), then calls
+//! [`Tools::call_for_model`] with the chat as the session: a chat's dashboards and its active
+//! one persist with the chat (and survive restarts, since sessions live in the store). The
+//! result is exactly what the model sees — model-code failures (`error`, `validation`) are part
+//! of it; only callers' mistakes (bad arguments, unknown or deleted `dashboard_id`) and
+//! infrastructure failures are [`ToolError`]s.
+//!
+//! Definitions (descriptions, JSON-Schema parameters, worked examples) live in
+//! `tools/dashboard.backend`; the agents are `agents/dashboard.json` and
+//! `agents/dashboardZh.json`.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde_json::{Map, Value, json};
+
+use super::{ToolError as DashboardToolError, Tools};
+use crate::agent::definition::AgentDefinition;
+use crate::agent::events::EventBody;
+use crate::agent::run::ContextSource;
+use crate::agent::tools::{Args, BackendTool, BackendTools, ToolContext, ToolError};
+use crate::dashboard::DashboardState;
+use crate::dashboard::diff::changes;
+use crate::dashboard::summary::context_line;
+use crate::store::StoreError;
+
+/// Names of the dashboard tools, as [`register_all`] registers them.
+pub const DASHBOARD_TOOLS: [&str; 4] = ["search", "execute", "get_state", "mutate"];
+
+/// Checks the arguments of `tool` and returns the input [`Tools::call`] expects: only the
+/// declared fields, `null` and blank `dashboard_id` dropped. Unknown fields are refused (a
+/// misspelt `dashboardId` must not silently act on the active dashboard).
+fn input(tool: &str, args: &Value) -> Result<Value, ToolError> {
+    let a = Args::new(tool, args)?;
+    let allowed: &[&str] = match tool {
+        "search" => &["code"],
+        "execute" | "mutate" => &["code", "dashboard_id"],
+        _ => &["dashboard_id", "detail_level"],
+    };
+    if let Some((k, _)) = a.fields().find(|(k, _)| !allowed.contains(&k.as_str())) {
+        return Err(a.error(format!(
+            "unknown field \"{k}\"; the fields are {}",
+            allowed.iter().map(|f| format!("\"{f}\"")).collect::<Vec<_>>().join(", ")
+        )));
+    }
+    let mut out = Map::new();
+    if allowed.contains(&"code") {
+        out.insert("code".into(), json!(a.req_str("code")?));
+    }
+    match a.get("dashboard_id") {
+        None => {}
+        Some(Value::String(s)) if s.trim().is_empty() => {}
+        Some(Value::String(s)) => {
+            out.insert("dashboard_id".into(), json!(s.trim()));
+        }
+        Some(v) => {
+            return Err(a.error(format!(
+                "\"dashboard_id\" must be a string, got {}",
+                crate::agent::tools::type_name(v)
+            )));
+        }
+    }
+    if allowed.contains(&"detail_level") {
+        match a.get("detail_level") {
+            None => {}
+            Some(Value::String(s)) if matches!(s.as_str(), "summary" | "full") => {
+                out.insert("detail_level".into(), json!(s));
+            }
+            Some(v) => {
+                return Err(
+                    a.error(format!("\"detail_level\" must be \"summary\" or \"full\", got {v}"))
+                );
+            }
+        }
+    }
+    Ok(Value::Object(out))
+}
+
+/// A dashboard-tool failure as an agent tool error.
+fn tool_error(tool: &str, e: DashboardToolError) -> ToolError {
+    match e {
+        DashboardToolError::InvalidInput { message, .. } => ToolError::invalid(tool, message),
+        DashboardToolError::Store(e @ (StoreError::NotFound(_) | StoreError::Deleted(_))) => {
+            ToolError::invalid(
+                tool,
+                format!(
+                    "\"dashboard_id\": {e}; omit it for the active dashboard, or use an id this \
+                     chat created"
+                ),
+            )
+        }
+        other => ToolError::failed(tool, other),
+    }
+}
+
+/// Runs one dashboard tool for a chat: arguments checked, session = `ctx.chat_id`, result =
+/// [`Tools::call_for_model`].
+fn run(
+    tools: &Arc<Tools>,
+    tool: &'static str,
+    args: Value,
+    ctx: &ToolContext,
+) -> BoxFuture<'static, Result<Value, ToolError>> {
+    let tools = tools.clone();
+    let session = ctx.chat_id.clone();
+    Box::pin(async move {
+        let input = input(tool, &args)?;
+        let session = (!session.is_empty()).then_some(session);
+        tools.call_for_model(tool, input, session.as_deref()).await.map_err(|e| tool_error(tool, e))
+    })
+}
+
+macro_rules! adapter {
+    ($(#[$doc:meta])* $ty:ident, $name:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone)]
+        pub struct $ty {
+            tools: Arc<Tools>,
+        }
+
+        impl $ty {
+            /// The adapter over the app's tools.
+            pub fn new(tools: Arc<Tools>) -> Self {
+                Self { tools }
+            }
+        }
+
+        impl BackendTool for $ty {
+            fn name(&self) -> &str {
+                $name
+            }
+
+            fn call(
+                &self,
+                args: Value,
+                ctx: ToolContext,
+            ) -> BoxFuture<'static, Result<Value, ToolError>> {
+                run(&self.tools, $name, args, &ctx)
+            }
+
+            fn after_result(
+                &self,
+                result: &Value,
+                _ctx: &ToolContext,
+            ) -> BoxFuture<'static, Vec<EventBody>> {
+                update_event(&self.tools, $name, result)
+            }
+
+            fn condense(&self, result: &str) -> Option<String> {
+                condense($name, result)
+            }
+        }
+    };
+}
+
+adapter!(
+    /// `search {code}`: runs the model's code over the data-source spec.
+    SearchTool,
+    "search"
+);
+adapter!(
+    /// `execute {code, dashboard_id?}`: builds, validates, test-runs and saves a dashboard in the
+    /// chat's session (it becomes the chat's active dashboard).
+    ExecuteTool,
+    "execute"
+);
+adapter!(
+    /// `get_state {dashboard_id?, detail_level?}`: reads a dashboard and makes it the chat's
+    /// active one.
+    GetStateTool,
+    "get_state"
+);
+adapter!(
+    /// `mutate {code, dashboard_id?}`: applies `async (state) => newState` (null deletes).
+    MutateTool,
+    "mutate"
+);
+
+/// The `dashboard.update` event after an execute/mutate result that saved something (see
+/// [`dashboard_update`]), streamed right after its `tool.result`.
+fn update_event(
+    tools: &Arc<Tools>,
+    tool: &'static str,
+    result: &Value,
+) -> BoxFuture<'static, Vec<EventBody>> {
+    if !matches!(tool, "execute" | "mutate") {
+        return Box::pin(std::future::ready(Vec::new()));
+    }
+    let tools = tools.clone();
+    let result = result.clone();
+    Box::pin(async move {
+        let Some(mut u) = dashboard_update(&tools, tool, &result).await else {
+            return Vec::new();
+        };
+        vec![EventBody::DashboardUpdate {
+            dashboard_id: u["dashboardId"].as_str().unwrap_or_default().to_owned(),
+            version: u["version"].as_u64().unwrap_or_default(),
+            changes: u["changes"].take(),
+            validation: u["validation"].take(),
+            deleted: u["deleted"].as_bool().unwrap_or(false),
+        }]
+    })
+}
+
+/// An earlier run's execute/mutate result as the model sees it again: the outcome (id, error,
+/// deleted), what changed (one line per change) and the validation, without the state and code
+/// (the model's own code stays in the call's arguments). Search and get_state results are
+/// replayed whole: they are short and the model may build on them.
+fn condense(tool: &str, result: &str) -> Option<String> {
+    if !matches!(tool, "execute" | "mutate") {
+        return None;
+    }
+    let Ok(Value::Object(mut out)) = serde_json::from_str::<Value>(result) else {
+        return None;
+    };
+    if let Some(state) = out.remove("state").filter(|s| s.is_object()) {
+        let panels: Vec<Value> = state["panels"]
+            .as_array()
+            .map(|ps| {
+                ps.iter()
+                    .map(|p| json!({"id": p["id"], "title": p["title"], "type": p["type"]}))
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.insert("summary".into(), json!({"title": state["title"], "panels": panels}));
+    }
+    if let Some(Value::Array(changes)) = out.get_mut("changes") {
+        for c in changes {
+            if let Some(Value::String(d)) = c.get_mut("detail") {
+                let first = d.split('\n').next().unwrap_or_default().to_owned();
+                *d = first;
+            }
+        }
+    }
+    if let Some(Value::Array(panels)) = out.get_mut("validation").and_then(|v| v.get_mut("panels"))
+    {
+        for p in panels {
+            if let Value::Object(p) = p {
+                p.remove("duration");
+            }
+        }
+    }
+    Some(Value::Object(out).to_string())
+}
+
+/// The seed's "Dashboard Context" for agents with the dashboard tools: before every model call,
+/// the chat's active dashboard (title, id, panel ids, titles and types, variables) and the
+/// other dashboards the chat made, so the model rarely needs `get_state`.
+#[derive(Debug, Clone)]
+pub struct DashboardContext {
+    tools: Arc<Tools>,
+}
+
+impl DashboardContext {
+    /// The context over the app's tools.
+    pub fn new(tools: Arc<Tools>) -> Self {
+        Self { tools }
+    }
+
+    /// The context text of a chat (`None` when its session cannot be read).
+    pub async fn text(&self, chat_id: &str) -> Option<String> {
+        let session = self.tools.session(Some(chat_id)).await.ok()?;
+        let mut text = String::from("Dashboard Context\n");
+        let active = match &session.active {
+            Some(id) => self.tools.store.get(id).await.ok().filter(|r| !r.deleted),
+            None => None,
+        };
+        match &active {
+            Some(rec) => text.push_str(&context_line(&rec.id, &rec.state)),
+            None => text.push_str(
+                "No active dashboard in this chat yet: `execute` creates one (it becomes active).",
+            ),
+        }
+        let others: Vec<String> = session
+            .dashboards
+            .iter()
+            .filter(|d| Some(&d.id) != active.as_ref().map(|r| &r.id))
+            .map(|d| format!("{:?} ({})", d.title, d.id))
+            .collect();
+        if !others.is_empty() {
+            text.push_str("\nOther dashboards of this chat (pass `dashboard_id` to work on one): ");
+            text.push_str(&others.join(", "));
+        }
+        Some(text)
+    }
+}
+
+impl ContextSource for DashboardContext {
+    fn applies(&self, agent: &AgentDefinition) -> bool {
+        agent.tools.iter().any(|t| DASHBOARD_TOOLS.contains(&t.as_str()))
+    }
+
+    fn context<'a>(&'a self, chat_id: &'a str) -> BoxFuture<'a, Option<String>> {
+        Box::pin(self.text(chat_id))
+    }
+}
+
+/// Registers the four adapters ([`DASHBOARD_TOOLS`]) over `tools`.
+pub fn register_all(registry: &mut BackendTools, tools: &Arc<Tools>) {
+    registry.register(Arc::new(SearchTool::new(tools.clone())));
+    registry.register(Arc::new(ExecuteTool::new(tools.clone())));
+    registry.register(Arc::new(GetStateTool::new(tools.clone())));
+    registry.register(Arc::new(MutateTool::new(tools.clone())));
+}
+
+/// The `dashboard.update` payload for a tool result, or `None` when the call saved nothing.
+///
+/// For an `execute` or `mutate` output without `error` that persisted something:
+/// `{dashboardId, version, changes, validation}` (plus `deleted: true` when a mutate returned
+/// null and deleted the dashboard; then `changes` is empty and `validation` null).
+/// - `version` is read from the store: the dashboard's current version.
+/// - `changes` are computed from the store, not copied from the (possibly capped) output:
+///   the diff from the previous version to `version`, so for `execute` of a new dashboard
+///   every panel as an `added_panel` entry, for `execute` over an existing `dashboard_id`
+///   the real diff from the replaced version. Entries carry their first detail line only (no
+///   code diff: clients get code from the state), like live `dashboard.patch` messages.
+/// - `validation` is the output's `{panels, allOk}` test-run results.
+///
+/// `None` for `search`, `get_state`, outputs with `error`, a mutate that changed nothing, and
+/// ids the store does not know.
+pub async fn dashboard_update(tools: &Tools, tool: &str, output: &Value) -> Option<Value> {
+    if !matches!(tool, "execute" | "mutate") || output.get("error").is_some_and(|e| !e.is_null()) {
+        return None;
+    }
+    let id = output.get("dashboard_id")?.as_str().filter(|s| !s.is_empty())?;
+    let rec = tools.store.get(id).await.ok()?;
+    if output.get("deleted").and_then(Value::as_bool) == Some(true) {
+        return Some(json!({
+            "dashboardId": id,
+            "version": rec.version,
+            "changes": [],
+            "validation": null,
+            "deleted": true,
+        }));
+    }
+    if tool == "mutate"
+        && output.get("changes").and_then(Value::as_array).is_some_and(Vec::is_empty)
+    {
+        return None;
+    }
+    if rec.deleted {
+        return None;
+    }
+    let previous = match rec.version {
+        1 => DashboardState { panels: Vec::new(), ..rec.state.clone() },
+        v => tools.store.get_version(id, v - 1).await.ok()?.state,
+    };
+    let changes: Vec<_> =
+        changes(&previous, &rec.state).iter().map(|c| c.without_code_diff()).collect();
+    Some(json!({
+        "dashboardId": id,
+        "version": rec.version,
+        "changes": changes,
+        "validation": output.get("validation").cloned().unwrap_or(Value::Null),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn input_checks_name_the_field() {
+        let err = |tool: &str, v: Value| input(tool, &v).unwrap_err().to_string();
+        assert!(err("execute", json!({})).contains("\"code\" is required"));
+        assert!(err("mutate", json!({"code": 3})).contains("\"code\" must be a string"));
+        assert!(
+            err("mutate", json!({"code": "x", "dashboardId": "db"}))
+                .contains("unknown field \"dashboardId\"")
+        );
+        assert!(err("get_state", json!({"detail_level": "all"})).contains("\"detail_level\""));
+        assert!(
+            err("execute", json!({"code": "x", "dashboard_id": 1})).contains("\"dashboard_id\"")
+        );
+        assert!(err("search", json!("code")).contains("JSON object"));
+        assert_eq!(
+            input("execute", &json!({"code": "return 1", "dashboard_id": " "})).unwrap(),
+            json!({"code": "return 1"})
+        );
+        assert_eq!(input("get_state", &Value::Null).unwrap(), json!({}));
+        assert_eq!(
+            input("get_state", &json!({"dashboard_id": "db_1", "detail_level": "full"})).unwrap(),
+            json!({"dashboard_id": "db_1", "detail_level": "full"})
+        );
+    }
+}
