@@ -129,6 +129,25 @@ enum BenchTarget {
         #[arg(long, default_value_t = 30)]
         rounds: usize,
     },
+    /// The agent gateway's `POST /api/query` stream (a server child process) against the mock
+    /// upstream, versus reading the mock directly: added time to first delta and latency per
+    /// delta, paced concurrent streams, open streams held and the server's memory.
+    Gateway {
+        /// Sequential streams per path for time to first delta (a quarter of that, paced, for
+        /// latency per delta).
+        #[arg(long, default_value_t = 200)]
+        rounds: usize,
+        /// Concurrent paced streams (64 deltas, 20 ms apart) for the gap row; also run at 2× and
+        /// 4× that.
+        #[arg(long, default_value_t = 500)]
+        streams: usize,
+        /// Concurrent paced streams for latency per delta under load.
+        #[arg(long, default_value_t = 256)]
+        concurrent: usize,
+        /// Open streams to hold (the server's RSS is also read after the first 1,000).
+        #[arg(long, default_value_t = 2000)]
+        open: usize,
+    },
     /// Live delivery latency, patch size, durable saves/s, refresh time, idle connections.
     Dashboards {
         /// Subscribers of the benchmarked dashboard.
@@ -183,6 +202,9 @@ fn main() -> ExitCode {
             Command::Bench { target: BenchTarget::Llm { rounds } } => {
                 boardsmith::bench::llm(rounds).await
             }
+            Command::Bench {
+                target: BenchTarget::Gateway { rounds, streams, concurrent, open },
+            } => boardsmith::bench::gateway(rounds, streams, concurrent, open).await,
             Command::Eval { agent, provider, model, cases, only } => {
                 boardsmith::eval::run(boardsmith::eval::EvalArgs {
                     agent,

@@ -1,8 +1,10 @@
-//! `boardsmith bench sandbox`: the sandbox's speed targets, measured and printed as a table.
+//! `boardsmith bench`: speed targets, measured and printed as tables.
 //!
-//! Everything goes through the real pool (worker processes, pipes, the real SDK with its
-//! cache) except `utils.sma`, which is timed in-process to isolate the native kernel and its
-//! array conversion.
+//! `sandbox`: everything goes through the real pool (worker processes, pipes, the real SDK with
+//! its cache) except `utils.sma`, which is timed in-process to isolate the native kernel and its
+//! array conversion. `dashboards`: live delivery, saves and idle sockets against a server child
+//! process. `llm`: the provider layer against the mock upstream. [`gateway`] (its own module):
+//! the agent gateway's `/api/query` stream against the same mock.
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -13,6 +15,9 @@ use futures::StreamExt;
 use crate::cli;
 use crate::sandbox::{Limits, PanelContext, Sandbox};
 use crate::sdk::Sdk;
+
+mod gateway;
+pub use gateway::gateway;
 
 /// The typical panel of the targets: two sdk calls in parallel, then an indicator.
 pub const TYPICAL_PANEL: &str = "const [k, posts] = await Promise.all([
@@ -302,9 +307,15 @@ fn temp_dir(tag: &str) -> anyhow::Result<TempDir> {
 }
 
 async fn start_server() -> anyhow::Result<ServerChild> {
+    start_server_in(temp_dir("bench")?, &[]).await
+}
+
+/// Starts `boardsmith serve` with its data and catalog directories in `dir` (which may hold
+/// agent files already, under `agents/`) and the extra environment `env`; returns once
+/// `/healthz` answers.
+async fn start_server_in(dir: TempDir, env: &[(&str, &str)]) -> anyhow::Result<ServerChild> {
     let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
     let addr = format!("127.0.0.1:{port}");
-    let dir = temp_dir("bench")?;
     let child = std::process::Command::new(std::env::current_exe()?)
         .arg("serve")
         .env("BOARDSMITH_ADDR", &addr)
@@ -312,6 +323,7 @@ async fn start_server() -> anyhow::Result<ServerChild> {
         .env("AGENT_EXTERNAL_DIR", dir.0.join("agents"))
         .env("AGENT_TOOLS_EXTERNAL_DIR", dir.0.join("tools"))
         .env("AGENT_VIEWPORT_EXTERNAL_DIR", dir.0.join("viewports"))
+        .envs(env.iter().copied())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()?;
