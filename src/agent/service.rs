@@ -257,6 +257,7 @@ impl AgentService {
         if message.is_empty() {
             return Err(QueryError::Invalid("`message` must be a non-empty string".into()));
         }
+        let new_chat = request.chat_id.as_deref().is_none_or(|c| c.trim().is_empty());
         let chat_id = match request.chat_id.as_deref().map(str::trim) {
             None | Some("") => uuid::Uuid::now_v7().to_string(),
             Some(id) => {
@@ -308,7 +309,7 @@ impl AgentService {
         };
         let service = Arc::clone(self);
         tokio::spawn(async move {
-            service.drive(input, query, sink, live.cancel.clone()).await;
+            service.drive(input, query, new_chat, sink, live.cancel.clone()).await;
             lock(&service.live).remove(&run_id);
         });
         Ok(Stream { run_id: events.run_id().to_owned(), chat_id, events, _reader: Some(reader) })
@@ -354,6 +355,7 @@ impl AgentService {
         &self,
         mut input: RunInput,
         query: Query,
+        new_chat: bool,
         sink: EventSink,
         cancel: CancellationToken,
     ) {
@@ -364,7 +366,7 @@ impl AgentService {
             chat = self.memory.lock_chat(&input.chat_id) => chat.map_err(Some),
         };
         let prepared = match chat {
-            Ok(chat) => match Self::prepare(&chat, &sink, &query.message).await {
+            Ok(chat) => match Self::prepare(&chat, new_chat, &sink, &query.message).await {
                 Ok(history) => Ok((chat, history)),
                 Err(e) => Err(Some(e)),
             },
@@ -411,15 +413,21 @@ impl AgentService {
     /// Sends `chat.start` for a new chat and returns the chat's replayed history.
     async fn prepare(
         chat: &super::memory::ChatLock,
+        new_chat: bool,
         sink: &EventSink,
         message: &str,
     ) -> Result<Vec<crate::llm::Message>, MemoryError> {
-        if chat.summary().await?.is_none() {
+        // A chat id we just made has no file: skip the two reads (blocking-pool hops that
+        // would delay the first token).
+        if new_chat || chat.summary().await?.is_none() {
             let name = chat_name(message);
             sink.emit(EventBody::ChatStart {
                 chat_id: chat.chat_id().to_owned(),
                 chat_name: (!name.is_empty()).then_some(name),
             });
+        }
+        if new_chat {
+            return Ok(Vec::new());
         }
         chat.replay().await
     }

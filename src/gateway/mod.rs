@@ -56,6 +56,11 @@ pub async fn run(
     state: Arc<App>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    // No Nagle: SSE frames and WebSocket messages are small separate writes that would
+    // otherwise wait for the peer's delayed ACK (~40 ms on Linux).
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     axum::serve(listener, app(state)).with_graceful_shutdown(shutdown).await
 }
 

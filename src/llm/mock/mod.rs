@@ -243,6 +243,10 @@ impl MockLlm {
             .with_state(shared.clone());
         let stopped = stop.clone();
         tokio::spawn(async move {
+            // No Nagle, like real providers' streams: chunks are small separate writes.
+            let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+                let _ = tcp.set_nodelay(true);
+            });
             let _ = axum::serve(listener, app)
                 .with_graceful_shutdown(async move { stopped.notified().await })
                 .await;
