@@ -235,7 +235,22 @@ async fn a_subscriber_too_far_behind_is_closed_with_a_reason_and_others_go_on() 
     let big = "return await sdk.market.getKline({symbol: 'XAUUSD', limit: 1000});";
     let out = app.tool("execute", json!({"code": builder(&[("big", "candlestick", big)])})).await;
     let id = out["dashboard_id"].as_str().unwrap().to_owned();
-    let (mut slow, _) = app.subscribe(&id).await;
+    // Snapshots of ~64 KB: the requested ones far exceed what socket buffers absorb.
+    let out = app
+        .tool("mutate", json!({"code": "async (s) => { s.panels[0].config = { note: 'x'.repeat(64000) }; return s; }", "dashboard_id": id}))
+        .await;
+    assert!(out["error"].is_null(), "{out}");
+    // The slow client's socket takes little before the server's writes block.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let tcp = socket.connect(app.addr).await.unwrap();
+    let (mut slow, _) = tokio_tungstenite::client_async(
+        format!("ws://{}/ws", app.addr),
+        tokio_tungstenite::MaybeTlsStream::Plain(tcp),
+    )
+    .await
+    .unwrap();
+    ws_send(&mut slow, json!({"type": "subscribe", "dashboardId": id})).await;
     let (mut fast, _) = app.subscribe(&id).await;
     // The slow client keeps asking for snapshots (never dropped, unlike panel data) and reads
     // nothing: its queue grows past the cap once the socket buffers are full.
@@ -249,7 +264,7 @@ async fn a_subscriber_too_far_behind_is_closed_with_a_reason_and_others_go_on() 
         .await;
     assert!(out["error"].is_null(), "{out}");
     let (patch, _) = ws_until(&mut fast, |m| m["type"] == "dashboard.patch").await;
-    assert_eq!(patch["version"], 2);
+    assert_eq!(patch["version"], 3);
     // The slow client, reading at last, gets what was in flight and then the close frame.
     let mut snapshots = 0;
     let frame = loop {
