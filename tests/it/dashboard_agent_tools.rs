@@ -31,6 +31,20 @@ const BTC: &str = r#"return {
   }],
 };"#;
 
+/// A scripted turn used once, reporting 1200 input and 80 output tokens.
+fn once(steps: Vec<Step>) -> Turn {
+    Turn {
+        steps,
+        times: Some(1),
+        usage: Some(boardsmith::llm::Usage {
+            input_tokens: 1200,
+            output_tokens: 80,
+            ..Default::default()
+        }),
+        ..Turn::default()
+    }
+}
+
 struct Fixture {
     app: TestApp,
     registry: BackendTools,
@@ -363,16 +377,6 @@ async fn dashboard_agent_builds_in_the_chat_session() {
         arguments,
         fragments: Some(3),
     };
-    let once = |steps: Vec<Step>| Turn {
-        steps,
-        times: Some(1),
-        usage: Some(boardsmith::llm::Usage {
-            input_tokens: 1200,
-            output_tokens: 80,
-            ..Default::default()
-        }),
-        ..Turn::default()
-    };
     let turns = vec![
         once(vec![call("c1", "search", json!({"code": "return spec.find('btc quote', 3)"}))]),
         once(vec![call("c2", "execute", json!({"code": BTC}))]),
@@ -427,16 +431,6 @@ async fn dashboard_agent_builds_in_the_chat_session() {
 /// variable to set.
 #[tokio::test]
 async fn eval_runs_a_case_and_fails_cleanly_without_a_key() {
-    let once = |steps: Vec<Step>| Turn {
-        steps,
-        times: Some(1),
-        usage: Some(boardsmith::llm::Usage {
-            input_tokens: 1200,
-            output_tokens: 80,
-            ..Default::default()
-        }),
-        ..Turn::default()
-    };
     let turns = vec![
         once(vec![Step::ToolCall {
             id: Some("c1".into()),
