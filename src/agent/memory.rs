@@ -1293,14 +1293,19 @@ impl ChatMemory {
         .await
     }
 
-    /// The model context of a chat: [`replay_messages`] over its last `window` runs (none for
-    /// a new chat).
-    pub async fn replay(&self, chat_id: &str) -> Result<Vec<Message>, MemoryError> {
+    /// The readable runs of a chat, oldest first (none for a new chat).
+    pub async fn runs(&self, chat_id: &str) -> Result<Vec<RunRecord>, MemoryError> {
         match self.load(chat_id).await {
-            Ok(loaded) => Ok(replay_messages(&loaded.runs, self.inner.config.window)),
+            Ok(loaded) => Ok(loaded.runs),
             Err(MemoryError::NotFound(_)) => Ok(Vec::new()),
             Err(e) => Err(e),
         }
+    }
+
+    /// The model context of a chat: [`replay_messages`] over its last `window` runs (none for
+    /// a new chat).
+    pub async fn replay(&self, chat_id: &str) -> Result<Vec<Message>, MemoryError> {
+        Ok(replay_messages(&self.runs(chat_id).await?, self.inner.config.window))
     }
 
     /// Every chat with at least one readable run, most recently updated first (ties by id).
@@ -1396,17 +1401,10 @@ impl ChatLock {
         &self.chat_id
     }
 
-    /// The chat's summary; `None` for a chat with no stored run yet (the run then sends
-    /// `chat.start`).
-    pub async fn summary(&self) -> Result<Option<ChatSummary>, MemoryError> {
-        let inner = Arc::clone(&self.memory.inner);
-        let chat_id = self.chat_id.clone();
-        blocking(move || Ok(inner.cached(&chat_id)?.and_then(|c| c.summary))).await
-    }
-
-    /// The model context (see [`ChatMemory::replay`]).
-    pub async fn replay(&self) -> Result<Vec<Message>, MemoryError> {
-        self.memory.replay(&self.chat_id).await
+    /// The chat's readable runs (see [`ChatMemory::runs`]); none for a chat with no stored
+    /// run yet (its run then sends `chat.start`).
+    pub async fn runs(&self) -> Result<Vec<RunRecord>, MemoryError> {
+        self.memory.runs(&self.chat_id).await
     }
 
     /// Loads the chat (see [`ChatMemory::load`]).

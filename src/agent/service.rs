@@ -24,7 +24,7 @@ use super::definition::AgentDefinition;
 use super::events::{
     EventBody, EventSink, Query, RunLogConfig, RunLogs, StreamError, Subscription,
 };
-use super::memory::{ChatMemory, MemoryError, chat_name, validate_chat_id};
+use super::memory::{ChatMemory, MemoryError, chat_name, replay_messages, validate_chat_id};
 use super::run::{ContextSource, RunDeps, RunInput, run_recorded};
 use super::tools::{BackendTools, FrontendSubmits};
 use crate::llm::config::LlmConfig;
@@ -366,7 +366,7 @@ impl AgentService {
             chat = self.memory.lock_chat(&input.chat_id) => chat.map_err(Some),
         };
         let prepared = match chat {
-            Ok(chat) => match Self::prepare(&chat, new_chat, &sink, &query.message).await {
+            Ok(chat) => match self.prepare(&chat, new_chat, &sink, &query.message).await {
                 Ok(history) => Ok((chat, history)),
                 Err(e) => Err(Some(e)),
             },
@@ -412,24 +412,23 @@ impl AgentService {
 
     /// Sends `chat.start` for a new chat and returns the chat's replayed history.
     async fn prepare(
+        &self,
         chat: &super::memory::ChatLock,
         new_chat: bool,
         sink: &EventSink,
         message: &str,
     ) -> Result<Vec<crate::llm::Message>, MemoryError> {
-        // A chat id we just made has no file: skip the two reads (blocking-pool hops that
-        // would delay the first token).
-        if new_chat || chat.summary().await?.is_none() {
+        // One read of the chat; none for a chat id we just made (it has no file, and a
+        // blocking-pool hop would delay the first token).
+        let runs = if new_chat { Vec::new() } else { chat.runs().await? };
+        if runs.is_empty() {
             let name = chat_name(message);
             sink.emit(EventBody::ChatStart {
                 chat_id: chat.chat_id().to_owned(),
                 chat_name: (!name.is_empty()).then_some(name),
             });
         }
-        if new_chat {
-            return Ok(Vec::new());
-        }
-        chat.replay().await
+        Ok(replay_messages(&runs, self.memory.config().window))
     }
 }
 

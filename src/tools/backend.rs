@@ -261,18 +261,7 @@ fn update_event(
     }
     let tools = tools.clone();
     let result = result.clone();
-    Box::pin(async move {
-        let Some(mut u) = dashboard_update(&tools, tool, &result).await else {
-            return Vec::new();
-        };
-        vec![EventBody::DashboardUpdate {
-            dashboard_id: u["dashboardId"].as_str().unwrap_or_default().to_owned(),
-            version: u["version"].as_u64().unwrap_or_default(),
-            changes: u["changes"].take(),
-            validation: u["validation"].take(),
-            deleted: u["deleted"].as_bool().unwrap_or(false),
-        }]
-    })
+    Box::pin(async move { dashboard_update(&tools, tool, &result).await.into_iter().collect() })
 }
 
 /// An earlier run's execute/mutate result as the model sees it again: the outcome (id, error,
@@ -381,7 +370,7 @@ pub fn register_all(registry: &mut BackendTools, tools: &Arc<Tools>, max_fix_rou
     registry.register(Arc::new(MutateTool { shared }));
 }
 
-/// The `dashboard.update` payload for a tool result, or `None` when the call saved nothing.
+/// The `dashboard.update` event for a tool result, or `None` when the call saved nothing.
 ///
 /// For an `execute` or `mutate` output without `error` that persisted something:
 /// `{dashboardId, version, changes, validation}` (plus `deleted: true` when a mutate returned
@@ -396,20 +385,20 @@ pub fn register_all(registry: &mut BackendTools, tools: &Arc<Tools>, max_fix_rou
 ///
 /// `None` for `search`, `get_state`, outputs with `error`, a mutate that changed nothing, and
 /// ids the store does not know.
-pub async fn dashboard_update(tools: &Tools, tool: &str, output: &Value) -> Option<Value> {
+pub async fn dashboard_update(tools: &Tools, tool: &str, output: &Value) -> Option<EventBody> {
     if !matches!(tool, "execute" | "mutate") || output.get("error").is_some_and(|e| !e.is_null()) {
         return None;
     }
     let id = output.get("dashboard_id")?.as_str().filter(|s| !s.is_empty())?;
     let rec = tools.store.get(id).await.ok()?;
     if output.get("deleted").and_then(Value::as_bool) == Some(true) {
-        return Some(json!({
-            "dashboardId": id,
-            "version": rec.version,
-            "changes": [],
-            "validation": null,
-            "deleted": true,
-        }));
+        return Some(EventBody::DashboardUpdate {
+            dashboard_id: id.to_owned(),
+            version: rec.version,
+            changes: json!([]),
+            validation: Value::Null,
+            deleted: true,
+        });
     }
     if tool == "mutate"
         && output.get("changes").and_then(Value::as_array).is_some_and(Vec::is_empty)
@@ -425,12 +414,13 @@ pub async fn dashboard_update(tools: &Tools, tool: &str, output: &Value) -> Opti
     };
     let changes: Vec<_> =
         changes(&previous, &rec.state).iter().map(|c| c.without_code_diff()).collect();
-    Some(json!({
-        "dashboardId": id,
-        "version": rec.version,
-        "changes": changes,
-        "validation": output.get("validation").cloned().unwrap_or(Value::Null),
-    }))
+    Some(EventBody::DashboardUpdate {
+        dashboard_id: id.to_owned(),
+        version: rec.version,
+        changes: json!(changes),
+        validation: output.get("validation").cloned().unwrap_or(Value::Null),
+        deleted: false,
+    })
 }
 
 #[cfg(test)]

@@ -248,7 +248,7 @@ async fn dashboard_update_payloads() {
 };"#;
     let out = f.ok("chat", "execute", json!({"code": gold_two})).await;
     let id = out["dashboard_id"].as_str().unwrap().to_owned();
-    let up = dashboard_update(tools, "execute", &out).await.unwrap();
+    let up = serde_json::to_value(dashboard_update(tools, "execute", &out).await.unwrap()).unwrap();
     assert_eq!(up["dashboardId"], id.as_str());
     assert_eq!(up["version"], 1);
     let kinds: Vec<(&str, &str)> = up["changes"]
@@ -270,7 +270,7 @@ async fn dashboard_update_payloads() {
             json!({"code": "async (state) => { state.layout.columns = 3; state.panels[0].code = state.panels[0].code.replace('60', '90'); return state; }"}),
         )
         .await;
-    let up = dashboard_update(tools, "mutate", &out).await.unwrap();
+    let up = serde_json::to_value(dashboard_update(tools, "mutate", &out).await.unwrap()).unwrap();
     assert_eq!(up["version"], 2);
     let changes = up["changes"].as_array().unwrap();
     assert!(changes.iter().any(|c| c["type"] == "layout_changed"), "{up:#}");
@@ -281,7 +281,7 @@ async fn dashboard_update_payloads() {
 
     // execute over an existing id: the real diff from the replaced version.
     let out = f.ok("chat", "execute", json!({"code": GOLD, "dashboard_id": id})).await;
-    let up = dashboard_update(tools, "execute", &out).await.unwrap();
+    let up = serde_json::to_value(dashboard_update(tools, "execute", &out).await.unwrap()).unwrap();
     assert_eq!(up["version"], 3);
     let changes = up["changes"].as_array().unwrap();
     assert!(changes.iter().any(|c| c["type"] == "removed_panel" && c["panel_id"] == "gold-quote"));
@@ -303,7 +303,7 @@ async fn dashboard_update_payloads() {
 
     // A delete is announced.
     let out = f.ok("chat", "mutate", json!({"code": "async (state) => null"})).await;
-    let up = dashboard_update(tools, "mutate", &out).await.unwrap();
+    let up = serde_json::to_value(dashboard_update(tools, "mutate", &out).await.unwrap()).unwrap();
     assert_eq!(up["deleted"], true);
     assert_eq!(up["dashboardId"], id.as_str());
     assert_eq!(up["changes"], json!([]));
