@@ -54,6 +54,8 @@ pub struct AppConfig {
     /// Fix rounds the dashboard agent gets per run after a failed validation
     /// (`DASHBOARD_MAX_FIX_ROUNDS`, default 3).
     pub max_fix_rounds: u32,
+    /// The browser app's files (`BOARDSMITH_WEB_DIR`, default: embedded in the binary).
+    pub web: crate::web::WebFiles,
 }
 
 impl AppConfig {
@@ -81,6 +83,7 @@ impl AppConfig {
                 .ok()
                 .and_then(|v| v.trim().parse().ok())
                 .unwrap_or(crate::tools::backend::DEFAULT_MAX_FIX_ROUNDS),
+            web: crate::web::WebFiles::from_env(),
         }
     }
 }
@@ -105,6 +108,8 @@ pub struct App {
     pub submits: FrontendSubmits,
     /// Queries to agent runs.
     pub agents: Arc<AgentService>,
+    /// The browser app's files.
+    pub web: crate::web::WebFiles,
     shutdown: CancellationToken,
 }
 
@@ -190,6 +195,7 @@ impl App {
             memory,
             submits,
             agents,
+            web: config.web.clone(),
             shutdown,
         }))
     }

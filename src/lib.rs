@@ -17,4 +17,5 @@ pub mod sdk;
 pub mod store;
 pub mod text;
 pub mod tools;
+pub mod web;
 pub mod ws;

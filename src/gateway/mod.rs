@@ -46,6 +46,7 @@ pub fn app(state: Arc<App>) -> Router {
         .route("/api/templates", get(list_templates))
         .route("/ws", get(crate::ws::upgrade))
         .merge(agents::routes())
+        .merge(crate::web::routes(state.web.clone()))
         .fallback(|| async { ApiError::NotFound("no such route".into()) })
         .with_state(state)
 }

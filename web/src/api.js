@@ -1,0 +1,43 @@
+// The server's REST API. Every response is the `{code, msg, data}` envelope: `data` on success,
+// an `ApiError` carrying the HTTP status and the server's message otherwise.
+
+/** A failed API call: `status` is the HTTP status (0 when the server was unreachable). */
+export class ApiError extends Error {
+  constructor(status, message, data) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status;
+    this.data = data;
+  }
+}
+
+async function call(method, path, body) {
+  let res;
+  try {
+    res = await fetch(path, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (e) {
+    throw new ApiError(0, `server unreachable: ${e.message}`);
+  }
+  let envelope;
+  try {
+    envelope = await res.json();
+  } catch {
+    throw new ApiError(res.status, `${method} ${path}: HTTP ${res.status} with a body that is not JSON`);
+  }
+  if (!res.ok || envelope.code !== 0) {
+    throw new ApiError(res.status, envelope.msg || `HTTP ${res.status}`, envelope.data);
+  }
+  return envelope.data;
+}
+
+/** `api.get('/api/dashboards')` → the envelope's `data`. */
+export const api = {
+  get: (path) => call('GET', path),
+  post: (path, body = {}) => call('POST', path, body),
+  put: (path, body) => call('PUT', path, body),
+  del: (path) => call('DELETE', path),
+};

@@ -1,0 +1,28 @@
+// The one channel between the app's parts (chat pane, dashboard view, list, theme), so none of
+// them imports another.
+//
+// Events:
+//   'dashboard:open'     {dashboardId}      show this dashboard (chat's dashboard.update, the list)
+//   'dashboard:opened'   {dashboardId|null} the view now shows it (list highlights it, URL follows)
+//   'dashboards:changed' {}                 something was created/saved/deleted: reload lists
+//   'theme:changed'      {theme}            'light' | 'dark'; charts re-theme
+//   'chat:opened'        {chatId|null}      the chat pane now shows this chat (URL follows)
+
+const handlers = new Map();
+
+export const bus = {
+  on(type, fn) {
+    if (!handlers.has(type)) handlers.set(type, new Set());
+    handlers.get(type).add(fn);
+    return () => handlers.get(type).delete(fn);
+  },
+  emit(type, detail = {}) {
+    for (const fn of handlers.get(type) ?? []) {
+      try {
+        fn(detail);
+      } catch (e) {
+        console.error(`bus handler for ${type} failed`, e);
+      }
+    }
+  },
+};

@@ -1,0 +1,87 @@
+// The app shell: header, the three panes (dashboard list, dashboard view, chat), the theme, and
+// the URL (`#d=<dashboardId>&chat=<chatId>`) so a reload reopens what was open.
+import './styles.css';
+import { api } from './api.js';
+import { bus } from './bus.js';
+import { setTheme, currentTheme } from './theme.js';
+import { createDashboardList, createDashboardView } from './dashboard/index.js';
+import { createChatPane } from './chat/index.js';
+
+const app = document.getElementById('app');
+app.innerHTML = `
+  <header class="app-header">
+    <button class="toggle-sidebar" title="Show or hide the dashboard list" aria-label="Dashboards">☰</button>
+    <span class="brand">Boardsmith</span>
+    <nav class="tabs" role="tablist">
+      <button data-pane="list">Dashboards</button>
+      <button data-pane="dashboard">View</button>
+      <button data-pane="chat">Chat</button>
+    </nav>
+    <span class="spacer"></span>
+    <button class="theme-toggle" title="Switch theme" aria-label="Switch theme"></button>
+  </header>
+  <main class="app-main">
+    <aside class="app-sidebar"></aside>
+    <section class="app-dashboard"></section>
+    <section class="app-chat"></section>
+  </main>`;
+
+const $ = (sel) => app.querySelector(sel);
+const ctx = { api, bus };
+
+// URL state: which dashboard and chat are open.
+function readHash() {
+  return new URLSearchParams(location.hash.slice(1));
+}
+function writeHash(key, value) {
+  const params = readHash();
+  if (value) params.set(key, value);
+  else params.delete(key);
+  history.replaceState(null, '', `#${params}`);
+}
+
+// Narrow screens show one pane; the header tabs pick it.
+function showPane(pane) {
+  app.dataset.pane = pane;
+  for (const b of app.querySelectorAll('.tabs button')) {
+    b.setAttribute('aria-pressed', String(b.dataset.pane === pane));
+  }
+}
+for (const b of app.querySelectorAll('.tabs button')) {
+  b.addEventListener('click', () => showPane(b.dataset.pane));
+}
+showPane('dashboard');
+
+$('.toggle-sidebar').addEventListener('click', () => app.classList.toggle('sidebar-hidden'));
+
+const themeButton = $('.theme-toggle');
+const paintThemeButton = () => {
+  themeButton.textContent = currentTheme() === 'dark' ? '☀ Light' : '☾ Dark';
+};
+themeButton.addEventListener('click', () => setTheme('toggle'));
+bus.on('theme:changed', paintThemeButton);
+paintThemeButton();
+
+const list = createDashboardList($('.app-sidebar'), ctx);
+const view = createDashboardView($('.app-dashboard'), ctx);
+const chat = createChatPane($('.app-chat'), ctx);
+
+bus.on('dashboard:opened', ({ dashboardId }) => writeHash('d', dashboardId));
+bus.on('chat:opened', ({ chatId }) => writeHash('chat', chatId));
+bus.on('dashboard:open', () => {
+  if (app.dataset.pane === 'list') showPane('dashboard');
+});
+
+const initial = readHash();
+if (initial.get('chat')) chat.openChat(initial.get('chat'));
+if (initial.get('d')) {
+  view.open(initial.get('d'));
+} else {
+  // Nothing chosen yet: the most recently updated dashboard.
+  list.ready.then((items) => {
+    if (items.length && !view.current()) view.open(items[0].id);
+  });
+}
+
+// A handle for the browser tests and the console; not an API.
+window.boardsmith = { api, bus, view, chat, list, setTheme };
