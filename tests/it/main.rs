@@ -25,3 +25,4 @@ mod sdk_backings;
 mod server;
 mod store;
 mod templates;
+mod web;

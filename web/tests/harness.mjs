@@ -1,0 +1,170 @@
+// Test harness: a real `boardsmith serve` on loopback (temp data directory, the embedded web app),
+// the scripted mock model in front of it, and headless Chromium driven by playwright-core.
+//
+// The server binary is BOARDSMITH_BIN, else target/debug/boardsmith (built by `cargo test`).
+import { spawn } from 'node:child_process';
+import { mkdtemp, mkdir, writeFile, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { chromium } from 'playwright-core';
+
+const root = resolve(new URL('../..', import.meta.url).pathname);
+export const bin = process.env.BOARDSMITH_BIN || join(root, 'target/debug/boardsmith');
+export const screenshotDir = join(root, 'target/screenshots');
+
+/** Spawns `args` and resolves with the child once a line of `stream` matches `pattern`. */
+function spawnUntil(args, { cwd, env, stream, pattern, what }) {
+  if (!existsSync(bin)) {
+    throw new Error(`${bin} not found: run \`cargo build\` first or set BOARDSMITH_BIN`);
+  }
+  const child = spawn(bin, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const log = [];
+  for (const s of [child.stdout, child.stderr]) {
+    createInterface({ input: s }).on('line', (line) => {
+      log.push(line);
+      if (process.env.BOARDSMITH_TEST_LOG) console.error(`[${what}] ${line}`);
+    });
+  }
+  return new Promise((resolvePromise, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what} did not start in 30 s:\n${log.join('\n')}`)), 30_000);
+    createInterface({ input: child[stream] }).on('line', (line) => {
+      const m = line.match(pattern);
+      if (m) {
+        clearTimeout(timer);
+        resolvePromise({ child, url: m[1], log });
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${what} exited with ${code}:\n${log.join('\n')}`));
+    });
+  });
+}
+
+function stop(child) {
+  if (child.exitCode !== null) return Promise.resolve();
+  return new Promise((r) => {
+    child.on('exit', r);
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 5_000).unref();
+  });
+}
+
+/**
+ * Starts the mock model with `script` and a server that uses it. `agents` are extra agent files
+ * `{key: definition}` written before start. Returns `{url, mock, dir, log, close()}`.
+ */
+export async function startServer({ script, agents = {} } = {}) {
+  const dir = await mkdtemp(join(tmpdir(), 'boardsmith-web-'));
+  const env = {
+    BOARDSMITH_ADDR: '127.0.0.1:0',
+    BOARDSMITH_DATA: join(dir, 'data'),
+    BOARDSMITH_WORKERS: '2',
+    AGENT_EXTERNAL_DIR: join(dir, 'agents'),
+    AGENT_TOOLS_EXTERNAL_DIR: join(dir, 'tools'),
+    AGENT_VIEWPORT_EXTERNAL_DIR: join(dir, 'viewports'),
+    RUST_LOG: 'warn',
+  };
+  await mkdir(env.AGENT_EXTERNAL_DIR, { recursive: true });
+  for (const [key, def] of Object.entries(agents)) {
+    await writeFile(join(env.AGENT_EXTERNAL_DIR, `${key}.json`), JSON.stringify(def, null, 2));
+  }
+  let mock = null;
+  if (script) {
+    const file = join(dir, 'mock.json');
+    await writeFile(file, JSON.stringify(script));
+    mock = await spawnUntil(['mock-llm', '--script', file, '--port', '0'], {
+      cwd: dir, env: {}, stream: 'stdout', pattern: /listening on (http:\/\/\S+)/, what: 'mock-llm',
+    });
+    env.OPENAI_API_KEY = 'test-key';
+    env.OPENAI_BASE_URL = `${mock.url}/v1`;
+  }
+  const server = await spawnUntil(['serve'], {
+    cwd: dir, env, stream: 'stderr', pattern: /boardsmith listening on (http:\/\/\S+)/, what: 'boardsmith',
+  });
+  return {
+    url: server.url,
+    dir,
+    log: server.log,
+    async close() {
+      await stop(server.child);
+      if (mock) await stop(mock.child);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The server's API from the test side: `{code, msg, data}` unwrapped, non-zero codes thrown. */
+export function apiOf(url) {
+  const call = async (method, path, body) => {
+    const res = await fetch(url + path, {
+      method,
+      headers: body ? { 'content-type': 'application/json' } : {},
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const env = await res.json();
+    if (env.code !== 0) throw new Error(`${method} ${path}: ${res.status} ${env.msg}`);
+    return env.data;
+  };
+  return {
+    get: (p) => call('GET', p),
+    post: (p, b = {}) => call('POST', p, b),
+    put: (p, b) => call('PUT', p, b),
+  };
+}
+
+let browser;
+/** One Chromium for the whole file (CHROMIUM overrides /usr/bin/chromium). */
+export async function launchBrowser() {
+  browser ??= await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--no-sandbox'],
+  });
+  return browser;
+}
+
+export async function closeBrowser() {
+  await browser?.close();
+  browser = undefined;
+}
+
+/**
+ * A fresh page (own storage) at `width`×`height` that records console errors and uncaught
+ * exceptions in `page.errors`.
+ */
+export async function newPage({ width = 1280, height = 800, colorScheme = 'light' } = {}) {
+  const context = await (await launchBrowser()).newContext({ viewport: { width, height }, colorScheme });
+  const page = await context.newPage();
+  page.errors = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') page.errors.push(`console: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => page.errors.push(`uncaught: ${e.message}`));
+  return page;
+}
+
+/** Saves a full-page screenshot as target/screenshots/<name>.png. */
+export async function screenshot(page, name) {
+  await mkdir(screenshotDir, { recursive: true });
+  await page.screenshot({ path: join(screenshotDir, `${name}.png`) });
+}
+
+/**
+ * Non-blank canvases inside `selector`: a canvas counts when its pixels have at least `minColors`
+ * distinct colours (an empty or cleared canvas has one).
+ */
+export async function paintedCanvases(page, selector, minColors = 3) {
+  return page.$$eval(`${selector} canvas`, (canvases, min) => canvases.filter((c) => {
+    if (!c.width || !c.height) return false;
+    const ctx = c.getContext('2d');
+    if (!ctx) return false;
+    const data = ctx.getImageData(0, 0, c.width, c.height).data;
+    const colors = new Set();
+    for (let i = 0; i < data.length && colors.size < min; i += 4 * 7) {
+      colors.add((data[i] << 24) | (data[i + 1] << 16) | (data[i + 2] << 8) | data[i + 3]);
+    }
+    return colors.size >= min;
+  }).length, minColors);
+}

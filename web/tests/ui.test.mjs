@@ -1,0 +1,183 @@
+// The browser app against a real server, in headless Chromium: example dashboards render, a
+// scripted chat builds and edits a dashboard live, panel.data updates charts in place, panel
+// errors show in their panel, actions and frontend tools work. Screenshots: target/screenshots/.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, apiOf, newPage, closeBrowser, screenshot, paintedCanvases } from './harness.mjs';
+import { script, confirmAgent } from './script.mjs';
+
+let server;
+let api;
+
+before(async () => {
+  server = await startServer({ script, agents: { confirmer: confirmAgent } });
+  api = apiOf(server.url);
+});
+
+after(async () => {
+  await closeBrowser();
+  await server?.close();
+});
+
+/** Waits until every panel of the open dashboard has left `loading`. */
+async function panelsSettled(page) {
+  await page.waitForSelector('.dashboard-view .panel');
+  await page.waitForFunction(() => {
+    const panels = [...document.querySelectorAll('.dashboard-view .panel')];
+    return panels.length > 0 && panels.every((p) => p.dataset.status === 'ok' || p.dataset.status === 'error');
+  }, null, { timeout: 30_000 });
+}
+
+const chartTypes = new Set(['candlestick', 'line', 'area', 'bar', 'heatmap', 'pie', 'radar', 'scatter']);
+
+test('every example dashboard renders: panels ok, charts painted, no console errors', async () => {
+  const dashboards = await api.get('/api/dashboards');
+  assert.equal(dashboards.length, 5, 'the five example dashboards');
+  const page = await newPage();
+  for (const d of dashboards) {
+    await page.goto(`${server.url}/#d=${d.id}`);
+    await page.waitForSelector(`.dashboard-view[data-dashboard-id="${d.id}"]`);
+    await panelsSettled(page);
+    const panels = await page.$$eval('.dashboard-view .panel', (ps) => ps.map((p) => ({
+      id: p.dataset.panelId, type: p.dataset.type, status: p.dataset.status,
+    })));
+    assert.equal(panels.length, d.panels, `${d.title}: one element per panel`);
+    for (const p of panels) {
+      assert.equal(p.status, 'ok', `${d.title}: panel ${p.id} is ${p.status}`);
+      if (chartTypes.has(p.type)) {
+        const painted = await paintedCanvases(page, `.panel[data-panel-id="${p.id}"]`);
+        assert.ok(painted > 0, `${d.title}: panel ${p.id} (${p.type}) has a painted canvas`);
+      }
+    }
+    await screenshot(page, `dashboard-${d.title.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`);
+  }
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('a panel.data push updates a chart in place (variables re-run panels)', async () => {
+  const gold = (await api.get('/api/dashboards')).find((d) => d.title.startsWith('Gold'));
+  const page = await newPage();
+  await page.goto(`${server.url}/#d=${gold.id}`);
+  await panelsSettled(page);
+  const kline = page.locator('.panel[data-panel-id="gold-kline"]');
+  const before = await kline.evaluate((p) => ({
+    seq: Number(p.dataset.seq), mounts: p.dataset.mounts, updates: Number(p.dataset.updates), canvas: p.querySelector('canvas') !== null,
+  }));
+  assert.ok(before.canvas);
+  await kline.evaluate((p) => { p.querySelector('canvas').dataset.marker = 'original'; });
+  await page.selectOption('.dashboard-vars [name="symbol"]', 'XAGUSD');
+  await page.waitForFunction((seq) => {
+    const p = document.querySelector('.panel[data-panel-id="gold-kline"]');
+    return Number(p.dataset.seq) > seq && p.dataset.status === 'ok';
+  }, before.seq);
+  const afterUpdate = await kline.evaluate((p) => ({
+    mounts: p.dataset.mounts, updates: Number(p.dataset.updates), marker: p.querySelector('canvas[data-marker="original"]') !== null,
+  }));
+  assert.equal(afterUpdate.mounts, before.mounts, 'the chart was not re-created');
+  assert.ok(afterUpdate.updates > before.updates, 'the data was applied in place');
+  assert.ok(afterUpdate.marker, 'the same canvas element is still there');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('a failing panel shows its error, with the line, in that panel only', async () => {
+  const created = await api.post('/api/dashboards', { template: 'macro', title: 'Broken macro' });
+  const id = created.id ?? created.dashboardId;
+  const record = await api.get(`/api/dashboards/${id}`);
+  const state = record.state;
+  const broken = state.panels[0];
+  broken.code = 'const x = 1;\nthrow new Error("feed is down");\nreturn x;';
+  await api.put(`/api/dashboards/${id}`, { baseVersion: record.version, state });
+  const page = await newPage();
+  await page.goto(`${server.url}/#d=${id}`);
+  await panelsSettled(page);
+  const panel = page.locator(`.panel[data-panel-id="${broken.id}"]`);
+  assert.equal(await panel.getAttribute('data-status'), 'error');
+  const message = await panel.locator('.panel-error').innerText();
+  assert.match(message, /feed is down/);
+  assert.match(message, /line 2/i);
+  const others = await page.$$eval('.dashboard-view .panel', (ps, bad) => ps.filter((p) => p.dataset.panelId !== bad).map((p) => p.dataset.status), broken.id);
+  assert.ok(others.length > 0 && others.every((s) => s === 'ok'), `other panels ok: ${others}`);
+  await screenshot(page, 'panel-error');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('a scripted chat builds a dashboard, then a new panel appears without a reload', async () => {
+  const page = await newPage();
+  await page.goto(server.url);
+  await page.evaluate(() => { window.__sameDocument = true; });
+  await page.waitForSelector('select.chat-agent');
+  await page.selectOption('select.chat-agent', 'dashboard');
+  await page.fill('textarea.chat-input', 'Build me a gold desk');
+  await page.click('.chat-send');
+  await page.waitForSelector('.chat-run[data-status="complete"]', { timeout: 30_000 });
+  await page.waitForSelector('.chat-tool[data-tool-name="execute"] .chat-tool-code');
+  // dashboard.update opened the new dashboard.
+  await page.waitForSelector('.dashboard-view .panel[data-panel-id="desk-kline"]');
+  await panelsSettled(page);
+  const kline = page.locator('.panel[data-panel-id="desk-kline"]');
+  await kline.evaluate((p) => { p.dataset.marker = 'original'; });
+  const mounts = await kline.getAttribute('data-mounts');
+
+  await page.fill('textarea.chat-input', 'Now add gold news');
+  await page.click('.chat-send');
+  await page.waitForSelector('.dashboard-view .panel[data-panel-id="desk-news"]', { timeout: 30_000 });
+  await page.waitForSelector('.chat-run[data-status="complete"] >> nth=1', { timeout: 30_000 });
+  await panelsSettled(page);
+  assert.ok(await page.evaluate(() => window.__sameDocument), 'no page reload');
+  assert.equal(await page.locator('.panel[data-panel-id="desk-kline"][data-marker="original"]').count(), 1,
+    'the existing panel element was kept');
+  assert.equal(await kline.getAttribute('data-mounts'), mounts, 'its chart was not re-created');
+  const news = await page.locator('.panel[data-panel-id="desk-news"]').innerText();
+  assert.ok(news.length > 20, 'the feed shows items');
+  assert.match(await page.locator('.chat-tool[data-tool-name="mutate"] .chat-tool-validation').innerText(), /ok|✓/i);
+  await screenshot(page, 'chat-build');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('the switch_theme action switches the theme', async () => {
+  const page = await newPage();
+  await page.goto(server.url);
+  assert.equal(await page.getAttribute('html', 'data-theme'), 'light');
+  await page.selectOption('select.chat-agent', 'demoAction');
+  await page.fill('textarea.chat-input', 'Dark mode please');
+  await page.click('.chat-send');
+  await page.waitForSelector('.chat-action[data-action-name="switch_theme"]');
+  await page.waitForFunction(() => document.documentElement.dataset.theme === 'dark');
+  await page.waitForSelector('.chat-run[data-status="complete"]');
+  await screenshot(page, 'dark-theme');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('a frontend tool renders its form; submitting it lets the run continue', async () => {
+  const page = await newPage();
+  await page.goto(server.url);
+  await page.selectOption('select.chat-agent', 'confirmer');
+  await page.fill('textarea.chat-input', 'Ask me before deleting');
+  await page.click('.chat-send');
+  const form = page.frameLocator('.chat-frontend-tool iframe');
+  await form.locator('#title').filter({ hasText: 'Delete the old dashboards?' }).waitFor();
+  await form.locator('#comment').fill('go ahead');
+  await form.locator('button[value="yes"]').click();
+  await page.waitForSelector('.chat-run[data-status="complete"]');
+  assert.match(await page.locator('.chat-content').last().innerText(), /Confirmed, deleting now/);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('narrow screens show one pane at a time', async () => {
+  const page = await newPage({ width: 390, height: 844 });
+  await page.goto(server.url);
+  await panelsSettled(page);
+  assert.ok(await page.locator('.app-dashboard').isVisible());
+  assert.ok(!(await page.locator('.app-chat').isVisible()));
+  await page.click('.tabs button[data-pane="chat"]');
+  assert.ok(await page.locator('.chat-pane').isVisible());
+  await screenshot(page, 'narrow-chat');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
