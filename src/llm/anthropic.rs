@@ -23,7 +23,7 @@ use serde_json::{Map, Value, json};
 use super::error::LlmError;
 use super::event::StreamEvent;
 use super::http::{self, SseEvent};
-use super::provider::{Provider, ProviderKind, ProviderSettings, StreamCall, WireDecoder, drive};
+use super::provider::{Provider, ProviderKind, ProviderSettings, WireDecoder, drive};
 use super::repair;
 use super::types::{ChatRequest, ContentBlock, Message, StopReason, ToolChoice, Usage};
 
@@ -75,14 +75,12 @@ impl Provider for AnthropicProvider {
     }
 
     fn stream(&self, request: ChatRequest) -> BoxStream<'static, StreamEvent> {
-        let call = StreamCall {
-            transport: self.settings.transport.clone(),
-            provider: self.settings.key.clone(),
-            url: self.url("/v1/messages"),
-            headers: self.headers(),
-            body: request_body(&request),
-            trace_id: request.trace_id.unwrap_or_default(),
-        };
+        let call = self.settings.call(
+            self.url("/v1/messages"),
+            self.headers(),
+            request_body(&request),
+            request.trace_id,
+        );
         drive(call, Decoder::new(&self.settings.key))
     }
 

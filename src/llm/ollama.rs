@@ -26,7 +26,7 @@ use serde_json::{Map, Value, json};
 use super::error::LlmError;
 use super::event::StreamEvent;
 use super::http;
-use super::provider::{Provider, ProviderKind, ProviderSettings, StreamCall, WireDecoder, drive};
+use super::provider::{Provider, ProviderKind, ProviderSettings, WireDecoder, drive};
 use super::repair;
 use super::types::{
     ChatRequest, ContentBlock, Effort, Message, StopReason, Thinking, ToolChoice, Usage,
@@ -44,20 +44,6 @@ impl OllamaProvider {
     pub fn new(settings: ProviderSettings) -> Self {
         Self { settings }
     }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.settings.base_url.trim_end_matches('/'))
-    }
-
-    /// `Authorization: Bearer` when a key is configured (Ollama behind a proxy, Ollama cloud).
-    fn headers(&self) -> Vec<(&'static str, String)> {
-        self.settings
-            .api_key
-            .as_ref()
-            .map(|k| ("authorization", format!("Bearer {}", k.expose())))
-            .into_iter()
-            .collect()
-    }
 }
 
 impl Provider for OllamaProvider {
@@ -70,14 +56,9 @@ impl Provider for OllamaProvider {
     }
 
     fn stream(&self, request: ChatRequest) -> BoxStream<'static, StreamEvent> {
-        let call = StreamCall {
-            transport: self.settings.transport.clone(),
-            provider: self.settings.key.clone(),
-            url: self.url("/api/chat"),
-            headers: self.headers(),
-            body: build_request(&request),
-            trace_id: request.trace_id.unwrap_or_default(),
-        };
+        // `Authorization: Bearer` when a key is configured (Ollama behind a proxy, Ollama cloud).
+        let s = &self.settings;
+        let call = s.call(s.url("api/chat"), s.bearer(), build_request(&request), request.trace_id);
         drive(call, Decoder::new(&self.settings.key))
     }
 
@@ -86,7 +67,11 @@ impl Provider for OllamaProvider {
             let tags = self
                 .settings
                 .transport
-                .get_json(&self.settings.key, &self.url("/api/tags"), &self.headers())
+                .get_json(
+                    &self.settings.key,
+                    &self.settings.url("api/tags"),
+                    &self.settings.bearer(),
+                )
                 .await?;
             if tags["models"].is_array() {
                 Ok(())

@@ -21,9 +21,7 @@ use serde_json::{Map, Value, json};
 use super::error::LlmError;
 use super::event::StreamEvent;
 use super::http::{self, SseEvent};
-use super::provider::{
-    Family, Provider, ProviderKind, ProviderSettings, StreamCall, WireDecoder, drive,
-};
+use super::provider::{Family, Provider, ProviderKind, ProviderSettings, WireDecoder, drive};
 use super::repair;
 use super::types::{
     AssistantMessage, ChatRequest, ContentBlock, Effort, Message, StopReason, Thinking, ToolChoice,
@@ -48,18 +46,6 @@ impl OpenAiProvider {
     pub fn family(&self) -> Family {
         self.family
     }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}/{path}", self.settings.base_url.trim_end_matches('/'))
-    }
-
-    fn headers(&self) -> Vec<(&'static str, String)> {
-        self.settings
-            .api_key
-            .iter()
-            .map(|k| ("authorization", format!("Bearer {}", k.expose())))
-            .collect()
-    }
 }
 
 impl Provider for OpenAiProvider {
@@ -72,25 +58,16 @@ impl Provider for OpenAiProvider {
     }
 
     fn stream(&self, request: ChatRequest) -> BoxStream<'static, StreamEvent> {
-        let call = StreamCall {
-            transport: self.settings.transport.clone(),
-            provider: self.settings.key.clone(),
-            url: self.url("chat/completions"),
-            headers: self.headers(),
-            body: request_body(&request, self.family),
-            trace_id: request.trace_id.unwrap_or_default(),
-        };
+        let s = &self.settings;
+        let body = request_body(&request, self.family);
+        let call = s.call(s.url("chat/completions"), s.bearer(), body, request.trace_id);
         drive(call, Decoder::new(&self.settings.key))
     }
 
     fn health_check(&self) -> BoxFuture<'_, Result<(), LlmError>> {
         Box::pin(async move {
-            let headers = self.headers();
-            self.settings
-                .transport
-                .get_json(&self.settings.key, &self.url("models"), &headers)
-                .await
-                .map(|_| ())
+            let s = &self.settings;
+            s.transport.get_json(&s.key, &s.url("models"), &s.bearer()).await.map(|_| ())
         })
     }
 }

@@ -107,6 +107,36 @@ pub struct ProviderSettings {
     pub transport: Transport,
 }
 
+impl ProviderSettings {
+    /// `base_url` and `path` joined with exactly one `/`.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}/{}", self.base_url.trim_end_matches('/'), path.trim_start_matches('/'))
+    }
+
+    /// `Authorization: Bearer <key>` when a key is configured (none otherwise).
+    pub(crate) fn bearer(&self) -> Vec<(&'static str, String)> {
+        self.api_key.iter().map(|k| ("authorization", format!("Bearer {}", k.expose()))).collect()
+    }
+
+    /// A streaming call of this provider: `body` to `url` with `headers`.
+    pub(crate) fn call(
+        &self,
+        url: String,
+        headers: Vec<(&'static str, String)>,
+        body: serde_json::Value,
+        trace_id: Option<String>,
+    ) -> StreamCall {
+        StreamCall {
+            transport: self.transport.clone(),
+            provider: self.key.clone(),
+            url,
+            headers,
+            body,
+            trace_id: trace_id.unwrap_or_default(),
+        }
+    }
+}
+
 /// A model provider. Implementations convert [`ChatRequest`]s to their wire format and their
 /// stream back to [`StreamEvent`]s, one event per upstream delta.
 pub trait Provider: Send + Sync + fmt::Debug {
