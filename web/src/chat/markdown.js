@@ -1,0 +1,48 @@
+// Model-written Markdown → sanitized HTML. Everything the model writes is untrusted: marked
+// renders, DOMPurify removes scripts, handlers and javascript: URLs; links open in a new tab.
+import { Marked } from 'marked';
+import DOMPurify from 'dompurify';
+
+const marked = new Marked({ gfm: true, breaks: false, async: false });
+
+let hooked = false;
+function hook() {
+  if (hooked) return;
+  hooked = true;
+  DOMPurify.addHook('afterSanitizeAttributes', (node) => {
+    if (node.tagName === 'A' && node.hasAttribute('href')) {
+      node.setAttribute('target', '_blank');
+      node.setAttribute('rel', 'noopener noreferrer');
+    }
+  });
+}
+
+/** Markdown text → sanitized HTML string. */
+export function renderMarkdown(text) {
+  hook();
+  let html;
+  try {
+    html = marked.parse(text ?? '');
+  } catch {
+    const div = document.createElement('div');
+    div.textContent = text ?? '';
+    return div.innerHTML.replace(/\n/g, '<br>');
+  }
+  return DOMPurify.sanitize(html, {
+    USE_PROFILES: { html: true },
+    FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'iframe'],
+    FORBID_ATTR: ['style'],
+  });
+}
+
+/** Sets an element's content to the rendered Markdown (tables get a scroll wrapper). */
+export function setMarkdown(el, text) {
+  el.innerHTML = renderMarkdown(text);
+  for (const table of el.querySelectorAll('table')) {
+    if (table.parentElement?.classList.contains('md-table')) continue;
+    const wrap = document.createElement('div');
+    wrap.className = 'md-table';
+    table.replaceWith(wrap);
+    wrap.append(table);
+  }
+}
