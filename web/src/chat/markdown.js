@@ -10,6 +10,20 @@ function hook() {
   if (hooked) return;
   hooked = true;
   DOMPurify.addHook('afterSanitizeAttributes', (node) => {
+    // No remote images from model output (they could leak data through their URLs): a link.
+    if (node.tagName === 'IMG') {
+      const src = node.getAttribute('src') || '';
+      const alt = node.getAttribute('alt') || 'image';
+      const repl = node.ownerDocument.createElement(/^https?:\/\//i.test(src) ? 'a' : 'span');
+      repl.textContent = `[${alt}]`;
+      if (repl.tagName === 'A') {
+        repl.setAttribute('href', src);
+        repl.setAttribute('target', '_blank');
+        repl.setAttribute('rel', 'noopener noreferrer');
+      }
+      node.replaceWith(repl);
+      return;
+    }
     if (node.tagName === 'A' && node.hasAttribute('href')) {
       node.setAttribute('target', '_blank');
       node.setAttribute('rel', 'noopener noreferrer');

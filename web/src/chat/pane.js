@@ -86,7 +86,7 @@ export function createChatPane(el, { api, bus }) {
   const composer = h('form', 'chat-composer');
   const input = h('textarea', 'chat-input');
   input.rows = 1;
-  input.placeholder = 'Describe a dashboard, or ask a question…';
+  input.placeholder = 'Message the agent…';
   input.setAttribute('aria-label', 'Message');
   const sendBtn = h('button', 'chat-send primary', 'Send');
   sendBtn.type = 'submit';
@@ -129,6 +129,10 @@ export function createChatPane(el, { api, bus }) {
   function mark(touched) {
     if (!touched) return;
     if (touched.run && (touched.runChanged || !touched.block)) dirtyRuns.add(touched.run);
+    // A run that ended closed its open blocks (streaming text, running tools): redraw them.
+    if (touched.runChanged && touched.run.status !== 'running') {
+      for (const b of touched.run.blocks) dirtyBlocks.set(b, touched.run);
+    }
     if (touched.block) {
       dirtyRuns.add(touched.run);
       dirtyBlocks.set(touched.block, touched.run);

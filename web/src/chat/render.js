@@ -253,6 +253,37 @@ function argsView(args) {
   return frag;
 }
 
+/**
+ * The `code` string of incomplete JSON arguments decoded so far (`{"code":"return {\n ...`), or
+ * null when the arguments do not start with a code string.
+ */
+export function partialCode(text) {
+  const m = /^\s*\{\s*"code"\s*:\s*"/.exec(text);
+  if (!m) return null;
+  let out = '';
+  for (let i = m[0].length; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') break;
+    if (c !== '\\') {
+      out += c;
+      continue;
+    }
+    const n = text[++i];
+    if (n === undefined) break;
+    if (n === 'n') out += '\n';
+    else if (n === 't') out += '\t';
+    else if (n === 'r') out += '\r';
+    else if (n === 'b' || n === 'f') out += '';
+    else if (n === 'u') {
+      const hex = text.slice(i + 1, i + 5);
+      if (hex.length < 4) break;
+      out += String.fromCharCode(parseInt(hex, 16));
+      i += 4;
+    } else out += n;
+  }
+  return out;
+}
+
 function toolSummary(b) {
   const a = b.args;
   if (a && typeof a === 'object') {
@@ -314,9 +345,12 @@ function makeTool(block, ctx, run) {
         if (complete) {
           argsBox.replaceChildren(argsView(b.args));
         } else if (b.argsText) {
-          const pre = h('pre', 'chat-tool-args streaming');
-          pre.append(h('code', null, b.argsText));
+          // A `code` argument streams in as code; anything else as the raw JSON text.
+          const code = partialCode(b.argsText);
+          const pre = h('pre', code != null ? 'chat-tool-code streaming' : 'chat-tool-args streaming');
+          pre.append(h('code', null, code ?? b.argsText));
           argsBox.replaceChildren(pre);
+          pre.scrollTop = pre.scrollHeight;
         } else {
           argsBox.replaceChildren();
         }
@@ -452,7 +486,8 @@ function makePlan() {
         const li = h('li', st);
         li.dataset.status = st;
         const mark = st === 'completed' || st === 'done' ? '✓' : st === 'failed' ? '✗' : st === 'running' || st === 'in_progress' ? '◐' : '○';
-        li.append(h('span', 'mark', mark), h('span', 'step', s.title || s.name || s.id || ''));
+        const text = String(s.title || s.name || s.id || '').replace(/\*\*|__|`/g, '');
+        li.append(h('span', 'mark', mark), h('span', 'step', text));
         list.append(li);
       }
       title.textContent = steps.length ? `Plan · ${done}/${steps.length}` : 'Plan';
