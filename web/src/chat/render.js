@@ -307,11 +307,11 @@ function makeTool(block, ctx, run) {
   head.append(dot, name, sub, status);
   const body = h('div', 'chat-tool-body');
   const argsBox = h('div', 'chat-tool-argsbox');
+  // Only frontend tools get a `.chat-frontend-tool` (made on first need).
   const frontBox = h('div', 'chat-frontend-tool');
-  frontBox.hidden = true;
   const valBox = h('div', 'chat-tool-valbox');
   const resultBox = h('div', 'chat-tool-resultbox');
-  body.append(argsBox, frontBox, valBox, resultBox);
+  body.append(argsBox, valBox, resultBox);
   el.append(head, body);
 
   let argsKey = null;
@@ -359,7 +359,7 @@ function makeTool(block, ctx, run) {
 
       // A frontend tool: its view, live until answered.
       if (frontend) {
-        frontBox.hidden = false;
+        if (!frontBox.isConnected) argsBox.after(frontBox);
         frontBox.dataset.toolId = b.id ?? '';
         const viewportKey = b.toolApi || info?.viewportKey || b.name;
         if (!b.history && complete && !b.hasResult && !mounted && run.status === 'running') {

@@ -22,11 +22,12 @@ export function loadViewport(api, key) {
 }
 
 const HELPER = `<script>(function(){
-  function post(){ try { parent.postMessage({type:'viewport.resize', height: Math.ceil(document.documentElement.scrollHeight)}, '*'); } catch (e) {} }
+  function size(){ var b = document.body; if (!b) return document.documentElement.scrollHeight; var r = b.getBoundingClientRect(); return Math.ceil(r.bottom + (parseFloat(getComputedStyle(b).marginBottom) || 0) + (window.scrollY || 0)); }
+  function post(){ try { parent.postMessage({type:'viewport.resize', height: size()}, '*'); } catch (e) {} }
   function theme(t){ document.documentElement.style.setProperty('color-scheme', t, 'important'); var m = document.querySelector('meta[name=color-scheme]'); if (m) m.content = t; }
   window.addEventListener('message', function(e){ if (e.data && e.data.type === 'viewport.theme') { theme(e.data.theme); setTimeout(post, 0); } });
   window.addEventListener('load', post);
-  if (window.ResizeObserver) new ResizeObserver(post).observe(document.documentElement);
+  if (window.ResizeObserver && document.body) new ResizeObserver(post).observe(document.body);
   setTimeout(post, 50);
 })();<\/script>`;
 
