@@ -49,9 +49,32 @@ export function renderMarkdown(text) {
   });
 }
 
+/** Wraps a <pre> with a "Copy" button (outside the pre, so its text stays the code). */
+export function addCopyButton(pre) {
+  if (pre.parentElement?.classList.contains('code-wrap')) return;
+  const wrap = document.createElement('div');
+  wrap.className = 'code-wrap';
+  const btn = document.createElement('button');
+  btn.type = 'button';
+  btn.className = 'code-copy';
+  btn.textContent = 'Copy';
+  btn.addEventListener('click', (e) => {
+    e.preventDefault();
+    e.stopPropagation();
+    const done = (ok) => {
+      btn.textContent = ok ? 'Copied' : 'Copy failed';
+      setTimeout(() => (btn.textContent = 'Copy'), 1200);
+    };
+    navigator.clipboard?.writeText(pre.textContent).then(() => done(true), () => done(false)) ?? done(false);
+  });
+  pre.replaceWith(wrap);
+  wrap.append(pre, btn);
+}
+
 /** Sets an element's content to the rendered Markdown (tables get a scroll wrapper). */
 export function setMarkdown(el, text) {
   el.innerHTML = renderMarkdown(text);
+  for (const pre of el.querySelectorAll('pre')) addCopyButton(pre);
   for (const table of el.querySelectorAll('table')) {
     if (table.parentElement?.classList.contains('md-table')) continue;
     const wrap = document.createElement('div');

@@ -1,7 +1,7 @@
 // The render model (events.js) → DOM. One element per run and per block, created once and
 // updated in place, so streaming only touches what changed. Model text goes in with textContent,
 // Markdown through markdown.js (sanitized); nothing model-written reaches innerHTML otherwise.
-import { setMarkdown } from './markdown.js';
+import { setMarkdown, addCopyButton } from './markdown.js';
 import { splitViewports, validationOf, isFrontendType, errorMessage } from './events.js';
 import { mountViewport } from './viewport.js';
 
@@ -240,6 +240,7 @@ function argsView(args) {
       const pre = h('pre', 'chat-tool-code');
       pre.append(h('code', 'language-js', code));
       frag.append(pre);
+      addCopyButton(pre);
     } else if (code !== undefined) {
       const pre = h('pre', 'chat-tool-args');
       pre.append(h('code', null, pretty({ code })));
