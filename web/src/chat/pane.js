@@ -304,12 +304,20 @@ export function createChatPane(el, { api, bus }) {
     updateEmpty();
   }
 
+  /** Stop: aborts the query's fetch (the server then cancels the run). */
   function stopStreaming() {
     if (controller) controller.abort();
   }
+  /** Leaving the chat: abort and let a new query start at once. */
+  function detachStream() {
+    if (!controller) return;
+    controller.abort();
+    controller = null;
+    setStreaming(false);
+  }
 
   function newChat() {
-    stopStreaming();
+    detachStream();
     openSeq++;
     chatId = null;
     resetTranscript();
@@ -323,7 +331,7 @@ export function createChatPane(el, { api, bus }) {
   /** Shows a stored chat (its history as snapshot events). */
   async function openChat(id) {
     if (!id) return newChat();
-    stopStreaming();
+    detachStream();
     const seq = ++openSeq;
     chatId = id;
     resetTranscript();
@@ -443,7 +451,7 @@ export function createChatPane(el, { api, bus }) {
       }
     } finally {
       if (controller === ctl) controller = null;
-      setStreaming(false);
+      if (!controller) setStreaming(false);
       flush();
       refreshChats();
     }
