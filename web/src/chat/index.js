@@ -1,5 +1,2 @@
-// The chat pane. Placeholder until the pane lands.
-export function createChatPane(el) {
-  el.textContent = 'chat';
-  return { openChat() {} };
-}
+// The chat pane: createChatPane(el, {api, bus}) → {openChat(chatId)}. See pane.js.
+export { createChatPane } from './pane.js';

@@ -1,0 +1,167 @@
+// Unit tests of the reducer (no DOM): node --test web/src/chat/
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, existsSync } from 'node:fs';
+import { createModel, reduce, splitViewports, parseViewport, toolFailed, errorMessage } from './events.js';
+
+const SNAPS = new URL('../../../tests/it/snapshots/', import.meta.url);
+
+/** Events of a golden snapshot (`type {json}` lines). */
+function snap(name) {
+  const text = readFileSync(new URL(`it__gateway_modes__${name}.snap`, SNAPS), 'utf8');
+  return text
+    .split('\n')
+    .filter((l) => /^[a-z]+\.[a-z]+ \{/.test(l))
+    .map((l) => {
+      const i = l.indexOf(' ');
+      return { type: l.slice(0, i), ...JSON.parse(l.slice(i + 1)) };
+    });
+}
+
+function run(events) {
+  const model = createModel();
+  for (const e of events) reduce(model, e);
+  return model;
+}
+
+const haveSnaps = existsSync(SNAPS);
+
+test('actions stream: one run, an action block with its param, then the answer', { skip: !haveSnaps }, () => {
+  const m = run(snap('actions'));
+  assert.equal(m.chatId, 'CHAT');
+  assert.equal(m.runs.length, 1);
+  const r = m.runs[0];
+  assert.equal(r.runId, 'RUN');
+  assert.equal(r.status, 'complete');
+  assert.equal(r.query.message, 'Switch to dark mode');
+  assert.deepEqual(r.blocks.map((b) => b.kind), ['action', 'content']);
+  const a = r.blocks[0];
+  assert.equal(a.name, 'switch_theme');
+  assert.deepEqual(a.args, { theme: 'dark' });
+  assert.deepEqual(a.param, { theme: 'dark' });
+  assert.equal(a.status, 'done');
+  assert.equal(r.blocks[1].text, 'Dark mode is on.');
+  assert.equal(r.blocks[1].streaming, false);
+});
+
+test('plan_execute stream: plan updated in place, parallel tools get their results', { skip: !haveSnaps }, () => {
+  const m = run(snap('plan_execute'));
+  const r = m.runs[0];
+  const plans = r.blocks.filter((b) => b.kind === 'plan');
+  assert.equal(plans.length, 1);
+  assert.deepEqual(plans[0].plan.steps.map((s) => s.status), ['completed', 'completed']);
+  const tools = r.blocks.filter((b) => b.kind === 'tool');
+  assert.deepEqual(tools.map((t) => [t.name, t.status]), [['city_datetime', 'done'], ['mock_city_weather', 'done']]);
+  assert.deepEqual(tools[1].args, { city: 'Paris' });
+  assert.equal(tools[1].result.city, 'Paris');
+});
+
+test('every mode snapshot reduces to one completed run', { skip: !haveSnaps }, () => {
+  for (const name of ['plain', 'thinking', 'plain_tooling', 'thinking_tooling', 'react', 'plan_execute', 'actions']) {
+    const m = run(snap(name));
+    assert.equal(m.runs.length, 1, name);
+    assert.equal(m.runs[0].status, 'complete', name);
+    for (const b of m.runs[0].blocks) assert.ok(!b.streaming, `${name}: ${b.kind} still streaming`);
+  }
+});
+
+test('history snapshots fill the same blocks as the live stream', () => {
+  const m = run([
+    { type: 'request.query', requestId: 'r1', chatId: 'c', message: 'hi', agentKey: 'dashboard' },
+    { type: 'chat.start', chatId: 'c', chatName: 'hi' },
+    { type: 'reasoning.snapshot', reasoningId: 'r1_r', text: 'thinking' },
+    { type: 'tool.snapshot', toolId: 't1', toolName: 'execute', arguments: '{"code":"return 1"}' },
+    { type: 'tool.result', toolId: 't1', result: { dashboard_id: 'd', validation: { allOk: true, panels: [] } } },
+    { type: 'action.snapshot', actionId: 'a1', actionName: 'switch_theme', arguments: '{"theme":"light"}' },
+    { type: 'action.result', actionId: 'a1', result: 'OK' },
+    { type: 'content.snapshot', contentId: 'r1_c', text: 'done' },
+    { type: 'run.complete', runId: 'r1' },
+    { type: 'request.query', requestId: 'r2', chatId: 'c', message: 'again' },
+    { type: 'tool.snapshot', toolId: 't1', toolName: 'mutate', arguments: '{"code":"x"}' },
+    { type: 'run.complete', runId: 'r2' },
+  ]);
+  assert.equal(m.chatName, 'hi');
+  assert.equal(m.runs.length, 2);
+  const [a, b] = m.runs;
+  assert.deepEqual(a.blocks.map((x) => x.kind), ['reasoning', 'tool', 'action', 'content']);
+  assert.equal(a.blocks[1].status, 'done');
+  assert.deepEqual(a.blocks[1].args, { code: 'return 1' });
+  assert.equal(a.blocks[2].status, 'done');
+  // The same tool id in a later run is a new block; without a result it ends with its run.
+  assert.equal(b.blocks.length, 1);
+  assert.equal(b.blocks[0].name, 'mutate');
+  assert.equal(b.blocks[0].status, 'done');
+});
+
+test('live tool: streaming args, then running, then done or error', () => {
+  const m = createModel();
+  reduce(m, { type: 'request.query', requestId: 'r', chatId: 'c', message: 'x' });
+  reduce(m, { type: 'run.start', runId: 'r', chatId: 'c' });
+  reduce(m, { type: 'tool.start', toolId: 't', runId: 'r', toolName: 'execute', toolType: 'backend' });
+  const t = m.runs[0].blocks[0];
+  assert.equal(t.status, 'streaming');
+  reduce(m, { type: 'tool.args', toolId: 't', delta: '{"code":"re' });
+  assert.equal(t.args, undefined);
+  reduce(m, { type: 'tool.args', toolId: 't', delta: 'turn 1"}' });
+  reduce(m, { type: 'tool.end', toolId: 't' });
+  assert.equal(t.status, 'running');
+  assert.deepEqual(t.args, { code: 'return 1' });
+  reduce(m, { type: 'tool.result', toolId: 't', result: { error: 'line 1: boom' } });
+  assert.equal(t.status, 'error');
+});
+
+test('run.error and run.cancel end the run and close open blocks', () => {
+  const m = createModel();
+  reduce(m, { type: 'request.query', requestId: 'r', chatId: 'c', message: 'x' });
+  reduce(m, { type: 'content.start', contentId: 'c1', runId: 'r' });
+  reduce(m, { type: 'content.delta', contentId: 'c1', delta: 'par' });
+  reduce(m, { type: 'tool.start', toolId: 't', runId: 'r', toolName: 'search' });
+  const touched = reduce(m, { type: 'run.error', runId: 'r', error: { message: 'model timeout' } });
+  assert.equal(touched.block.kind, 'error');
+  assert.equal(touched.block.message, 'model timeout');
+  assert.equal(m.runs[0].status, 'error');
+  assert.equal(m.runs[0].blocks[0].streaming, false);
+  assert.equal(m.runs[0].blocks[1].status, 'error');
+
+  const m2 = createModel();
+  reduce(m2, { type: 'request.query', requestId: 'r', chatId: 'c', message: 'x' });
+  reduce(m2, { type: 'tool.start', toolId: 't', runId: 'r', toolName: 'confirm_dialog', toolType: 'html' });
+  reduce(m2, { type: 'run.cancel', runId: 'r' });
+  assert.equal(m2.runs[0].status, 'cancel');
+  assert.equal(m2.runs[0].blocks[0].interrupted, 'stopped');
+});
+
+test('dashboard.update becomes a dashboard block', () => {
+  const m = createModel();
+  reduce(m, { type: 'request.query', requestId: 'r', chatId: 'c', message: 'x' });
+  const t = reduce(m, { type: 'dashboard.update', dashboardId: 'd1', version: 3, changes: [], validation: { allOk: true, panels: [] } });
+  assert.equal(t.block.kind, 'dashboard');
+  assert.equal(t.block.version, 3);
+  assert.equal(t.block.deleted, false);
+});
+
+test('viewport blocks are split out of answer text', () => {
+  const text = 'Weather:\n\n```viewport\ntype=html, key=show_weather_card\n{"city": "Shanghai"}\n```\n\nBye.';
+  const parts = splitViewports(text);
+  assert.deepEqual(parts.map((p) => p.kind), ['md', 'viewport', 'md']);
+  assert.equal(parts[1].key, 'show_weather_card');
+  assert.equal(parts[1].viewportType, 'html');
+  assert.deepEqual(parts[1].data, { city: 'Shanghai' });
+  assert.equal(parts[1].complete, true);
+  assert.equal(parts[2].text.trim(), 'Bye.');
+  // Still streaming: an open fence.
+  const open = splitViewports('Weather:\n```viewport\ntype=html, key=k\n{"ci');
+  assert.equal(open.length, 2);
+  assert.equal(open[1].complete, false);
+  // Ordinary code blocks stay Markdown.
+  assert.deepEqual(splitViewports('```js\nx\n```').map((p) => p.kind), ['md']);
+  assert.equal(parseViewport('type=html, key=a\nnot json').error.startsWith('invalid JSON'), true);
+});
+
+test('helpers', () => {
+  assert.equal(toolFailed({ error: 'x' }), true);
+  assert.equal(toolFailed({ dashboard_id: 'd' }), false);
+  assert.equal(toolFailed('text'), false);
+  assert.equal(errorMessage('m'), 'm');
+  assert.equal(errorMessage({ message: 'm2', code: 1 }), 'm2');
+});

@@ -1,0 +1,487 @@
+// The chat pane: agent picker, chat list, transcript and composer. Sends queries to
+// POST /api/query and renders the Event Model v2 stream; loads stored chats from GET /api/chat and
+// renders their snapshot events with the same renderer. Live-only effects (actions, dashboard
+// updates, frontend tools) run for streamed events, never for history.
+import './chat.css';
+import { createModel, reduce, parseArgs } from './events.js';
+import { createRenderer } from './render.js';
+import { streamQuery, QueryError } from './stream.js';
+import { runAction } from './actions.js';
+import { pruneFrames } from './viewport.js';
+
+const DEFAULT_AGENT = 'dashboard';
+const LIST_KEY = 'boardsmith.chat.listCollapsed';
+
+const SUGGESTIONS = {
+  dashboard: [
+    'Build me a gold dashboard: daily K-line with MA20/MA60 and a news feed',
+    'Crypto overview: BTC and ETH prices, funding rates and sentiment',
+    'Macro dashboard: CPI, rates and the dollar index',
+  ],
+};
+
+function h(tag, cls, text) {
+  const el = document.createElement(tag);
+  if (cls) el.className = cls;
+  if (text != null) el.textContent = text;
+  return el;
+}
+
+/** "just now", "5m ago", "3h ago", "2d ago", else a date. */
+export function relativeTime(ms, now = Date.now()) {
+  if (!Number.isFinite(ms)) return '';
+  const s = Math.round((now - ms) / 1000);
+  if (s < 45) return 'just now';
+  const m = Math.round(s / 60);
+  if (m < 60) return `${m}m ago`;
+  const hr = Math.round(m / 60);
+  if (hr < 24) return `${hr}h ago`;
+  const d = Math.round(hr / 24);
+  if (d < 7) return `${d}d ago`;
+  return new Date(ms).toLocaleDateString(undefined, { month: 'short', day: 'numeric', year: d > 300 ? 'numeric' : undefined });
+}
+
+export function createChatPane(el, { api, bus }) {
+  el.replaceChildren();
+  const root = h('div', 'chat-pane');
+  el.append(root);
+
+  // Header: agent picker, chats toggle, new chat.
+  const header = h('div', 'chat-header');
+  const agentSel = h('select', 'chat-agent');
+  agentSel.title = 'Agent';
+  agentSel.setAttribute('aria-label', 'Agent');
+  const title = h('div', 'chat-title', 'New chat');
+  const listToggle = h('button', 'chat-list-toggle', 'Chats');
+  listToggle.type = 'button';
+  listToggle.title = 'Show or hide the chat list';
+  const newBtn = h('button', 'chat-new', '+ New chat');
+  newBtn.type = 'button';
+  header.append(agentSel, title, listToggle, newBtn);
+
+  // Chat list.
+  const listWrap = h('div', 'chat-list-wrap');
+  const list = h('ul', 'chat-list');
+  list.setAttribute('aria-label', 'Chats');
+  listWrap.append(list);
+  const setListCollapsed = (collapsed) => {
+    root.classList.toggle('list-collapsed', collapsed);
+    listToggle.setAttribute('aria-expanded', String(!collapsed));
+    try {
+      localStorage.setItem(LIST_KEY, collapsed ? '1' : '0');
+    } catch {
+      /* storage unavailable */
+    }
+  };
+  setListCollapsed(localStorage.getItem(LIST_KEY) === '1');
+  listToggle.addEventListener('click', () => setListCollapsed(!root.classList.contains('list-collapsed')));
+
+  // Transcript.
+  const scroller = h('div', 'chat-scroll');
+  const runsEl = h('div', 'chat-runs');
+  const empty = h('div', 'chat-empty');
+  scroller.append(empty, runsEl);
+
+  // Composer.
+  const composer = h('form', 'chat-composer');
+  const input = h('textarea', 'chat-input');
+  input.rows = 1;
+  input.placeholder = 'Message the agent…';
+  input.setAttribute('aria-label', 'Message');
+  const sendBtn = h('button', 'chat-send primary', 'Send');
+  sendBtn.type = 'submit';
+  const stopBtn = h('button', 'chat-stop', 'Stop');
+  stopBtn.type = 'button';
+  stopBtn.hidden = true;
+  const hint = h('div', 'chat-hint', 'Enter to send · Shift+Enter for a new line');
+  const buttons = h('div', 'chat-composer-buttons');
+  buttons.append(stopBtn, sendBtn);
+  const row = h('div', 'chat-composer-row');
+  row.append(input, buttons);
+  composer.append(row, hint);
+
+  root.append(header, listWrap, scroller, composer);
+
+  // State.
+  let agents = [];
+  let agentKey = null;
+  let chatId = null;
+  let chats = [];
+  let model = createModel();
+  let controller = null;
+  let openSeq = 0;
+  const toolInfo = new Map(); // tool name → {kind, viewportKey}
+  const agentLoads = new Map();
+
+  const renderer = createRenderer(runsEl, {
+    api,
+    toolInfo: (name) => toolInfo.get(name) || null,
+    onSubmit: (run, block, params) =>
+      api.post('/api/submit', { runId: run.runId, toolId: block.id, chatId: chatId ?? undefined, payload: { params } }),
+    onOpenDashboard: (dashboardId) => dashboardId && bus.emit('dashboard:open', { dashboardId }),
+  });
+
+  // Rendering: touched runs and blocks are redrawn once per animation frame.
+  const dirtyRuns = new Set();
+  const dirtyBlocks = new Map(); // block → run
+  let frame = 0;
+  let stick = true;
+  function mark(touched) {
+    if (!touched) return;
+    if (touched.run && (touched.runChanged || !touched.block)) dirtyRuns.add(touched.run);
+    // A run that ended closed its open blocks (streaming text, running tools): redraw them.
+    if (touched.runChanged && touched.run.status !== 'running') {
+      for (const b of touched.run.blocks) dirtyBlocks.set(b, touched.run);
+    }
+    if (touched.block) {
+      dirtyRuns.add(touched.run);
+      dirtyBlocks.set(touched.block, touched.run);
+    }
+    if (!frame) frame = requestAnimationFrame(flush);
+  }
+  function flush() {
+    if (frame) cancelAnimationFrame(frame);
+    frame = 0;
+    for (const run of dirtyRuns) renderer.renderRun(run);
+    for (const [block, run] of dirtyBlocks) renderer.renderBlock(run, block);
+    dirtyRuns.clear();
+    dirtyBlocks.clear();
+    updateEmpty();
+    if (stick) scroller.scrollTop = scroller.scrollHeight;
+  }
+  scroller.addEventListener('scroll', () => {
+    stick = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 48;
+  }, { passive: true });
+  // Views that size themselves later (iframes) keep the bottom in view.
+  if (window.ResizeObserver) {
+    new ResizeObserver(() => {
+      if (stick) scroller.scrollTop = scroller.scrollHeight;
+    }).observe(runsEl);
+  }
+
+  function updateEmpty() {
+    const isEmpty = model.runs.length === 0;
+    empty.hidden = !isEmpty;
+    if (!isEmpty) return;
+    empty.replaceChildren();
+    const agent = agents.find((a) => a.key === agentKey);
+    empty.append(h('div', 'chat-empty-title', agent?.key === 'dashboard' ? 'What should we build?' : `Chat with ${agent?.name || agentKey || 'the agent'}`));
+    if (agent?.description) empty.append(h('div', 'chat-empty-text', agent.description));
+    const ideas = SUGGESTIONS[agentKey] || [];
+    if (ideas.length) {
+      const box = h('div', 'chat-suggestions');
+      for (const idea of ideas) {
+        const b = h('button', 'chat-suggestion', idea);
+        b.type = 'button';
+        b.addEventListener('click', () => {
+          input.value = idea;
+          autosize();
+          input.focus();
+        });
+        box.append(b);
+      }
+      empty.append(box);
+    }
+  }
+
+  function setStreaming(on) {
+    root.classList.toggle('streaming', on);
+    stopBtn.hidden = !on;
+    sendBtn.hidden = on;
+    sendBtn.disabled = on;
+  }
+
+  function setTitle() {
+    const c = chats.find((x) => x.chatId === chatId);
+    title.textContent = chatId ? c?.chatName || model.chatName || 'Chat' : 'New chat';
+    title.title = title.textContent;
+  }
+
+  // Agents.
+  function loadAgentTools(key) {
+    if (!key) return Promise.resolve();
+    if (!agentLoads.has(key)) {
+      const p = api
+        .get(`/api/agent?agentKey=${encodeURIComponent(key)}`)
+        .then((agent) => {
+          for (const t of agent?.tools ?? []) {
+            if (t && t.name) toolInfo.set(t.name, { kind: t.kind, viewportKey: t.viewportKey ?? null });
+          }
+        })
+        .catch(() => agentLoads.delete(key));
+      agentLoads.set(key, p);
+    }
+    return agentLoads.get(key);
+  }
+
+  function selectAgent(key) {
+    if (!key) return;
+    agentKey = key;
+    if ([...agentSel.options].some((o) => o.value === key)) agentSel.value = key;
+    loadAgentTools(key);
+    updateEmpty();
+  }
+
+  const agentsReady = api
+    .get('/api/agents')
+    .then((list) => {
+      agents = Array.isArray(list) ? list : [];
+      agentSel.replaceChildren();
+      for (const a of agents) {
+        const o = h('option', null, a.name || a.key);
+        o.value = a.key;
+        if (a.description) o.title = a.description;
+        agentSel.append(o);
+      }
+      const wanted = agentKey && agents.some((a) => a.key === agentKey) ? agentKey : null;
+      const def = wanted || (agents.some((a) => a.key === DEFAULT_AGENT) ? DEFAULT_AGENT : agents[0]?.key);
+      selectAgent(def);
+    })
+    .catch((e) => {
+      agentSel.replaceChildren(h('option', null, 'agents unavailable'));
+      agentSel.disabled = true;
+      console.warn('agents:', e.message);
+    });
+  agentSel.addEventListener('change', () => selectAgent(agentSel.value));
+
+  // Chat list.
+  async function refreshChats() {
+    try {
+      const data = await api.get('/api/chats');
+      chats = Array.isArray(data) ? data.slice() : [];
+      chats.sort((a, b) => (b.updatedAt ?? 0) - (a.updatedAt ?? 0));
+    } catch (e) {
+      console.warn('chats:', e.message);
+      return;
+    }
+    paintChats();
+    setTitle();
+  }
+  function paintChats() {
+    list.replaceChildren();
+    if (!chats.length) {
+      list.append(h('li', 'chat-list-empty', 'No chats yet'));
+      return;
+    }
+    const now = Date.now();
+    for (const c of chats) {
+      const li = h('li', 'chat-item');
+      li.dataset.chatId = c.chatId;
+      li.tabIndex = 0;
+      li.setAttribute('role', 'button');
+      if (c.chatId === chatId) li.setAttribute('aria-current', 'true');
+      li.append(h('span', 'chat-item-name', c.chatName || 'Untitled chat'), h('span', 'chat-item-time', relativeTime(c.updatedAt, now)));
+      li.title = c.chatName || '';
+      li.addEventListener('click', () => openChat(c.chatId));
+      li.addEventListener('keydown', (e) => {
+        if (e.key === 'Enter' || e.key === ' ') {
+          e.preventDefault();
+          openChat(c.chatId);
+        }
+      });
+      list.append(li);
+    }
+  }
+  function markCurrent() {
+    for (const li of list.querySelectorAll('.chat-item')) {
+      if (li.dataset.chatId === chatId) li.setAttribute('aria-current', 'true');
+      else li.removeAttribute('aria-current');
+    }
+  }
+  setInterval(() => {
+    if (!document.hidden && chats.length) paintChats();
+  }, 60000);
+
+  function resetTranscript() {
+    if (frame) cancelAnimationFrame(frame);
+    frame = 0;
+    dirtyRuns.clear();
+    dirtyBlocks.clear();
+    model = createModel();
+    renderer.clear();
+    pruneFrames();
+    stick = true;
+    updateEmpty();
+  }
+
+  /** Stop: aborts the query's fetch (the server then cancels the run). */
+  function stopStreaming() {
+    if (controller) controller.abort();
+  }
+  /** Leaving the chat: abort and let a new query start at once. */
+  function detachStream() {
+    if (!controller) return;
+    controller.abort();
+    controller = null;
+    setStreaming(false);
+  }
+
+  function newChat() {
+    detachStream();
+    openSeq++;
+    chatId = null;
+    resetTranscript();
+    markCurrent();
+    setTitle();
+    bus.emit('chat:opened', { chatId: null });
+    input.focus();
+  }
+  newBtn.addEventListener('click', newChat);
+
+  /** Shows a stored chat (its history as snapshot events). */
+  async function openChat(id) {
+    if (!id) return newChat();
+    detachStream();
+    const seq = ++openSeq;
+    chatId = id;
+    resetTranscript();
+    markCurrent();
+    setTitle();
+    root.classList.add('loading');
+    let data;
+    try {
+      data = await api.get(`/api/chat?chatId=${encodeURIComponent(id)}`);
+    } catch (e) {
+      if (seq !== openSeq) return;
+      root.classList.remove('loading');
+      chatId = null;
+      markCurrent();
+      setTitle();
+      mark(reduce(model, { type: 'run.error', error: `Could not open the chat: ${e.message}` }));
+      flush();
+      bus.emit('chat:opened', { chatId: null });
+      return;
+    }
+    if (seq !== openSeq) return;
+    const events = Array.isArray(data?.events) ? data.events : [];
+    // Frontend tools in history are recognised by the agents' tool kinds.
+    const keys = new Set(events.filter((e) => e.type === 'request.query' && e.agentKey).map((e) => e.agentKey));
+    await agentsReady;
+    await Promise.all([...keys].map(loadAgentTools));
+    if (seq !== openSeq) return;
+    root.classList.remove('loading');
+    model.chatName = data.chatName ?? null;
+    model.chatId = id;
+    for (const ev of events) mark(reduce(model, ev));
+    // A history run that did not end is shown as ended: nothing streams it here.
+    flush();
+    const last = [...events].reverse().find((e) => e.type === 'request.query' && e.agentKey);
+    if (last && agents.some((a) => a.key === last.agentKey)) selectAgent(last.agentKey);
+    setTitle();
+    stick = true;
+    scroller.scrollTop = scroller.scrollHeight;
+    bus.emit('chat:opened', { chatId: id });
+  }
+
+  // Live effects of streamed events.
+  function applyLive(ev, touched) {
+    switch (ev.type) {
+      case 'chat.start':
+        if (ev.chatId && ev.chatId !== chatId) {
+          chatId = ev.chatId;
+          bus.emit('chat:opened', { chatId });
+          refreshChats();
+        }
+        break;
+      case 'dashboard.update':
+        if (!ev.deleted && ev.dashboardId) bus.emit('dashboard:open', { dashboardId: ev.dashboardId });
+        bus.emit('dashboards:changed', {});
+        break;
+      case 'action.param':
+      case 'action.result': {
+        const b = touched?.block;
+        if (!b || b.applied) break;
+        const params = ev.type === 'action.param' ? ev.param : b.param ?? b.args ?? parseArgs(b.argsText);
+        try {
+          b.applied = runAction(b.name, params) || 'done';
+        } catch (e) {
+          b.applied = `failed: ${e.message}`;
+          console.warn('action failed', e);
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  async function send() {
+    const message = input.value.trim();
+    if (!message || controller) return;
+    if (!agentKey) await agentsReady;
+    input.value = '';
+    autosize();
+    const seq = openSeq;
+    const ctl = new AbortController();
+    controller = ctl;
+    setStreaming(true);
+    stick = true;
+    const body = { message, agentKey: agentKey || undefined };
+    if (chatId) body.chatId = chatId;
+    const runsBefore = model.runs.length;
+    let sawQuery = false;
+    const current = () => model.runs[model.runs.length - 1];
+    try {
+      const { terminal } = await streamQuery(body, {
+        signal: ctl.signal,
+        onEvent(ev) {
+          if (seq !== openSeq) return;
+          if (ev.type === 'request.query') {
+            if (sawQuery) return; // a resumed stream replays from after the last id; guard anyway
+            sawQuery = true;
+          }
+          const touched = reduce(model, ev);
+          applyLive(ev, touched);
+          mark(touched);
+        },
+      });
+      if (!terminal && seq === openSeq) {
+        ensureRun(runsBefore, message);
+        mark(reduce(model, { type: 'run.error', runId: current().runId, error: 'The connection to the server was lost.' }));
+      }
+    } catch (e) {
+      if (seq === openSeq) {
+        ensureRun(runsBefore, message);
+        if (e.name === 'AbortError') {
+          if (current().status === 'running') mark(reduce(model, { type: 'run.cancel', runId: current().runId }));
+        } else {
+          const msg = e instanceof QueryError ? e.message : `Request failed: ${e.message}`;
+          mark(reduce(model, { type: 'run.error', runId: current().runId, error: msg }));
+        }
+      }
+    } finally {
+      if (controller === ctl) controller = null;
+      if (!controller) setStreaming(false);
+      flush();
+      refreshChats();
+    }
+  }
+
+  /** Refused before the stream: show the user's message in a run of its own anyway. */
+  function ensureRun(runsBefore, message) {
+    if (model.runs.length > runsBefore) return;
+    mark(reduce(model, { type: 'request.query', message, agentKey }));
+  }
+
+  composer.addEventListener('submit', (e) => {
+    e.preventDefault();
+    send();
+  });
+  input.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing && e.keyCode !== 229) {
+      e.preventDefault();
+      send();
+    }
+  });
+  function autosize() {
+    input.style.height = 'auto';
+    input.style.height = `${Math.min(input.scrollHeight + 2, 200)}px`;
+  }
+  input.addEventListener('input', autosize);
+  stopBtn.addEventListener('click', stopStreaming);
+
+  updateEmpty();
+  refreshChats();
+
+  return { openChat, newChat, send: (text) => ((input.value = text), send()), element: root };
+}
