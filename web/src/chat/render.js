@@ -220,7 +220,7 @@ function validationView(result) {
     if (ok && p.rowCount != null) meta.push(`${p.rowCount} rows`);
     if (p.duration) meta.push(String(p.duration));
     if (meta.length) li.append(h('span', 'meta', meta.join(' · ')));
-    if (!ok && p.error) li.append(h('div', 'panel-error', typeof p.error === 'string' ? p.error : errorMessage(p.error)));
+    if (!ok && p.error) li.append(h('div', 'chat-validation-panel-error', typeof p.error === 'string' ? p.error : errorMessage(p.error)));
     list.append(li);
   }
   box.append(list);
