@@ -28,6 +28,12 @@ export function h(tag, attrs, ...children) {
 export function relativeTime(ms, now = Date.now()) {
   if (!Number.isFinite(ms)) return '';
   const s = Math.round((now - ms) / 1000);
+  if (s < -30) {
+    const f = -s;
+    if (f < 3600) return `in ${Math.max(1, Math.round(f / 60))}m`;
+    if (f < 86400) return `in ${Math.round(f / 3600)}h`;
+    return `in ${Math.round(f / 86400)}d`;
+  }
   if (s < 5) return 'just now';
   if (s < 60) return `${s}s ago`;
   if (s < 3600) return `${Math.floor(s / 60)}m ago`;
@@ -60,6 +66,29 @@ export function formatNumber(v) {
   if (a >= 1) return numberFormat(a >= 100 ? 2 : 4).format(v);
   if (a === 0) return '0';
   return numberFormat(6).format(v);
+}
+
+const compact = new Intl.NumberFormat(undefined, { notation: 'compact', maximumFractionDigits: 2 });
+
+/** A short number for axes: 1.2M, 950K, 2,582.5, 0.0123. */
+export function formatAxis(v) {
+  if (typeof v !== 'number' || !Number.isFinite(v)) return String(v ?? '');
+  const a = Math.abs(v);
+  if (a >= 1e5) return compact.format(v);
+  if (a >= 100) return numberFormat(2).format(v);
+  if (a >= 1 || a === 0) return numberFormat(2).format(v);
+  return numberFormat(Math.min(8, 2 + Math.ceil(-Math.log10(a)))).format(v);
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+/** A category label for a UTC-seconds time, by the spacing of the series (`step` seconds). */
+export function formatTimeLabel(t, step) {
+  if (typeof t !== 'number') return String(t ?? '');
+  const d = new Date(t * 1000);
+  const mon = MONTHS[d.getUTCMonth()];
+  if (step >= 28 * 86400) return `${mon} ${d.getUTCFullYear()}`;
+  if (step >= 86400) return `${mon} ${d.getUTCDate()}`;
+  return `${mon} ${d.getUTCDate()} ${d.toISOString().slice(11, 16)}`;
 }
 
 /** A percent change with its sign: +1.25%. */

@@ -39,7 +39,10 @@ export function createDashboardView(el, { api, bus }) {
   const header = h('header.dash-header', null,
     h('div.dash-title-row', null, titleEl, versionEl, h('span.dash-spacer'), statusDot, refreshAll),
     varsBar);
-  const root = h('div.dashboard-view', { dataset: { dashboardId: '', version: '' } }, header, banner, grid, empty);
+  const footer = h('footer.dash-footer', null, 'Charts by ',
+    h('a', { href: 'https://www.tradingview.com/', target: '_blank', rel: 'noopener noreferrer', text: 'TradingView Lightweight Charts™' }),
+    ' and Apache ECharts');
+  const root = h('div.dashboard-view', { dataset: { dashboardId: '', version: '' } }, header, banner, grid, empty, footer);
   el.replaceChildren(root);
 
   // ---- model ------------------------------------------------------------------------------
@@ -69,6 +72,7 @@ export function createDashboardView(el, { api, bus }) {
     root.dataset.mode = mode; // empty | loading | live | deleted | missing
     empty.hidden = mode !== 'empty';
     header.hidden = mode === 'empty';
+    footer.hidden = mode === 'empty';
   }
   setMode('empty');
 

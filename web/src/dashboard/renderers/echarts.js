@@ -8,7 +8,7 @@ import {
   GridComponent, TooltipComponent, LegendComponent, VisualMapComponent,
 } from 'echarts/components';
 import { CanvasRenderer } from 'echarts/renderers';
-import { formatNumber, formatUtcSeconds, withAlpha } from '../util.js';
+import { formatNumber, formatAxis, formatTimeLabel, withAlpha } from '../util.js';
 
 echarts.use([
   BarChart, HeatmapChart, PieChart, RadarChart, ScatterChart,
@@ -58,11 +58,11 @@ function barOption(rows, c) {
   const seen = new Set();
   for (const r of rows) for (const k of Object.keys(r)) if (k !== catKey && !CATEGORY_KEYS.includes(k)) seen.add(k);
   const fields = [...seen].filter((k) => rows.some((r) => num(r[k]) !== null));
-  let intraday = false;
+  let step = Infinity;
   if (catKey === 'time') {
-    for (let i = 1; i < rows.length; i++) if (rows[i].time - rows[i - 1].time < 86400) intraday = true;
+    for (let i = 1; i < rows.length; i++) step = Math.min(step, rows[i].time - rows[i - 1].time);
   }
-  const cats = rows.map((r) => (catKey === 'time' ? formatUtcSeconds(r.time, intraday) : String(r[catKey] ?? '')));
+  const cats = rows.map((r) => (catKey === 'time' ? formatTimeLabel(r.time, step) : String(r[catKey] ?? '')));
   const single = fields.length === 1;
   const signed = single && rows.some((r) => num(r[fields[0]]) < 0);
   return {
@@ -70,7 +70,7 @@ function barOption(rows, c) {
     tooltip: { trigger: 'axis', axisPointer: { type: 'shadow', shadowStyle: { color: withAlpha(c.muted, 0.08) } } },
     grid: { left: 8, right: 12, top: fields.length > 1 ? 30 : 12, bottom: 6, outerBoundsMode: 'same', outerBoundsContain: 'axisLabel' },
     xAxis: axis(c, { type: 'category', data: cats, splitLine: { show: false } }),
-    yAxis: axis(c, { type: 'value', axisLine: { show: false }, axisLabel: { color: c.muted, fontSize: 11, formatter: (v) => formatNumber(v) } }),
+    yAxis: axis(c, { type: 'value', axisLine: { show: false }, axisLabel: { color: c.muted, fontSize: 11, formatter: formatAxis } }),
     series: fields.map((f) => ({
       id: `bar:${f}`,
       name: f,
@@ -141,17 +141,20 @@ function heatmapOption(data, c, size) {
   };
 }
 
-function pieOption(rows, c) {
+function pieOption(rows, c, size) {
   if (!Array.isArray(rows)) throw new Error('pie: expected an array of {name, value}');
   const data = rows.filter((r) => r && typeof r === 'object').map((r) => ({ name: String(r.name ?? ''), value: num(r.value) ?? 0 }));
+  const wide = size.width >= 330 && size.width > size.height * 1.25;
   return {
     tooltip: { trigger: 'item', valueFormatter: undefined, formatter: (p) => `${escapeHtml(p.name)}: <b>${formatNumber(p.value)}</b> (${p.percent}%)` },
-    legend: { show: true, orient: 'vertical', left: 0, top: 'middle', type: 'scroll' },
+    legend: wide
+      ? { show: true, orient: 'vertical', left: 0, top: 'middle', type: 'scroll', width: Math.round(size.width * 0.4) }
+      : { show: true, orient: 'horizontal', left: 'center', top: 'auto', bottom: 0, type: 'scroll' },
     series: [{
       id: 'pie',
       type: 'pie',
-      radius: ['48%', '78%'],
-      center: ['64%', '50%'],
+      radius: wide ? ['50%', '80%'] : ['42%', '68%'],
+      center: wide ? ['68%', '50%'] : ['50%', '44%'],
       avoidLabelOverlap: true,
       itemStyle: { borderColor: c.bg, borderWidth: 2, borderRadius: 4 },
       label: { show: false },
@@ -161,7 +164,7 @@ function pieOption(rows, c) {
   };
 }
 
-function radarOption(d, c) {
+function radarOption(d, c, size) {
   if (!d || !Array.isArray(d.indicators) || !Array.isArray(d.series)) {
     throw new Error('radar: expected {indicators: [{name, max}], series: [{name, values}]}');
   }
@@ -170,9 +173,9 @@ function radarOption(d, c) {
     tooltip: { trigger: 'item' },
     radar: {
       indicator: d.indicators.map((i) => ({ name: String(i.name ?? ''), max: num(i.max) ?? undefined })),
-      radius: '62%',
-      center: ['50%', '56%'],
-      axisName: { color: c.muted, fontSize: 11 },
+      radius: size.width < 300 ? '50%' : '60%',
+      center: ['50%', d.series.length > 1 ? '57%' : '52%'],
+      axisName: { color: c.muted, fontSize: size.width < 300 ? 10 : 11 },
       axisLine: { lineStyle: { color: c.border } },
       splitLine: { lineStyle: { color: c.border } },
       splitArea: { areaStyle: { color: [withAlpha(c.muted, 0.03), 'transparent'] } },
@@ -201,8 +204,8 @@ function scatterOption(rows, c) {
       formatter: (p) => `${p.data.name ? `${escapeHtml(p.data.name)}<br>` : ''}x: <b>${formatNumber(p.value[0])}</b>  y: <b>${formatNumber(p.value[1])}</b>`,
     },
     grid: { left: 8, right: 16, top: 14, bottom: 6, outerBoundsMode: 'same', outerBoundsContain: 'axisLabel' },
-    xAxis: axis(c, { type: 'value', scale: true, axisLabel: { color: c.muted, fontSize: 11, formatter: (v) => formatNumber(v) } }),
-    yAxis: axis(c, { type: 'value', scale: true, axisLine: { show: false }, axisLabel: { color: c.muted, fontSize: 11, formatter: (v) => formatNumber(v) } }),
+    xAxis: axis(c, { type: 'value', scale: true, axisLabel: { color: c.muted, fontSize: 11, formatter: formatAxis, hideOverlap: true } }),
+    yAxis: axis(c, { type: 'value', scale: true, axisLine: { show: false }, axisLabel: { color: c.muted, fontSize: 11, formatter: formatAxis } }),
     series: [{
       id: 'scatter',
       type: 'scatter',
@@ -234,8 +237,8 @@ export function createEchartsRenderer(body, panel, colors) {
   const size = () => ({ width: host.clientWidth, height: host.clientHeight });
   const ro = new ResizeObserver(() => {
     chart.resize();
-    // Heatmap cell labels depend on the cell size.
-    if (kind === 'heatmap' && hasData) apply(last);
+    // Heatmap cell labels, pie legend placement and radar size depend on the size.
+    if (kind !== 'bar' && kind !== 'scatter' && hasData) apply(last);
   });
   ro.observe(host);
 

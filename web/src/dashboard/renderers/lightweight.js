@@ -10,7 +10,7 @@
 import {
   createChart, CandlestickSeries, LineSeries, AreaSeries, HistogramSeries, ColorType, CrosshairMode,
 } from 'lightweight-charts';
-import { h, withAlpha } from '../util.js';
+import { h, withAlpha, formatAxis } from '../util.js';
 
 const OHLC = new Set(['time', 'open', 'high', 'low', 'close', 'volume']);
 
@@ -34,6 +34,8 @@ function chartOptions(c, font) {
       fontFamily: font,
       fontSize: 11,
       panes: { separatorColor: c.border },
+      // Attribution is in the dashboard footer (see view.js) instead of a logo on every chart.
+      attributionLogo: false,
     },
     grid: {
       vertLines: { color: c.grid },
@@ -61,6 +63,7 @@ export function createLightweightRenderer(body, panel, colors) {
     autoSize: true,
     ...chartOptions(c, font),
     timeScale: { borderColor: c.border, rightOffset: 2, fixLeftEdge: true, fixRightEdge: true },
+    localization: { priceFormatter: formatAxis },
     handleScroll: { vertTouchDrag: false },
   });
 
