@@ -44,6 +44,7 @@ export function createPanel(def, { onRefresh, colors }) {
 
   let renderer = null;
   let rendererKey = '';
+  let prevType = null;
   let hasData = false;
   let lastData;
   let refreshedAt = null;
@@ -82,11 +83,19 @@ export function createPanel(def, { onRefresh, colors }) {
     title.textContent = next.title;
     title.title = `${next.title} (${TYPE_LABEL[next.type] ?? next.type})`;
     const key = chartKey(next);
+    const typeChanged = prevType !== null && prevType !== next.type;
+    prevType = next.type;
     if (renderer && key !== rendererKey) {
-      // Another kind of chart: a new instance, fed the last data if it still fits.
+      // Another chart: a new instance. Same type (new config): redraw the last data now; a new
+      // type waits for the re-run the server pushes after the patch (old data may not fit).
       renderer.destroy();
       renderer = null;
-      if (hasData) draw(lastData, false);
+      if (hasData && !typeChanged) draw(lastData, false);
+      else {
+        hasData = false;
+        lastData = undefined;
+        setStatus('loading');
+      }
     }
     rendererKey = key;
   }
@@ -145,14 +154,15 @@ export function createPanel(def, { onRefresh, colors }) {
     if (Array.isArray(err.logs) && err.logs.length) {
       details.push(...err.logs.map((l) => `[${l.level ?? 'log'}] ${l.message ?? ''}`));
     }
-    errorBox.replaceChildren(
+    const label = `${kind} error${kind === 'limit' && err.limit ? ` · ${String(err.limit).replace(/_/g, ' ')}` : ''}`;
+    errorBox.replaceChildren(...[
       h('div.panel-error-head', null,
         h('span.error-icon', { text: '!' }),
-        h('span.error-kind', { text: kind === 'limit' && err.limit ? `limit: ${err.limit}` : kind }),
+        h('span.error-kind', { text: label }),
         where ? h('span.error-where', { text: where }) : null),
       h('pre.panel-error', { text: String(err.message ?? 'Unknown error') }),
       details.length ? h('details.error-details', null, h('summary', { text: 'Details' }), h('pre', { text: details.join('\n') })) : null,
-    );
+    ].filter(Boolean));
     errorBox.hidden = false;
     setStatus('error');
   }

@@ -203,7 +203,7 @@ function scatterOption(rows, c) {
       trigger: 'item',
       formatter: (p) => `${p.data.name ? `${escapeHtml(p.data.name)}<br>` : ''}x: <b>${formatNumber(p.value[0])}</b>  y: <b>${formatNumber(p.value[1])}</b>`,
     },
-    grid: { left: 8, right: 16, top: 14, bottom: 6, outerBoundsMode: 'same', outerBoundsContain: 'axisLabel' },
+    grid: { left: 8, right: labelled ? 34 : 16, top: 14, bottom: 6, outerBoundsMode: 'same', outerBoundsContain: 'axisLabel' },
     xAxis: axis(c, { type: 'value', scale: true, axisLabel: { color: c.muted, fontSize: 11, formatter: formatAxis, hideOverlap: true } }),
     yAxis: axis(c, { type: 'value', scale: true, axisLine: { show: false }, axisLabel: { color: c.muted, fontSize: 11, formatter: formatAxis } }),
     series: [{
