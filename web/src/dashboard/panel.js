@@ -1,6 +1,8 @@
 // One dashboard panel: header (title, last refresh, refresh button), body (the chart), the
 // loading and error states, and the test-hook attributes:
 //   .panel[data-panel-id][data-type][data-status=loading|ok|error][data-seq][data-mounts][data-updates]
+// plus data-apply: how the last data went in ('update' = lightweight-charts series.update of the
+// last bar, 'set' = setData/setOption, 'replace' = HTML body replaced).
 //
 // The chart instance lives as long as the panel's type/renderer/config stay the same; new data is
 // applied to it in place (`data-updates`); a new instance counts in `data-mounts`.
@@ -112,9 +114,9 @@ export function createPanel(def, { onRefresh, colors }) {
         renderer = make(body, panel.def, curColors);
         mounts += 1;
         el.dataset.mounts = String(mounts);
-        renderer.set(data);
+        el.dataset.apply = renderer.set(data) ?? 'set';
       } else {
-        renderer.set(data);
+        el.dataset.apply = renderer.set(data) ?? 'set';
         if (countUpdate) {
           updates += 1;
           el.dataset.updates = String(updates);

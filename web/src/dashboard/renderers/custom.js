@@ -112,6 +112,7 @@ export function createCustomRenderer(body, panel) {
     set(data) {
       const node = build(data);
       host.replaceChildren(node);
+      return 'replace';
     },
     theme() {},
     destroy() {

@@ -149,12 +149,12 @@ function pieOption(rows, c, size) {
     tooltip: { trigger: 'item', valueFormatter: undefined, formatter: (p) => `${escapeHtml(p.name)}: <b>${formatNumber(p.value)}</b> (${p.percent}%)` },
     legend: wide
       ? { show: true, orient: 'vertical', left: 0, top: 'middle', type: 'scroll', width: Math.round(size.width * 0.4) }
-      : { show: true, orient: 'horizontal', left: 'center', top: 'auto', bottom: 0, type: 'scroll' },
+      : { show: true, orient: 'horizontal', left: 'center', top: 'auto', bottom: 0, type: data.length <= 8 ? 'plain' : 'scroll' },
     series: [{
       id: 'pie',
       type: 'pie',
       radius: wide ? ['50%', '80%'] : ['42%', '68%'],
-      center: wide ? ['68%', '50%'] : ['50%', '44%'],
+      center: wide ? ['68%', '50%'] : ['50%', data.length > 4 && data.length <= 8 ? '40%' : '44%'],
       avoidLabelOverlap: true,
       itemStyle: { borderColor: c.bg, borderWidth: 2, borderRadius: 4 },
       label: { show: false },
@@ -230,12 +230,20 @@ export function createEchartsRenderer(body, panel, colors) {
   host.className = 'ec-host';
   body.append(host);
   const font = getComputedStyle(document.documentElement).getPropertyValue('--font').trim();
-  const chart = echarts.init(host, null, { renderer: 'canvas' });
+  // The ECharts instance is created once the host has a size (a hidden pane has none, and
+  // ECharts warns about that); until then the latest option waits.
+  let chart = null;
   let c = colors;
   let last;
   let hasData = false;
   const size = () => ({ width: host.clientWidth, height: host.clientHeight });
+  const visible = () => host.clientWidth > 0 && host.clientHeight > 0;
   const ro = new ResizeObserver(() => {
+    if (!visible()) return;
+    if (!chart) {
+      if (hasData) apply(last);
+      return;
+    }
     chart.resize();
     // Heatmap cell labels, pie legend placement and radar size depend on the size.
     if (kind !== 'bar' && kind !== 'scatter' && hasData) apply(last);
@@ -243,6 +251,10 @@ export function createEchartsRenderer(body, panel, colors) {
   ro.observe(host);
 
   function apply(data) {
+    if (!chart) {
+      if (!visible()) return;
+      chart = echarts.init(host, null, { renderer: 'canvas' });
+    }
     const option = { ...base(c, font), ...merge(build(data, c, size()), c, font) };
     chart.setOption(option, { replaceMerge: ['series'] });
   }
@@ -262,6 +274,7 @@ export function createEchartsRenderer(body, panel, colors) {
       last = data;
       hasData = true;
       apply(data);
+      return 'set';
     },
     theme(colors2) {
       c = colors2;
@@ -269,7 +282,7 @@ export function createEchartsRenderer(body, panel, colors) {
     },
     destroy() {
       ro.disconnect();
-      chart.dispose();
+      chart?.dispose();
       host.remove();
     },
   };

@@ -178,17 +178,20 @@ export function createLightweightRenderer(body, panel, colors) {
       chart.applyOptions({ timeScale: { timeVisible: isIntraday, secondsVisible: false } });
     }
     const strs = rows.map((r) => JSON.stringify(r));
+    let how = 'set';
     if (sig !== signature) {
       signature = sig;
       build(keys);
       setAll(rows, keys);
     } else if (appendsOnly(prevRows, strs, rows)) {
-      if (rows.length) for (const [k, p] of pointsOf(rows[rows.length - 1], keys)) series.get(k)?.series.update(p);
+      for (const [k, p] of pointsOf(rows[rows.length - 1], keys)) series.get(k)?.series.update(p);
+      how = 'update';
     } else {
       setAll(rows, keys);
     }
     prevRows = strs;
     prevRows.lastTime = rows.length ? rows[rows.length - 1].time : null;
+    return how;
   }
 
   /** New rows = old rows with the last one replaced (same time) or one newer row appended. */
