@@ -50,6 +50,7 @@ export function createPanel(def, { onRefresh, colors }) {
   let hasData = false;
   let lastData;
   let refreshedAt = null;
+  let runInfo = '';
   let seq = 0;
   let mounts = 0;
   let updates = 0;
@@ -125,6 +126,7 @@ export function createPanel(def, { onRefresh, colors }) {
       hasData = true;
       lastData = data;
       errorBox.hidden = true;
+      errorBox.replaceChildren();
       setStatus('ok');
       return true;
     } catch (e) {
@@ -134,10 +136,14 @@ export function createPanel(def, { onRefresh, colors }) {
   }
 
   /** Fresh data (`panel.data` or a snapshot slot). */
-  function applyData(data, newSeq, at) {
+  function applyData(data, newSeq, at, meta = {}) {
     seq = newSeq;
     el.dataset.seq = String(seq);
     if (Number.isFinite(at)) refreshedAt = at;
+    runInfo = [
+      Number.isFinite(meta.rowCount) ? `${meta.rowCount} row${meta.rowCount === 1 ? '' : 's'}` : '',
+      Number.isFinite(meta.durationMs) ? `${Math.round(meta.durationMs)} ms` : '',
+    ].filter(Boolean).join(' · ');
     tick();
     draw(data, true);
   }
@@ -180,7 +186,7 @@ export function createPanel(def, { onRefresh, colors }) {
 
   function tick() {
     time.textContent = refreshedAt ? relativeTime(refreshedAt) : '';
-    time.title = refreshedAt ? `Refreshed ${absoluteTime(refreshedAt)}` : '';
+    time.title = refreshedAt ? `Refreshed ${absoluteTime(refreshedAt)}${runInfo ? ` · ${runInfo}` : ''}` : '';
   }
 
   function destroy() {

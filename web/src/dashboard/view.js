@@ -242,7 +242,7 @@ export function createDashboardView(el, { api, bus }) {
   function onPanelData(msg) {
     const p = panels.get(msg.panelId);
     if (!p || msg.seq <= p.seq) return;
-    p.applyData(msg.data, msg.seq, msg.refreshedAt);
+    p.applyData(msg.data, msg.seq, msg.refreshedAt, msg);
   }
 
   function onPanelError(msg) {
