@@ -40,7 +40,7 @@ export function createPanel(def, { onRefresh, colors }) {
   refresh.append(refreshIcon());
   const header = h('header.panel-head', null, title, h('span.panel-meta', null, time), refresh);
   const body = h('div.panel-body');
-  const errorBox = h('div.panel-error-box', { hidden: true });
+  const errorBox = h('div.panel-error', { hidden: true, role: 'alert' });
   const progress = h('div.panel-progress');
   const el = h('section.panel', null, progress, header, body, errorBox);
 
@@ -72,7 +72,9 @@ export function createPanel(def, { onRefresh, colors }) {
     destroy,
   };
 
+  let statusToken = 0;
   function setStatus(s) {
+    statusToken += 1;
     el.dataset.status = s;
     refresh.disabled = false;
     el.classList.toggle('has-data', hasData);
@@ -127,7 +129,14 @@ export function createPanel(def, { onRefresh, colors }) {
       lastData = data;
       errorBox.hidden = true;
       errorBox.replaceChildren();
-      setStatus('ok');
+      if (panel.def.renderer === 'custom') setStatus('ok');
+      else {
+        // Canvas charts paint on the next animation frames: say `ok` once the chart shows.
+        const token = ++statusToken;
+        afterPaint(() => {
+          if (token === statusToken) setStatus('ok');
+        });
+      }
       return true;
     } catch (e) {
       showError({ kind: 'render', message: e?.message ?? String(e) });
@@ -168,7 +177,7 @@ export function createPanel(def, { onRefresh, colors }) {
         h('span.error-icon', { text: '!' }),
         h('span.error-kind', { text: label }),
         where ? h('span.error-where', { text: where }) : null),
-      h('pre.panel-error', { text: String(err.message ?? 'Unknown error') }),
+      h('pre.panel-error-message', { text: String(err.message ?? 'Unknown error') }),
       details.length ? h('details.error-details', null, h('summary', { text: 'Details' }), h('pre', { text: details.join('\n') })) : null,
     ].filter(Boolean));
     errorBox.hidden = false;
@@ -201,6 +210,18 @@ export function createPanel(def, { onRefresh, colors }) {
   setDef(def);
   setStatus('loading');
   return panel;
+}
+
+/** Runs `fn` after the next two animation frames (or 250 ms, when frames are paused). */
+function afterPaint(fn) {
+  let done = false;
+  const go = () => {
+    if (done) return;
+    done = true;
+    fn();
+  };
+  requestAnimationFrame(() => requestAnimationFrame(go));
+  setTimeout(go, 250);
 }
 
 function refreshIcon() {
