@@ -246,6 +246,8 @@ export function createDashboardList(el, { api, bus }) {
     openId = dashboardId ?? null;
     highlight();
     loadVersions();
+    // Opened something the list does not show yet (e.g. the agent just created it): reload.
+    if (openId && !items.some((d) => d.id === openId)) load().then(highlight);
   });
   bus.on('dashboards:changed', () => {
     // Several writes in a row (or a patch storm) cost one reload.
