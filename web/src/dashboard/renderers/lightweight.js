@@ -109,7 +109,7 @@ export function createLightweightRenderer(body, panel, colors) {
           priceLineVisible: false,
         });
         chart.priceScale('volume').applyOptions({ scaleMargins: { top: 0.82, bottom: 0 } });
-        series.get('candle').series.priceScale().applyOptions({ scaleMargins: { top: 0.08, bottom: 0.22 } });
+        series.get('candle').series.priceScale().applyOptions({ scaleMargins: { top: 0.16, bottom: 0.22 } });
       }
       keys.overlays.forEach((k, i) => add(`o:${k}`, LineSeries, 'overlay', i + 1, {
         lineWidth: 1.5, priceLineVisible: false, lastValueVisible: false, crosshairMarkerVisible: false,
@@ -124,12 +124,57 @@ export function createLightweightRenderer(body, panel, colors) {
     renderLegend(keys);
   }
 
+  /** Legend entries: [label, colour, value cell] per shown series; values follow the crosshair. */
+  let legendCells = [];
   function renderLegend(keys) {
-    const names = kind === 'candlestick' ? keys.overlays : keys.fields.length > 1 ? keys.fields : [];
-    legend.replaceChildren(...names.map((n, i) => h('span.legend-item', null,
-      h('i.swatch', { style: { background: colorAt(kind === 'candlestick' ? i + 1 : i) } }), n)));
-    legend.hidden = names.length === 0;
+    legendCells = [];
+    const items = [];
+    if (kind === 'candlestick') {
+      const ohlc = h('span.legend-item.legend-ohlc');
+      legendCells.push({ key: 'candle', cell: ohlc });
+      items.push(ohlc);
+      keys.overlays.forEach((n, i) => {
+        const v = h('b.legend-value');
+        legendCells.push({ key: `o:${n}`, cell: v });
+        items.push(h('span.legend-item', null, h('i.swatch', { style: { background: colorAt(i + 1) } }), n, v));
+      });
+    } else {
+      keys.fields.forEach((n, i) => {
+        const v = h('b.legend-value');
+        legendCells.push({ key: `f:${n}`, cell: v });
+        items.push(h('span.legend-item', null, h('i.swatch', { style: { background: colorAt(i) } }), n, v));
+      });
+    }
+    legend.replaceChildren(...items);
+    legend.hidden = items.length === 0;
+    showValues(null);
   }
+
+  const fmt = (v) => (typeof v === 'number' && Number.isFinite(v) ? formatAxis(v) : '–');
+  /** Values at the crosshair (`seriesData` of a crosshair move), or the last row's. */
+  function showValues(seriesData) {
+    for (const { key, cell } of legendCells) {
+      const s = series.get(key)?.series;
+      if (!s) continue;
+      let d = seriesData?.get(s);
+      if (!seriesData) {
+        const all = s.data();
+        d = all.length ? all[all.length - 1] : undefined;
+      }
+      if (key === 'candle') {
+        const up = d && d.close >= d.open;
+        cell.replaceChildren(...['O', 'H', 'L', 'C'].flatMap((label, i) => [
+          h('span.legend-k', { text: label }),
+          h(`b.legend-value.${d ? (up ? 'up' : 'down') : 'flat'}`, { text: fmt(d?.[['open', 'high', 'low', 'close'][i]]) }),
+        ]));
+      } else {
+        cell.textContent = fmt(d?.value);
+      }
+    }
+  }
+  chart.subscribeCrosshairMove((param) => {
+    showValues(param.time !== undefined && param.seriesData?.size ? param.seriesData : null);
+  });
 
   /** Per-series points for one row. */
   function pointsOf(r, keys) {
@@ -191,6 +236,7 @@ export function createLightweightRenderer(body, panel, colors) {
     }
     prevRows = strs;
     prevRows.lastTime = rows.length ? rows[rows.length - 1].time : null;
+    showValues(null);
     return how;
   }
 
