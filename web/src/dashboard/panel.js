@@ -76,7 +76,6 @@ export function createPanel(def, { onRefresh, colors }) {
   function setStatus(s) {
     statusToken += 1;
     el.dataset.status = s;
-    refresh.disabled = false;
     el.classList.toggle('has-data', hasData);
   }
 

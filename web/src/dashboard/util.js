@@ -98,14 +98,6 @@ export function formatChange(v) {
   return `${v > 0 ? '+' : v < 0 ? '−' : ''}${numberFormat(2, 2).format(Math.abs(v))}%`;
 }
 
-/** A date for UTC-seconds chart times (with the time of day when `intraday`). */
-export function formatUtcSeconds(t, intraday = false) {
-  if (typeof t !== 'number') return String(t ?? '');
-  const d = new Date(t * 1000);
-  const date = d.toISOString().slice(0, 10);
-  return intraday ? `${date} ${d.toISOString().slice(11, 16)}` : date;
-}
-
 /** Only http(s) links from data become anchors. */
 export function safeUrl(u) {
   if (typeof u !== 'string') return null;

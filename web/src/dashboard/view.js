@@ -25,9 +25,8 @@ export function createDashboardView(el, { api, bus }) {
   const refreshAll = h('button.dash-refresh-all', {
     type: 'button', title: 'Re-run every panel', text: 'Refresh all',
     onclick: () => {
-      if (!current) return;
+      if (!current || !live.send({ type: 'refresh', dashboardId: current })) return;
       for (const p of panels.values()) p.setLoading();
-      live.send({ type: 'refresh', dashboardId: current });
     },
   });
   const varsBar = h('div.dashboard-vars');
@@ -310,9 +309,8 @@ export function createDashboardView(el, { api, bus }) {
   }
 
   function onRefresh(panelId) {
-    if (!current) return;
+    if (!current || !live.send({ type: 'refresh', dashboardId: current, panelId })) return;
     panels.get(panelId)?.setLoading();
-    live.send({ type: 'refresh', dashboardId: current, panelId });
   }
 
   // ---- variables --------------------------------------------------------------------------
