@@ -149,7 +149,8 @@ function pieOption(rows, c, size) {
     tooltip: { trigger: 'item', valueFormatter: undefined, formatter: (p) => `${escapeHtml(p.name)}: <b>${formatNumber(p.value)}</b> (${p.percent}%)` },
     legend: wide
       ? { show: true, orient: 'vertical', left: 0, top: 'middle', type: 'scroll', width: Math.round(size.width * 0.4) }
-      : { show: true, orient: 'horizontal', left: 'center', top: 'auto', bottom: 0, type: data.length <= 8 ? 'plain' : 'scroll' },
+      : { show: true, orient: 'horizontal', left: 'center', top: 'auto', bottom: 0, type: data.length <= 8 ? 'plain' : 'scroll',
+        textStyle: { color: c.muted, fontSize: 11, width: Math.max(60, Math.round(size.width / 3) - 30), overflow: 'truncate' } },
     series: [{
       id: 'pie',
       type: 'pie',
