@@ -1,0 +1,263 @@
+// The sidebar: dashboards (most recently updated first), "New from template", duplicate,
+// delete with Undo, and the open dashboard's version history with "restore this version".
+//
+// Test hooks: .dashboard-item[data-dashboard-id] (.active when open), .dashboard-new,
+// .dashboard-duplicate, .dashboard-delete, .dashboard-versions with .version-restore buttons.
+import { h, relativeTime, absoluteTime } from './util.js';
+
+const enc = encodeURIComponent;
+
+/** A 16×16 stroked SVG icon from one path. */
+function icon(d) {
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  svg.setAttribute('viewBox', '0 0 16 16');
+  svg.setAttribute('width', '14');
+  svg.setAttribute('height', '14');
+  svg.setAttribute('aria-hidden', 'true');
+  const path = document.createElementNS(ns, 'path');
+  path.setAttribute('d', d);
+  for (const [k, v] of [['fill', 'none'], ['stroke', 'currentColor'], ['stroke-width', '1.4'], ['stroke-linejoin', 'round'], ['stroke-linecap', 'round']]) {
+    path.setAttribute(k, v);
+  }
+  svg.append(path);
+  return svg;
+}
+
+export function createDashboardList(el, { api, bus }) {
+  let openId = null;
+  let items = [];
+  let templates = null;
+  let loadSeq = 0;
+  let reloadTimer = null;
+
+  const newBtn = h('button.dashboard-new', {
+    type: 'button', title: 'New dashboard from a template', 'aria-haspopup': 'true', 'aria-expanded': 'false',
+    onclick: (e) => { e.stopPropagation(); toggleMenu(); },
+  }, h('span.plus', { text: '+' }), ' New');
+  const menu = h('div.template-menu', { hidden: true, role: 'menu' });
+  const listEl = h('ul.dashboard-items', { role: 'list' });
+  const versionsEl = h('section.dashboard-versions', { hidden: true });
+  const root = h('div.dash-list', null,
+    h('div.dash-list-head', null, h('span.dash-list-title', { text: 'Dashboards' }), newBtn),
+    menu, listEl, versionsEl);
+  el.replaceChildren(root);
+
+  document.addEventListener('click', (e) => {
+    if (!menu.hidden && !menu.contains(e.target)) closeMenu();
+  });
+  document.addEventListener('keydown', (e) => { if (e.key === 'Escape') closeMenu(); });
+
+  // ---- dashboards -------------------------------------------------------------------------
+  async function load() {
+    const mine = ++loadSeq;
+    try {
+      const rows = await api.get('/api/dashboards');
+      if (mine !== loadSeq) return items;
+      items = rows.filter((d) => !d.deleted).sort((a, b) => (b.updatedAt ?? 0) - (a.updatedAt ?? 0));
+      renderItems();
+    } catch (e) {
+      if (mine === loadSeq) listEl.replaceChildren(h('li.dash-list-error', { text: `Could not load dashboards: ${e.message}` }));
+    }
+    return items;
+  }
+
+  function renderItems() {
+    if (!items.length) {
+      listEl.replaceChildren(h('li.dash-list-empty', { text: 'No dashboards yet. Create one from a template.' }));
+      return;
+    }
+    listEl.replaceChildren(...items.map((d) => {
+      const li = h('li.dashboard-item', {
+        dataset: { dashboardId: d.id }, tabindex: '0', role: 'button', 'aria-current': d.id === openId ? 'true' : null,
+        title: d.title,
+        onclick: () => bus.emit('dashboard:open', { dashboardId: d.id }),
+        onkeydown: (e) => {
+          if ((e.key === 'Enter' || e.key === ' ') && e.target === li) {
+            e.preventDefault();
+            bus.emit('dashboard:open', { dashboardId: d.id });
+          }
+        },
+      },
+      h('div.item-main', null,
+        h('div.item-title', { text: d.title }),
+        h('div.item-meta', { text: `${d.panels} panel${d.panels === 1 ? '' : 's'} · v${d.version} · ${relativeTime(d.updatedAt)}` })),
+      h('div.item-actions', null,
+        h('button.dashboard-duplicate.icon', {
+          type: 'button', title: 'Duplicate', 'aria-label': `Duplicate ${d.title}`,
+          onclick: (e) => { e.stopPropagation(); duplicate(d); },
+        }, icon('M5.5 5.5h7v7h-7zM3.5 10.5v-7h7')),
+        h('button.dashboard-delete.icon', {
+          type: 'button', title: 'Delete', 'aria-label': `Delete ${d.title}`,
+          onclick: (e) => { e.stopPropagation(); remove(d); },
+        }, icon('M3 4.5h10M6.5 4.5V3h3v1.5M4.5 4.5l.6 8.5h5.8l.6-8.5'))));
+      li.classList.toggle('active', d.id === openId);
+      return li;
+    }));
+  }
+
+  function highlight() {
+    for (const li of listEl.querySelectorAll('.dashboard-item')) {
+      const on = li.dataset.dashboardId === openId;
+      li.classList.toggle('active', on);
+      if (on) li.setAttribute('aria-current', 'true');
+      else li.removeAttribute('aria-current');
+    }
+  }
+
+  async function duplicate(d) {
+    try {
+      const rec = await api.post('/api/dashboards', { duplicateOf: d.id, title: `${d.title} (copy)` });
+      changed();
+      if (rec?.id) bus.emit('dashboard:open', { dashboardId: rec.id });
+      toast(`Duplicated “${d.title}”`);
+    } catch (e) {
+      toast(`Duplicate failed: ${e.message}`);
+    }
+  }
+
+  async function remove(d) {
+    // eslint-disable-next-line no-alert
+    if (!window.confirm(`Delete “${d.title}”?`)) return;
+    try {
+      await api.del(`/api/dashboards/${enc(d.id)}`);
+      changed();
+      toast(`Deleted “${d.title}”`, 'Undo', async () => {
+        try {
+          await api.post(`/api/dashboards/${enc(d.id)}/restore`);
+          changed();
+        } catch (e) {
+          toast(`Undo failed: ${e.message}`);
+        }
+      });
+    } catch (e) {
+      toast(`Delete failed: ${e.message}`);
+    }
+  }
+
+  function changed() {
+    bus.emit('dashboards:changed', {});
+  }
+
+  // ---- templates --------------------------------------------------------------------------
+  async function toggleMenu() {
+    if (!menu.hidden) return closeMenu();
+    menu.hidden = false;
+    newBtn.setAttribute('aria-expanded', 'true');
+    if (!templates) {
+      menu.replaceChildren(h('div.menu-note', { text: 'Loading templates…' }));
+      try {
+        templates = await api.get('/api/templates');
+      } catch (e) {
+        menu.replaceChildren(h('div.menu-note', { text: `Could not load templates: ${e.message}` }));
+        return undefined;
+      }
+    }
+    menu.replaceChildren(
+      h('div.menu-note', { text: 'New from template' }),
+      ...templates.map((t) => h('button.template-item', {
+        type: 'button', role: 'menuitem', dataset: { template: t.name },
+        onclick: () => create(t),
+      }, h('span.template-title', { text: t.title ?? t.name }),
+      h('span.template-meta', { text: `${t.panels} panels` }))));
+    return undefined;
+  }
+
+  function closeMenu() {
+    menu.hidden = true;
+    newBtn.setAttribute('aria-expanded', 'false');
+  }
+
+  async function create(t) {
+    closeMenu();
+    try {
+      const rec = await api.post('/api/dashboards', { template: t.name });
+      changed();
+      if (rec?.id) bus.emit('dashboard:open', { dashboardId: rec.id });
+    } catch (e) {
+      toast(`Could not create: ${e.message}`);
+    }
+  }
+
+  // ---- versions ---------------------------------------------------------------------------
+  let versionsSeq = 0;
+  async function loadVersions() {
+    const id = openId;
+    const mine = ++versionsSeq;
+    if (!id) {
+      versionsEl.hidden = true;
+      return;
+    }
+    let rows;
+    try {
+      rows = await api.get(`/api/dashboards/${enc(id)}/versions`);
+    } catch {
+      if (mine === versionsSeq) versionsEl.hidden = true;
+      return;
+    }
+    if (mine !== versionsSeq) return;
+    rows = [...rows].sort((a, b) => b.version - a.version);
+    const latest = rows[0]?.version;
+    versionsEl.hidden = false;
+    versionsEl.replaceChildren(
+      h('h3.versions-title', null, 'Version history', h('span.versions-count', { text: String(rows.length) })),
+      h('ol.versions', null, rows.map((v) => h(`li.version${v.version === latest ? '.current' : ''}`, { dataset: { version: String(v.version) } },
+        h('div.version-line', null,
+          h('span.version-num', { text: `v${v.version}` }),
+          h('span.version-time', { text: relativeTime(v.createdAt), title: absoluteTime(v.createdAt) }),
+          v.version === latest
+            ? h('span.version-current', { text: 'current' })
+            : h('button.version-restore', {
+              type: 'button', title: `Restore version ${v.version} as a new version`, text: 'Restore',
+              onclick: () => revert(id, v.version),
+            })),
+        v.note ? h('div.version-note', { text: v.note, title: v.note }) : null,
+        h('div.version-meta', { text: `${v.panels} panel${v.panels === 1 ? '' : 's'}` })))));
+  }
+
+  async function revert(id, v) {
+    try {
+      await api.post(`/api/dashboards/${enc(id)}/revert`, { version: v });
+      changed();
+      toast(`Restored version ${v}`);
+    } catch (e) {
+      toast(`Restore failed: ${e.message}`);
+    }
+  }
+
+  // ---- toast ------------------------------------------------------------------------------
+  let toastEl = null;
+  let toastTimer = null;
+  function toast(text, actionLabel, action) {
+    toastEl?.remove();
+    clearTimeout(toastTimer);
+    toastEl = h('div.toast.dash-toast', { role: 'status' }, h('span', { text }),
+      actionLabel ? h('button.toast-action', {
+        type: 'button', text: actionLabel,
+        onclick: () => { toastEl?.remove(); toastEl = null; action(); },
+      }) : null);
+    document.body.append(toastEl);
+    const mine = toastEl;
+    toastTimer = setTimeout(() => { mine.remove(); if (toastEl === mine) toastEl = null; }, actionLabel ? 8000 : 3000);
+  }
+
+  // ---- wiring -----------------------------------------------------------------------------
+  bus.on('dashboard:opened', ({ dashboardId }) => {
+    openId = dashboardId ?? null;
+    highlight();
+    loadVersions();
+    // Opened something the list does not show yet (e.g. the agent just created it): reload.
+    if (openId && !items.some((d) => d.id === openId)) load().then(highlight);
+  });
+  bus.on('dashboards:changed', () => {
+    // Several writes in a row (or a patch storm) cost one reload.
+    clearTimeout(reloadTimer);
+    reloadTimer = setTimeout(() => {
+      load().then(highlight);
+      loadVersions();
+    }, 150);
+  });
+
+  const ready = load();
+  return { ready };
+}

@@ -1,0 +1,102 @@
+// The dashboard WebSocket (`/ws`): one connection, one subscribed dashboard at a time,
+// reconnecting with exponential backoff (0.5 s doubling to 10 s, with jitter) and resubscribing.
+//
+// createLive({onMessage, onStatus}) → {subscribe(id), unsubscribe(), send(msg) → bool, status()}
+// onStatus(state, info): state 'connecting' | 'open' | 'closed'; info.retryAt when a retry is due.
+
+const MIN_DELAY = 500;
+const MAX_DELAY = 10_000;
+
+export function createLive({ onMessage, onStatus }) {
+  let ws = null;
+  let state = 'closed';
+  let attempt = 0;
+  let timer = null;
+  let wanted = null;
+
+  const url = () => `${location.protocol === 'https:' ? 'wss:' : 'ws:'}//${location.host}/ws`;
+
+  function setState(s, info = {}) {
+    state = s;
+    onStatus?.(s, info);
+  }
+
+  function connect() {
+    clearTimeout(timer);
+    timer = null;
+    if (ws) return;
+    setState('connecting');
+    let sock;
+    try {
+      sock = new WebSocket(url());
+    } catch {
+      scheduleRetry();
+      return;
+    }
+    ws = sock;
+    sock.onopen = () => {
+      if (ws !== sock) return;
+      attempt = 0;
+      setState('open');
+      if (wanted) raw({ type: 'subscribe', dashboardId: wanted });
+    };
+    sock.onmessage = (ev) => {
+      if (ws !== sock) return;
+      let msg;
+      try {
+        msg = JSON.parse(ev.data);
+      } catch {
+        return;
+      }
+      onMessage?.(msg);
+    };
+    sock.onclose = () => {
+      if (ws !== sock) return;
+      ws = null;
+      scheduleRetry();
+    };
+    sock.onerror = () => {}; // onclose follows and schedules the retry.
+  }
+
+  function scheduleRetry() {
+    const base = Math.min(MAX_DELAY, MIN_DELAY * 2 ** attempt);
+    attempt += 1;
+    const delay = Math.round(base / 2 + Math.random() * (base / 2));
+    clearTimeout(timer);
+    timer = setTimeout(connect, delay);
+    setState('closed', { retryAt: Date.now() + delay });
+  }
+
+  function raw(msg) {
+    if (!ws || ws.readyState !== WebSocket.OPEN) return false;
+    ws.send(JSON.stringify(msg));
+    return true;
+  }
+
+  // Back online or visible again: retry now instead of waiting out the backoff.
+  const kick = () => {
+    if (!ws && wanted) {
+      attempt = 0;
+      connect();
+    }
+  };
+  window.addEventListener('online', kick);
+  document.addEventListener('visibilitychange', () => {
+    if (document.visibilityState === 'visible') kick();
+  });
+
+  return {
+    subscribe(id) {
+      if (wanted && wanted !== id) raw({ type: 'unsubscribe', dashboardId: wanted });
+      wanted = id;
+      if (!ws) connect();
+      else raw({ type: 'subscribe', dashboardId: id });
+    },
+    unsubscribe() {
+      if (wanted) raw({ type: 'unsubscribe', dashboardId: wanted });
+      wanted = null;
+    },
+    send: raw,
+    status: () => state,
+  };
+}

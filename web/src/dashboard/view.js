@@ -1,0 +1,381 @@
+// The live dashboard view: title, version, variables bar, connection indicator and the panel
+// grid, kept current over the WebSocket (see README "WebSocket").
+//
+// State handling: a snapshot sets the state copy; a patch is applied to a clone (fast-json-patch)
+// when its baseVersion is ours, then the DOM is reconciled panel by panel (by id, comparing each
+// panel's JSON): never a full re-render. panel.data/panel.error with seq ≤ the panel's last seq are
+// stale and dropped.
+//
+// Test hooks: .dashboard-view[data-dashboard-id][data-version]; .dashboard-vars [name=<var>];
+// .live-status[data-state=open|connecting|closed]; panels: see panel.js.
+import { applyPatch } from 'fast-json-patch';
+import { themeColors } from '../theme.js';
+import { h, json } from './util.js';
+import { createLive } from './live.js';
+import { createPanel } from './panel.js';
+
+const ROW_HEIGHT = 80;
+
+export function createDashboardView(el, { api, bus }) {
+  // ---- static skeleton -------------------------------------------------------------------
+  const titleEl = h('h1.dash-title');
+  const versionEl = h('span.dash-version');
+  const statusDot = h('span.live-status', { dataset: { state: 'closed' }, role: 'status' },
+    h('i.dot'), h('span.live-label', { text: 'Offline' }));
+  const refreshAll = h('button.dash-refresh-all', {
+    type: 'button', title: 'Re-run every panel', text: 'Refresh all',
+    onclick: () => {
+      if (!current || !live.send({ type: 'refresh', dashboardId: current })) return;
+      for (const p of panels.values()) p.setLoading();
+    },
+  });
+  const varsBar = h('div.dashboard-vars');
+  const banner = h('div.dash-banner', { hidden: true });
+  const grid = h('div.dashboard-grid');
+  const empty = h('div.dash-empty', null,
+    h('div.dash-empty-title', { text: 'No dashboard open' }),
+    h('div.muted', { text: 'Pick one from the list, create one from a template, or ask the agent in the chat.' }));
+  const header = h('header.dash-header', null,
+    h('div.dash-title-row', null, titleEl, versionEl, h('span.dash-spacer'), statusDot, refreshAll),
+    varsBar);
+  const footer = h('footer.dash-footer', null, 'Charts by ',
+    h('a', { href: 'https://www.tradingview.com/', target: '_blank', rel: 'noopener noreferrer', text: 'TradingView Lightweight Charts™' }),
+    ' and Apache ECharts');
+  const root = h('div.dashboard-view', { dataset: { dashboardId: '', version: '' } }, header, banner, grid, empty, footer);
+  el.replaceChildren(root);
+
+  // ---- model ------------------------------------------------------------------------------
+  let current = null; // dashboard id
+  let version = 0;
+  let state = null;
+  let vars = {};
+  let varsJson = '';
+  let deleted = false;
+  let pendingVars = null;
+  /** @type {Map<string, ReturnType<typeof createPanel>>} */
+  let panels = new Map();
+  let colors = themeColors();
+
+  const live = createLive({ onMessage, onStatus });
+
+  function onStatus(s, info) {
+    statusDot.dataset.state = s;
+    const label = statusDot.querySelector('.live-label');
+    label.textContent = s === 'open' ? 'Live' : s === 'connecting' ? 'Connecting…' : 'Offline';
+    statusDot.title = s === 'closed' && info.retryAt
+      ? `Disconnected; retrying in ${Math.max(1, Math.round((info.retryAt - Date.now()) / 1000))} s`
+      : s === 'open' ? 'Receiving live updates' : 'Connecting to the server';
+  }
+
+  function setMode(mode) {
+    root.dataset.mode = mode; // empty | loading | live | deleted | missing
+    empty.hidden = mode !== 'empty';
+    header.hidden = mode === 'empty';
+    footer.hidden = mode === 'empty';
+  }
+  setMode('empty');
+
+  function showBanner(kind, text, action) {
+    banner.hidden = false;
+    banner.dataset.kind = kind;
+    banner.replaceChildren(h('span', { text }), action ?? null);
+  }
+  function hideBanner() {
+    banner.hidden = true;
+    banner.replaceChildren();
+  }
+
+  // ---- opening ----------------------------------------------------------------------------
+  function clearPanels() {
+    for (const p of panels.values()) p.destroy();
+    panels = new Map();
+    grid.replaceChildren();
+  }
+
+  function open(dashboardId) {
+    if (!dashboardId) return;
+    if (dashboardId === current && !deleted) {
+      bus.emit('dashboard:opened', { dashboardId });
+      return;
+    }
+    clearPanels();
+    current = dashboardId;
+    version = 0;
+    state = null;
+    vars = {};
+    varsJson = '';
+    deleted = false;
+    pendingVars = null;
+    root.dataset.dashboardId = dashboardId;
+    root.dataset.version = '';
+    root.removeAttribute('data-deleted');
+    titleEl.textContent = 'Loading…';
+    versionEl.textContent = '';
+    varsBar.replaceChildren();
+    hideBanner();
+    setMode('loading');
+    bus.emit('dashboard:opened', { dashboardId });
+    live.subscribe(dashboardId);
+    // The WebSocket answers an unknown or deleted id with a bare `error`; ask REST to tell which.
+    api.get(`/api/dashboards/${encodeURIComponent(dashboardId)}?detail=summary`).catch((e) => {
+      if (current !== dashboardId) return;
+      if (e.status === 410) markDeleted();
+      else if (e.status === 404) {
+        setMode('missing');
+        titleEl.textContent = 'Dashboard not found';
+        showBanner('error', `No dashboard with id ${dashboardId}.`);
+      }
+    });
+  }
+
+  function markDeleted() {
+    deleted = true;
+    root.dataset.deleted = 'true';
+    setMode('deleted');
+    const id = current;
+    const restore = h('button.primary', {
+      type: 'button', text: 'Restore',
+      onclick: async () => {
+        try {
+          await api.post(`/api/dashboards/${encodeURIComponent(id)}/restore`);
+          bus.emit('dashboards:changed', {});
+          reopen(id);
+        } catch (e) {
+          showBanner('error', `Restore failed: ${e.message}`);
+        }
+      },
+    });
+    showBanner('deleted', 'This dashboard was deleted.', restore);
+  }
+
+  function reopen(id) {
+    if (current !== id) return;
+    deleted = false;
+    root.removeAttribute('data-deleted');
+    hideBanner();
+    setMode('loading');
+    live.subscribe(id);
+  }
+
+  bus.on('dashboard:open', ({ dashboardId }) => open(dashboardId));
+  // A changed `#d=<id>` (typed, pasted, back/forward) opens that dashboard without a reload.
+  window.addEventListener('hashchange', () => {
+    const id = new URLSearchParams(location.hash.slice(1)).get('d');
+    if (id && id !== current) open(id);
+  });
+  // Someone restored the dashboard we show as deleted (e.g. the list's Undo): resubscribe.
+  bus.on('dashboards:changed', () => {
+    if (!deleted || !current) return;
+    const id = current;
+    api.get(`/api/dashboards/${encodeURIComponent(id)}?detail=summary`)
+      .then(() => reopen(id))
+      .catch(() => {});
+  });
+
+  // ---- messages ---------------------------------------------------------------------------
+  function onMessage(msg) {
+    if (msg.type === 'error') {
+      if (current && typeof msg.message === 'string' && msg.message.includes(current) && /deleted/.test(msg.message)) {
+        markDeleted();
+      }
+      return;
+    }
+    if (!current || msg.dashboardId !== current) return;
+    switch (msg.type) {
+      case 'dashboard.snapshot': return onSnapshot(msg);
+      case 'dashboard.patch': return onPatch(msg);
+      case 'panel.data': return onPanelData(msg);
+      case 'panel.error': return onPanelError(msg);
+      case 'dashboard.deleted':
+        markDeleted();
+        bus.emit('dashboards:changed', {});
+        return undefined;
+      default: return undefined;
+    }
+  }
+
+  function onSnapshot(msg) {
+    if (deleted) {
+      deleted = false;
+      root.removeAttribute('data-deleted');
+      hideBanner();
+    }
+    setMode('live');
+    vars = { ...(msg.vars ?? {}) };
+    reconcile(msg.state, msg.version);
+    // The snapshot is authoritative for panel results (seqs may even restart with the server).
+    for (const [id, p] of panels) {
+      const slot = msg.panels?.[id];
+      if (!slot) { p.setLoading(); continue; }
+      if (slot.status === 'ok') {
+        if (slot.seq !== p.seq || !p.el.classList.contains('has-data') || p.el.dataset.status !== 'ok') {
+          p.applyData(slot.data, slot.seq, slot.refreshedAt);
+        }
+      } else if (slot.status === 'error') {
+        if (slot.seq !== p.seq || p.el.dataset.status !== 'error') p.applyError(slot.error, slot.seq);
+      } else {
+        p.setSeq(slot.seq ?? 0);
+        p.setLoading();
+      }
+    }
+    if (pendingVars) {
+      const v = pendingVars;
+      pendingVars = null;
+      sendVars(v);
+    }
+  }
+
+  function onPatch(msg) {
+    if (!state || msg.version <= version) return; // not newer: already have it
+    if (msg.baseVersion !== version) {
+      // We missed a version: a fresh snapshot brings us up to date.
+      live.subscribe(current);
+      return;
+    }
+    let next;
+    try {
+      next = applyPatch(structuredClone(state), msg.patch ?? [], false, true).newDocument;
+    } catch {
+      live.subscribe(current);
+      return;
+    }
+    reconcile(next, msg.version);
+    bus.emit('dashboards:changed', {});
+  }
+
+  function onPanelData(msg) {
+    const p = panels.get(msg.panelId);
+    if (!p || msg.seq <= p.seq) return;
+    p.applyData(msg.data, msg.seq, msg.refreshedAt, msg);
+  }
+
+  function onPanelError(msg) {
+    const p = panels.get(msg.panelId);
+    if (!p || msg.seq <= p.seq) return;
+    p.applyError(msg.error, msg.seq);
+  }
+
+  // ---- reconcile --------------------------------------------------------------------------
+  function reconcile(next, nextVersion) {
+    const prev = state;
+    state = next;
+    version = nextVersion;
+    root.dataset.version = String(nextVersion);
+    versionEl.textContent = `v${nextVersion}`;
+    if (!prev || prev.title !== next.title) titleEl.textContent = next.title ?? '';
+    applyLayout(next.layout ?? {});
+    const vj = json([next.variables ?? [], vars]);
+    if (vj !== varsJson) {
+      varsJson = vj;
+      renderVars(next.variables ?? []);
+    }
+
+    const wanted = new Map((next.panels ?? []).map((p) => [p.id, p]));
+    for (const [id, p] of panels) {
+      if (!wanted.has(id)) {
+        p.destroy();
+        panels.delete(id);
+      }
+    }
+    const cols = Math.max(1, next.layout?.columns ?? 1);
+    let cursor = grid.firstElementChild;
+    for (const def of next.panels ?? []) {
+      let p = panels.get(def.id);
+      if (!p) {
+        p = createPanel(def, { onRefresh, colors });
+        panels.set(def.id, p);
+      } else if (p.defJson !== json(def)) {
+        p.setDef(def);
+      }
+      const w = Math.min(cols, Math.max(1, def.layout?.w ?? 1));
+      const hgt = Math.max(1, def.layout?.h ?? 3);
+      p.el.style.setProperty('--w', String(w));
+      p.el.style.setProperty('--h', String(hgt));
+      if (p.el !== cursor) grid.insertBefore(p.el, cursor);
+      else cursor = cursor.nextElementSibling;
+    }
+    if (!panels.size) {
+      grid.replaceChildren(h('div.dash-no-panels', { text: 'This dashboard has no panels yet.' }));
+    } else {
+      grid.querySelector(':scope > .dash-no-panels')?.remove();
+    }
+  }
+
+  function applyLayout(layout) {
+    const cols = Math.max(1, Math.min(12, layout.columns ?? 1));
+    grid.style.setProperty('--cols', String(cols));
+    grid.style.setProperty('--gap', `${layout.gap ?? 12}px`);
+    grid.style.setProperty('--row', `${ROW_HEIGHT}px`);
+  }
+
+  function onRefresh(panelId) {
+    if (!current || !live.send({ type: 'refresh', dashboardId: current, panelId })) return;
+    panels.get(panelId)?.setLoading();
+  }
+
+  // ---- variables --------------------------------------------------------------------------
+  function valueOf(v) {
+    return Object.hasOwn(vars, v.name) ? vars[v.name] : v.default;
+  }
+
+  function setVar(name, value) {
+    vars = { ...vars, [name]: value };
+    varsJson = json([state?.variables ?? [], vars]);
+    for (const p of panels.values()) p.setLoading();
+    sendVars({ [name]: value });
+  }
+
+  function sendVars(v) {
+    if (!live.send({ type: 'set_vars', dashboardId: current, vars: v })) {
+      pendingVars = { ...(pendingVars ?? {}), ...v };
+    }
+  }
+
+  function renderVars(defs) {
+    varsBar.hidden = defs.length === 0;
+    varsBar.replaceChildren(...defs.map((v) => {
+      const id = `var-${v.name}`;
+      const value = valueOf(v);
+      let input;
+      let extra = null;
+      if (v.type === 'select') {
+        const options = Array.isArray(v.options) ? v.options : [];
+        input = h('select', { id, name: v.name }, options.map((o) => h('option', { value: String(o), text: String(o) })));
+        input.value = String(value);
+        input.addEventListener('change', () => {
+          const o = options.find((x) => String(x) === input.value);
+          setVar(v.name, o === undefined ? input.value : o);
+        });
+      } else if (v.type === 'range') {
+        const [min = 0, max = 100, step = 1] = Array.isArray(v.options) ? v.options : [];
+        input = h('input', { id, name: v.name, type: 'range', min: String(min), max: String(max), step: String(step) });
+        input.value = String(value);
+        extra = h('output.var-value', { for: id, text: String(value) });
+        input.addEventListener('input', () => { extra.textContent = input.value; });
+        input.addEventListener('change', () => setVar(v.name, Number(input.value)));
+      } else {
+        input = h('input', { id, name: v.name, type: 'text', spellcheck: 'false', autocomplete: 'off' });
+        input.value = value == null ? '' : String(value);
+        input.addEventListener('change', () => setVar(v.name, input.value));
+        input.addEventListener('keydown', (e) => { if (e.key === 'Enter') input.blur(); });
+      }
+      return h(`label.var.var-${v.type}`, { for: id }, h('span.var-label', { text: v.label ?? v.name }), input, extra);
+    }));
+  }
+
+  // ---- theme and clock --------------------------------------------------------------------
+  bus.on('theme:changed', () => {
+    // The CSS variables switched with the attribute; getComputedStyle sees them already.
+    colors = themeColors();
+    for (const p of panels.values()) p.theme(colors);
+  });
+  setInterval(() => {
+    for (const p of panels.values()) p.tick();
+  }, 15_000);
+
+  return {
+    open,
+    current: () => current,
+  };
+}
+
