@@ -72,6 +72,15 @@ bus.on('dashboard:open', () => {
   if (app.dataset.pane === 'list') showPane('dashboard');
 });
 
+// A changed hash (typed, pasted, back/forward) opens what it names without a reload.
+window.addEventListener('hashchange', () => {
+  const params = readHash();
+  const d = params.get('d');
+  if (d && d !== view.current()) bus.emit('dashboard:open', { dashboardId: d });
+  const c = params.get('chat');
+  if (c && c !== chat.currentChat()) chat.openChat(c);
+});
+
 const initial = readHash();
 if (initial.get('chat')) chat.openChat(initial.get('chat'));
 if (initial.get('d')) {

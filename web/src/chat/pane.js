@@ -483,5 +483,5 @@ export function createChatPane(el, { api, bus }) {
   updateEmpty();
   refreshChats();
 
-  return { openChat, newChat, send: (text) => ((input.value = text), send()), element: root };
+  return { openChat, newChat, currentChat: () => chatId, send: (text) => ((input.value = text), send()), element: root };
 }

@@ -158,11 +158,6 @@ export function createDashboardView(el, { api, bus }) {
   }
 
   bus.on('dashboard:open', ({ dashboardId }) => open(dashboardId));
-  // A changed `#d=<id>` (typed, pasted, back/forward) opens that dashboard without a reload.
-  window.addEventListener('hashchange', () => {
-    const id = new URLSearchParams(location.hash.slice(1)).get('d');
-    if (id && id !== current) open(id);
-  });
   // Someone restored the dashboard we show as deleted (e.g. the list's Undo): resubscribe.
   bus.on('dashboards:changed', () => {
     if (!deleted || !current) return;
