@@ -131,8 +131,8 @@ export async function closeBrowser() {
 }
 
 /**
- * A fresh page (own storage) at `width`×`height` that records console errors and uncaught
- * exceptions in `page.errors`.
+ * A fresh page (own storage) at `width`×`height` that records console errors, uncaught
+ * exceptions and requests to any host but the server in `page.errors`.
  */
 export async function newPage({ width = 1280, height = 800, colorScheme = 'light' } = {}) {
   const context = await (await launchBrowser()).newContext({ viewport: { width, height }, colorScheme });
@@ -142,6 +142,12 @@ export async function newPage({ width = 1280, height = 800, colorScheme = 'light
     if (m.type() === 'error') page.errors.push(`console: ${m.text()}`);
   });
   page.on('pageerror', (e) => page.errors.push(`uncaught: ${e.message}`));
+  // Everything the app needs is served by the binary: any other host is a failure (no CDN).
+  page.on('request', (r) => {
+    const url = new URL(r.url());
+    const local = url.hostname === '127.0.0.1' || ['data:', 'about:', 'blob:'].includes(url.protocol);
+    if (!local) page.errors.push(`external request: ${r.url()}`);
+  });
   return page;
 }
 
