@@ -56,7 +56,10 @@ $('.toggle-sidebar').addEventListener('click', () => app.classList.toggle('sideb
 
 const themeButton = $('.theme-toggle');
 const paintThemeButton = () => {
-  themeButton.textContent = currentTheme() === 'dark' ? '☀ Light' : '☾ Dark';
+  const dark = currentTheme() === 'dark';
+  themeButton.replaceChildren(dark ? '☀' : '☾', Object.assign(document.createElement('span'), {
+    className: 'label', textContent: dark ? ' Light' : ' Dark',
+  }));
 };
 themeButton.addEventListener('click', () => setTheme('toggle'));
 bus.on('theme:changed', paintThemeButton);
