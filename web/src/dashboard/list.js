@@ -3,26 +3,9 @@
 //
 // Test hooks: .dashboard-item[data-dashboard-id] (.active when open), .dashboard-new,
 // .dashboard-duplicate, .dashboard-delete, .dashboard-versions with .version-restore buttons.
-import { h, relativeTime, absoluteTime } from './util.js';
+import { h, icon, relativeTime, absoluteTime } from './util.js';
 
 const enc = encodeURIComponent;
-
-/** A 16×16 stroked SVG icon from one path. */
-function icon(d) {
-  const ns = 'http://www.w3.org/2000/svg';
-  const svg = document.createElementNS(ns, 'svg');
-  svg.setAttribute('viewBox', '0 0 16 16');
-  svg.setAttribute('width', '14');
-  svg.setAttribute('height', '14');
-  svg.setAttribute('aria-hidden', 'true');
-  const path = document.createElementNS(ns, 'path');
-  path.setAttribute('d', d);
-  for (const [k, v] of [['fill', 'none'], ['stroke', 'currentColor'], ['stroke-width', '1.4'], ['stroke-linejoin', 'round'], ['stroke-linecap', 'round']]) {
-    path.setAttribute(k, v);
-  }
-  svg.append(path);
-  return svg;
-}
 
 export function createDashboardList(el, { api, bus }) {
   let openId = null;

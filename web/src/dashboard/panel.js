@@ -6,7 +6,7 @@
 //
 // The chart instance lives as long as the panel's type/renderer/config stay the same; new data is
 // applied to it in place (`data-updates`); a new instance counts in `data-mounts`.
-import { h, relativeTime, absoluteTime, json } from './util.js';
+import { h, icon, relativeTime, absoluteTime, json } from './util.js';
 import { createLightweightRenderer } from './renderers/lightweight.js';
 import { createEchartsRenderer } from './renderers/echarts.js';
 import { createCustomRenderer } from './renderers/custom.js';
@@ -37,7 +37,7 @@ export function createPanel(def, { onRefresh, colors }) {
     type: 'button', title: 'Refresh this panel', 'aria-label': 'Refresh panel',
     onclick: () => onRefresh(panel.id),
   });
-  refresh.append(refreshIcon());
+  refresh.append(icon('M13.5 8a5.5 5.5 0 1 1-1.6-3.9M13.5 2.5v3h-3', 1.6));
   const header = h('header.panel-head', null, title, h('span.panel-meta', null, time), refresh);
   const body = h('div.panel-body');
   const errorBox = h('div.panel-error', { hidden: true, role: 'alert' });
@@ -221,22 +221,4 @@ function afterPaint(fn) {
   };
   requestAnimationFrame(() => requestAnimationFrame(go));
   setTimeout(go, 250);
-}
-
-function refreshIcon() {
-  const ns = 'http://www.w3.org/2000/svg';
-  const svg = document.createElementNS(ns, 'svg');
-  svg.setAttribute('viewBox', '0 0 16 16');
-  svg.setAttribute('width', '14');
-  svg.setAttribute('height', '14');
-  svg.setAttribute('aria-hidden', 'true');
-  const path = document.createElementNS(ns, 'path');
-  path.setAttribute('d', 'M13.5 8a5.5 5.5 0 1 1-1.6-3.9M13.5 2.5v3h-3');
-  path.setAttribute('fill', 'none');
-  path.setAttribute('stroke', 'currentColor');
-  path.setAttribute('stroke-width', '1.6');
-  path.setAttribute('stroke-linecap', 'round');
-  path.setAttribute('stroke-linejoin', 'round');
-  svg.append(path);
-  return svg;
 }

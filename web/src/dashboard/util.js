@@ -132,3 +132,18 @@ export function withAlpha(color, alpha) {
 
 /** Stable JSON for comparisons. */
 export const json = (v) => JSON.stringify(v ?? null);
+
+/** A 16×16 stroked SVG icon (drawn at 14 px) from one path. */
+export function icon(d, strokeWidth = 1.4) {
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  for (const [k, v] of [['viewBox', '0 0 16 16'], ['width', '14'], ['height', '14'], ['aria-hidden', 'true']]) {
+    svg.setAttribute(k, v);
+  }
+  const path = document.createElementNS(ns, 'path');
+  const attrs = [['d', d], ['fill', 'none'], ['stroke', 'currentColor'], ['stroke-width', String(strokeWidth)],
+    ['stroke-linejoin', 'round'], ['stroke-linecap', 'round']];
+  for (const [k, v] of attrs) path.setAttribute(k, v);
+  svg.append(path);
+  return svg;
+}
