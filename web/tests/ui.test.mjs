@@ -55,7 +55,7 @@ test('every example dashboard renders: panels ok, charts painted, no console err
   await page.close();
 });
 
-test('a panel.data push updates a chart in place (variables re-run panels)', async () => {
+test('panel.data pushes update charts in place (a variable change, a server refresh)', async () => {
   const gold = (await api.get('/api/dashboards')).find((d) => d.title.startsWith('Gold'));
   const page = await newPage();
   await page.goto(`${server.url}/#d=${gold.id}`);
@@ -77,6 +77,44 @@ test('a panel.data push updates a chart in place (variables re-run panels)', asy
   assert.equal(afterUpdate.mounts, before.mounts, 'the chart was not re-created');
   assert.ok(afterUpdate.updates > before.updates, 'the data was applied in place');
   assert.ok(afterUpdate.marker, 'the same canvas element is still there');
+
+  // An ECharts panel refreshed from the server: setOption on the same instance.
+  const heat = page.locator('.panel[data-panel-id="gold-corr"]');
+  const h0 = await heat.evaluate((p) => ({ seq: Number(p.dataset.seq), mounts: p.dataset.mounts, updates: Number(p.dataset.updates) }));
+  await api.post(`/api/dashboards/${gold.id}/refresh`, { panelId: 'gold-corr' });
+  await page.waitForFunction((seq) => Number(document.querySelector('.panel[data-panel-id="gold-corr"]').dataset.seq) > seq, h0.seq);
+  assert.equal(await heat.getAttribute('data-mounts'), h0.mounts, 'the ECharts instance was kept');
+  assert.ok(Number(await heat.getAttribute('data-updates')) > h0.updates);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('a newer bar goes in with series.update, anything else with setData', async () => {
+  // Bars 0..n-1, one a day: n 10 → 11 appends one newer bar; 11 → 5 rewrites the series.
+  const code = 'const n = Number(vars.n);\n' +
+    'return Array.from({ length: n }, (_, i) => ({ time: 1717027200 + i * 86400, value: 100 + i }));';
+  const created = await api.post('/api/dashboards', {
+    state: {
+      title: 'Growing series',
+      layout: { columns: 1 },
+      variables: [{ name: 'n', label: 'Bars', type: 'select', options: ['10', '11', '5'], default: '10' }],
+      panels: [{ id: 'grow', title: 'Growing', type: 'line', renderer: 'lightweight-charts', code }],
+    },
+  });
+  const page = await newPage();
+  await page.goto(`${server.url}/#d=${created.id}`);
+  await panelsSettled(page);
+  const panel = page.locator('.panel[data-panel-id="grow"]');
+  const mounts = await panel.getAttribute('data-mounts');
+  const step = async (n) => {
+    const seq = Number(await panel.getAttribute('data-seq'));
+    await page.selectOption('.dashboard-vars [name="n"]', n);
+    await page.waitForFunction((s) => Number(document.querySelector('.panel[data-panel-id="grow"]').dataset.seq) > s, seq);
+    return panel.getAttribute('data-apply');
+  };
+  assert.equal(await step('11'), 'update', 'one newer bar: series.update');
+  assert.equal(await step('5'), 'set', 'a shorter series: setData');
+  assert.equal(await panel.getAttribute('data-mounts'), mounts, 'the same chart throughout');
   assert.deepEqual(page.errors, []);
   await page.close();
 });
