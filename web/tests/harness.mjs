@@ -54,9 +54,10 @@ function stop(child) {
 
 /**
  * Starts the mock model with `script` and a server that uses it. `agents` are extra agent files
- * `{key: definition}` written before start. Returns `{url, mock, dir, log, close()}`.
+ * `{key: definition}` and `files` extra catalog files `{'tools/x.qlc': json}`, written before
+ * start. Returns `{url, dir, log, close()}`.
  */
-export async function startServer({ script, agents = {} } = {}) {
+export async function startServer({ script, agents = {}, files = {} } = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'boardsmith-web-'));
   const env = {
     BOARDSMITH_ADDR: '127.0.0.1:0',
@@ -70,6 +71,10 @@ export async function startServer({ script, agents = {} } = {}) {
   await mkdir(env.AGENT_EXTERNAL_DIR, { recursive: true });
   for (const [key, def] of Object.entries(agents)) {
     await writeFile(join(env.AGENT_EXTERNAL_DIR, `${key}.json`), JSON.stringify(def, null, 2));
+  }
+  for (const [path, content] of Object.entries(files)) {
+    await mkdir(join(dir, path, '..'), { recursive: true });
+    await writeFile(join(dir, path), JSON.stringify(content, null, 2));
   }
   let mock = null;
   if (script) {

@@ -49,8 +49,45 @@ export const script = {
       arguments: { title: 'Delete the old dashboards?', message: 'Three dashboards are unused.' },
       resultContains: '"confirmed":true',
     }, 'Confirmed, deleting now.'),
+    ...scenario('Pick a window', {
+      name: 'pick_window',
+      arguments: { days: 30 },
+      resultContains: '"days":90',
+    }, 'Using 90 days on a log scale.'),
     { steps: [{ type: 'text', text: 'The browser test script has no turn for this message.' }] },
   ],
+};
+
+/** A `.qlc` frontend tool: its declaration and its view, a JSON Schema rendered as a form. */
+export const qlcFiles = {
+  'tools/pick_window.qlc': {
+    tools: [{
+      name: 'pick_window',
+      description: 'Ask the user for the look-back window and the price scale.',
+      parameters: { type: 'object', properties: { days: { type: 'integer' } }, required: ['days'] },
+    }],
+  },
+  'viewports/pick_window.qlc': {
+    title: 'Chart window',
+    type: 'object',
+    properties: {
+      days: { type: 'integer', title: 'Days of history', minimum: 1, maximum: 3650 },
+      scale: { type: 'string', title: 'Price scale', enum: ['linear', 'log'], default: 'linear' },
+      volume: { type: 'boolean', title: 'Show volume', default: true },
+    },
+    required: ['days'],
+  },
+};
+
+/** A REACT agent with the `pick_window` frontend tool. */
+export const pickerAgent = {
+  name: 'Picker',
+  description: 'Asks for the chart window (browser test agent).',
+  providerKey: '',
+  model: '',
+  mode: 'REACT',
+  tools: ['pick_window'],
+  react: { systemPrompt: 'Ask for the chart window with pick_window.', maxSteps: 4 },
 };
 
 /** A REACT agent with the `confirm_dialog` frontend tool. */

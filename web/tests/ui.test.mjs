@@ -4,13 +4,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, apiOf, newPage, closeBrowser, screenshot, paintedCanvases } from './harness.mjs';
-import { script, confirmAgent } from './script.mjs';
+import { script, confirmAgent, pickerAgent, qlcFiles } from './script.mjs';
 
 let server;
 let api;
 
 before(async () => {
-  server = await startServer({ script, agents: { confirmer: confirmAgent } });
+  server = await startServer({ script, agents: { confirmer: confirmAgent, picker: pickerAgent }, files: qlcFiles });
   api = apiOf(server.url);
 });
 
@@ -205,6 +205,27 @@ test('a frontend tool renders its form; submitting it lets the run continue', as
   await form.locator('button[value="yes"]').click();
   await page.waitForSelector('.chat-run[data-status="complete"]');
   assert.match(await page.locator('.chat-content').last().innerText(), /Confirmed, deleting now/);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('a .qlc frontend tool renders its schema as a form; its values reach the model', async () => {
+  const page = await newPage();
+  await page.goto(server.url);
+  await page.selectOption('select.chat-agent', 'picker');
+  await page.fill('textarea.chat-input', 'Pick a window for the chart');
+  await page.click('.chat-send');
+  const form = page.locator('.chat-frontend-tool form.chat-schema-form');
+  await form.waitFor();
+  assert.equal(await form.locator('[name="days"]').inputValue(), '30', 'prefilled from the tool call');
+  assert.ok(await form.locator('[name="volume"]').isChecked(), 'schema default');
+  await form.locator('[name="days"]').fill('90');
+  await form.locator('[name="scale"]').selectOption({ label: 'log' });
+  await form.locator('button[type="submit"]').click();
+  await page.waitForSelector('.chat-run[data-status="complete"]');
+  assert.match(await page.locator('.chat-content').last().innerText(), /Using 90 days on a log scale/);
+  assert.ok(await form.locator('[name="days"]').isDisabled(), 'answered forms are disabled');
+  await screenshot(page, 'schema-form');
   assert.deepEqual(page.errors, []);
   await page.close();
 });

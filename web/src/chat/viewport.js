@@ -1,4 +1,5 @@
-// Viewports: server-provided HTML views (frontend tools, ```viewport blocks) in sandboxed iframes.
+// Viewports: server-provided HTML views (frontend tools, ```viewport blocks) in sandboxed iframes,
+// and schema views (`.qlc`, `.dqlc`, `.json_schema`: a JSON Schema object) as native forms.
 //
 // Protocol with the view: the host posts {type: 'viewport.data', data} once the frame has loaded;
 // the view posts {type: 'viewport.submit', params}. A small helper script is added to the
@@ -72,8 +73,13 @@ function listen() {
 export async function mountViewport(host, { api, key, data, onSubmit, title }) {
   listen();
   const view = await loadViewport(api, key);
+  if (view && typeof view.html !== 'string' && isSchema(view)) {
+    const form = schemaForm(view, data, onSubmit);
+    host.replaceChildren(form);
+    return form;
+  }
   if (!view || typeof view.html !== 'string') {
-    throw new Error(`viewport ${key} is not an HTML view`);
+    throw new Error(`viewport ${key} is neither an HTML view nor a form schema`);
   }
   const iframe = document.createElement('iframe');
   iframe.className = 'chat-viewport-frame';
@@ -92,4 +98,93 @@ export async function mountViewport(host, { api, key, data, onSubmit, title }) {
 /** Forgets frames that left the document. */
 export function pruneFrames() {
   for (const [win, entry] of frames) if (!entry.iframe.isConnected) frames.delete(win);
+}
+
+/** A JSON Schema object view (what `.qlc`/`.dqlc`/`.json_schema` files hold). */
+function isSchema(view) {
+  return view && typeof view === 'object' && view.properties && typeof view.properties === 'object';
+}
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text != null) e.textContent = String(text);
+  return e;
+}
+
+/** One input for a schema property; returns [element, read()] where read() gives its value. */
+function field(name, prop, value) {
+  const type = Array.isArray(prop.type) ? prop.type.find((t) => t !== 'null') : prop.type;
+  let input;
+  let read;
+  if (Array.isArray(prop.enum)) {
+    input = el('select');
+    for (const [i, v] of prop.enum.entries()) {
+      const o = el('option', null, prop.enumNames?.[i] ?? v);
+      o.value = String(i);
+      if (v === value) o.selected = true;
+      input.append(o);
+    }
+    read = () => prop.enum[Number(input.value)];
+  } else if (type === 'boolean') {
+    input = el('input');
+    input.type = 'checkbox';
+    input.checked = value === true;
+    read = () => input.checked;
+  } else if (type === 'number' || type === 'integer') {
+    input = el('input');
+    input.type = 'number';
+    if (prop.minimum != null) input.min = String(prop.minimum);
+    if (prop.maximum != null) input.max = String(prop.maximum);
+    input.step = type === 'integer' ? '1' : 'any';
+    if (value != null) input.value = String(value);
+    read = () => (input.value === '' ? null : Number(input.value));
+  } else {
+    const long = prop.format === 'textarea' || (prop.maxLength ?? 0) > 200;
+    input = el(long ? 'textarea' : 'input');
+    if (!long) input.type = prop.format === 'date' ? 'date' : 'text';
+    if (value != null) input.value = String(value);
+    read = () => input.value;
+  }
+  input.name = name;
+  const label = el('label', 'chat-form-field');
+  label.append(el('span', 'chat-form-label', prop.title || name));
+  if (prop.description) label.append(el('span', 'chat-form-help', prop.description));
+  label.append(input);
+  return [label, read, input];
+}
+
+/**
+ * A native form from a JSON Schema object: one input per property (enum → select, boolean →
+ * checkbox, number/integer, string/textarea/date), prefilled from the tool's arguments or the
+ * schema's defaults; submit calls `onSubmit(values)` once and disables the form.
+ */
+export function schemaForm(schema, data, onSubmit) {
+  const form = el('form', 'chat-schema-form');
+  if (schema.title) form.append(el('div', 'chat-form-title', schema.title));
+  if (schema.description) form.append(el('div', 'chat-form-help', schema.description));
+  const required = new Set(Array.isArray(schema.required) ? schema.required : []);
+  const readers = [];
+  for (const [name, prop] of Object.entries(schema.properties)) {
+    if (!prop || typeof prop !== 'object') continue;
+    const value = data && Object.hasOwn(data, name) ? data[name] : prop.default;
+    const [label, read, input] = field(name, prop, value);
+    if (required.has(name) && input.type !== 'checkbox') input.required = true;
+    readers.push([name, read]);
+    form.append(label);
+  }
+  const submit = el('button', 'primary chat-form-submit', schema.submitText || 'Submit');
+  submit.type = 'submit';
+  form.append(submit);
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const values = {};
+    for (const [name, read] of readers) {
+      const v = read();
+      if (v !== null && v !== '') values[name] = v;
+    }
+    for (const c of form.elements) c.disabled = true;
+    onSubmit?.(values);
+  });
+  return form;
 }
