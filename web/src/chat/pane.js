@@ -8,6 +8,7 @@ import { createRenderer } from './render.js';
 import { streamQuery, QueryError } from './stream.js';
 import { runAction } from './actions.js';
 import { pruneFrames } from './viewport.js';
+import { timeAgo } from '../time.js';
 
 const DEFAULT_AGENT = 'dashboard';
 const LIST_KEY = 'boardsmith.chat.listCollapsed';
@@ -25,20 +26,6 @@ function h(tag, cls, text) {
   if (cls) el.className = cls;
   if (text != null) el.textContent = text;
   return el;
-}
-
-/** "just now", "5m ago", "3h ago", "2d ago", else a date. */
-export function relativeTime(ms, now = Date.now()) {
-  if (!Number.isFinite(ms)) return '';
-  const s = Math.round((now - ms) / 1000);
-  if (s < 45) return 'just now';
-  const m = Math.round(s / 60);
-  if (m < 60) return `${m}m ago`;
-  const hr = Math.round(m / 60);
-  if (hr < 24) return `${hr}h ago`;
-  const d = Math.round(hr / 24);
-  if (d < 7) return `${d}d ago`;
-  return new Date(ms).toLocaleDateString(undefined, { month: 'short', day: 'numeric', year: d > 300 ? 'numeric' : undefined });
 }
 
 export function createChatPane(el, { api, bus }) {
@@ -263,14 +250,13 @@ export function createChatPane(el, { api, bus }) {
       list.append(h('li', 'chat-list-empty', 'No chats yet'));
       return;
     }
-    const now = Date.now();
     for (const c of chats) {
       const li = h('li', 'chat-item');
       li.dataset.chatId = c.chatId;
       li.tabIndex = 0;
       li.setAttribute('role', 'button');
       if (c.chatId === chatId) li.setAttribute('aria-current', 'true');
-      li.append(h('span', 'chat-item-name', c.chatName || 'Untitled chat'), h('span', 'chat-item-time', relativeTime(c.updatedAt, now)));
+      li.append(h('span', 'chat-item-name', c.chatName || 'Untitled chat'), timeAgo(h('span', 'chat-item-time'), c.updatedAt));
       li.title = c.chatName || '';
       li.addEventListener('click', () => openChat(c.chatId));
       li.addEventListener('keydown', (e) => {
@@ -288,9 +274,6 @@ export function createChatPane(el, { api, bus }) {
       else li.removeAttribute('aria-current');
     }
   }
-  setInterval(() => {
-    if (!document.hidden && chats.length) paintChats();
-  }, 60000);
 
   function resetTranscript() {
     if (frame) cancelAnimationFrame(frame);

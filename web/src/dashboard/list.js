@@ -3,7 +3,7 @@
 //
 // Test hooks: .dashboard-item[data-dashboard-id] (.active when open), .dashboard-new,
 // .dashboard-duplicate, .dashboard-delete, .dashboard-versions with .version-restore buttons.
-import { h, icon, relativeTime, absoluteTime } from './util.js';
+import { h, icon, timeAgo } from './util.js';
 
 const enc = encodeURIComponent;
 
@@ -64,7 +64,7 @@ export function createDashboardList(el, { api, bus }) {
       },
       h('div.item-main', null,
         h('div.item-title', { text: d.title }),
-        h('div.item-meta', { text: `${d.panels} panel${d.panels === 1 ? '' : 's'} · v${d.version} · ${relativeTime(d.updatedAt)}` })),
+        h('div.item-meta', { text: `${d.panels} panel${d.panels === 1 ? '' : 's'} · v${d.version} · ` }, timeAgo(h('span'), d.updatedAt))),
       h('div.item-actions', null,
         h('button.dashboard-duplicate.icon', {
           type: 'button', title: 'Duplicate', 'aria-label': `Duplicate ${d.title}`,
@@ -187,7 +187,7 @@ export function createDashboardList(el, { api, bus }) {
       h('ol.versions', null, rows.map((v) => h(`li.version${v.version === latest ? '.current' : ''}`, { dataset: { version: String(v.version) } },
         h('div.version-line', null,
           h('span.version-num', { text: `v${v.version}` }),
-          h('span.version-time', { text: relativeTime(v.createdAt), title: absoluteTime(v.createdAt) }),
+          timeAgo(h('span.version-time'), v.createdAt),
           v.version === latest
             ? h('span.version-current', { text: 'current' })
             : h('button.version-restore', {

@@ -24,28 +24,7 @@ export function h(tag, attrs, ...children) {
   return el;
 }
 
-/** "just now", "12s ago", "5m ago", "3h ago", "2d ago" for a unix-ms time. */
-export function relativeTime(ms, now = Date.now()) {
-  if (!Number.isFinite(ms)) return '';
-  const s = Math.round((now - ms) / 1000);
-  if (s < -30) {
-    const f = -s;
-    if (f < 3600) return `in ${Math.max(1, Math.round(f / 60))}m`;
-    if (f < 86400) return `in ${Math.round(f / 3600)}h`;
-    return `in ${Math.round(f / 86400)}d`;
-  }
-  if (s < 5) return 'just now';
-  if (s < 60) return `${s}s ago`;
-  if (s < 3600) return `${Math.floor(s / 60)}m ago`;
-  if (s < 86400) return `${Math.floor(s / 3600)}h ago`;
-  if (s < 30 * 86400) return `${Math.floor(s / 86400)}d ago`;
-  return new Date(ms).toLocaleDateString(undefined, { year: 'numeric', month: 'short', day: 'numeric' });
-}
-
-/** A local date-time string for a unix-ms time. */
-export function absoluteTime(ms) {
-  return Number.isFinite(ms) ? new Date(ms).toLocaleString() : '';
-}
+export { relativeTime, absoluteTime, timeAgo } from '../time.js';
 
 const nf = new Map();
 function numberFormat(max, min = 0) {

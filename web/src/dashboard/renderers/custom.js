@@ -1,6 +1,6 @@
 // Plain-HTML panels: table, feed, metric_card. Built with textContent only (the data is
 // model-written). `set(data)` replaces the body content.
-import { h, formatNumber, formatChange, relativeTime, absoluteTime, safeUrl } from '../util.js';
+import { h, formatNumber, formatChange, timeAgo, safeUrl } from '../util.js';
 
 const CHANGE_COL = /(^|_|\b)(chg|change|pct|return|ret|delta|diff)|%|Pct|Change|Chg|Return/;
 
@@ -70,7 +70,7 @@ function feed(data) {
     const extra = Object.entries(it).filter(([k, v]) => !FEED_SHOWN.has(k) && v != null && typeof v !== 'object');
     return h('li.feed-item', null,
       h('div.feed-meta', null,
-        h('time', { text: relativeTime(ms), title: absoluteTime(ms), datetime: Number.isFinite(ms) ? new Date(ms).toISOString() : null }),
+        timeAgo(h('time', { datetime: Number.isFinite(ms) ? new Date(ms).toISOString() : null }), ms),
         it.source != null ? h('span.feed-source', { text: String(it.source) }) : null,
         it.author != null ? h('span.feed-author', { text: String(it.author) }) : null,
         s ? h(`span.badge.${s.cls}`, { text: s.text, title: `sentiment: ${s.title}` }) : null,
