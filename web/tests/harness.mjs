@@ -86,13 +86,20 @@ export async function startServer({ script, agents = {}, files = {} } = {}) {
     env.OPENAI_API_KEY = 'test-key';
     env.OPENAI_BASE_URL = `${mock.url}/v1`;
   }
-  const server = await spawnUntil(['serve'], {
-    cwd: dir, env, stream: 'stderr', pattern: /boardsmith listening on (http:\/\/\S+)/, what: 'boardsmith',
+  const serve = (addr) => spawnUntil(['serve'], {
+    cwd: dir, env: { ...env, BOARDSMITH_ADDR: addr }, stream: 'stderr',
+    pattern: /boardsmith listening on (http:\/\/\S+)/, what: 'boardsmith',
   });
+  let server = await serve(env.BOARDSMITH_ADDR);
   return {
     url: server.url,
     dir,
-    log: server.log,
+    get log() { return server.log; },
+    /** Stops the server and starts it again on the same address over the same data. */
+    async restart() {
+      await stop(server.child);
+      server = await serve(new URL(server.url).host);
+    },
     async close() {
       await stop(server.child);
       if (mock) await stop(mock.child);

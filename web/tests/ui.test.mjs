@@ -230,6 +230,34 @@ test('a .qlc frontend tool renders its schema as a form; its values reach the mo
   await page.close();
 });
 
+test('after a server restart the dashboard reconnects and stays live', async () => {
+  const own = await startServer({});
+  try {
+    const ownApi = apiOf(own.url);
+    const [first] = await ownApi.get('/api/dashboards');
+    const page = await newPage();
+    await page.goto(`${own.url}/#d=${first.id}`);
+    await panelsSettled(page);
+    await page.evaluate(() => {
+      const el = document.querySelector('.live-status');
+      window.__liveStates = [el.dataset.state];
+      new MutationObserver(() => window.__liveStates.push(el.dataset.state)).observe(el, { attributes: true });
+    });
+    await own.restart();
+    await page.waitForFunction(() => window.__liveStates.includes('connecting') && window.__liveStates.at(-1) === 'open', null, { timeout: 20_000 });
+    // A change made after the restart reaches the page without a reload.
+    const record = await ownApi.get(`/api/dashboards/${first.id}`);
+    await ownApi.put(`/api/dashboards/${first.id}`, { baseVersion: record.version, state: { ...record.state, title: 'Renamed after restart' } });
+    await page.waitForFunction(() => document.querySelector('.dashboard-view').textContent.includes('Renamed after restart'));
+    assert.equal(await page.getAttribute('.dashboard-view', 'data-version'), String(record.version + 1));
+    // Only the expected noise: the browser logs the failed WebSocket attempts while the server is down.
+    assert.deepEqual(page.errors.filter((e) => !/WebSocket connection to .* failed/.test(e)), []);
+    await page.close();
+  } finally {
+    await own.close();
+  }
+});
+
 test('narrow screens show one pane at a time', async () => {
   const page = await newPage({ width: 390, height: 844 });
   await page.goto(server.url);
