@@ -132,7 +132,8 @@ let browser;
 export async function launchBrowser() {
   browser ??= await chromium.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    args: ['--no-sandbox'],
+    // No sandbox: CI runs as root in a container; a small /dev/shm there crashes tabs.
+    args: ['--no-sandbox', '--disable-dev-shm-usage'],
   });
   return browser;
 }
