@@ -119,6 +119,21 @@ test('a newer bar goes in with series.update, anything else with setData', async
   await page.close();
 });
 
+test('a 5,000-row table draws its first 1,000 rows and says so', async () => {
+  const code = 'return Array.from({ length: 5000 }, (_, i) => ({ symbol: `S${i}`, price: i / 10 }));';
+  const created = await api.post('/api/dashboards', {
+    state: { title: 'Big table', layout: { columns: 1 }, panels: [{ id: 'big', title: 'Big', type: 'table', renderer: 'custom', code }] },
+  });
+  const page = await newPage();
+  await page.goto(`${server.url}/#d=${created.id}`);
+  await panelsSettled(page);
+  const panel = page.locator('.panel[data-panel-id="big"]');
+  assert.equal(await panel.locator('tbody tr').count(), 1000);
+  assert.match(await panel.locator('.more-rows').innerText(), /1,000 of 5,000/);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
 test('a failing panel shows its error, with the line, in that panel only', async () => {
   const created = await api.post('/api/dashboards', { template: 'macro', title: 'Broken macro' });
   const id = created.id ?? created.dashboardId;

@@ -30,16 +30,23 @@ function table(data) {
     && rows.every((r) => r[i] == null || typeof r[i] === 'number'));
   const signed = columns.map((c, i) => numeric[i] && CHANGE_COL.test(c));
   if (!rows.length) return h('div.panel-empty', { text: 'No rows' });
+  // Panel data may hold tens of thousands of rows (up to 4 MiB): draw the first MAX_ROWS.
+  const shown = rows.length > MAX_ROWS ? rows.slice(0, MAX_ROWS) : rows;
   return h('div.table-wrap', null, h('table.data-table', null,
     h('thead', null, h('tr', null, columns.map((c, i) => h(`th${numeric[i] ? '.num' : ''}`, { text: c, scope: 'col' })))),
-    h('tbody', null, rows.map((r) => h('tr', null, columns.map((_, i) => {
+    h('tbody', null, shown.map((r) => h('tr', null, columns.map((_, i) => {
       const x = cell(r[i]);
       const cls = [x.cls, signed[i] && x.num > 0 ? 'up' : '', signed[i] && x.num < 0 ? 'down' : '']
         .filter(Boolean).join('.');
       const text = signed[i] && typeof x.num === 'number' && x.num > 0 ? `+${x.text}` : x.text;
       return h(`td${cls ? `.${cls}` : ''}`, { text });
-    }))))));
+    }))))),
+  shown.length < rows.length ? h('div.more-rows', { text: `First ${formatNumber(MAX_ROWS)} of ${formatNumber(rows.length)} rows` }) : null);
 }
+
+/** Most table rows and feed items drawn (the rest are counted, not drawn). */
+const MAX_ROWS = 1000;
+const MAX_ITEMS = 200;
 
 function sentimentOf(s) {
   if (typeof s === 'number') {
@@ -61,7 +68,7 @@ function feed(data) {
   const sorted = items.filter((i) => i && typeof i === 'object')
     .slice().sort((a, b) => (b.time ?? 0) - (a.time ?? 0));
   if (!sorted.length) return h('div.panel-empty', { text: 'Nothing yet' });
-  return h('ul.feed', null, sorted.map((it) => {
+  return h('ul.feed', null, sorted.slice(0, MAX_ITEMS).map((it) => {
     const title = it.title ?? it.text;
     const text = it.title != null && it.text != null ? it.text : null;
     const url = safeUrl(it.url);
