@@ -55,7 +55,8 @@ pub struct Panel {
     /// Technical indicators to draw (e.g. `"MA(20)"`), informational.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub indicators: Option<Vec<Value>>,
-    /// Renderer options.
+    /// Renderer options the web app reads: `logScale` (candlestick, line, area), `stacked` and
+    /// `horizontal` (bar); other keys are kept and ignored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<Map<String, Value>>,
     /// Where the data comes from (`{source, method, params}`), informational.

@@ -24,18 +24,25 @@ export function absoluteTime(ms) {
   return Number.isFinite(ms) ? new Date(ms).toLocaleString() : '';
 }
 
+let ticking = false;
+
 /** Shows `ms` in `el` as a relative time kept current (the exact time as its tooltip). */
 export function timeAgo(el, ms) {
+  // The timer starts with the first relative time shown (importing this module starts nothing).
+  if (!ticking) {
+    ticking = true;
+    setInterval(tick, 15_000);
+  }
   el.dataset.relTime = String(ms);
   el.textContent = relativeTime(ms);
   if (!el.title) el.title = absoluteTime(ms);
   return el;
 }
 
-setInterval(() => {
+function tick() {
   if (document.hidden) return;
   const now = Date.now();
   for (const el of document.querySelectorAll('[data-rel-time]')) {
     el.textContent = relativeTime(Number(el.dataset.relTime), now);
   }
-}, 15_000);
+}

@@ -51,7 +51,8 @@ function axis(c, extra = {}) {
   };
 }
 
-function barOption(rows, c) {
+/** Bars; `config.stacked` stacks the series, `config.horizontal` lays the bars sideways. */
+export function barOption(rows, c, _size, config = {}) {
   if (!Array.isArray(rows)) throw new Error('bar: expected an array of rows');
   rows = rows.filter((r) => r && typeof r === 'object');
   const catKey = CATEGORY_KEYS.find((k) => rows.some((r) => r[k] != null)) ?? 'name';
@@ -65,22 +66,30 @@ function barOption(rows, c) {
   const cats = rows.map((r) => (catKey === 'time' ? formatTimeLabel(r.time, step) : String(r[catKey] ?? '')));
   const single = fields.length === 1;
   const signed = single && rows.some((r) => num(r[fields[0]]) < 0);
+  const stacked = config.stacked === true && fields.length > 1;
+  const horizontal = config.horizontal === true;
+  // Rounded ends point away from the axis: up/down, or right/left when horizontal.
+  const ends = (negative) => (horizontal ? (negative ? [3, 0, 0, 3] : [0, 3, 3, 0]) : (negative ? [0, 0, 3, 3] : [3, 3, 0, 0]));
+  const categoryAxis = axis(c, { type: 'category', data: cats, splitLine: { show: false }, inverse: horizontal });
+  const valueAxis = axis(c, { type: 'value', axisLine: { show: false }, axisLabel: { color: c.muted, fontSize: 11, formatter: formatAxis } });
   return {
     legend: { show: fields.length > 1, data: fields },
     tooltip: { trigger: 'axis', axisPointer: { type: 'shadow', shadowStyle: { color: withAlpha(c.muted, 0.08) } } },
     grid: { left: 8, right: 12, top: fields.length > 1 ? 30 : 12, bottom: 6, outerBoundsMode: 'same', outerBoundsContain: 'axisLabel' },
-    xAxis: axis(c, { type: 'category', data: cats, splitLine: { show: false } }),
-    yAxis: axis(c, { type: 'value', axisLine: { show: false }, axisLabel: { color: c.muted, fontSize: 11, formatter: formatAxis } }),
+    xAxis: horizontal ? valueAxis : categoryAxis,
+    yAxis: horizontal ? categoryAxis : valueAxis,
     series: fields.map((f) => ({
       id: `bar:${f}`,
       name: f,
       type: 'bar',
       barMaxWidth: 28,
-      itemStyle: { borderRadius: [3, 3, 0, 0] },
+      ...(stacked ? { stack: 'total' } : {}),
+      // Stacked segments meet flat; only lone bars get rounded ends.
+      itemStyle: { borderRadius: stacked ? 0 : ends(false) },
       data: rows.map((r) => {
         const v = num(r[f]);
         if (!signed || v === null) return v;
-        return { value: v, itemStyle: { color: v < 0 ? c.down : c.up, borderRadius: v < 0 ? [0, 0, 3, 3] : [3, 3, 0, 0] } };
+        return { value: v, itemStyle: { color: v < 0 ? c.down : c.up, borderRadius: ends(v < 0) } };
       }),
     })),
   };
@@ -225,6 +234,7 @@ const BUILDERS = { bar: barOption, heatmap: heatmapOption, pie: pieOption, radar
 
 export function createEchartsRenderer(body, panel, colors) {
   const kind = panel.type;
+  const config = panel.config ?? {};
   const build = BUILDERS[kind];
   if (!build) throw new Error(`no ECharts renderer for ${kind}`);
   const host = document.createElement('div');
@@ -256,7 +266,7 @@ export function createEchartsRenderer(body, panel, colors) {
       if (!visible()) return;
       chart = echarts.init(host, null, { renderer: 'canvas' });
     }
-    const option = { ...base(c, font), ...merge(build(data, c, size()), c, font) };
+    const option = { ...base(c, font), ...merge(build(data, c, size(), config), c, font) };
     chart.setOption(option, { replaceMerge: ['series'] });
   }
   function merge(o, cc, f) {
@@ -271,7 +281,7 @@ export function createEchartsRenderer(body, panel, colors) {
   return {
     set(data) {
       // Build first: a bad shape throws before touching the chart.
-      build(data, c, size());
+      build(data, c, size(), config);
       last = data;
       hasData = true;
       apply(data);

@@ -9,6 +9,7 @@
 // newer/same-time last row, only `series.update(last)` runs; otherwise `setData`.
 import {
   createChart, CandlestickSeries, LineSeries, AreaSeries, HistogramSeries, ColorType, CrosshairMode,
+  PriceScaleMode,
 } from 'lightweight-charts';
 import { h, withAlpha, formatAxis } from '../util.js';
 
@@ -62,6 +63,11 @@ export function createLightweightRenderer(body, panel, colors) {
   const chart = createChart(host, {
     autoSize: true,
     ...chartOptions(c, font),
+    // config.logScale: a logarithmic price axis (long histories of assets that grew a lot).
+    rightPriceScale: {
+      borderColor: c.border,
+      mode: panel.config?.logScale === true ? PriceScaleMode.Logarithmic : PriceScaleMode.Normal,
+    },
     timeScale: { borderColor: c.border, rightOffset: 2, fixLeftEdge: true, fixRightEdge: true },
     localization: { priceFormatter: formatAxis },
     handleScroll: { vertTouchDrag: false },
