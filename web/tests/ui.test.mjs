@@ -28,6 +28,13 @@ async function panelsSettled(page) {
   }, null, { timeout: 30_000 });
 }
 
+/** Sends `message` to `agent` from the chat pane. */
+async function ask(page, agent, message) {
+  await page.selectOption('select.chat-agent', agent);
+  await page.fill('textarea.chat-input', message);
+  await page.click('.chat-send');
+}
+
 const chartTypes = new Set(['candlestick', 'line', 'area', 'bar', 'heatmap', 'pie', 'radar', 'scatter']);
 
 test('every example dashboard renders: panels ok, charts painted, no console errors', async () => {
@@ -162,9 +169,7 @@ test('a scripted chat builds a dashboard, then a new panel appears without a rel
   await page.goto(server.url);
   await page.evaluate(() => { window.__sameDocument = true; });
   await page.waitForSelector('select.chat-agent');
-  await page.selectOption('select.chat-agent', 'dashboard');
-  await page.fill('textarea.chat-input', 'Build me a gold desk');
-  await page.click('.chat-send');
+  await ask(page, 'dashboard', 'Build me a gold desk');
   await page.waitForSelector('.chat-run[data-status="complete"]', { timeout: 30_000 });
   // Tool cards are collapsed <details>: their parts exist but are not visible.
   const code = await page.locator('.chat-tool[data-tool-name="execute"] .chat-tool-code').textContent();
@@ -197,9 +202,7 @@ test('the switch_theme action switches the theme', async () => {
   const page = await newPage();
   await page.goto(server.url);
   assert.equal(await page.getAttribute('html', 'data-theme'), 'light');
-  await page.selectOption('select.chat-agent', 'demoAction');
-  await page.fill('textarea.chat-input', 'Dark mode please');
-  await page.click('.chat-send');
+  await ask(page, 'demoAction', 'Dark mode please');
   await page.waitForSelector('.chat-action[data-action-name="switch_theme"]');
   await page.waitForFunction(() => document.documentElement.dataset.theme === 'dark');
   await page.waitForSelector('.chat-run[data-status="complete"]');
@@ -211,9 +214,7 @@ test('the switch_theme action switches the theme', async () => {
 test('a frontend tool renders its form; submitting it lets the run continue', async () => {
   const page = await newPage();
   await page.goto(server.url);
-  await page.selectOption('select.chat-agent', 'confirmer');
-  await page.fill('textarea.chat-input', 'Ask me before deleting');
-  await page.click('.chat-send');
+  await ask(page, 'confirmer', 'Ask me before deleting');
   const form = page.frameLocator('.chat-frontend-tool iframe');
   await form.locator('#title').filter({ hasText: 'Delete the old dashboards?' }).waitFor();
   await form.locator('#comment').fill('go ahead');
@@ -227,9 +228,7 @@ test('a frontend tool renders its form; submitting it lets the run continue', as
 test('a .qlc frontend tool renders its schema as a form; its values reach the model', async () => {
   const page = await newPage();
   await page.goto(server.url);
-  await page.selectOption('select.chat-agent', 'picker');
-  await page.fill('textarea.chat-input', 'Pick a window for the chart');
-  await page.click('.chat-send');
+  await ask(page, 'picker', 'Pick a window for the chart');
   const form = page.locator('.chat-frontend-tool form.chat-schema-form');
   await form.waitFor();
   assert.equal(await form.locator('[name="days"]').inputValue(), '30', 'prefilled from the tool call');
