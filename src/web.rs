@@ -17,6 +17,7 @@ use axum::extract::{Path as UrlPath, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use bytes::Bytes;
 use include_dir::{Dir, include_dir};
 
 /// The bundle `build.rs` made.
@@ -40,11 +41,12 @@ impl WebFiles {
         }
     }
 
-    /// The bytes of `path` (relative, `/`-separated), if there is such a file.
-    async fn read(&self, path: &str) -> Option<Vec<u8>> {
+    /// The bytes of `path` (relative, `/`-separated), if there is such a file; embedded files
+    /// are served from the binary's image without a copy.
+    async fn read(&self, path: &str) -> Option<Bytes> {
         match self {
-            Self::Embedded => EMBEDDED.get_file(path).map(|f| f.contents().to_vec()),
-            Self::Dir(dir) => tokio::fs::read(dir.join(path)).await.ok(),
+            Self::Embedded => EMBEDDED.get_file(path).map(|f| Bytes::from_static(f.contents())),
+            Self::Dir(dir) => tokio::fs::read(dir.join(path)).await.ok().map(Bytes::from),
         }
     }
 }

@@ -21,21 +21,19 @@ function spawnUntil(args, { cwd, env, stream, pattern, what }) {
   }
   const child = spawn(bin, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const log = [];
-  for (const s of [child.stdout, child.stderr]) {
-    createInterface({ input: s }).on('line', (line) => {
-      log.push(line);
-      if (process.env.BOARDSMITH_TEST_LOG) console.error(`[${what}] ${line}`);
-    });
-  }
   return new Promise((resolvePromise, reject) => {
     const timer = setTimeout(() => reject(new Error(`${what} did not start in 30 s:\n${log.join('\n')}`)), 30_000);
-    createInterface({ input: child[stream] }).on('line', (line) => {
-      const m = line.match(pattern);
-      if (m) {
-        clearTimeout(timer);
-        resolvePromise({ child, url: m[1], log });
-      }
-    });
+    for (const name of ['stdout', 'stderr']) {
+      createInterface({ input: child[name] }).on('line', (line) => {
+        log.push(line);
+        if (process.env.BOARDSMITH_TEST_LOG) console.error(`[${what}] ${line}`);
+        const m = name === stream && line.match(pattern);
+        if (m) {
+          clearTimeout(timer);
+          resolvePromise({ child, url: m[1], log });
+        }
+      });
+    }
     child.on('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`${what} exited with ${code}:\n${log.join('\n')}`));
