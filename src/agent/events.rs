@@ -804,40 +804,61 @@ impl Drop for EventSink {
 }
 
 /// The logs of live and recently finished runs, by run id. Expired logs are swept lazily on
-/// [`RunLogs::start`] and [`RunLogs::get`], so no background task is needed.
-#[derive(Debug, Default)]
+/// [`RunLogs::start`] (at most once per second: a sweep visits every log, and a busy server
+/// holds thousands) and refused by [`RunLogs::get`], so no background task is needed.
+#[derive(Debug)]
 pub struct RunLogs {
     config: RunLogConfig,
-    runs: Mutex<HashMap<String, Arc<RunLog>>>,
+    runs: Mutex<Runs>,
+}
+
+#[derive(Debug)]
+struct Runs {
+    logs: HashMap<String, Arc<RunLog>>,
+    last_sweep: Instant,
+}
+
+impl Default for RunLogs {
+    fn default() -> Self {
+        Self::new(RunLogConfig::default())
+    }
 }
 
 impl RunLogs {
     /// An empty registry.
     pub fn new(config: RunLogConfig) -> Self {
-        Self { config, runs: Mutex::new(HashMap::new()) }
+        Self { config, runs: Mutex::new(Runs { logs: HashMap::new(), last_sweep: Instant::now() }) }
     }
 
-    fn runs(&self) -> MutexGuard<'_, HashMap<String, Arc<RunLog>>> {
+    fn runs(&self) -> MutexGuard<'_, Runs> {
         self.runs.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Opens the stream of a new run.
     pub fn start(&self, run_id: &str) -> Result<EventSink, StreamError> {
         let mut runs = self.runs();
-        Self::sweep_locked(&mut runs, self.config.retention);
-        if runs.contains_key(run_id) {
+        let now = Instant::now();
+        if now.duration_since(runs.last_sweep) >= self.config.retention.min(Duration::from_secs(1))
+        {
+            Self::sweep_locked(&mut runs, now, self.config.retention);
+        }
+        if runs.logs.contains_key(run_id) {
             return Err(StreamError::DuplicateRun(run_id.to_owned()));
         }
         let log = Arc::new(RunLog::new(run_id, self.config.max_events));
-        runs.insert(run_id.to_owned(), Arc::clone(&log));
+        runs.logs.insert(run_id.to_owned(), Arc::clone(&log));
         Ok(EventSink { log })
     }
 
     /// The log of a live or recently finished run.
     pub fn get(&self, run_id: &str) -> Option<Arc<RunLog>> {
         let mut runs = self.runs();
-        Self::sweep_locked(&mut runs, self.config.retention);
-        runs.get(run_id).cloned()
+        let log = runs.logs.get(run_id)?;
+        if log.expired(Instant::now(), self.config.retention) {
+            runs.logs.remove(run_id);
+            return None;
+        }
+        Some(Arc::clone(log))
     }
 
     /// Resumes from a `Last-Event-ID` header value (`<runId>:<seq>`): the events after that seq,
@@ -851,12 +872,12 @@ impl RunLogs {
 
     /// Drops the logs of runs finished longer ago than the retention time; returns how many.
     pub fn sweep(&self) -> usize {
-        Self::sweep_locked(&mut self.runs(), self.config.retention)
+        Self::sweep_locked(&mut self.runs(), Instant::now(), self.config.retention)
     }
 
-    /// Number of logs held (live and retained).
+    /// Number of logs held (live and retained, including expired ones not yet swept).
     pub fn len(&self) -> usize {
-        self.runs().len()
+        self.runs().logs.len()
     }
 
     /// True when no log is held.
@@ -864,11 +885,11 @@ impl RunLogs {
         self.len() == 0
     }
 
-    fn sweep_locked(runs: &mut HashMap<String, Arc<RunLog>>, retention: Duration) -> usize {
-        let now = Instant::now();
-        let before = runs.len();
-        runs.retain(|_, log| !log.expired(now, retention));
-        before - runs.len()
+    fn sweep_locked(runs: &mut Runs, now: Instant, retention: Duration) -> usize {
+        let before = runs.logs.len();
+        runs.logs.retain(|_, log| !log.expired(now, retention));
+        runs.last_sweep = now;
+        before - runs.logs.len()
     }
 }
 

@@ -1,7 +1,8 @@
 //! `boardsmith bench gateway`: what the agent gateway's `POST /api/query` stream adds on top of
 //! its upstream, measured and printed as a table.
 //!
-//! Two paths, one scripted [`MockLlm`] upstream on loopback inside this process:
+//! Two paths, one scripted [`MockLlm`] upstream on loopback inside this process, on a runtime
+//! (thread) of its own like a remote upstream (see [`Upstream`]):
 //! - gateway: this process → a `boardsmith serve` child (agent `bench`: PLAIN, provider `openai`
 //!   pointed at the mock) → the mock, read as Event Model v2 frames (`content.delta`);
 //! - direct: this process → the mock's OpenAI endpoint, same script, read as its SSE chunks.
@@ -329,6 +330,38 @@ impl Errors {
     }
 }
 
+/// The mock upstream on a runtime of its own (one worker thread), as a real upstream is on
+/// another machine. On the bench's runtime, the mock's write of a direct delta and the client's
+/// read of it could run on one thread with no wake-up at all, a hop no real client gets; the
+/// gateway path always pays one (its client is woken by the server), so the difference would
+/// charge the gateway for a wake-up the direct path skipped.
+struct Upstream {
+    mock: MockLlm,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Upstream {
+    async fn start(script: Script) -> anyhow::Result<Self> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("mock-upstream")
+            .enable_all()
+            .build()?;
+        let mock = runtime.spawn(MockLlm::start(script, 0)).await??;
+        Ok(Self { mock, runtime: Some(runtime) })
+    }
+}
+
+impl Drop for Upstream {
+    fn drop(&mut self) {
+        self.mock.stop();
+        // Dropping a runtime blocks, which an async context may not do.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
 /// Starts the child server with the `bench` agent (PLAIN, provider `openai` → the mock).
 async fn start_gateway(mock: &MockLlm) -> anyhow::Result<ServerChild> {
     let dir = temp_dir("gateway")?;
@@ -378,9 +411,10 @@ pub async fn gateway(
     let _ = rlimit::increase_nofile_limit(u64::MAX);
     let rounds = rounds.max(10);
     let mut errors = Errors::default();
-    let mock = MockLlm::start(Script { turns: vec![text_turn(16, 0)] }, 0).await?;
-    let server = start_gateway(&mock).await?;
-    let target = Arc::new(Target::new(&server, &mock)?);
+    let upstream = Upstream::start(Script { turns: vec![text_turn(16, 0)] }).await?;
+    let mock = &upstream.mock;
+    let server = start_gateway(mock).await?;
+    let target = Arc::new(Target::new(&server, mock)?);
 
     let pid = server.child.id();
     let mut cpu = Vec::new();
@@ -414,7 +448,7 @@ pub async fn gateway(
         seq_d.push(target.stream(Route::Direct, 32, None, None).await);
     }
     cpu.push(("per delta, 1 stream (both paths)".to_owned(), load.end(), None));
-    let (lat_g, lat_d) = (delta_latencies(&mock, &seq_g), delta_latencies(&mock, &seq_d));
+    let (lat_g, lat_d) = (delta_latencies(mock, &seq_g), delta_latencies(mock, &seq_d));
     errors.add("per delta", &seq_g);
     errors.add("per delta", &seq_d);
 
@@ -430,7 +464,7 @@ pub async fn gateway(
     let load = Load::start(pid);
     let conc_d = target.concurrent(Route::Direct, concurrent, PACED_DELTAS).await;
     cpu.push((format!("per delta, {concurrent} streams, direct"), load.end(), None));
-    let (load_g, load_d) = (delta_latencies(&mock, &conc_g), delta_latencies(&mock, &conc_d));
+    let (load_g, load_d) = (delta_latencies(mock, &conc_g), delta_latencies(mock, &conc_d));
     errors.add("per delta under load", &conc_g);
     errors.add("per delta under load", &conc_d);
 
@@ -454,9 +488,9 @@ pub async fn gateway(
 
     // Open streams on a fresh server (earlier phases would inflate its memory).
     mock.set_script(Script { turns: vec![stalled_turn()] });
-    let server = start_gateway(&mock).await?;
+    let server = start_gateway(mock).await?;
     let pid = server.child.id();
-    let target = Arc::new(Target::new(&server, &mock)?);
+    let target = Arc::new(Target::new(&server, mock)?);
     let gate = Arc::new(Semaphore::new(OPENING));
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let baseline = rss_bytes(pid);
@@ -494,7 +528,7 @@ pub async fn gateway(
     errors.add("open streams", &open_errors);
     drop(target);
     drop(server);
-    mock.stop();
+    drop(upstream);
 
     // The table.
     let row = |name: &str, a: String, b: String, target: &str| {

@@ -293,3 +293,23 @@ async fn a_resume_past_the_end_waits_for_the_end_without_overflow() {
     drop(sink);
     assert!(sub.next().await.unwrap().is_none());
 }
+
+#[tokio::test]
+async fn starting_a_run_sweeps_expired_logs_and_keeps_live_ones() {
+    let retention = Duration::from_millis(40);
+    let logs = RunLogs::new(RunLogConfig { retention, ..RunLogConfig::default() });
+    for id in ["a", "b"] {
+        logs.start(id).unwrap().finish();
+    }
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    // The first start after the interval sweeps both expired logs.
+    let _c = logs.start("c").unwrap();
+    assert_eq!(logs.len(), 1);
+    logs.start("d").unwrap().finish();
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    let _e = logs.start("e").unwrap();
+    // `d` expired and was swept; `c` is live and stays.
+    assert!(logs.get("c").is_some());
+    assert!(logs.get("d").is_none());
+    assert_eq!(logs.len(), 2);
+}
