@@ -20,7 +20,8 @@
 //! Extension fields beyond the seed's `_reasoningId`, `_contentId`, `_toolId`, `_actionId`,
 //! `_timing`, `_usage`: `_msgId` (the stored messages one model response was split into share
 //! it, so replay can rebuild that one message), `_model`/`_provider` (who produced it), and
-//! `_isError` on failed tool results.
+//! `_isError` on failed tool results; on the run, `_finishReason` (how it ended, for the
+//! history's `run.complete`).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
@@ -180,6 +181,11 @@ pub struct RunRecord {
     pub system: Option<SystemSnapshot>,
     /// What was said, in order.
     pub messages: Vec<StoredMessage>,
+    /// How the run ended: the live `run.complete`'s `finishReason` (`stop`, `stopped`, ...), or
+    /// `cancelled` / `error` for a run that ended with `run.cancel` / `run.error`. Absent in
+    /// files written before it was stored.
+    #[serde(rename = "_finishReason", default, skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<String>,
 }
 
 impl RunRecord {
@@ -592,6 +598,11 @@ impl RunRecorder {
         &self.record
     }
 
+    /// Records how the run ended (see [`RunRecord::finish_reason`]).
+    pub fn finish_reason(&mut self, reason: &str) {
+        self.record.finish_reason = Some(reason.to_owned());
+    }
+
     /// The finished record, `updatedAt` = now.
     pub fn finish(mut self) -> RunRecord {
         self.record.updated_at = now_ms();
@@ -975,7 +986,10 @@ pub fn snapshot_events(runs: &[RunRecord], action_tools: &BTreeSet<String>) -> V
             }
         }
         push(
-            EventBody::RunComplete { run_id: run.run_id.clone(), finish_reason: None },
+            EventBody::RunComplete {
+                run_id: run.run_id.clone(),
+                finish_reason: run.finish_reason.clone(),
+            },
             run.updated_at.max(last),
         );
     }
@@ -1250,6 +1264,7 @@ impl ChatMemory {
                 query,
                 system: None,
                 messages: vec![user],
+                finish_reason: None,
             },
             action_tools: Arc::clone(&self.inner.action_tools),
             responses: 0,

@@ -341,6 +341,18 @@ pub enum RunEnd {
     Cancelled,
 }
 
+impl RunEnd {
+    /// Why the run finished, as chat memory stores it: the `run.complete` reason, or
+    /// `cancelled` / `error`.
+    pub fn finish_reason(&self) -> &str {
+        match self {
+            RunEnd::Complete(reason) => reason,
+            RunEnd::Error(_) => "error",
+            RunEnd::Cancelled => "cancelled",
+        }
+    }
+}
+
 /// The result of a run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunOutcome {
@@ -427,6 +439,9 @@ async fn run_inner<'a>(
         Err(Stop::Error(e)) => RunEnd::Error(e),
     };
     let run_id = runner.input.run_id.clone();
+    if let Some(r) = runner.recorder.as_deref_mut() {
+        r.finish_reason(end.finish_reason());
+    }
     match &end {
         RunEnd::Complete(reason) => {
             sink.emit(EventBody::RunComplete { run_id, finish_reason: Some(reason.clone()) });

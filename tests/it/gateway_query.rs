@@ -188,6 +188,9 @@ async fn a_second_query_replays_the_chat_and_history_matches_the_live_streams() 
     let live_content = first.iter().find(|(_, t, _)| t == "content.start").unwrap();
     assert_eq!(history[3]["contentId"], live_content.2["contentId"]);
     assert_eq!(history[6]["runId"], second[1].2["runId"]);
+    // Each run's end as it streamed.
+    assert_eq!(history[4]["finishReason"], first.last().unwrap().2["finishReason"]);
+    assert_eq!(history[8]["finishReason"], "stop");
     let (_, chats) = app.get("/api/chats").await;
     assert_eq!(chats["data"][0]["chatId"], chat_id.as_str());
     app.stop().await;
@@ -251,6 +254,8 @@ async fn a_client_that_disconnects_cancels_the_run_after_the_grace_period() {
     let (_, chat) = app.get(&format!("/api/chat?chatId={chat_id}")).await;
     let history = chat["data"]["events"].as_array().unwrap();
     assert!(history.iter().any(|e| e["type"] == "request.query"), "{chat}");
+    let end = history.last().unwrap();
+    assert_eq!((&end["type"], &end["finishReason"]), (&json!("run.complete"), &json!("cancelled")));
     app.stop().await;
 }
 
