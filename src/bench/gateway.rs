@@ -2,7 +2,7 @@
 //! its upstream, measured and printed as a table.
 //!
 //! Two paths, one scripted [`MockLlm`] upstream on loopback inside this process, on a runtime
-//! (thread) of its own like a remote upstream (see [`Upstream`]):
+//! (threads) of its own like a remote upstream (see [`Upstream`]):
 //! - gateway: this process → a `boardsmith serve` child (agent `bench`: PLAIN, provider `openai`
 //!   pointed at the mock) → the mock, read as Event Model v2 frames (`content.delta`);
 //! - direct: this process → the mock's OpenAI endpoint, same script, read as its SSE chunks.
@@ -330,8 +330,8 @@ impl Errors {
     }
 }
 
-/// The mock upstream on a runtime of its own (one worker thread), as a real upstream is on
-/// another machine. On the bench's runtime, the mock's write of a direct delta and the client's
+/// The mock upstream on a runtime of its own (its own worker threads, one per core like any
+/// server's), as a real upstream is on another machine. On the bench's runtime, the mock's write of a direct delta and the client's
 /// read of it could run on one thread with no wake-up at all, a hop no real client gets; the
 /// gateway path always pays one (its client is woken by the server), so the difference would
 /// charge the gateway for a wake-up the direct path skipped.
@@ -343,7 +343,6 @@ struct Upstream {
 impl Upstream {
     async fn start(script: Script) -> anyhow::Result<Self> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
             .thread_name("mock-upstream")
             .enable_all()
             .build()?;
