@@ -331,10 +331,11 @@ impl Errors {
 }
 
 /// The mock upstream on a runtime of its own (its own worker threads, one per core like any
-/// server's), as a real upstream is on another machine. On the bench's runtime, the mock's write of a direct delta and the client's
-/// read of it could run on one thread with no wake-up at all, a hop no real client gets; the
-/// gateway path always pays one (its client is woken by the server), so the difference would
-/// charge the gateway for a wake-up the direct path skipped.
+/// server's), as a real upstream is on another machine. On the bench's runtime, the mock's
+/// write of a direct delta and the client's read of it could run on one thread with no wake-up
+/// at all, a hop no real client gets; the gateway path always pays one (its client is woken by
+/// the server), so the difference would charge the gateway for a wake-up the direct path
+/// skipped.
 struct Upstream {
     mock: MockLlm,
     runtime: Option<tokio::runtime::Runtime>,
