@@ -213,15 +213,27 @@ impl Transport {
         let rest = async_stream::stream! {
             yield Ok(chunk);
             let mut rest = rest;
+            // One timer for the whole stream, pushed back on every chunk: moving a deadline
+            // later is a store in tokio's timer (no wheel insert, no lock, no driver wake-up),
+            // where a fresh `timeout` per chunk registered and cancelled a wheel entry each time.
+            let idle = tokio::time::sleep(timeouts.idle);
+            tokio::pin!(idle);
             loop {
-                match tokio::time::timeout(timeouts.idle, rest.next()).await {
-                    Err(_) => {
+                let next = tokio::select! {
+                    biased;
+                    next = rest.next() => next,
+                    () = &mut idle => {
                         yield Err(timeout(&provider, TimeoutStage::Idle, timeouts.idle));
                         break;
                     }
-                    Ok(None) => break,
-                    Ok(Some(Ok(b))) => yield Ok(b),
-                    Ok(Some(Err(e))) => {
+                };
+                match next {
+                    None => break,
+                    Some(Ok(b)) => {
+                        idle.as_mut().reset(tokio::time::Instant::now() + timeouts.idle);
+                        yield Ok(b);
+                    }
+                    Some(Err(e)) => {
                         yield Err(LlmError::Connection { provider: provider.clone(), message: e.to_string() });
                         break;
                     }

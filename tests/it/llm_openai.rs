@@ -700,6 +700,17 @@ async fn a_stall_beyond_the_idle_timeout_is_an_idle_timeout_without_retry() {
 }
 
 #[tokio::test]
+async fn a_slow_stream_whose_chunks_each_arrive_within_the_idle_timeout_completes() {
+    // 8 chunks 100 ms apart: 800 ms in all, well past the 300 ms idle timeout, which must
+    // count from the last chunk, not from the first.
+    let turn = Turn { delay_ms: 100, ..steps(vec![text_step("abcdefgh", 1)]) };
+    let events = run(turn).await;
+    assert!(!events.iter().any(|e| matches!(e, E::Error(_))), "{events:?}");
+    let deltas = events.iter().filter(|e| matches!(e, E::TextDelta { .. })).count();
+    assert_eq!(deltas, 8, "{events:?}");
+}
+
+#[tokio::test]
 async fn an_unreachable_server_is_a_connection_error() {
     let settings = ProviderSettings {
         key: "openai".into(),
