@@ -12,7 +12,8 @@
 //! Durability: a run is one line written with one `write_all` on an `O_APPEND` file, then
 //! `sync_data`. A crash mid-write leaves at most a partial last line; [`ChatMemory::load`] skips
 //! it (and any other unreadable line) and reports it as a [`LoadWarning`], and the next append
-//! starts on a fresh line. A chat is never lost to one bad line.
+//! starts on a fresh line. A chat is never lost to one bad line. File work runs on tokio's
+//! blocking pool, at most `FILE_OPS` (8) operations at once.
 //!
 //! Replay keeps reasoning only on assistant turns that made tool calls (DeepSeek requires it
 //! back on those turns); the provider layer drops what its API must not receive.
@@ -32,7 +33,7 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Value, json};
-use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
+use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard, Semaphore};
 
 use super::events::{Event, EventBody, Query, now_ms};
 use crate::llm::{AssistantMessage, ContentBlock, Message, StopReason, ToolDefinition, Usage};
@@ -1153,6 +1154,8 @@ struct Inner {
     action_tools: Arc<BTreeSet<String>>,
     locks: Mutex<HashMap<String, Arc<AsyncMutex<()>>>>,
     cache: Mutex<HashMap<String, CachedChat>>,
+    /// Permits for file operations in flight (see [`FILE_OPS`]).
+    file_ops: Arc<Semaphore>,
 }
 
 impl Inner {
@@ -1221,9 +1224,26 @@ impl Inner {
     }
 }
 
+/// Chat file operations running at once. An append ends in `fdatasync` (a new chat's also syncs
+/// its directory), which holds a thread for milliseconds; unbounded, a burst of runs finishing
+/// together grew tokio's blocking pool to hundreds of threads, and creating and waking them
+/// stalled the runtime's workers: live streams saw gaps of 40–100 ms. Journalling filesystems
+/// share one commit among concurrent syncs, so a few at a time keep the throughput.
+const FILE_OPS: usize = 8;
+
+/// Runs `f` on the blocking pool once one of `file_ops`' permits is free; the permit is held
+/// until `f` returns (even if the caller stops waiting).
 async fn blocking<T: Send + 'static>(
+    file_ops: &Arc<Semaphore>,
     f: impl FnOnce() -> Result<T, MemoryError> + Send + 'static,
 ) -> Result<T, MemoryError> {
+    // The semaphore is never closed.
+    let permit = Arc::clone(file_ops).acquire_owned().await.ok();
+    let f = move || {
+        let result = f();
+        drop(permit);
+        result
+    };
     match tokio::task::spawn_blocking(f).await {
         Ok(result) => result,
         // A panic in file code is a bug: let it surface in the caller.
@@ -1242,6 +1262,7 @@ impl ChatMemory {
                 action_tools,
                 locks: Mutex::new(HashMap::new()),
                 cache: Mutex::new(HashMap::new()),
+                file_ops: Arc::new(Semaphore::new(FILE_OPS)),
             }),
         }
     }
@@ -1300,7 +1321,7 @@ impl ChatMemory {
         validate_chat_id(chat_id)?;
         let inner = Arc::clone(&self.inner);
         let chat_id = chat_id.to_owned();
-        blocking(move || {
+        blocking(&self.inner.file_ops, move || {
             let (loaded, cached) = read_chat(&chat_id, &inner.path(&chat_id))?;
             inner.cache().insert(chat_id, cached);
             Ok(loaded)
@@ -1327,7 +1348,7 @@ impl ChatMemory {
     /// Derived from the files; unchanged files are answered from a cache.
     pub async fn list_chats(&self) -> Result<Vec<ChatSummary>, MemoryError> {
         let inner = Arc::clone(&self.inner);
-        blocking(move || {
+        blocking(&self.inner.file_ops, move || {
             let dir = &inner.config.dir;
             let entries = match fs::read_dir(dir) {
                 Ok(entries) => entries,
@@ -1439,7 +1460,7 @@ impl ChatLock {
         }
         let inner = Arc::clone(&self.memory.inner);
         let chat_id = self.chat_id.clone();
-        blocking(move || inner.append(&chat_id, record)).await
+        blocking(&self.memory.inner.file_ops, move || inner.append(&chat_id, record)).await
     }
 }
 
@@ -1447,6 +1468,59 @@ impl ChatLock {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn file_operations_run_at_most_file_ops_at_once_and_release_their_permits() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let permits = Arc::new(Semaphore::new(FILE_OPS));
+        let running = Arc::new(AtomicUsize::new(0));
+        let most = Arc::new(AtomicUsize::new(0));
+        let calls: Vec<_> = (0..FILE_OPS * 4)
+            .map(|_| {
+                let (permits, running, most) = (permits.clone(), running.clone(), most.clone());
+                tokio::spawn(async move {
+                    blocking(&permits, move || {
+                        let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                        most.fetch_max(now, Ordering::SeqCst);
+                        std::thread::sleep(std::time::Duration::from_millis(5));
+                        running.fetch_sub(1, Ordering::SeqCst);
+                        Ok(())
+                    })
+                    .await
+                })
+            })
+            .collect();
+        for c in calls {
+            c.await.unwrap().unwrap();
+        }
+        let most = most.load(Ordering::SeqCst);
+        assert!((2..=FILE_OPS).contains(&most), "{most} at once");
+        assert_eq!(permits.available_permits(), FILE_OPS);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_burst_of_appends_to_new_chats_all_land() {
+        let dir = tempfile::tempdir().unwrap();
+        let memory = ChatMemory::new(MemoryConfig::new(dir.path()));
+        let appends: Vec<_> = (0..FILE_OPS * 5)
+            .map(|i| {
+                let memory = memory.clone();
+                tokio::spawn(async move {
+                    let query = Query {
+                        chat_id: format!("chat-{i}"),
+                        message: format!("question {i}"),
+                        ..Query::default()
+                    };
+                    memory.append(memory.recorder(&format!("run-{i}"), query, 1_000).finish()).await
+                })
+            })
+            .collect();
+        for a in appends {
+            a.await.unwrap().unwrap();
+        }
+        assert_eq!(memory.list_chats().await.unwrap().len(), FILE_OPS * 5);
+        assert_eq!(memory.inner.file_ops.available_permits(), FILE_OPS);
+    }
 
     #[test]
     fn chat_ids_are_checked() {
