@@ -1226,9 +1226,10 @@ impl Inner {
 
 /// Chat file operations running at once. An append ends in `fdatasync` (a new chat's also syncs
 /// its directory), which holds a thread for milliseconds; unbounded, a burst of runs finishing
-/// together grew tokio's blocking pool to hundreds of threads, and creating and waking them
-/// stalled the runtime's workers: live streams saw gaps of 40–100 ms. Journalling filesystems
-/// share one commit among concurrent syncs, so a few at a time keep the throughput.
+/// together grew tokio's blocking pool to its cap of 512 threads, and live streams on the same
+/// server saw gaps of 40–100 ms (`bench gateway`'s paced phases; none at 500 streams since).
+/// Journalling filesystems share one commit among concurrent syncs, so a few at a time keep
+/// the throughput.
 const FILE_OPS: usize = 8;
 
 /// Runs `f` on the blocking pool once one of `file_ops`' permits is free; the permit is held
