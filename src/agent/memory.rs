@@ -1232,16 +1232,18 @@ impl Inner {
 /// the throughput.
 const FILE_OPS: usize = 8;
 
-/// Runs `f` on the blocking pool once one of `file_ops`' permits is free; the permit is held
-/// until `f` returns (even if the caller stops waiting).
+/// Runs `f` on the blocking pool once one of `inner`'s [`FILE_OPS`] permits is free; the permit
+/// is held until `f` returns (even if the caller stops waiting). Every chat file operation goes
+/// through here, so none escapes the bound.
 async fn blocking<T: Send + 'static>(
-    file_ops: &Arc<Semaphore>,
-    f: impl FnOnce() -> Result<T, MemoryError> + Send + 'static,
+    inner: &Arc<Inner>,
+    f: impl FnOnce(&Inner) -> Result<T, MemoryError> + Send + 'static,
 ) -> Result<T, MemoryError> {
     // The semaphore is never closed.
-    let permit = Arc::clone(file_ops).acquire_owned().await.ok();
+    let permit = Arc::clone(&inner.file_ops).acquire_owned().await.ok();
+    let inner = Arc::clone(inner);
     let f = move || {
-        let result = f();
+        let result = f(&inner);
         drop(permit);
         result
     };
@@ -1320,9 +1322,8 @@ impl ChatMemory {
     /// chat lock: appends are whole lines.
     pub async fn load(&self, chat_id: &str) -> Result<LoadedChat, MemoryError> {
         validate_chat_id(chat_id)?;
-        let inner = Arc::clone(&self.inner);
         let chat_id = chat_id.to_owned();
-        blocking(&self.inner.file_ops, move || {
+        blocking(&self.inner, move |inner| {
             let (loaded, cached) = read_chat(&chat_id, &inner.path(&chat_id))?;
             inner.cache().insert(chat_id, cached);
             Ok(loaded)
@@ -1348,8 +1349,7 @@ impl ChatMemory {
     /// Every chat with at least one readable run, most recently updated first (ties by id).
     /// Derived from the files; unchanged files are answered from a cache.
     pub async fn list_chats(&self) -> Result<Vec<ChatSummary>, MemoryError> {
-        let inner = Arc::clone(&self.inner);
-        blocking(&self.inner.file_ops, move || {
+        blocking(&self.inner, |inner| {
             let dir = &inner.config.dir;
             let entries = match fs::read_dir(dir) {
                 Ok(entries) => entries,
@@ -1459,9 +1459,8 @@ impl ChatLock {
                 run_id: record.run_id,
             });
         }
-        let inner = Arc::clone(&self.memory.inner);
         let chat_id = self.chat_id.clone();
-        blocking(&self.memory.inner.file_ops, move || inner.append(&chat_id, record)).await
+        blocking(&self.memory.inner, move |inner| inner.append(&chat_id, record)).await
     }
 }
 
@@ -1473,14 +1472,14 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn file_operations_run_at_most_file_ops_at_once_and_release_their_permits() {
         use std::sync::atomic::{AtomicUsize, Ordering};
-        let permits = Arc::new(Semaphore::new(FILE_OPS));
+        let memory = ChatMemory::new(MemoryConfig::new(Path::new("/unused")));
         let running = Arc::new(AtomicUsize::new(0));
         let most = Arc::new(AtomicUsize::new(0));
         let calls: Vec<_> = (0..FILE_OPS * 4)
             .map(|_| {
-                let (permits, running, most) = (permits.clone(), running.clone(), most.clone());
+                let (inner, running, most) = (memory.inner.clone(), running.clone(), most.clone());
                 tokio::spawn(async move {
-                    blocking(&permits, move || {
+                    blocking(&inner, move |_| {
                         let now = running.fetch_add(1, Ordering::SeqCst) + 1;
                         most.fetch_max(now, Ordering::SeqCst);
                         std::thread::sleep(std::time::Duration::from_millis(5));
@@ -1496,7 +1495,7 @@ mod tests {
         }
         let most = most.load(Ordering::SeqCst);
         assert!((2..=FILE_OPS).contains(&most), "{most} at once");
-        assert_eq!(permits.available_permits(), FILE_OPS);
+        assert_eq!(memory.inner.file_ops.available_permits(), FILE_OPS);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
