@@ -3,6 +3,7 @@
 //! Layers (see ARCHITECTURE.md): [`sandbox`] runs model-written JavaScript in isolated worker
 //! processes; [`sdk`] is the registry of data sources that panel code calls through the sandbox.
 
+pub mod access;
 pub mod agent;
 pub mod app;
 pub mod bench;

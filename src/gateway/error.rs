@@ -36,6 +36,15 @@ pub enum ApiError {
         /// Details (e.g. validation issues).
         data: Value,
     },
+    /// No valid credential (server token or session cookie).
+    #[error("{0}")]
+    Unauthorized(String),
+    /// A request the access policy refuses: foreign `Host` or `Origin`, a cross-site write.
+    #[error("{0}")]
+    Forbidden(String),
+    /// A write whose body is not `application/json`.
+    #[error("{0}")]
+    UnsupportedMediaType(String),
     /// Unknown id or route.
     #[error("{0}")]
     NotFound(String),
@@ -137,6 +146,11 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, msg, data) = match self {
             Self::BadRequest { msg, data } => (StatusCode::BAD_REQUEST, msg, data),
+            Self::Unauthorized(msg) => (StatusCode::UNAUTHORIZED, msg, Value::Null),
+            Self::Forbidden(msg) => (StatusCode::FORBIDDEN, msg, Value::Null),
+            Self::UnsupportedMediaType(msg) => {
+                (StatusCode::UNSUPPORTED_MEDIA_TYPE, msg, Value::Null)
+            }
             Self::NotFound(msg) => (StatusCode::NOT_FOUND, msg, Value::Null),
             Self::Conflict { msg, data } => (StatusCode::CONFLICT, msg, data),
             Self::Gone(msg) => (StatusCode::GONE, msg, Value::Null),

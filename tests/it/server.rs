@@ -323,7 +323,14 @@ async fn restart_keeps_dashboards_versions_and_sessions() {
 async fn api_errors_use_the_envelope_and_proper_statuses() {
     let app = support::spawn_app().await;
     let id = create(&app, "e").await;
-    let raw = app.http.post(app.url("/api/tools/execute")).body("{not json").send().await.unwrap();
+    let raw = app
+        .http
+        .post(app.url("/api/tools/execute"))
+        .header("content-type", "application/json")
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(raw.status(), 400);
     let body: Value = raw.json().await.unwrap();
     assert_eq!(body["code"], 400);
@@ -389,8 +396,7 @@ async fn preview_sources_and_ws_errors() {
     let (_, b) = app.get("/api/sdk/sources").await;
     assert!(b["data"]["sources"].as_array().unwrap().len() >= 30);
 
-    let (mut ws, _) =
-        tokio_tungstenite::connect_async(format!("ws://{}/ws", app.addr)).await.unwrap();
+    let mut ws = app.ws().await;
     ws_send(&mut ws, json!({"type": "subscribe"})).await;
     let e = ws_next(&mut ws).await;
     assert_eq!(e["type"], "error");
