@@ -5,8 +5,9 @@
 //! - **Host allowlist** (DNS rebinding): `127.0.0.1:PORT`, `localhost:PORT`, `[::1]:PORT`, the
 //!   bound address, and the operator's `allowed_hosts`.
 //! - **Origin allowlist** (CSRF, foreign pages, WebSocket hijacking): a present `Origin` must be
-//!   one of the server's own origins (each allowed host, `http` or `https`) or a configured one,
-//!   compared as scheme + host + port — never as a prefix or pattern.
+//!   one of the server's own origins (`http://` + a loopback name or the bound address, on its
+//!   port; `http` or `https` + a configured host) or a configured origin, compared as scheme +
+//!   host + port — never as a prefix or pattern.
 //!
 //! Settings come from the environment (`BOARDSMITH_TOKEN`, `BOARDSMITH_AUTH`,
 //! `BOARDSMITH_ALLOWED_HOSTS`, `BOARDSMITH_ALLOWED_ORIGINS`) over the `[server]` section of
@@ -270,26 +271,28 @@ impl Access {
             )));
         }
         let port = bound.port();
-        let mut hosts: Vec<HostPattern> = ["127.0.0.1", "localhost", "::1"]
+        // The server's own names speak plain HTTP on its port; configured names may also sit
+        // behind a TLS proxy, so their `https` origins (default port or ours) count too.
+        let mut own: Vec<HostPattern> = ["127.0.0.1", "localhost", "::1"]
             .into_iter()
             .map(|h| HostPattern { host: h.to_owned(), port: Some(port) })
             .collect();
         if !bound.ip().is_unspecified() {
-            hosts.push(HostPattern { host: bound.ip().to_string(), port: Some(port) });
+            own.push(HostPattern { host: bound.ip().to_string(), port: Some(port) });
         }
-        hosts.extend(config.allowed_hosts.iter().cloned());
         let mut origins: BTreeSet<Origin> = config.allowed_origins.iter().cloned().collect();
-        for h in &hosts {
+        for h in &own {
+            origins.insert(Origin { scheme: "http".into(), host: h.host.clone(), port });
+        }
+        for h in &config.allowed_hosts {
             for (scheme, default) in [("http", 80), ("https", 443)] {
-                let ports = match h.port {
-                    Some(p) => vec![p],
-                    None => vec![default, port],
-                };
-                for p in ports {
+                for p in h.port.map_or([default, port], |p| [p, p]) {
                     origins.insert(Origin { scheme: scheme.into(), host: h.host.clone(), port: p });
                 }
             }
         }
+        let mut hosts = own;
+        hosts.extend(config.allowed_hosts.iter().cloned());
         Ok(Self { token, port, hosts, origins })
     }
 
@@ -385,6 +388,7 @@ mod tests {
             "http://localhost:8080",
             "http://[::1]:8080",
             "https://dash.example.com",
+            "https://dash.example.com:8080",
             "http://dash.example.com:8080",
             "https://portal.example.org",
             "https://portal.example.org:443",
@@ -393,6 +397,8 @@ mod tests {
         }
         for bad in [
             "null",
+            "https://localhost:8080",
+            "https://127.0.0.1:8080",
             "http://localhost:3000",
             "http://127.0.0.1:8081",
             "http://evil.example",

@@ -4,6 +4,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod access;
 mod agent_catalog;
 mod agent_memory;
 mod agent_run;

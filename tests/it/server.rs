@@ -245,7 +245,7 @@ async fn a_subscriber_too_far_behind_is_closed_with_a_reason_and_others_go_on() 
     socket.set_recv_buffer_size(4096).unwrap();
     let tcp = socket.connect(app.addr).await.unwrap();
     let (mut slow, _) = tokio_tungstenite::client_async(
-        format!("ws://{}/ws", app.addr),
+        app.ws_request(),
         tokio_tungstenite::MaybeTlsStream::Plain(tcp),
     )
     .await

@@ -213,15 +213,20 @@ impl TestApp {
         self.app.token.as_ref().expect("auth is on in tests").expose()
     }
 
-    /// Opens a signed-in WebSocket to `/ws`.
-    pub async fn ws(&self) -> Ws {
+    /// A signed-in WebSocket handshake request for `/ws`.
+    pub fn ws_request(&self) -> tokio_tungstenite::tungstenite::handshake::client::Request {
         use tokio_tungstenite::tungstenite::client::IntoClientRequest;
         let mut req = format!("ws://{}/ws", self.addr).into_client_request().unwrap();
         if let Some(token) = &self.app.token {
             req.headers_mut()
                 .insert("authorization", format!("Bearer {}", token.expose()).parse().unwrap());
         }
-        tokio_tungstenite::connect_async(req).await.unwrap().0
+        req
+    }
+
+    /// Opens a signed-in WebSocket to `/ws`.
+    pub async fn ws(&self) -> Ws {
+        tokio_tungstenite::connect_async(self.ws_request()).await.unwrap().0
     }
 
     /// Opens a WebSocket and subscribes to a dashboard; returns the socket and the snapshot.
