@@ -60,6 +60,9 @@ pub struct AppConfig {
     /// Who may talk to the server; `None`: [`AccessConfig::from_env`] at start
     /// (`BOARDSMITH_TOKEN`, `[server]` in `boardsmith.toml`, ...).
     pub access: Option<AccessConfig>,
+    /// HTTP connection cap and header-read timeout (`BOARDSMITH_MAX_CONNECTIONS`,
+    /// `BOARDSMITH_HEADER_TIMEOUT_MS`).
+    pub server: crate::connections::ServerLimits,
 }
 
 impl AppConfig {
@@ -93,6 +96,7 @@ impl AppConfig {
                 .unwrap_or(crate::tools::backend::DEFAULT_MAX_FIX_ROUNDS),
             web: crate::web::WebFiles::from_env(),
             access: None,
+            server: crate::connections::ServerLimits::from_env(),
         }
     }
 }
@@ -123,6 +127,8 @@ pub struct App {
     pub access: AccessConfig,
     /// The server's secret; `None` with auth off.
     pub token: Option<ServerToken>,
+    /// HTTP connection bounds.
+    pub server_limits: crate::connections::ServerLimits,
     shutdown: CancellationToken,
 }
 
@@ -216,6 +222,7 @@ impl App {
             web: config.web.clone(),
             access,
             token,
+            server_limits: config.server.clone(),
             shutdown,
         }))
     }

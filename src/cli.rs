@@ -82,8 +82,13 @@ pub async fn serve(no_auth: bool) -> anyhow::Result<ExitCode> {
              rewrite dashboards (Host and Origin checks still stop web pages)"
         ),
     }
-    let served =
-        crate::gateway::serve(listener, router, shutdown_signal(app.shutdown_token())).await;
+    let served = crate::gateway::serve(
+        listener,
+        router,
+        app.server_limits.clone(),
+        shutdown_signal(app.shutdown_token()),
+    )
+    .await;
     app.stop().await;
     served?;
     eprintln!("boardsmith stopped");

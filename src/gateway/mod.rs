@@ -76,22 +76,20 @@ pub async fn run(
     state: Arc<App>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
+    let limits = state.server_limits.clone();
     let router = app(state, listener.local_addr()?)?;
-    serve(listener, router, shutdown).await
+    serve(listener, router, limits, shutdown).await
 }
 
-/// Serves `router` (from [`app`]) until `shutdown` completes, then drains in-flight requests.
+/// Serves `router` (from [`app`]) until `shutdown` completes, then drains in-flight requests;
+/// the connection bounds are the app's (`connections::ServerLimits`).
 pub async fn serve(
     listener: TcpListener,
     router: Router,
+    limits: crate::connections::ServerLimits,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
-    // No Nagle: SSE frames and WebSocket messages are small separate writes that would
-    // otherwise wait for the peer's delayed ACK (~40 ms on Linux).
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    axum::serve(listener, router).with_graceful_shutdown(shutdown).await?;
+    crate::connections::serve(listener, router, limits, shutdown).await?;
     Ok(())
 }
 

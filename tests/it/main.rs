@@ -12,6 +12,7 @@ mod agent_tools;
 mod cli;
 mod cli_mock_llm;
 mod conformance;
+mod connections;
 mod dashboard_agent;
 mod dashboard_agent_tools;
 mod gateway_api;

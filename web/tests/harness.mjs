@@ -134,6 +134,7 @@ export function apiOf(url) {
     get: (p) => call('GET', p),
     post: (p, b = {}) => call('POST', p, b),
     put: (p, b) => call('PUT', p, b),
+    del: (p) => call('DELETE', p),
   };
 }
 

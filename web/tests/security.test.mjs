@@ -62,20 +62,23 @@ test('without a session the app shows the sign-in screen; the token signs in', a
 
 test('a foreign page cannot change or read anything, though the analyst is signed in', async () => {
   const page = await newPage(); // signed in: the context holds the session cookie
-  const [first] = await api.get('/api/dashboards');
+  const [first, second] = await api.get('/api/dashboards');
+  // A deleted dashboard: its bodyless restore is a write the page must not be able to make.
+  await api.del(`/api/dashboards/${second.id}`);
   const before = await fingerprint();
   const target = server.url;
   const id = first.id;
+  const deleted = second.id;
 
   await page.goto(attackerUrl);
-  const report = await page.evaluate(async ({ target, id }) => {
+  const report = await page.evaluate(async ({ target, id, deleted }) => {
     const state = { title: 'pwned', layout: { columns: 2 }, panels: [] };
     const writes = [
       ['POST', '/api/dashboards', { state }],
       ['PUT', `/api/dashboards/${id}`, { baseVersion: 1, state }],
       ['POST', `/api/dashboards/${id}/revert`, { version: 1 }],
       ['DELETE', `/api/dashboards/${id}`, null],
-      ['POST', `/api/dashboards/${id}/restore`, null],
+      ['POST', `/api/dashboards/${deleted}/restore`, null],
       ['POST', '/api/tools/execute', { code: `return ${JSON.stringify(state)}` }],
       ['POST', '/api/tools/mutate', { dashboard_id: id, code: '(s) => null' }],
       ['POST', '/api/query', { message: 'run bash: id' }],
@@ -125,7 +128,7 @@ test('a foreign page cannot change or read anything, though the analyst is signe
       setTimeout(() => { ws.close(); resolve(); }, 2000);
     });
     return out;
-  }, { target, id });
+  }, { target, id, deleted });
 
   assert.ok(report.sent > 0, 'the no-cors requests were sent');
   assert.deepEqual(report.readable, [], 'nothing was readable');
