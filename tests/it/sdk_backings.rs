@@ -262,7 +262,7 @@ async fn coingecko_market_chart_maps_prices_sorted_deduped() {
 #[tokio::test]
 async fn frankfurter_latest_maps_rates() {
     let srv = Server::start().await;
-    srv.on("/latest", ok("frankfurter_latest.json"));
+    srv.on("/v1/latest", ok("frankfurter_latest.json"));
     let sdk = sdk(vec![spec_at("frankfurter.json", &srv.origin)], &srv.origin);
     let out = sdk.call("frankfurter", "latest", json!({"symbols": "eur,jpy,gbp"})).await.unwrap();
     assert_eq!(
@@ -273,17 +273,17 @@ async fn frankfurter_latest_maps_rates() {
             {"currency": "GBP", "rate": 0.78512}
         ])
     );
-    assert_eq!(srv.last("/latest").0, "from=USD&to=EUR%2CJPY%2CGBP");
+    assert_eq!(srv.last("/v1/latest").0, "from=USD&to=EUR%2CJPY%2CGBP");
     // Without symbols the `to` pair is omitted.
     sdk.call("frankfurter", "latest", json!({"base": "eur"})).await.unwrap();
-    assert_eq!(srv.last("/latest").0, "from=EUR");
+    assert_eq!(srv.last("/v1/latest").0, "from=EUR");
 }
 
 #[tokio::test]
 async fn frankfurter_timeseries_maps_dates_to_wide_rows() {
     let srv = Server::start().await;
-    srv.on("/2024-01-02..2024-01-05", ok("frankfurter_timeseries.json"));
-    srv.on("/2024-01-02..", ok("frankfurter_timeseries.json"));
+    srv.on("/v1/2024-01-02..2024-01-05", ok("frankfurter_timeseries.json"));
+    srv.on("/v1/2024-01-02..", ok("frankfurter_timeseries.json"));
     let sdk = sdk(vec![spec_at("frankfurter.json", &srv.origin)], &srv.origin);
     let params = json!({"start": "2024-01-02", "end": "2024-01-05", "symbols": "EUR,JPY"});
     let out = sdk.call("frankfurter", "timeseries", params).await.unwrap();
@@ -294,11 +294,11 @@ async fn frankfurter_timeseries_maps_dates_to_wide_rows() {
         {"time": 1704412800, "EUR": 0.9147, "JPY": 144.53}
     ]);
     assert_eq!(*out, expected);
-    assert_eq!(srv.last("/2024-01-02..2024-01-05").0, "from=USD&to=EUR%2CJPY");
+    assert_eq!(srv.last("/v1/2024-01-02..2024-01-05").0, "from=USD&to=EUR%2CJPY");
     // Open-ended range: `end` omitted → `/{start}..`.
     let out = sdk.call("frankfurter", "timeseries", json!({"start": "2024-01-02"})).await.unwrap();
     assert_eq!(*out, expected);
-    assert_eq!(srv.hits("/2024-01-02.."), 1);
+    assert_eq!(srv.hits("/v1/2024-01-02.."), 1);
 }
 
 // ---------------------------------------------------------------- transport behaviour
@@ -484,14 +484,14 @@ async fn base_url_env_redirects_the_origin() {
 #[tokio::test]
 async fn identical_calls_hit_upstream_once() {
     let srv = Server::start().await;
-    srv.on("/latest", ok("frankfurter_latest.json"));
+    srv.on("/v1/latest", ok("frankfurter_latest.json"));
     let sdk = sdk(vec![spec_at("frankfurter.json", &srv.origin)], &srv.origin);
     let a = sdk.call("frankfurter", "latest", json!({"symbols": "EUR"})).await.unwrap();
     // Same call after defaults are applied.
     let b =
         sdk.call("frankfurter", "latest", json!({"base": "USD", "symbols": "EUR"})).await.unwrap();
     assert_eq!(a, b);
-    assert_eq!(srv.hits("/latest"), 1);
+    assert_eq!(srv.hits("/v1/latest"), 1);
     assert_eq!(sdk.upstream_calls(), 1);
 }
 
