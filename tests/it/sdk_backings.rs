@@ -678,6 +678,58 @@ async fn path_traversal_is_rejected() {
 }
 
 #[tokio::test]
+async fn file_paths_never_leave_the_data_folder() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.csv"), "a\n1\n").unwrap();
+    std::fs::write(outside.path().join("secret.json"), "{\"k\": 1}").unwrap();
+    let dir = data_dir();
+    let root = dir.path();
+    // A directory symlink out, a symlink to a symlink out, a symlink to `/`, and a symlink that
+    // stays inside (allowed).
+    std::os::unix::fs::symlink(outside.path(), root.join("out")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("secret.csv"), root.join("hop1.csv")).unwrap();
+    std::os::unix::fs::symlink(root.join("hop1.csv"), root.join("sub/hop2.csv")).unwrap();
+    std::os::unix::fs::symlink("/", root.join("rootfs")).unwrap();
+    std::os::unix::fs::symlink(root.join("prices.csv"), root.join("sub/inside.csv")).unwrap();
+    let sdk = userdata(Some(root));
+    let secret = outside.path().join("secret.csv").display().to_string();
+    let cases: [(&str, &str, &str); 12] = [
+        ("readTable", "../secret.csv", "is not allowed"),
+        ("readTable", "./../secret.csv", "is not allowed"),
+        ("readTable", "sub/./../../secret.csv", "is not allowed"),
+        ("readTable", "sub/../../secret.csv", "is not allowed"),
+        ("readTable", &secret, "is not allowed"),
+        ("readTable", "/etc/passwd", "is not allowed"),
+        ("readTable", "\\etc\\passwd", "is not allowed"),
+        ("readTable", "prices.csv\u{0}", "is not allowed"),
+        ("readTable", "out/secret.csv", "links outside the data folder"),
+        ("readJson", "out/secret.json", "links outside the data folder"),
+        ("readTable", "sub/hop2.csv", "links outside the data folder"),
+        ("readTable", "rootfs/etc/passwd", "links outside the data folder"),
+    ];
+    for (method, file, expected) in cases {
+        let msg = upstream_message(
+            sdk.call("userdata", method, json!({"file": file})).await.unwrap_err(),
+        );
+        assert!(msg.contains(expected), "{file}: {msg}");
+        assert!(!msg.contains("\"a\""), "{file}: leaked content: {msg}");
+    }
+    // Percent-encoding is not decoded: `%2e%2e` is a (missing) file name, not `..`.
+    let msg = upstream_message(
+        sdk.call("userdata", "readTable", json!({"file": "%2e%2e/secret.csv"})).await.unwrap_err(),
+    );
+    assert!(msg.starts_with("file `%2e%2e/secret.csv` not found"), "{msg}");
+    // A symlink that stays inside is followed.
+    let rows = sdk.call("userdata", "readTable", json!({"file": "sub/inside.csv"})).await.unwrap();
+    assert_eq!(rows.as_array().unwrap().len(), 3);
+    // Listing walks neither the escaping directory links nor the escaping file links.
+    let listed = sdk.call("userdata", "listFiles", Value::Null).await.unwrap();
+    let files: Vec<&str> =
+        listed.as_array().unwrap().iter().map(|f| f["file"].as_str().unwrap()).collect();
+    assert_eq!(files, ["prices.csv", "sub/inside.csv", "sub/targets.json"]);
+}
+
+#[tokio::test]
 async fn missing_file_lists_available_files() {
     let dir = data_dir();
     let sdk = userdata(Some(dir.path()));
