@@ -326,6 +326,8 @@ fn non_public_v6(ip: Ipv6Addr) -> Option<&'static str> {
         [0, 0, 0, 0, 0, 0, 0, 1] => Some("loopback"),
         // IPv4-compatible (deprecated) `::a.b.c.d`: treated as the IPv4 address, and never public.
         [0, 0, 0, 0, 0, 0, hi, lo] => non_public_v4(embedded(hi, lo)).or(Some("reserved")),
+        // IPv4-translated (SIIT, `::ffff:0:a.b.c.d`): the embedded IPv4 address decides.
+        [0, 0, 0, 0, 0xffff, 0, hi, lo] => non_public_v4(embedded(hi, lo)),
         // NAT64 (64:ff9b::/96, 64:ff9b:1::/48): the embedded IPv4 address decides.
         [0x64, 0xff9b, 0, 0, 0, 0, hi, lo] => non_public_v4(embedded(hi, lo)),
         [0x64, 0xff9b, 1, ..] => Some("private (local NAT64)"),
@@ -379,6 +381,7 @@ mod tests {
             ("::ffff:169.254.169.254", "link-local (cloud metadata)"),
             ("::ffff:10.1.2.3", "private"),
             ("::127.0.0.1", "loopback"),
+            ("::ffff:0:127.0.0.1", "loopback"),
             ("64:ff9b::a9fe:a9fe", "link-local (cloud metadata)"),
             ("2002:7f00:1::", "loopback"),
             ("2001:db8::1", "documentation"),
