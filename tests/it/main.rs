@@ -25,6 +25,7 @@ mod llm_openai;
 mod sdk;
 mod sdk_backings;
 mod server;
+mod ssrf;
 mod store;
 mod templates;
 mod web;
