@@ -124,10 +124,22 @@ pub async fn serve(
     Ok(())
 }
 
-/// Answers a connection over the cap with a 503 envelope and closes it. The answer goes out
-/// first; then whatever the client sent is drained briefly, so closing with unread bytes does
-/// not reset the connection before the client has read the answer.
+/// Answers a connection over the cap with a 503 envelope and closes it. The request head is
+/// read first (clients treat an answer before their request as a protocol error), at most for
+/// half a second; after the answer, what else the client sent is drained briefly, so closing
+/// with unread bytes does not reset the connection before the client has read the answer.
 async fn refuse(mut tcp: TcpStream, _slot: OwnedSemaphorePermit) {
+    let mut head = Vec::new();
+    let mut buf = [0u8; 4096];
+    let _ = tokio::time::timeout(Duration::from_millis(500), async {
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 64 * 1024 {
+            match tcp.read(&mut buf).await {
+                Ok(n) if n > 0 => head.extend_from_slice(&buf[..n]),
+                _ => break,
+            }
+        }
+    })
+    .await;
     let body = r#"{"code":503,"msg":"too many open connections; try again shortly","data":null}"#;
     let response = format!(
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
@@ -139,7 +151,6 @@ async fn refuse(mut tcp: TcpStream, _slot: OwnedSemaphorePermit) {
         tcp.shutdown().await
     })
     .await;
-    let mut buf = [0u8; 4096];
     let _ = tokio::time::timeout(Duration::from_millis(100), async {
         while matches!(tcp.read(&mut buf).await, Ok(n) if n > 0) {}
     })

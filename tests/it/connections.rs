@@ -95,7 +95,8 @@ async fn past_the_cap_connections_get_503_and_the_server_recovers() {
     for _ in 0..400 {
         flood.push(TcpStream::connect(app.addr).await.unwrap());
     }
-    // Let the refusals of the flood's own surplus finish (100 ms each, 256 at once).
+    // Let the refusals of the flood's own surplus finish (they wait 500 ms for a request
+    // head that never comes, 256 at once; the rest are closed at once).
     tokio::time::sleep(Duration::from_millis(1000)).await;
     // New requests are answered at once with the envelope, not left hanging.
     let t0 = Instant::now();

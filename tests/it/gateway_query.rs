@@ -393,3 +393,47 @@ async fn a_bash_call_outside_the_working_directory_is_refused_and_the_model_is_t
     assert_eq!(events.last().unwrap().1, "run.complete");
     app.stop().await;
 }
+
+#[tokio::test]
+async fn runs_past_the_server_and_chat_caps_are_refused_with_429_before_streaming() {
+    let turns = (0..6).map(|_| text_turn(&"x".repeat(30), 1, 100)).collect();
+    let mock = mock(turns).await;
+    let url = mock.url();
+    let app = support::spawn_app_with(Arc::new(tempfile::tempdir().unwrap()), false, move |c| {
+        c.llm = Some(support::llm_config(Some(&url)));
+        c.service.max_runs = 3;
+        c.service.max_runs_per_chat = 1;
+    })
+    .await;
+    let chat = |n: u8| format!("0190a0a0-0000-7000-8000-00000000000{n}");
+    let ask =
+        |chat_id: String| json!({"message": "hi", "agentKey": "demoModePlain", "chatId": chat_id});
+    // Each stream is held open (3 s of paced deltas), so its run stays in progress.
+    let a = post_query(&app, ask(chat(1))).await;
+    assert_eq!(a.status(), 200);
+    let again = post_query(&app, ask(chat(1))).await;
+    assert_eq!(again.status(), 429);
+    let body: Value = again.json().await.unwrap();
+    assert!(body["msg"].as_str().unwrap().contains("AGENT_MAX_RUNS_PER_CHAT"), "{body}");
+    let b = post_query(&app, ask(chat(2))).await;
+    let c = post_query(&app, ask(chat(3))).await;
+    assert_eq!((b.status().as_u16(), c.status().as_u16()), (200, 200));
+    let d = post_query(&app, ask(chat(4))).await;
+    assert_eq!(d.status(), 429);
+    let body: Value = d.json().await.unwrap();
+    assert_eq!(body["code"], 429);
+    assert!(body["msg"].as_str().unwrap().contains("AGENT_MAX_RUNS"), "{body}");
+    // When the runs end, new ones are accepted again.
+    for r in [a, b, c] {
+        let events = sse_events(r).await;
+        assert_eq!(events.last().unwrap().1, "run.complete");
+    }
+    // (A run leaves the count just after its last event is sent.)
+    let mut tries = 0;
+    while post_query(&app, ask(chat(4))).await.status() != 200 {
+        tries += 1;
+        assert!(tries < 40, "still refused after the runs ended");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    app.stop().await;
+}
