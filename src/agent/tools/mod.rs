@@ -125,7 +125,8 @@ pub enum ToolError {
         /// What is wrong (`"city" is required`).
         message: String,
     },
-    /// The tool refused to act (for `bash`: a path outside the allowed paths). Nothing ran.
+    /// The tool refused to act (for `bash`: the agent has no shell, or the host cannot build
+    /// the sandbox). Nothing ran.
     #[error("`{tool}` refused: {reason}")]
     Refused {
         /// The tool called.
