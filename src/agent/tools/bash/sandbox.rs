@@ -119,6 +119,12 @@ pub(super) struct Sandbox {
     pids: Option<PathBuf>,
 }
 
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.etc_dir);
+    }
+}
+
 /// A prepared command: spawn it, then call [`Prepared::started`] with the child.
 #[derive(Debug)]
 pub(super) struct Prepared {
@@ -137,7 +143,9 @@ impl Sandbox {
                 bwrap.display()
             )
         })?;
-        let etc_dir = std::env::temp_dir().join(format!("boardsmith-bash-{}", std::process::id()));
+        let n = CGROUP_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let etc_dir =
+            std::env::temp_dir().join(format!("boardsmith-bash-{}-{n}", std::process::id()));
         write_etc(&etc_dir).map_err(|e| {
             format!("cannot write the sandbox's /etc files in {}: {e}", etc_dir.display())
         })?;
@@ -409,7 +417,8 @@ impl Cgroup {
         Ok(())
     }
 
-    /// Removes the cgroup once its processes are gone (they die with the pid namespace).
+    /// Removes the cgroup once its processes are gone (they die with the pid namespace);
+    /// if they take longer than a second, [`Drop`] goes on trying.
     pub async fn remove(self) {
         for _ in 0..50 {
             if std::fs::remove_dir(&self.dir).is_ok() {
@@ -417,12 +426,25 @@ impl Cgroup {
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        tracing::warn!(dir = %self.dir.display(), "a bash pids cgroup is still busy; left behind");
     }
 }
 
 impl Drop for Cgroup {
+    /// When the command was cancelled its processes are still dying: retry off the runtime
+    /// for a few seconds instead of leaving the cgroup behind.
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir(&self.dir);
+        if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
+            return;
+        }
+        let dir = std::mem::take(&mut self.dir);
+        std::thread::spawn(move || {
+            for _ in 0..100 {
+                std::thread::sleep(Duration::from_millis(50));
+                if std::fs::remove_dir(&dir).is_ok() {
+                    return;
+                }
+            }
+            tracing::warn!(dir = %dir.display(), "a bash pids cgroup is still busy; left behind");
+        });
     }
 }
