@@ -182,7 +182,22 @@ impl App {
         let live = Arc::new(Live::new(sandbox.clone(), config.live.clone()));
         let tools = Arc::new(Tools::new(sandbox.clone(), store.clone(), live.clone()));
         // The built-ins plus the dashboard tools; a chat is the dashboard tools' session.
-        let mut backend = BackendTools::builtin(&config.agent_tools);
+        // The shell never sees the data dir (store, chats, token) or a config file in the
+        // workspace, and cannot edit the catalog (an agent file it wrote could grant it more).
+        let mut agent_tools = config.agent_tools.clone();
+        let bash = &mut agent_tools.bash;
+        bash.hidden_paths.extend([
+            config.data_dir.clone(),
+            PathBuf::from("boardsmith.toml"),
+            PathBuf::from(".env"),
+        ]);
+        bash.read_only_paths.extend([
+            config.catalog.agents_dir.clone(),
+            config.catalog.tools_dir.clone(),
+            config.catalog.viewports_dir.clone(),
+            agent_tools.agents_dir.clone(),
+        ]);
+        let mut backend = BackendTools::builtin(&agent_tools);
         crate::tools::backend::register_all(&mut backend, &tools, config.max_fix_rounds);
         let agents = Arc::new(
             AgentService::new(

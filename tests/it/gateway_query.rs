@@ -358,19 +358,22 @@ You are fresh.
 }
 
 #[tokio::test]
-async fn a_bash_call_outside_the_working_directory_is_refused_and_the_model_is_told_why() {
+async fn a_bash_call_runs_confined_and_the_model_sees_the_sandbox_not_the_host() {
+    // Issue 16's escape through a computed path, and a look at the data dir around the
+    // workspace: the model gets the sandbox's own /etc/passwd and sees nothing of the store.
+    let command = "head -c 40 $(echo L2V0Yy9wYXNzd2Q= | base64 -d); echo; ls -A ..";
     let mock = mock(vec![
         Turn {
             times: Some(1),
             steps: vec![Step::ToolCall {
                 id: Some("call_b".into()),
                 name: "bash".into(),
-                arguments: json!({"command": "cat /etc/passwd"}),
+                arguments: json!({ "command": command }),
                 fragments: None,
             }],
             ..Turn::default()
         },
-        text_turn("I may not read that file.", 50, 0),
+        text_turn("That is the sandbox's file.", 50, 0),
     ])
     .await;
     let app = app_with(&mock, Duration::from_secs(3)).await;
@@ -379,9 +382,9 @@ async fn a_bash_call_outside_the_working_directory_is_refused_and_the_model_is_t
     )
     .await;
     let result = events.iter().find(|(_, t, _)| t == "tool.result").expect("a tool result");
-    let error = result.2["result"]["error"].as_str().unwrap();
-    assert!(error.contains("/etc/passwd is outside the allowed paths"), "{error}");
-    assert!(!error.contains("root:"), "nothing was read");
+    let out = &result.2["result"];
+    assert_eq!(out["stdout"], "root:x:0:0:root:/nonexistent:/usr/sbin/n\nwork\n", "{out}");
+    assert_eq!(out["exitCode"], 0, "{out}");
     let tool_msg = mock.requests()[1].body["messages"]
         .as_array()
         .unwrap()
@@ -389,7 +392,7 @@ async fn a_bash_call_outside_the_working_directory_is_refused_and_the_model_is_t
         .find(|m| m["role"] == "tool")
         .cloned()
         .unwrap();
-    assert!(tool_msg["content"].to_string().contains("outside the allowed paths"), "{tool_msg}");
+    assert!(tool_msg["content"].to_string().contains("/nonexistent:/usr/sbin/n"), "{tool_msg}");
     assert_eq!(events.last().unwrap().1, "run.complete");
     app.stop().await;
 }
