@@ -71,7 +71,7 @@ impl AppConfig {
                 .map_or_else(|| PathBuf::from("data"), PathBuf::from),
             sdk: SdkConfig::from_env(),
             sandbox,
-            live: LiveConfig::default(),
+            live: LiveConfig::from_env(),
             load_templates: true,
             catalog: CatalogConfig::from_env(),
             memory: None,

@@ -393,7 +393,11 @@ pub async fn dashboards(
     use futures::SinkExt;
     use tokio_tungstenite::tungstenite::Message;
     let _ = rlimit::increase_nofile_limit(u64::MAX);
-    let server = start_server().await?;
+    // The server caps connections; this benchmark holds more than the default on purpose.
+    let connections = (subscribers + idle + 16).to_string();
+    let server =
+        start_server_in(temp_dir("bench")?, &[("BOARDSMITH_MAX_CONNECTIONS", &connections)])
+            .await?;
     let http = reqwest::Client::new();
     let base = format!("http://{}", server.addr);
     let created: serde_json::Value = http

@@ -26,3 +26,4 @@ mod server;
 mod store;
 mod templates;
 mod web;
+mod ws_limits;
