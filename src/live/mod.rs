@@ -701,14 +701,34 @@ impl Live {
         publish_to(w, Some(key), &event);
     }
 
-    /// Re-runs panels with the default values and publishes their results to the default view
-    /// (REST refresh, scheduled refreshes).
+    /// Re-runs panels everywhere (REST refresh): with the default values for the default view,
+    /// and as fresh runs queued on one viewer of every other view (its values, its run budget).
     pub async fn refresh_panels(
         self: &Arc<Self>,
         id: &str,
         state: &DashboardState,
         panels: &[Panel],
     ) {
+        {
+            let map = self.lock();
+            if let Some(w) = map.get(id) {
+                let dashboard: Arc<str> = id.into();
+                for key in w.views.keys().filter(|k| &***k != DEFAULT_VIEW) {
+                    let Some(rep) = w.subscribers.iter().find(|s| s.view == *key) else {
+                        continue;
+                    };
+                    for p in panels {
+                        rep.viewer.enqueue(&self.counters, &dashboard, &p.id, true);
+                    }
+                }
+            }
+        }
+        self.refresh_default(id, state, panels).await;
+    }
+
+    /// Re-runs panels with the default values and publishes their results to the default view
+    /// (scheduled refreshes).
+    async fn refresh_default(&self, id: &str, state: &DashboardState, panels: &[Panel]) {
         let vars = self.vars(id, state);
         let runs =
             futures::future::join_all(panels.iter().map(|p| self.runner.run_fresh(id, p, &vars)))
@@ -817,7 +837,7 @@ impl Live {
             }
             for (id, state, panels) in self.due() {
                 let live = self.clone();
-                tokio::spawn(async move { live.refresh_panels(&id, &state, &panels).await });
+                tokio::spawn(async move { live.refresh_default(&id, &state, &panels).await });
             }
         }
     }

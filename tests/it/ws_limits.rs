@@ -403,6 +403,15 @@ async fn variables_set_by_one_viewer_change_only_its_own_view() {
     let (d, _) = ws_until(&mut alice, |m| m["type"] == "panel.data").await;
     assert_eq!(d["data"], json!([{"panel": "b", "sym": "XAGUSD"}]));
 
+    // A REST refresh re-runs every view, each with its own values.
+    let (status, _) =
+        app.post(&format!("/api/dashboards/{id}/refresh"), json!({"panelId": "a"})).await;
+    assert_eq!(status, 200);
+    let (d, _) = ws_until(&mut alice, |m| m["type"] == "panel.data").await;
+    assert_eq!(d["data"], json!([{"panel": "a", "sym": "XAGUSD"}]));
+    let (d, _) = ws_until(&mut bob, |m| m["type"] == "panel.data" && m["panelId"] == "a").await;
+    assert_eq!(d["data"], json!([{"panel": "a", "sym": "XAUUSD"}]));
+
     // Values the dashboard does not allow, and requests without a subscription, are refused.
     ws_send(&mut alice, json!({"type": "set_vars", "dashboardId": id, "vars": {"sym": "EVIL"}}))
         .await;
