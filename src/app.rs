@@ -7,6 +7,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use tokio_util::sync::CancellationToken;
 
+use crate::access::{AccessConfig, ServerToken};
 use crate::agent::catalog::{Catalog, CatalogConfig};
 use crate::agent::memory::{ChatMemory, MemoryConfig};
 use crate::agent::service::{AgentService, ServiceConfig};
@@ -56,9 +57,20 @@ pub struct AppConfig {
     pub max_fix_rounds: u32,
     /// The browser app's files (`BOARDSMITH_WEB_DIR`, default: embedded in the binary).
     pub web: crate::web::WebFiles,
+    /// Who may talk to the server; `None`: [`AccessConfig::from_env`] at start
+    /// (`BOARDSMITH_TOKEN`, `[server]` in `boardsmith.toml`, ...).
+    pub access: Option<AccessConfig>,
+    /// HTTP connection cap and header-read timeout (`BOARDSMITH_MAX_CONNECTIONS`,
+    /// `BOARDSMITH_HEADER_TIMEOUT_MS`).
+    pub server: crate::connections::ServerLimits,
 }
 
 impl AppConfig {
+    /// `BOARDSMITH_DATA`, default `./data`.
+    pub fn data_dir_from_env() -> PathBuf {
+        std::env::var_os("BOARDSMITH_DATA").map_or_else(|| PathBuf::from("data"), PathBuf::from)
+    }
+
     /// Defaults from the environment, with `program` as the sandbox worker.
     pub fn from_env(program: PathBuf) -> Self {
         let mut sandbox = SandboxConfig::new(program);
@@ -67,8 +79,7 @@ impl AppConfig {
             sandbox.workers = n;
         }
         Self {
-            data_dir: std::env::var_os("BOARDSMITH_DATA")
-                .map_or_else(|| PathBuf::from("data"), PathBuf::from),
+            data_dir: Self::data_dir_from_env(),
             sdk: SdkConfig::from_env(),
             sandbox,
             live: LiveConfig::from_env(),
@@ -84,6 +95,8 @@ impl AppConfig {
                 .and_then(|v| v.trim().parse().ok())
                 .unwrap_or(crate::tools::backend::DEFAULT_MAX_FIX_ROUNDS),
             web: crate::web::WebFiles::from_env(),
+            access: None,
+            server: crate::connections::ServerLimits::from_env(),
         }
     }
 }
@@ -110,6 +123,12 @@ pub struct App {
     pub agents: Arc<AgentService>,
     /// The browser app's files.
     pub web: crate::web::WebFiles,
+    /// Access settings (hosts, origins; whether auth is on).
+    pub access: AccessConfig,
+    /// The server's secret; `None` with auth off.
+    pub token: Option<ServerToken>,
+    /// HTTP connection bounds.
+    pub server_limits: crate::connections::ServerLimits,
     shutdown: CancellationToken,
 }
 
@@ -141,6 +160,11 @@ impl App {
         std::fs::create_dir_all(&config.data_dir)
             .with_context(|| format!("creating {}", config.data_dir.display()))?;
         let store = Arc::new(Store::open(&config.data_dir).context("opening the store")?);
+        let access = match config.access.clone() {
+            Some(a) => a,
+            None => AccessConfig::from_env().context("loading the access settings")?,
+        };
+        let token = access.resolve_token(&config.data_dir).context("loading the server token")?;
         let catalog = Catalog::start(config.catalog.clone()).await?;
         let memory_config = match &config.memory {
             Some(m) => m.clone(),
@@ -158,7 +182,22 @@ impl App {
         let live = Arc::new(Live::new(sandbox.clone(), config.live.clone()));
         let tools = Arc::new(Tools::new(sandbox.clone(), store.clone(), live.clone()));
         // The built-ins plus the dashboard tools; a chat is the dashboard tools' session.
-        let mut backend = BackendTools::builtin(&config.agent_tools);
+        // The shell never sees the data dir (store, chats, token) or a config file in the
+        // workspace, and cannot edit the catalog (an agent file it wrote could grant it more).
+        let mut agent_tools = config.agent_tools.clone();
+        let bash = &mut agent_tools.bash;
+        bash.hidden_paths.extend([
+            config.data_dir.clone(),
+            PathBuf::from("boardsmith.toml"),
+            PathBuf::from(".env"),
+        ]);
+        bash.read_only_paths.extend([
+            config.catalog.agents_dir.clone(),
+            config.catalog.tools_dir.clone(),
+            config.catalog.viewports_dir.clone(),
+            agent_tools.agents_dir.clone(),
+        ]);
+        let mut backend = BackendTools::builtin(&agent_tools);
         crate::tools::backend::register_all(&mut backend, &tools, config.max_fix_rounds);
         let agents = Arc::new(
             AgentService::new(
@@ -196,6 +235,9 @@ impl App {
             submits,
             agents,
             web: config.web.clone(),
+            access,
+            token,
+            server_limits: config.server.clone(),
             shutdown,
         }))
     }

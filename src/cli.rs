@@ -9,6 +9,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use serde_json::Value;
 
+use crate::access::AccessConfig;
 use crate::sandbox::{PanelContext, Sandbox, SandboxConfig};
 use crate::sdk::{Sdk, SdkConfig};
 
@@ -52,23 +53,79 @@ pub async fn start_sandbox(
 
 /// `boardsmith serve`: starts everything, serves until SIGINT/SIGTERM, then drains requests,
 /// stops the pool and makes the store's final commit.
-pub async fn serve() -> anyhow::Result<ExitCode> {
+pub async fn serve(no_auth: bool) -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe().context("locating the boardsmith executable")?;
     // One file descriptor per WebSocket: use the hard limit.
     let _ = rlimit::increase_nofile_limit(u64::MAX);
-    let config = crate::app::AppConfig::from_env(exe);
-    let addr = std::env::var("BOARDSMITH_ADDR").unwrap_or_else(|_| "127.0.0.1:8080".to_owned());
-    let app = crate::app::App::start(config.clone()).await?;
+    let mut config = crate::app::AppConfig::from_env(exe);
+    let mut access = AccessConfig::from_env()?;
+    access.no_auth |= no_auth;
+    config.access = Some(access);
+    let addr = server_addr();
     let listener =
         tokio::net::TcpListener::bind(&addr).await.with_context(|| format!("binding {addr}"))?;
-    eprintln!(
-        "boardsmith listening on http://{} (data in {})",
-        listener.local_addr()?,
-        config.data_dir.display()
-    );
-    crate::gateway::run(listener, app.clone(), shutdown_signal(app.shutdown_token())).await?;
+    let bound = listener.local_addr()?;
+    let app = crate::app::App::start(config.clone()).await?;
+    let router = match crate::gateway::app(app.clone(), bound) {
+        Ok(r) => r,
+        Err(e) => {
+            app.stop().await;
+            return Err(e.into());
+        }
+    };
+    let base = format!("http://{}", browser_host(bound));
+    eprintln!("boardsmith listening on {base} (data in {})", config.data_dir.display());
+    match &app.token {
+        Some(token) => eprintln!("  sign in: {base}/?token={}", token.expose()),
+        None => eprintln!(
+            "  WARNING: authentication is OFF: any program on this machine can run agents and \
+             rewrite dashboards (Host and Origin checks still stop web pages)"
+        ),
+    }
+    let served = crate::gateway::serve(
+        listener,
+        router,
+        app.server_limits.clone(),
+        shutdown_signal(app.shutdown_token()),
+    )
+    .await;
     app.stop().await;
+    served?;
     eprintln!("boardsmith stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `BOARDSMITH_ADDR`, default `127.0.0.1:8080`.
+fn server_addr() -> String {
+    std::env::var("BOARDSMITH_ADDR").unwrap_or_else(|_| "127.0.0.1:8080".to_owned())
+}
+
+/// The `host:port` a browser on this machine uses for `addr` (an unspecified address is
+/// reached through loopback).
+fn browser_host(addr: std::net::SocketAddr) -> String {
+    match addr.ip() {
+        ip if ip.is_unspecified() && ip.is_ipv4() => format!("127.0.0.1:{}", addr.port()),
+        ip if ip.is_unspecified() => format!("[::1]:{}", addr.port()),
+        _ => addr.to_string(),
+    }
+}
+
+/// `boardsmith token`: the sign-in URL and the token of the server configured by this
+/// environment (`BOARDSMITH_TOKEN`, else `<BOARDSMITH_DATA>/token`, created when missing).
+pub fn token() -> anyhow::Result<ExitCode> {
+    let access = AccessConfig::from_env()?;
+    let data_dir = crate::app::AppConfig::data_dir_from_env();
+    std::fs::create_dir_all(&data_dir)
+        .with_context(|| format!("creating {}", data_dir.display()))?;
+    match access.resolve_token(&data_dir)? {
+        Some(token) => {
+            let addr = server_addr();
+            let host = addr.parse().map_or(addr.clone(), browser_host);
+            println!("http://{host}/?token={}", token.expose());
+            println!("Authorization: Bearer {}", token.expose());
+        }
+        None => println!("authentication is off (BOARDSMITH_AUTH=0 or `auth = false`)"),
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -3,10 +3,12 @@
 //! Layers (see ARCHITECTURE.md): [`sandbox`] runs model-written JavaScript in isolated worker
 //! processes; [`sdk`] is the registry of data sources that panel code calls through the sandbox.
 
+pub mod access;
 pub mod agent;
 pub mod app;
 pub mod bench;
 pub mod cli;
+pub mod connections;
 pub mod dashboard;
 pub mod eval;
 pub mod gateway;

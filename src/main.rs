@@ -20,8 +20,16 @@ struct Args {
 #[derive(Subcommand)]
 enum Command {
     /// Run the server (the default): HTTP API and WebSocket on BOARDSMITH_ADDR
-    /// (127.0.0.1:8080), data in BOARDSMITH_DATA (./data).
-    Serve,
+    /// (127.0.0.1:8080), data in BOARDSMITH_DATA (./data). Prints the sign-in URL.
+    Serve {
+        /// No credential needed (only on a loopback address; Host, Origin and Content-Type
+        /// checks stay on). Same as BOARDSMITH_AUTH=0.
+        #[arg(long)]
+        no_auth: bool,
+    },
+    /// Print the server's sign-in URL and token (BOARDSMITH_TOKEN, or the one generated in
+    /// BOARDSMITH_DATA), for a browser or `Authorization: Bearer`.
+    Token,
     /// Inspect the data-source registry.
     Sdk {
         #[command(subcommand)]
@@ -164,7 +172,7 @@ enum BenchTarget {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let command = args.command.unwrap_or(Command::Serve);
+    let command = args.command.unwrap_or(Command::Serve { no_auth: false });
     if let Command::SandboxWorker = command {
         return boardsmith::sandbox::worker::main();
     }
@@ -183,7 +191,8 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match command {
-            Command::Serve => cli::serve().await,
+            Command::Serve { no_auth } => cli::serve(no_auth).await,
+            Command::Token => cli::token(),
             Command::Sdk { command: SdkCommand::List } => cli::sdk_list(),
             Command::Sdk { command: SdkCommand::Show { source } } => cli::sdk_show(&source),
             Command::Run { kind, file, state, vars } => {

@@ -259,6 +259,16 @@ pub struct AgentFile {
     /// Tool names offered to the model.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<String>,
+    /// Must be `true` when `tools` lists `bash`: the shell runs commands on the server's
+    /// machine (confined, but still), so a file has to say so in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_shell: Option<bool>,
+    /// The shell may use the network (default false: no network at all, not even loopback).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shell_network: Option<bool>,
+    /// Who wrote the file when not a person: `agent_file_create` sets it to its own name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_by: Option<String>,
     /// Override of the mode's compute preset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compute: Option<Compute>,
@@ -414,6 +424,11 @@ pub struct AgentDefinition {
     pub mode: Mode,
     /// Tool names, deduplicated, in file order.
     pub tools: Vec<String>,
+    /// What the `bash` tool may do for this agent.
+    pub shell: ShellPolicy,
+    /// Set when the file was written at run time by a tool (`agent_file_create`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created_by: Option<String>,
     /// The system prompts of the mode.
     pub prompts: Prompts,
     /// The resolved policy.
@@ -423,6 +438,16 @@ pub struct AgentDefinition {
     /// The file as parsed (standard JSON after preprocessing), for detail views.
     #[serde(skip)]
     pub file: AgentFile,
+}
+
+/// The shell grant of an agent file: `allowShell` and `shellNetwork`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShellPolicy {
+    /// `allowShell`: the `bash` tool may run for this agent (required when it lists `bash`).
+    pub allow: bool,
+    /// `shellNetwork`: the shell's sandbox shares the host's network.
+    pub network: bool,
 }
 
 /// Whether `key` is a valid agent key (`[A-Za-z0-9_-]{1,64}`; the same rule as tool names).
@@ -624,6 +649,19 @@ fn validate(
         }
     }
 
+    let allow = file.allow_shell == Some(true);
+    let shell = ShellPolicy { allow, network: allow && file.shell_network == Some(true) };
+    if tools.iter().any(|t| t == "bash") && !shell.allow {
+        errors.push(FieldError::new(
+            "allowShell",
+            "required: an agent that lists `bash` in tools must also say \"allowShell\": true \
+             (the shell runs commands on the server's machine, confined to its workspace)",
+        ));
+    }
+    if file.shell_network == Some(true) && !allow {
+        warnings.push(FieldError::new("shellNetwork", "ignored: the agent has no shell"));
+    }
+
     let overrides = Overrides {
         compute: file.compute,
         output: file.output,
@@ -654,6 +692,8 @@ fn validate(
             model: nonblank(&file.model),
             mode,
             tools,
+            shell,
+            created_by: nonblank(&file.created_by),
             prompts,
             policy,
             warnings,
@@ -999,11 +1039,41 @@ mod tests {
     }
 
     #[test]
+    fn bash_needs_an_explicit_allow_shell() {
+        let file = |extra: &str| {
+            format!(
+                r#"{{"mode": "REACT", "tools": ["bash"], {extra} "react": {{"systemPrompt": "x"}}}}"#
+            )
+        };
+        for extra in ["", r#""allowShell": false,"#] {
+            let e = errors("a", &file(extra));
+            assert_eq!(e.len(), 1, "{e:?}");
+            assert!(e[0].starts_with("allowShell: required: an agent that lists `bash`"), "{e:?}");
+        }
+        let d =
+            parse("a", &file(r#""allowShell": true, "createdBy": "agent_file_create","#)).unwrap();
+        assert_eq!(d.shell, ShellPolicy { allow: true, network: false });
+        assert_eq!(d.created_by.as_deref(), Some("agent_file_create"));
+        let d = parse("a", &file(r#""allowShell": true, "shellNetwork": true,"#)).unwrap();
+        assert_eq!(d.shell, ShellPolicy { allow: true, network: true });
+        let detail = serde_json::to_value(&d).unwrap();
+        assert_eq!(detail["shell"], serde_json::json!({"allow": true, "network": true}));
+        // No bash: no shell, and a stray shellNetwork is only a warning.
+        let d = parse(
+            "a",
+            r#"{"mode": "PLAIN", "shellNetwork": true, "plain": {"systemPrompt": "x"}}"#,
+        )
+        .unwrap();
+        assert_eq!(d.shell, ShellPolicy::default());
+        assert_eq!(d.warnings[0].to_string(), "shellNetwork: ignored: the agent has no shell");
+    }
+
+    #[test]
     fn unknown_keys_and_ignored_tools_are_warnings() {
         let d = parse(
             "a",
             r#"{"mode": "PLAIN", "systemPrompt": "v1", "icon": "x", "tools": ["bash", "bash"],
-                "plain": {"systemPrompt": "hi", "maxStep": 3}}"#,
+                "allowShell": true, "plain": {"systemPrompt": "hi", "maxStep": 3}}"#,
         )
         .unwrap();
         let w: Vec<String> = d.warnings.iter().map(ToString::to_string).collect();
@@ -1069,7 +1139,7 @@ mod tests {
             "a",
             r#"{"mode": "PLAIN", "compute": "HIGH", "output": "REASONING_SUMMARY",
                 "toolPolicy": "REQUIRE", "verify": "SECOND_PASS_FIX", "tools": ["bash"],
-                "budget": {"maxModelCalls": 20, "maxToolCalls": 10, "maxSteps": 6, "timeoutMs": 120000},
+                "allowShell": true, "budget": {"maxModelCalls": 20, "maxToolCalls": 10, "maxSteps": 6, "timeoutMs": 120000},
                 "plain": {"systemPrompt": "x"}}"#,
         )
         .unwrap();

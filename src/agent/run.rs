@@ -1178,7 +1178,8 @@ impl<'a> Runner<'a> {
                     Err(e) => return Ok(ready(id, Err(e.to_string()))),
                 };
                 let mut ctx = ToolContext::new(&self.input.run_id, &self.input.chat_id)
-                    .with_tool_id(id.clone());
+                    .with_tool_id(id.clone())
+                    .with_agent(self.input.agent.clone());
                 ctx.cancel = self.deps.cancel.child_token();
                 let fut = self.deps.backend.call(name, args, ctx);
                 let name = name.to_owned();

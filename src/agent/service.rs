@@ -82,6 +82,9 @@ pub enum QueryError {
     /// A `Last-Event-ID` that cannot be resumed.
     #[error(transparent)]
     Resume(#[from] StreamError),
+    /// Too many runs in progress (on the server, or waiting for one chat); try again later.
+    #[error("{0}")]
+    Busy(String),
 }
 
 /// Settings of the service.
@@ -94,6 +97,11 @@ pub struct ServiceConfig {
     pub disconnect_grace: Duration,
     /// Replay buffer bounds.
     pub logs: RunLogConfig,
+    /// Runs in progress at once on the server, waiting ones included (`AGENT_MAX_RUNS`, 64).
+    pub max_runs: usize,
+    /// Runs of one chat in progress or waiting for its lock (`AGENT_MAX_RUNS_PER_CHAT`, 4):
+    /// runs of a chat are serialized, so more would only queue.
+    pub max_runs_per_chat: usize,
 }
 
 impl ServiceConfig {
@@ -106,6 +114,10 @@ impl ServiceConfig {
                 .and_then(|v| v.trim().parse().ok())
                 .map_or(Duration::from_secs(3), Duration::from_millis),
             logs: RunLogConfig::default(),
+            max_runs: var("AGENT_MAX_RUNS").and_then(|v| v.trim().parse().ok()).unwrap_or(64),
+            max_runs_per_chat: var("AGENT_MAX_RUNS_PER_CHAT")
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(4),
         }
     }
 }
@@ -131,9 +143,10 @@ impl std::fmt::Debug for AgentService {
     }
 }
 
-/// A run in progress: its cancel token and how many readers it has.
+/// A run in progress: its chat, its cancel token and how many readers it has.
 #[derive(Debug, Default)]
 struct LiveRun {
+    chat_id: String,
     cancel: CancellationToken,
     readers: Mutex<usize>,
 }
@@ -291,10 +304,36 @@ impl AgentService {
             scene: request.scene,
             stream: request.stream,
         };
-        let sink = self.logs.start(&run_id)?;
-        let events = sink.subscribe(0)?;
-        let live = Arc::new(LiveRun::default());
-        lock(&self.live).insert(run_id.clone(), Arc::clone(&live));
+        let live = Arc::new(LiveRun { chat_id: chat_id.clone(), ..LiveRun::default() });
+        {
+            // Checked and taken under one lock, before any event exists.
+            let mut runs = lock(&self.live);
+            if runs.len() >= self.config.max_runs {
+                return Err(QueryError::Busy(format!(
+                    "{} agent runs are in progress, the most this server runs at once \
+                     (AGENT_MAX_RUNS); try again when one has finished",
+                    runs.len()
+                )));
+            }
+            let of_chat = runs.values().filter(|r| r.chat_id == chat_id).count();
+            if of_chat >= self.config.max_runs_per_chat {
+                return Err(QueryError::Busy(format!(
+                    "chat `{chat_id}` already has {of_chat} runs in progress or waiting \
+                     (AGENT_MAX_RUNS_PER_CHAT); wait for them or cancel one"
+                )));
+            }
+            runs.insert(run_id.clone(), Arc::clone(&live));
+        }
+        let (sink, events) = match self.logs.start(&run_id).and_then(|sink| {
+            let events = sink.subscribe(0)?;
+            Ok((sink, events))
+        }) {
+            Ok(pair) => pair,
+            Err(e) => {
+                lock(&self.live).remove(&run_id);
+                return Err(e.into());
+            }
+        };
         let reader = Reader::attach(Arc::clone(&live), self.config.disconnect_grace);
         let input = RunInput {
             run_id: run_id.clone(),

@@ -54,6 +54,8 @@ enum Route {
 struct Target {
     http: reqwest::Client,
     query_url: String,
+    /// The child server's token (sent on the gateway path only).
+    token: String,
     direct_url: String,
     next_tag: AtomicUsize,
 }
@@ -91,6 +93,7 @@ impl Target {
         Ok(Self {
             http,
             query_url: format!("http://{}/api/query", server.addr),
+            token: server.token.clone(),
             direct_url: format!("{}/v1/chat/completions", mock.url()),
             next_tag: AtomicUsize::new(0),
         })
@@ -127,6 +130,7 @@ impl Target {
             Route::Gateway => self
                 .http
                 .post(&self.query_url)
+                .bearer_auth(&self.token)
                 .json(&serde_json::json!({"message": message, "agentKey": AGENT_KEY})),
             Route::Direct => self.http.post(&self.direct_url).json(&serde_json::json!({
                 "model": "mock",

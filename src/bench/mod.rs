@@ -280,7 +280,30 @@ pub async fn engine_breakdown(n: usize) -> anyhow::Result<Vec<(String, Duration,
 struct ServerChild {
     child: std::process::Child,
     addr: String,
+    /// The child's `BOARDSMITH_TOKEN`: every API and WebSocket request sends it.
+    token: String,
     _dir: TempDir,
+}
+
+impl ServerChild {
+    /// An HTTP client that sends the child's token.
+    fn client(&self) -> anyhow::Result<reqwest::Client> {
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert(reqwest::header::AUTHORIZATION, format!("Bearer {}", self.token).parse()?);
+        Ok(reqwest::Client::builder().default_headers(headers).build()?)
+    }
+
+    /// A signed-in WebSocket to the child's `/ws`.
+    async fn connect(&self) -> anyhow::Result<Client> {
+        use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+        // tungstenite zero-fills its read buffer before every read: at the 128 KiB default, a
+        // thousand bench clients spent more CPU on memset than the server spent on sending.
+        let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+            .read_buffer_size(16 * 1024);
+        let mut req = format!("ws://{}/ws", self.addr).into_client_request()?;
+        req.headers_mut().insert("authorization", format!("Bearer {}", self.token).parse()?);
+        Ok(tokio_tungstenite::connect_async_with_config(req, Some(config), false).await?.0)
+    }
 }
 
 impl Drop for ServerChild {
@@ -316,9 +339,11 @@ async fn start_server() -> anyhow::Result<ServerChild> {
 async fn start_server_in(dir: TempDir, env: &[(&str, &str)]) -> anyhow::Result<ServerChild> {
     let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
     let addr = format!("127.0.0.1:{port}");
+    let token = crate::access::ServerToken::generate().expose().to_owned();
     let child = std::process::Command::new(std::env::current_exe()?)
         .arg("serve")
         .env("BOARDSMITH_ADDR", &addr)
+        .env("BOARDSMITH_TOKEN", &token)
         .env("BOARDSMITH_DATA", &dir.0)
         .env("AGENT_EXTERNAL_DIR", dir.0.join("agents"))
         .env("AGENT_TOOLS_EXTERNAL_DIR", dir.0.join("tools"))
@@ -327,7 +352,7 @@ async fn start_server_in(dir: TempDir, env: &[(&str, &str)]) -> anyhow::Result<S
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()?;
-    let server = ServerChild { child, addr, _dir: dir };
+    let server = ServerChild { child, addr, token, _dir: dir };
     let http = reqwest::Client::new();
     for _ in 0..200 {
         if http.get(format!("http://{}/healthz", server.addr)).send().await.is_ok() {
@@ -374,15 +399,6 @@ fn bench_dashboard(panels: usize) -> serde_json::Value {
 type Client =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
-async fn connect(addr: &str) -> anyhow::Result<Client> {
-    // tungstenite zero-fills its read buffer before every read: at the 128 KiB default, a
-    // thousand bench clients spent more CPU on memset than the server spent on sending.
-    let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
-        .read_buffer_size(16 * 1024);
-    let url = format!("ws://{addr}/ws");
-    Ok(tokio_tungstenite::connect_async_with_config(url, Some(config), false).await?.0)
-}
-
 /// Runs the dashboard benchmark: delivery latency to many subscribers, patch size, durable
 /// saves/s, refresh time and idle-connection memory.
 pub async fn dashboards(
@@ -393,12 +409,11 @@ pub async fn dashboards(
     use futures::SinkExt;
     use tokio_tungstenite::tungstenite::Message;
     let _ = rlimit::increase_nofile_limit(u64::MAX);
-    // The server caps connections; this benchmark holds more than the default on purpose.
-    let connections = (subscribers + idle + 16).to_string();
+    // The server caps WebSockets; this benchmark holds more than the default on purpose.
+    let websockets = (subscribers + idle + 16).to_string();
     let server =
-        start_server_in(temp_dir("bench")?, &[("BOARDSMITH_MAX_CONNECTIONS", &connections)])
-            .await?;
-    let http = reqwest::Client::new();
+        start_server_in(temp_dir("bench")?, &[("BOARDSMITH_MAX_WEBSOCKETS", &websockets)]).await?;
+    let http = server.client()?;
     let base = format!("http://{}", server.addr);
     let created: serde_json::Value = http
         .post(format!("{base}/api/dashboards"))
@@ -417,7 +432,7 @@ pub async fn dashboards(
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(u64, Instant, usize)>();
     let mut readers = Vec::new();
     for _ in 0..subscribers {
-        let mut ws = connect(&server.addr).await?;
+        let mut ws = server.connect().await?;
         let sub = serde_json::json!({"type": "subscribe", "dashboardId": id}).to_string();
         ws.send(Message::Text(sub.into())).await?;
         let tx = tx.clone();
@@ -504,7 +519,7 @@ pub async fn dashboards(
     let before = rss_bytes(pid);
     let mut idle_clients = Vec::with_capacity(idle);
     for _ in 0..idle {
-        match connect(&server.addr).await {
+        match server.connect().await {
             Ok(ws) => idle_clients.push(ws),
             Err(e) => {
                 eprintln!("stopped opening connections at {}: {e}", idle_clients.len());

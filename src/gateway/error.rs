@@ -36,6 +36,15 @@ pub enum ApiError {
         /// Details (e.g. validation issues).
         data: Value,
     },
+    /// No valid credential (server token or session cookie).
+    #[error("{0}")]
+    Unauthorized(String),
+    /// A request the access policy refuses: foreign `Host` or `Origin`, a cross-site write.
+    #[error("{0}")]
+    Forbidden(String),
+    /// A write whose body is not `application/json`.
+    #[error("{0}")]
+    UnsupportedMediaType(String),
     /// Unknown id or route.
     #[error("{0}")]
     NotFound(String),
@@ -50,6 +59,9 @@ pub enum ApiError {
     /// The resource is gone (deleted dashboard).
     #[error("{0}")]
     Gone(String),
+    /// Too many requests in progress for this server or client; retry later.
+    #[error("{0}")]
+    TooMany(String),
     /// A dependency is not available (no model configured, ...); the message says what to do.
     #[error("{0}")]
     Unavailable(String),
@@ -110,6 +122,7 @@ impl From<QueryError> for ApiError {
             QueryError::Invalid(_) => Self::bad(e.to_string()),
             QueryError::UnknownAgent(_) => Self::NotFound(e.to_string()),
             QueryError::Model { .. } => Self::Unavailable(e.to_string()),
+            QueryError::Busy(_) => Self::TooMany(e.to_string()),
             QueryError::Resume(s) => match s {
                 StreamError::BadEventId(_) => Self::bad(format!("`Last-Event-ID`: {s}")),
                 StreamError::UnknownRun(_) => Self::NotFound(s.to_string()),
@@ -137,9 +150,15 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, msg, data) = match self {
             Self::BadRequest { msg, data } => (StatusCode::BAD_REQUEST, msg, data),
+            Self::Unauthorized(msg) => (StatusCode::UNAUTHORIZED, msg, Value::Null),
+            Self::Forbidden(msg) => (StatusCode::FORBIDDEN, msg, Value::Null),
+            Self::UnsupportedMediaType(msg) => {
+                (StatusCode::UNSUPPORTED_MEDIA_TYPE, msg, Value::Null)
+            }
             Self::NotFound(msg) => (StatusCode::NOT_FOUND, msg, Value::Null),
             Self::Conflict { msg, data } => (StatusCode::CONFLICT, msg, data),
             Self::Gone(msg) => (StatusCode::GONE, msg, Value::Null),
+            Self::TooMany(msg) => (StatusCode::TOO_MANY_REQUESTS, msg, Value::Null),
             Self::Unavailable(msg) => (StatusCode::SERVICE_UNAVAILABLE, msg, Value::Null),
             Self::Internal(detail) => {
                 tracing::error!(%detail, "internal error");

@@ -4,6 +4,7 @@
 
 pub mod agents;
 pub mod error;
+pub mod guard;
 pub mod query;
 
 use std::sync::Arc;
@@ -17,6 +18,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio::net::TcpListener;
 
+use crate::access::Access;
 use crate::app::App;
 use crate::dashboard::summary::summary;
 use crate::dashboard::validate::parse_state;
@@ -25,8 +27,24 @@ pub use error::{ApiError, created, ok, parse_body};
 type Api = State<Arc<App>>;
 type ApiResult = Result<Response, ApiError>;
 
-/// The router over a started app.
-pub fn app(state: Arc<App>) -> Router {
+/// Why the server could not start serving.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The access settings are unsafe for the bound address, or invalid.
+    #[error(transparent)]
+    Access(#[from] crate::access::AccessError),
+    /// The listener failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// The router over a started app, behind the access guard for a server bound to `bound`.
+pub fn app(state: Arc<App>, bound: std::net::SocketAddr) -> Result<Router, ServeError> {
+    let access = Arc::new(Access::new(&state.access, state.token.clone(), bound)?);
+    Ok(routes(state).layer(axum::middleware::from_fn_with_state(access, guard::guard)))
+}
+
+fn routes(state: Arc<App>) -> Router {
     Router::new()
         .route("/healthz", get(|| async { ok(json!({"status": "ok"})) }))
         .route("/api/dashboards", get(list_dashboards).post(create_dashboard))
@@ -51,18 +69,28 @@ pub fn app(state: Arc<App>) -> Router {
         .with_state(state)
 }
 
-/// Serves until `shutdown` completes, then drains in-flight requests.
+/// Serves until `shutdown` completes, then drains in-flight requests. Refuses to start when
+/// the access settings are unsafe for the listener's address (auth off off loopback).
 pub async fn run(
     listener: TcpListener,
     state: Arc<App>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    // No Nagle: SSE frames and WebSocket messages are small separate writes that would
-    // otherwise wait for the peer's delayed ACK (~40 ms on Linux).
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    axum::serve(listener, app(state)).with_graceful_shutdown(shutdown).await
+) -> Result<(), ServeError> {
+    let limits = state.server_limits.clone();
+    let router = app(state, listener.local_addr()?)?;
+    serve(listener, router, limits, shutdown).await
+}
+
+/// Serves `router` (from [`app`]) until `shutdown` completes, then drains in-flight requests;
+/// the connection bounds are the app's (`connections::ServerLimits`).
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    limits: crate::connections::ServerLimits,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    crate::connections::serve(listener, router, limits, shutdown).await?;
+    Ok(())
 }
 
 #[derive(Deserialize)]

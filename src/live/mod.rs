@@ -252,11 +252,11 @@ impl Default for LiveConfig {
 }
 
 impl LiveConfig {
-    /// Defaults with `BOARDSMITH_MAX_CONNECTIONS` applied.
+    /// Defaults with `BOARDSMITH_MAX_WEBSOCKETS` applied.
     pub fn from_env() -> Self {
         let mut config = Self::default();
         if let Some(n) =
-            std::env::var("BOARDSMITH_MAX_CONNECTIONS").ok().and_then(|v| v.trim().parse().ok())
+            std::env::var("BOARDSMITH_MAX_WEBSOCKETS").ok().and_then(|v| v.trim().parse().ok())
         {
             config.viewers.max_viewers = n;
         }

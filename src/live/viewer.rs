@@ -26,7 +26,7 @@ pub(super) const MAX_QUEUED: usize = 4096;
 /// What each viewer (connection) may hold and ask for.
 #[derive(Debug, Clone)]
 pub struct ViewerLimits {
-    /// Connected viewers in total (`BOARDSMITH_MAX_CONNECTIONS`); more are refused.
+    /// Connected viewers in total (`BOARDSMITH_MAX_WEBSOCKETS`); more are refused.
     pub max_viewers: usize,
     /// Dashboards one viewer may be subscribed to at once.
     pub max_subscriptions: usize,

@@ -491,6 +491,9 @@ struct FileConfig {
     llm: LlmSection,
     #[serde(default)]
     agent: AgentSection,
+    /// `[server]` belongs to `access` (read there); accepted here, not read.
+    #[serde(default, rename = "server")]
+    _server: Option<IgnoredAny>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -3,7 +3,9 @@
 //!
 //! This module runs in the server process only. It knows nothing of the sandbox: the sandbox
 //! reaches it through [`crate::sandbox::SdkHost`], which [`Sdk`] implements, so credentials and
-//! network access never enter a worker.
+//! network access never enter a worker. Outbound requests reach only the hosts the spec files
+//! (and `BOARDSMITH_OUTBOUND_ALLOW`) declare, never private addresses unless configured
+//! ([`http::outbound`]); `file` backings never leave their folder ([`file`]).
 
 pub mod builtin;
 mod cache;
@@ -61,6 +63,21 @@ pub enum SdkError {
         /// Which param and what was expected.
         message: String,
     },
+    /// The outbound policy refused an `http` request: its host is not declared, or it is (or
+    /// resolves to) a private, loopback or link-local address. The message names the setting
+    /// that would allow it.
+    #[error("{source_name}.{method}: {refused}")]
+    Refused {
+        /// The source.
+        source_name: String,
+        /// The method.
+        method: String,
+        /// What was refused and why.
+        refused: http::Refused,
+    },
+    /// The SDK's own configuration is unusable (an invalid `BOARDSMITH_OUTBOUND_ALLOW` entry).
+    #[error("invalid data-source configuration: {0}")]
+    Config(String),
     /// The backing failed (HTTP status, timeout, malformed body, missing file).
     #[error("{source_name}.{method}: {message}")]
     Upstream {
@@ -98,11 +115,18 @@ pub struct SdkConfig {
     pub use_env: bool,
     /// Pin "now" for builtin generators (tests, reproducible demos). Default: the real clock.
     pub asof: Option<DateTime<Utc>>,
+    /// Hosts `http` backings may reach besides those declared by the spec files, also on
+    /// private addresses (`BOARDSMITH_OUTBOUND_ALLOW`): `host`, `host:port` or a URL each.
+    pub outbound_allow: Vec<String>,
+    /// Let every allowed host be loopback, private or link-local
+    /// (`BOARDSMITH_OUTBOUND_ALLOW_PRIVATE=1`).
+    pub outbound_allow_private: bool,
 }
 
 impl SdkConfig {
     /// Configuration from the process environment: `BOARDSMITH_SDK_SPEC`,
-    /// `BOARDSMITH_DATA_FILES`, `BOARDSMITH_ASOF` (RFC 3339).
+    /// `BOARDSMITH_DATA_FILES`, `BOARDSMITH_ASOF` (RFC 3339), `BOARDSMITH_OUTBOUND_ALLOW`
+    /// (comma-separated), `BOARDSMITH_OUTBOUND_ALLOW_PRIVATE`.
     pub fn from_env() -> Self {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
         Self {
@@ -113,7 +137,52 @@ impl SdkConfig {
             asof: var("BOARDSMITH_ASOF")
                 .and_then(|s| DateTime::parse_from_rfc3339(&s).ok())
                 .map(|d| d.with_timezone(&Utc)),
+            outbound_allow: var(http::outbound::ALLOW_VAR)
+                .map(|v| {
+                    v.split(',')
+                        .map(str::trim)
+                        .filter(|e| !e.is_empty())
+                        .map(String::from)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            outbound_allow_private: var(http::outbound::ALLOW_PRIVATE_VAR)
+                .is_some_and(|v| matches!(v.as_str(), "1" | "true" | "yes")),
         }
+    }
+
+    /// A variable of the process environment, when `use_env` is set.
+    fn env(&self, var: &str) -> Option<String> {
+        if self.use_env { std::env::var(var).ok() } else { None }
+    }
+
+    /// The outbound policy: the spec URLs' hosts, their `baseUrlEnv` values' hosts, and
+    /// `outbound_allow`.
+    fn outbound(&self, registry: &Registry) -> Result<http::Outbound, SdkError> {
+        let listed = self
+            .outbound_allow
+            .iter()
+            .map(|e| {
+                e.parse::<http::AllowedHost>()
+                    .map_err(|m| SdkError::Config(format!("{}: {m}", http::outbound::ALLOW_VAR)))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut outbound = http::Outbound::new(listed, self.outbound_allow_private);
+        for src in registry.sources() {
+            let method_backings = src.methods.iter().filter_map(|m| m.backing.as_ref());
+            for backing in std::iter::once(&src.backing).chain(method_backings) {
+                let Backing::Http(h) = backing else { continue };
+                if let Ok(url) = http::template::literal_origin(&h.url) {
+                    outbound.declare(&url);
+                }
+                if let Some(base) = h.base_url_env.as_deref().and_then(|v| self.env(v))
+                    && let Ok(url) = reqwest::Url::parse(base.trim())
+                {
+                    outbound.declare(&url);
+                }
+            }
+        }
+        Ok(outbound)
     }
 
     fn is_enabled(&self, var: &str) -> bool {
@@ -128,7 +197,7 @@ pub struct Sdk {
     registry: Registry,
     config: SdkConfig,
     cache: cache::Cache,
-    http: reqwest::Client,
+    http: http::Client,
     upstream_calls: AtomicU64,
 }
 
@@ -146,18 +215,20 @@ impl Sdk {
             Some(dir) => Registry::load_dir(dir, &enabled)?,
             None => Registry::embedded(&enabled)?,
         };
-        Ok(Self::with_registry(registry, config))
+        Self::with_registry(registry, config)
     }
 
-    /// Builds the SDK over an already-loaded registry.
-    pub fn with_registry(registry: Registry, config: SdkConfig) -> Self {
-        Self {
+    /// Builds the SDK over an already-loaded registry. Fails on an invalid
+    /// `outbound_allow` entry.
+    pub fn with_registry(registry: Registry, config: SdkConfig) -> Result<Self, SdkError> {
+        let http = http::Client::new(config.outbound(&registry)?).map_err(SdkError::Config)?;
+        Ok(Self {
             registry,
             config,
             cache: cache::Cache::default(),
-            http: http::client(),
+            http,
             upstream_calls: AtomicU64::new(0),
-        }
+        })
     }
 
     /// The active sources.
@@ -202,10 +273,15 @@ impl Sdk {
                         builtin::generate(generator, &params, &ctx).map_err(upstream)
                     }
                     Backing::Http(h) => {
-                        let env = |k: &str| {
-                            if self.config.use_env { std::env::var(k).ok() } else { None }
-                        };
-                        http::fetch(&self.http, h, &params, &env).await.map_err(upstream)
+                        let env = |k: &str| self.config.env(k);
+                        http::fetch(&self.http, h, &params, &env).await.map_err(|e| match e {
+                            http::Error::Refused(refused) => SdkError::Refused {
+                                source_name: source.to_owned(),
+                                method: method.to_owned(),
+                                refused,
+                            },
+                            http::Error::Upstream(m) => upstream(m),
+                        })
                     }
                     Backing::File(f) => file::read(self.config.data_dir.as_deref(), f, &params)
                         .await

@@ -290,8 +290,18 @@ fn check_source(spec: &SourceSpec) -> Result<(), SdkError> {
     if !ident(&spec.name) {
         return bad("name must be an identifier".into());
     }
+    let http_url = |b: Option<&Backing>| match b {
+        Some(Backing::Http(h)) => super::http::template::literal_origin(&h.url).map(|_| ()),
+        _ => Ok(()),
+    };
+    if let Err(e) = http_url(Some(&spec.backing)) {
+        return bad(e);
+    }
     let mut seen = std::collections::BTreeSet::new();
     for m in &spec.methods {
+        if let Err(e) = http_url(m.backing.as_ref()) {
+            return bad(format!("method `{}`: {e}", m.name));
+        }
         if !ident(&m.name) {
             return bad(format!("method `{}`: name must be an identifier", m.name));
         }

@@ -1,19 +1,33 @@
-//! The agent's backend tools through the public registry: real `bash` processes in temp
-//! directories (path guard, timeout, output cap, cancellation), agent files on disk, the
-//! frontend-submit hub across tasks, and chained parameter templates.
+//! The agent's backend tools through the public registry: agent files on disk (and what a
+//! creator may grant), the frontend-submit hub across tasks, and chained parameter templates.
+//! The `bash` sandbox has its own module, `bash_confinement`.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use boardsmith::agent::definition::{AgentDefinition, parse};
 use boardsmith::agent::template::ToolResults;
 use boardsmith::agent::tools::{
-    BackendTools, BashConfig, FrontendSubmits, SubmitError, ToolContext, ToolError, ToolsConfig,
+    BackendTools, FrontendSubmits, SubmitError, ToolContext, ToolError, ToolsConfig,
 };
 use serde_json::{Value, json};
 
+/// An agent as the run loop would pass it: these tools, and the shell if it lists `bash`.
+fn agent(tools: &[&str]) -> Arc<AgentDefinition> {
+    let shell = tools.contains(&"bash");
+    let text = json!({
+        "mode": "REACT", "tools": tools, "allowShell": shell, "react": {"systemPrompt": "x"},
+    });
+    Arc::new(parse("caller", &text.to_string()).unwrap())
+}
+
 fn ctx() -> ToolContext {
-    ToolContext::new("run-1", "chat-1").with_tool_id("tool-1")
+    ToolContext::new("run-1", "chat-1").with_tool_id("tool-1").with_agent(agent(&[
+        "bash",
+        "city_datetime",
+        "agent_file_create",
+    ]))
 }
 
 fn tools_in(dir: &Path) -> BackendTools {
@@ -22,150 +36,6 @@ fn tools_in(dir: &Path) -> BackendTools {
     let now = chrono::DateTime::parse_from_rfc3339("2026-02-13T06:00:00Z").unwrap().to_utc();
     config.clock = Arc::new(move || now);
     BackendTools::builtin(&config)
-}
-
-async fn bash(tools: &BackendTools, args: Value) -> Result<Value, ToolError> {
-    tools.call("bash", args, ctx()).await
-}
-
-#[tokio::test]
-async fn bash_runs_in_the_working_dir_with_a_clean_environment() {
-    let dir = tempfile::tempdir().unwrap();
-    let tools = tools_in(dir.path());
-    let work = dir.path().join("work").canonicalize().unwrap();
-    let out = bash(&tools, json!({"command": "pwd; echo hi > f.txt; cat f.txt; echo err >&2"}))
-        .await
-        .unwrap();
-    assert_eq!(out["exitCode"], 0, "{out}");
-    assert_eq!(out["stdout"], format!("{}\nhi\n", work.display()));
-    assert_eq!(out["stderr"], "err\n");
-    assert_eq!(out["truncated"], false);
-    assert_eq!(out["timedOut"], false);
-    assert!(work.join("f.txt").exists());
-
-    // Cargo gives the test process CARGO_* variables; the command sees none of them.
-    let env = bash(&tools, json!({"command": "env"})).await.unwrap();
-    let env = env["stdout"].as_str().unwrap();
-    assert!(env.contains("PATH=") && !env.contains("CARGO"), "{env}");
-
-    let out = bash(&tools, json!({"command": "exit 3"})).await.unwrap();
-    assert_eq!(out["exitCode"], 3);
-    let err = bash(&tools, json!({"cmd": "ls"})).await.unwrap_err();
-    assert_eq!(err.to_string(), "invalid arguments for `bash`: \"command\" is required");
-}
-
-#[tokio::test]
-async fn bash_refuses_paths_outside_the_allowed_ones_without_running() {
-    let dir = tempfile::tempdir().unwrap();
-    let tools = tools_in(dir.path());
-    let work = dir.path().join("work");
-    for (command, path) in [
-        ("touch ran1 && cat /etc/passwd", "/etc/passwd"),
-        ("touch ran2 && cat ../../x", "../../x"),
-        ("touch ran3; cd .. && touch escaped", "cd .."),
-        ("touch ran4; echo x > ~/boardsmith-escape", "~/boardsmith-escape"),
-    ] {
-        let err = bash(&tools, json!({"command": command})).await.unwrap_err();
-        let ToolError::Refused { tool, reason } = &err else { panic!("{command}: {err:?}") };
-        assert_eq!(tool, "bash");
-        assert!(reason.contains(path), "{command}: {reason}");
-        assert!(
-            reason.contains("outside the allowed paths") || reason.contains("leaves the allowed"),
-            "{reason}"
-        );
-        assert!(reason.contains(&work.canonicalize().unwrap().display().to_string()), "{reason}");
-    }
-    // Proof that nothing ran: none of the files the commands would have created exist.
-    let left: Vec<_> = std::fs::read_dir(&work).unwrap().collect();
-    assert!(left.is_empty(), "{left:?}");
-    assert!(!dir.path().join("escaped").exists());
-}
-
-#[tokio::test]
-async fn bash_allowed_paths_widen_the_tree() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = tempfile::tempdir().unwrap();
-    std::fs::write(data.path().join("d.txt"), "data").unwrap();
-    let mut config = ToolsConfig::new(dir.path(), dir.path());
-    config.bash = BashConfig { allowed_paths: vec![data.path().to_owned()], ..config.bash };
-    let tools = BackendTools::builtin(&config);
-    let cmd = format!("cat {}/d.txt", data.path().display());
-    let out = bash(&tools, json!({"command": cmd})).await.unwrap();
-    assert_eq!(out["stdout"], "data");
-}
-
-#[tokio::test]
-async fn bash_timeout_kills_the_whole_process_group() {
-    let dir = tempfile::tempdir().unwrap();
-    let tools = tools_in(dir.path());
-    let started = Instant::now();
-    let out = bash(
-        &tools,
-        json!({"command": "sleep 30 & echo $! > bg.pid; echo started; sleep 30", "timeoutMs": 300}),
-    )
-    .await
-    .unwrap();
-    assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
-    assert_eq!(out["timedOut"], true, "{out}");
-    assert_eq!(out["exitCode"], 137, "SIGKILL");
-    assert_eq!(out["stdout"], "started\n", "output before the kill is kept");
-    let pid = std::fs::read_to_string(dir.path().join("work/bg.pid")).unwrap();
-    assert_gone(pid.trim()).await;
-}
-
-#[tokio::test]
-async fn bash_output_is_capped_with_a_note() {
-    let dir = tempfile::tempdir().unwrap();
-    let tools = tools_in(dir.path());
-    let out =
-        bash(&tools, json!({"command": "head -c 200000 /dev/zero | tr '\\0' a; echo done >&2"}))
-            .await
-            .unwrap();
-    assert_eq!(out["exitCode"], 0, "the command still finishes");
-    assert_eq!(out["truncated"], true);
-    let stdout = out["stdout"].as_str().unwrap();
-    assert!(stdout.starts_with(&"a".repeat(64 * 1024)), "{}", &stdout[..100]);
-    assert!(stdout.contains("[output truncated: stdout+stderr are capped at 65536 bytes"));
-    assert!(stdout.contains("134464 more bytes were dropped"), "{}", &stdout[65536..]);
-    assert!(out["stderr"].as_str().unwrap().contains("more bytes were dropped"));
-}
-
-#[tokio::test]
-async fn bash_cancellation_kills_the_command() {
-    let dir = tempfile::tempdir().unwrap();
-    let tools = tools_in(dir.path());
-    let ctx = ctx();
-    let cancel = ctx.cancel.clone();
-    let call = tools.call("bash", json!({"command": "echo $$ > sh.pid; sleep 30"}), ctx);
-    let started = Instant::now();
-    let task = tokio::spawn(call);
-    let pid_file = dir.path().join("work/sh.pid");
-    while !pid_file.exists() {
-        assert!(started.elapsed() < Duration::from_secs(5));
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    cancel.cancel();
-    assert_eq!(task.await.unwrap(), Err(ToolError::Cancelled));
-    assert!(started.elapsed() < Duration::from_secs(5));
-    let pid = std::fs::read_to_string(&pid_file).unwrap();
-    assert_gone(pid.trim()).await;
-}
-
-/// The process is gone (or a zombie about to be reaped) within a second.
-async fn assert_gone(pid: &str) {
-    let stat = format!("/proc/{pid}/stat");
-    for _ in 0..100 {
-        match std::fs::read_to_string(&stat) {
-            Err(_) => return,
-            Ok(s)
-                if s.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')) =>
-            {
-                return;
-            }
-            Ok(_) => tokio::time::sleep(Duration::from_millis(10)).await,
-        }
-    }
-    panic!("process {pid} still runs");
 }
 
 #[tokio::test]
@@ -194,6 +64,7 @@ async fn agent_file_create_writes_valid_json_atomically_and_rejects_bad_ids() {
             "description": "算命大师", "providerKey": "", "model": "qwen3-max", "mode": "REACT",
             "tools": ["bash", "city_datetime"],
             "react": {"systemPrompt": "你是算命大师\n请先问出生日期", "maxSteps": 6},
+            "allowShell": true, "createdBy": "agent_file_create",
         })
     );
     assert!(text.contains("\"systemPrompt\": \"你是算命大师\\n请先问出生日期\""), "{text}");
@@ -237,6 +108,81 @@ async fn agent_file_create_writes_valid_json_atomically_and_rejects_bad_ids() {
     }
     assert_eq!(std::fs::read_dir(&agents).unwrap().count(), 1, "nothing else written");
     assert!(!dir.path().join("escape.json").exists());
+}
+
+#[tokio::test]
+async fn agent_file_create_grants_no_more_than_its_caller_has_and_keeps_off_builtins() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = tools_in(dir.path());
+    let agents = dir.path().join("agents");
+    let base = |id: &str, extra: Value| {
+        let mut v = json!({"agentId": id, "description": "d", "mode": "REACT",
+            "react": {"systemPrompt": "x"}});
+        v.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        v
+    };
+    let call_as = |caller: Option<Arc<AgentDefinition>>, args: Value| {
+        let mut ctx = ToolContext::new("run-1", "chat-1").with_tool_id("tool-1");
+        ctx.agent = caller;
+        tools.call("agent_file_create", args, ctx)
+    };
+    let refused = |err: ToolError| match err {
+        ToolError::Refused { tool, reason } if tool == "agent_file_create" => reason,
+        other => panic!("expected a refusal, got {other:?}"),
+    };
+
+    // A caller without bash cannot hand bash (or anything else it lacks) to a new agent.
+    let creator = agent(&["city_datetime", "agent_file_create"]);
+    let err =
+        call_as(Some(creator.clone()), base("sh", json!({"tools": ["bash", "city_datetime"]})))
+            .await
+            .unwrap_err();
+    assert_eq!(
+        refused(err),
+        "an agent can only be given tools its creator has; not available to you: bash \
+         (yours: city_datetime, agent_file_create)"
+    );
+    let err = call_as(None, base("sh", json!({"tools": ["city_datetime"]}))).await.unwrap_err();
+    assert!(refused(err).contains("not available to you: city_datetime (yours: none)"));
+    // Nor the shell flags by themselves, whatever the model passes.
+    for flag in ["allowShell", "shellNetwork"] {
+        let err =
+            call_as(Some(creator.clone()), base("sh", json!({ flag: true }))).await.unwrap_err();
+        assert_eq!(refused(err), format!("\"{flag}\" can only be set by an agent that has it"));
+    }
+    assert!(!agents.join("sh.json").exists(), "nothing written");
+
+    // What it may grant, it writes, marked as created at run time (a model's own `createdBy`
+    // is overwritten).
+    let out = call_as(
+        Some(creator.clone()),
+        base("helper", json!({"tools": ["city_datetime"], "createdBy": "a person"})),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out["created"], true);
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(agents.join("helper.json")).unwrap())
+            .unwrap();
+    assert_eq!(written["createdBy"], "agent_file_create");
+    assert_eq!(written["tools"], json!(["city_datetime"]));
+    assert!(written.get("allowShell").is_none());
+    let loaded = parse("helper", &written.to_string()).unwrap();
+    assert_eq!(loaded.created_by.as_deref(), Some("agent_file_create"));
+
+    // Built-in agents and files a person wrote are never overwritten.
+    for id in ["dashboard", "demoModeReact"] {
+        let err = call_as(Some(creator.clone()), base(id, json!({}))).await.unwrap_err();
+        assert_eq!(
+            refused(err),
+            format!("`{id}` is a built-in agent and cannot be overwritten; choose another agentId")
+        );
+        assert!(!agents.join(format!("{id}.json")).exists());
+    }
+    std::fs::write(agents.join("mine.json"), r#"{"mode": "PLAIN"}"#).unwrap();
+    let err = call_as(Some(creator), base("mine", json!({}))).await.unwrap_err();
+    assert!(refused(err).contains("exists and was not written by agent_file_create"));
+    assert_eq!(std::fs::read_to_string(agents.join("mine.json")).unwrap(), r#"{"mode": "PLAIN"}"#);
 }
 
 #[tokio::test]

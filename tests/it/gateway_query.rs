@@ -358,19 +358,22 @@ You are fresh.
 }
 
 #[tokio::test]
-async fn a_bash_call_outside_the_working_directory_is_refused_and_the_model_is_told_why() {
+async fn a_bash_call_runs_confined_and_the_model_sees_the_sandbox_not_the_host() {
+    // Issue 16's escape through a computed path, and a look at the data dir around the
+    // workspace: the model gets the sandbox's own /etc/passwd and sees nothing of the store.
+    let command = "head -c 40 $(echo L2V0Yy9wYXNzd2Q= | base64 -d); echo; ls -A ..";
     let mock = mock(vec![
         Turn {
             times: Some(1),
             steps: vec![Step::ToolCall {
                 id: Some("call_b".into()),
                 name: "bash".into(),
-                arguments: json!({"command": "cat /etc/passwd"}),
+                arguments: json!({ "command": command }),
                 fragments: None,
             }],
             ..Turn::default()
         },
-        text_turn("I may not read that file.", 50, 0),
+        text_turn("That is the sandbox's file.", 50, 0),
     ])
     .await;
     let app = app_with(&mock, Duration::from_secs(3)).await;
@@ -379,9 +382,9 @@ async fn a_bash_call_outside_the_working_directory_is_refused_and_the_model_is_t
     )
     .await;
     let result = events.iter().find(|(_, t, _)| t == "tool.result").expect("a tool result");
-    let error = result.2["result"]["error"].as_str().unwrap();
-    assert!(error.contains("/etc/passwd is outside the allowed paths"), "{error}");
-    assert!(!error.contains("root:"), "nothing was read");
+    let out = &result.2["result"];
+    assert_eq!(out["stdout"], "root:x:0:0:root:/nonexistent:/usr/sbin/n\nwork\n", "{out}");
+    assert_eq!(out["exitCode"], 0, "{out}");
     let tool_msg = mock.requests()[1].body["messages"]
         .as_array()
         .unwrap()
@@ -389,7 +392,51 @@ async fn a_bash_call_outside_the_working_directory_is_refused_and_the_model_is_t
         .find(|m| m["role"] == "tool")
         .cloned()
         .unwrap();
-    assert!(tool_msg["content"].to_string().contains("outside the allowed paths"), "{tool_msg}");
+    assert!(tool_msg["content"].to_string().contains("/nonexistent:/usr/sbin/n"), "{tool_msg}");
     assert_eq!(events.last().unwrap().1, "run.complete");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn runs_past_the_server_and_chat_caps_are_refused_with_429_before_streaming() {
+    let turns = (0..6).map(|_| text_turn(&"x".repeat(30), 1, 100)).collect();
+    let mock = mock(turns).await;
+    let url = mock.url();
+    let app = support::spawn_app_with(Arc::new(tempfile::tempdir().unwrap()), false, move |c| {
+        c.llm = Some(support::llm_config(Some(&url)));
+        c.service.max_runs = 3;
+        c.service.max_runs_per_chat = 1;
+    })
+    .await;
+    let chat = |n: u8| format!("0190a0a0-0000-7000-8000-00000000000{n}");
+    let ask =
+        |chat_id: String| json!({"message": "hi", "agentKey": "demoModePlain", "chatId": chat_id});
+    // Each stream is held open (3 s of paced deltas), so its run stays in progress.
+    let a = post_query(&app, ask(chat(1))).await;
+    assert_eq!(a.status(), 200);
+    let again = post_query(&app, ask(chat(1))).await;
+    assert_eq!(again.status(), 429);
+    let body: Value = again.json().await.unwrap();
+    assert!(body["msg"].as_str().unwrap().contains("AGENT_MAX_RUNS_PER_CHAT"), "{body}");
+    let b = post_query(&app, ask(chat(2))).await;
+    let c = post_query(&app, ask(chat(3))).await;
+    assert_eq!((b.status().as_u16(), c.status().as_u16()), (200, 200));
+    let d = post_query(&app, ask(chat(4))).await;
+    assert_eq!(d.status(), 429);
+    let body: Value = d.json().await.unwrap();
+    assert_eq!(body["code"], 429);
+    assert!(body["msg"].as_str().unwrap().contains("AGENT_MAX_RUNS"), "{body}");
+    // When the runs end, new ones are accepted again.
+    for r in [a, b, c] {
+        let events = sse_events(r).await;
+        assert_eq!(events.last().unwrap().1, "run.complete");
+    }
+    // (A run leaves the count just after its last event is sent.)
+    let mut tries = 0;
+    while post_query(&app, ask(chat(4))).await.status() != 200 {
+        tries += 1;
+        assert!(tries < 40, "still refused after the runs ended");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     app.stop().await;
 }

@@ -4,13 +4,16 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod access;
 mod agent_catalog;
 mod agent_memory;
 mod agent_run;
 mod agent_tools;
+mod bash_confinement;
 mod cli;
 mod cli_mock_llm;
 mod conformance;
+mod connections;
 mod dashboard_agent;
 mod dashboard_agent_tools;
 mod gateway_api;
@@ -23,6 +26,7 @@ mod llm_openai;
 mod sdk;
 mod sdk_backings;
 mod server;
+mod ssrf;
 mod store;
 mod templates;
 mod web;

@@ -144,8 +144,16 @@ fn spec_at(file: &str, origin: &str) -> SourceSpec {
     s
 }
 
-fn sdk(specs: Vec<SourceSpec>) -> Sdk {
-    Sdk::with_registry(Registry::new(specs, &|_| true).unwrap(), SdkConfig::default())
+/// An SDK over `specs` whose outbound policy allows the loopback test server at `origin` (and
+/// only its port): private addresses are refused by default.
+fn sdk(specs: Vec<SourceSpec>, origin: &str) -> Sdk {
+    let config = SdkConfig { outbound_allow: vec![origin.to_owned()], ..SdkConfig::default() };
+    Sdk::with_registry(Registry::new(specs, &|_| true).unwrap(), config).unwrap()
+}
+
+/// A bare HTTP client allowing only the loopback test server at `origin`.
+fn client_for(origin: &str) -> http::Client {
+    http::Client::new(http::Outbound::new([origin.parse().unwrap()], false)).unwrap()
 }
 
 fn upstream_message(e: SdkError) -> String {
@@ -168,7 +176,7 @@ fn http_backing(spec: &SourceSpec, method: &str) -> HttpBacking {
 async fn binance_klines_map_to_sorted_candles() {
     let srv = Server::start().await;
     srv.on("/api/v3/klines", ok("binance_klines.json"));
-    let sdk = sdk(vec![spec_at("binance.json", &srv.origin)]);
+    let sdk = sdk(vec![spec_at("binance.json", &srv.origin)], &srv.origin);
     let out = sdk
         .call("binance", "klines", json!({"symbol": "btcusdt", "interval": "1d", "limit": 3}))
         .await
@@ -192,7 +200,7 @@ async fn binance_klines_map_to_sorted_candles() {
 async fn binance_ticker_maps_string_numbers() {
     let srv = Server::start().await;
     srv.on("/api/v3/ticker/24hr", ok("binance_ticker24hr.json"));
-    let sdk = sdk(vec![spec_at("binance.json", &srv.origin)]);
+    let sdk = sdk(vec![spec_at("binance.json", &srv.origin)], &srv.origin);
     let out = sdk.call("binance", "ticker24h", json!({"symbol": "ETHusdt"})).await.unwrap();
     assert_eq!(
         *out,
@@ -210,7 +218,7 @@ async fn binance_ticker_maps_string_numbers() {
 async fn coingecko_price_maps_entries_to_rows() {
     let srv = Server::start().await;
     srv.on("/api/v3/simple/price", ok("coingecko_simple_price.json"));
-    let sdk = sdk(vec![spec_at("coingecko.json", &srv.origin)]);
+    let sdk = sdk(vec![spec_at("coingecko.json", &srv.origin)], &srv.origin);
     let out = sdk
         .call("coingecko", "price", json!({"ids": "bitcoin,ethereum", "vsCurrency": "USD"}))
         .await
@@ -236,7 +244,7 @@ async fn coingecko_price_maps_entries_to_rows() {
 async fn coingecko_market_chart_maps_prices_sorted_deduped() {
     let srv = Server::start().await;
     srv.on("/api/v3/coins/bitcoin/market_chart", ok("coingecko_market_chart.json"));
-    let sdk = sdk(vec![spec_at("coingecko.json", &srv.origin)]);
+    let sdk = sdk(vec![spec_at("coingecko.json", &srv.origin)], &srv.origin);
     let out =
         sdk.call("coingecko", "marketChart", json!({"id": "Bitcoin", "days": 3})).await.unwrap();
     assert_eq!(
@@ -254,8 +262,8 @@ async fn coingecko_market_chart_maps_prices_sorted_deduped() {
 #[tokio::test]
 async fn frankfurter_latest_maps_rates() {
     let srv = Server::start().await;
-    srv.on("/latest", ok("frankfurter_latest.json"));
-    let sdk = sdk(vec![spec_at("frankfurter.json", &srv.origin)]);
+    srv.on("/v1/latest", ok("frankfurter_latest.json"));
+    let sdk = sdk(vec![spec_at("frankfurter.json", &srv.origin)], &srv.origin);
     let out = sdk.call("frankfurter", "latest", json!({"symbols": "eur,jpy,gbp"})).await.unwrap();
     assert_eq!(
         *out,
@@ -265,18 +273,18 @@ async fn frankfurter_latest_maps_rates() {
             {"currency": "GBP", "rate": 0.78512}
         ])
     );
-    assert_eq!(srv.last("/latest").0, "from=USD&to=EUR%2CJPY%2CGBP");
+    assert_eq!(srv.last("/v1/latest").0, "from=USD&to=EUR%2CJPY%2CGBP");
     // Without symbols the `to` pair is omitted.
     sdk.call("frankfurter", "latest", json!({"base": "eur"})).await.unwrap();
-    assert_eq!(srv.last("/latest").0, "from=EUR");
+    assert_eq!(srv.last("/v1/latest").0, "from=EUR");
 }
 
 #[tokio::test]
 async fn frankfurter_timeseries_maps_dates_to_wide_rows() {
     let srv = Server::start().await;
-    srv.on("/2024-01-02..2024-01-05", ok("frankfurter_timeseries.json"));
-    srv.on("/2024-01-02..", ok("frankfurter_timeseries.json"));
-    let sdk = sdk(vec![spec_at("frankfurter.json", &srv.origin)]);
+    srv.on("/v1/2024-01-02..2024-01-05", ok("frankfurter_timeseries.json"));
+    srv.on("/v1/2024-01-02..", ok("frankfurter_timeseries.json"));
+    let sdk = sdk(vec![spec_at("frankfurter.json", &srv.origin)], &srv.origin);
     let params = json!({"start": "2024-01-02", "end": "2024-01-05", "symbols": "EUR,JPY"});
     let out = sdk.call("frankfurter", "timeseries", params).await.unwrap();
     let expected = json!([
@@ -286,11 +294,11 @@ async fn frankfurter_timeseries_maps_dates_to_wide_rows() {
         {"time": 1704412800, "EUR": 0.9147, "JPY": 144.53}
     ]);
     assert_eq!(*out, expected);
-    assert_eq!(srv.last("/2024-01-02..2024-01-05").0, "from=USD&to=EUR%2CJPY");
+    assert_eq!(srv.last("/v1/2024-01-02..2024-01-05").0, "from=USD&to=EUR%2CJPY");
     // Open-ended range: `end` omitted → `/{start}..`.
     let out = sdk.call("frankfurter", "timeseries", json!({"start": "2024-01-02"})).await.unwrap();
     assert_eq!(*out, expected);
-    assert_eq!(srv.hits("/2024-01-02.."), 1);
+    assert_eq!(srv.hits("/v1/2024-01-02.."), 1);
 }
 
 // ---------------------------------------------------------------- transport behaviour
@@ -306,7 +314,7 @@ async fn server_errors_and_429_are_retried() {
             Reply::Body(200, fixture("binance_klines.json")),
         ],
     );
-    let sdk = sdk(vec![spec_at("binance.json", &srv.origin)]);
+    let sdk = sdk(vec![spec_at("binance.json", &srv.origin)], &srv.origin);
     let out = sdk.call("binance", "klines", Value::Null).await.unwrap();
     assert_eq!(out.as_array().unwrap().len(), 3);
     assert_eq!(srv.hits("/api/v3/klines"), 3);
@@ -316,7 +324,7 @@ async fn server_errors_and_429_are_retried() {
 async fn retries_give_up_with_the_last_status() {
     let srv = Server::start().await;
     srv.on("/api/v3/klines", vec![Reply::Body(503, "unavailable".into())]);
-    let sdk = sdk(vec![spec_at("binance.json", &srv.origin)]);
+    let sdk = sdk(vec![spec_at("binance.json", &srv.origin)], &srv.origin);
     let msg = upstream_message(sdk.call("binance", "klines", Value::Null).await.unwrap_err());
     assert!(msg.contains("HTTP 503"), "{msg}");
     assert!(msg.contains("gave up after 3 attempts"), "{msg}");
@@ -330,7 +338,7 @@ async fn client_errors_are_not_retried_and_show_status_and_body() {
         "/api/v3/klines",
         vec![Reply::Body(400, "{\"code\":-1121,\"msg\":\"Invalid symbol.\"}".into())],
     );
-    let sdk = sdk(vec![spec_at("binance.json", &srv.origin)]);
+    let sdk = sdk(vec![spec_at("binance.json", &srv.origin)], &srv.origin);
     let err = sdk.call("binance", "klines", json!({"symbol": "NOPE"})).await.unwrap_err();
     let text = err.to_string();
     assert!(text.starts_with("binance.klines: HTTP 400 Bad Request from 127.0.0.1:"), "{text}");
@@ -352,7 +360,7 @@ async fn slow_upstream_times_out() {
         h.timeout_ms = Some(200);
         h.retries = Some(1);
     });
-    let sdk = sdk(vec![spec]);
+    let sdk = sdk(vec![spec], &srv.origin);
     let started = std::time::Instant::now();
     let msg = upstream_message(sdk.call("binance", "klines", Value::Null).await.unwrap_err());
     assert!(msg.contains("timed out (timeout 0.2 s)"), "{msg}");
@@ -368,10 +376,12 @@ async fn connection_refused_is_reported() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
-    let mut spec = spec_at("binance.json", &format!("http://127.0.0.1:{port}"));
+    let origin = format!("http://127.0.0.1:{port}");
+    let mut spec = spec_at("binance.json", &origin);
     each_http(&mut spec, &|h| h.retries = Some(1));
-    let msg =
-        upstream_message(sdk(vec![spec]).call("binance", "klines", Value::Null).await.unwrap_err());
+    let msg = upstream_message(
+        sdk(vec![spec], &origin).call("binance", "klines", Value::Null).await.unwrap_err(),
+    );
     assert!(msg.contains(&format!("request to 127.0.0.1:{port}/api/v3/klines failed")), "{msg}");
     assert!(msg.contains("gave up after 2 attempts"), "{msg}");
 }
@@ -391,7 +401,7 @@ async fn malformed_bodies_name_what_was_expected_where() {
     srv.on("/api/v3/simple/price", vec![Reply::Body(200, "{\"error\":\"x\"}".into())]);
     let binance = spec_at("binance.json", &srv.origin);
     let coingecko = spec_at("coingecko.json", &srv.origin);
-    let sdk = sdk(vec![binance, coingecko]);
+    let sdk = sdk(vec![binance, coingecko], &srv.origin);
 
     let msg = upstream_message(sdk.call("binance", "klines", Value::Null).await.unwrap_err());
     assert!(
@@ -422,7 +432,9 @@ async fn auth_header_comes_from_the_environment_variable() {
     let backing = http_backing(&spec, "price");
     let env = |k: &str| (k == "COINGECKO_API_KEY").then(|| "CG-test-key".to_owned());
     let params = json!({"ids": "bitcoin", "vsCurrency": "usd"});
-    http::fetch(&http::client(), &backing, params.as_object().unwrap(), &env).await.unwrap();
+    http::fetch(&client_for(&srv.origin), &backing, params.as_object().unwrap(), &env)
+        .await
+        .unwrap();
     let (query, headers) = srv.last("/api/v3/simple/price");
     assert_eq!(headers.get("x-cg-demo-api-key").unwrap(), "CG-test-key");
     assert!(!query.contains("CG-test-key"));
@@ -440,7 +452,7 @@ async fn required_auth_missing_names_the_variable() {
                      "returns": {"type": "array", "description": "d"}}]
     }))
     .unwrap();
-    let sdk = sdk(vec![spec.clone()]);
+    let sdk = sdk(vec![spec.clone()], &srv.origin);
     let msg = upstream_message(sdk.call("keyed", "get", Value::Null).await.unwrap_err());
     assert!(msg.contains("environment variable KEYED_API_KEY is not set"), "{msg}");
     assert_eq!(srv.hits("/data"), 0);
@@ -448,7 +460,7 @@ async fn required_auth_missing_names_the_variable() {
     // With the variable, the key goes into the query.
     let Backing::Http(h) = &spec.backing else { unreachable!() };
     let env = |k: &str| (k == "KEYED_API_KEY").then(|| "k1".to_owned());
-    http::fetch(&http::client(), h, &serde_json::Map::new(), &env).await.unwrap();
+    http::fetch(&client_for(&srv.origin), h, &serde_json::Map::new(), &env).await.unwrap();
     assert_eq!(srv.last("/data").0, "apikey=k1");
 }
 
@@ -462,8 +474,9 @@ async fn base_url_env_redirects_the_origin() {
     let origin = srv.origin.clone();
     let env = move |k: &str| (k == "BOARDSMITH_BINANCE_BASE_URL").then(|| origin.clone());
     let params = json!({"symbol": "BTCUSDT", "interval": "1h", "limit": 2});
-    let out =
-        http::fetch(&http::client(), &backing, params.as_object().unwrap(), &env).await.unwrap();
+    let out = http::fetch(&client_for(&srv.origin), &backing, params.as_object().unwrap(), &env)
+        .await
+        .unwrap();
     assert_eq!(out.as_array().unwrap().len(), 3);
     assert_eq!(srv.hits("/api/v3/klines"), 1);
 }
@@ -471,14 +484,14 @@ async fn base_url_env_redirects_the_origin() {
 #[tokio::test]
 async fn identical_calls_hit_upstream_once() {
     let srv = Server::start().await;
-    srv.on("/latest", ok("frankfurter_latest.json"));
-    let sdk = sdk(vec![spec_at("frankfurter.json", &srv.origin)]);
+    srv.on("/v1/latest", ok("frankfurter_latest.json"));
+    let sdk = sdk(vec![spec_at("frankfurter.json", &srv.origin)], &srv.origin);
     let a = sdk.call("frankfurter", "latest", json!({"symbols": "EUR"})).await.unwrap();
     // Same call after defaults are applied.
     let b =
         sdk.call("frankfurter", "latest", json!({"base": "USD", "symbols": "EUR"})).await.unwrap();
     assert_eq!(a, b);
-    assert_eq!(srv.hits("/latest"), 1);
+    assert_eq!(srv.hits("/v1/latest"), 1);
     assert_eq!(sdk.upstream_calls(), 1);
 }
 
@@ -489,7 +502,7 @@ async fn concurrent_identical_calls_are_coalesced() {
         "/api/v3/klines",
         vec![Reply::Slow(Duration::from_millis(150), fixture("binance_klines.json"))],
     );
-    let sdk = sdk(vec![spec_at("binance.json", &srv.origin)]);
+    let sdk = sdk(vec![spec_at("binance.json", &srv.origin)], &srv.origin);
     let calls = (0..5).map(|_| sdk.call("binance", "klines", Value::Null));
     for r in futures::future::join_all(calls).await {
         assert_eq!(r.unwrap().as_array().unwrap().len(), 3);
@@ -517,7 +530,7 @@ async fn live_sources_are_off_unless_enabled() {
         reg.disabled().get("frankfurter").map(String::as_str),
         Some("BOARDSMITH_LIVE_FRANKFURTER")
     );
-    let sdk = Sdk::with_registry(reg, SdkConfig::default());
+    let sdk = Sdk::with_registry(reg, SdkConfig::default()).unwrap();
     let err = sdk.call("binance", "klines", Value::Null).await.unwrap_err();
     match &err {
         SdkError::UnknownSource { disabled_by, .. } => {
@@ -556,7 +569,7 @@ fn spec_files_round_trip_and_reject_unknown_backing_fields() {
 fn userdata(dir: Option<&Path>) -> Sdk {
     let reg = Registry::new(vec![load_spec("userdata.json")], &|_| false).unwrap();
     let config = SdkConfig { data_dir: dir.map(Path::to_path_buf), ..Default::default() };
-    Sdk::with_registry(reg, config)
+    Sdk::with_registry(reg, config).unwrap()
 }
 
 fn data_dir() -> tempfile::TempDir {
@@ -662,6 +675,58 @@ async fn path_traversal_is_rejected() {
     // The escaping symlink is not listed either.
     let listed = sdk.call("userdata", "listFiles", Value::Null).await.unwrap();
     assert!(!listed.to_string().contains("link.csv"), "{listed}");
+}
+
+#[tokio::test]
+async fn file_paths_never_leave_the_data_folder() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.csv"), "a\n1\n").unwrap();
+    std::fs::write(outside.path().join("secret.json"), "{\"k\": 1}").unwrap();
+    let dir = data_dir();
+    let root = dir.path();
+    // A directory symlink out, a symlink to a symlink out, a symlink to `/`, and a symlink that
+    // stays inside (allowed).
+    std::os::unix::fs::symlink(outside.path(), root.join("out")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("secret.csv"), root.join("hop1.csv")).unwrap();
+    std::os::unix::fs::symlink(root.join("hop1.csv"), root.join("sub/hop2.csv")).unwrap();
+    std::os::unix::fs::symlink("/", root.join("rootfs")).unwrap();
+    std::os::unix::fs::symlink(root.join("prices.csv"), root.join("sub/inside.csv")).unwrap();
+    let sdk = userdata(Some(root));
+    let secret = outside.path().join("secret.csv").display().to_string();
+    let cases: [(&str, &str, &str); 12] = [
+        ("readTable", "../secret.csv", "is not allowed"),
+        ("readTable", "./../secret.csv", "is not allowed"),
+        ("readTable", "sub/./../../secret.csv", "is not allowed"),
+        ("readTable", "sub/../../secret.csv", "is not allowed"),
+        ("readTable", &secret, "is not allowed"),
+        ("readTable", "/etc/passwd", "is not allowed"),
+        ("readTable", "\\etc\\passwd", "is not allowed"),
+        ("readTable", "prices.csv\u{0}", "is not allowed"),
+        ("readTable", "out/secret.csv", "links outside the data folder"),
+        ("readJson", "out/secret.json", "links outside the data folder"),
+        ("readTable", "sub/hop2.csv", "links outside the data folder"),
+        ("readTable", "rootfs/etc/passwd", "links outside the data folder"),
+    ];
+    for (method, file, expected) in cases {
+        let msg = upstream_message(
+            sdk.call("userdata", method, json!({"file": file})).await.unwrap_err(),
+        );
+        assert!(msg.contains(expected), "{file}: {msg}");
+        assert!(!msg.contains("\"a\""), "{file}: leaked content: {msg}");
+    }
+    // Percent-encoding is not decoded: `%2e%2e` is a (missing) file name, not `..`.
+    let msg = upstream_message(
+        sdk.call("userdata", "readTable", json!({"file": "%2e%2e/secret.csv"})).await.unwrap_err(),
+    );
+    assert!(msg.starts_with("file `%2e%2e/secret.csv` not found"), "{msg}");
+    // A symlink that stays inside is followed.
+    let rows = sdk.call("userdata", "readTable", json!({"file": "sub/inside.csv"})).await.unwrap();
+    assert_eq!(rows.as_array().unwrap().len(), 3);
+    // Listing walks neither the escaping directory links nor the escaping file links.
+    let listed = sdk.call("userdata", "listFiles", Value::Null).await.unwrap();
+    let files: Vec<&str> =
+        listed.as_array().unwrap().iter().map(|f| f["file"].as_str().unwrap()).collect();
+    assert_eq!(files, ["prices.csv", "sub/inside.csv", "sub/targets.json"]);
 }
 
 #[tokio::test]

@@ -251,7 +251,7 @@ async fn a_subscriber_too_far_behind_is_closed_with_a_reason_and_others_go_on() 
     socket.set_recv_buffer_size(4096).unwrap();
     let tcp = socket.connect(app.addr).await.unwrap();
     let (mut slow, _) = tokio_tungstenite::client_async(
-        format!("ws://{}/ws", app.addr),
+        app.ws_request(),
         tokio_tungstenite::MaybeTlsStream::Plain(tcp),
     )
     .await
@@ -329,7 +329,14 @@ async fn restart_keeps_dashboards_versions_and_sessions() {
 async fn api_errors_use_the_envelope_and_proper_statuses() {
     let app = support::spawn_app().await;
     let id = create(&app, "e").await;
-    let raw = app.http.post(app.url("/api/tools/execute")).body("{not json").send().await.unwrap();
+    let raw = app
+        .http
+        .post(app.url("/api/tools/execute"))
+        .header("content-type", "application/json")
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(raw.status(), 400);
     let body: Value = raw.json().await.unwrap();
     assert_eq!(body["code"], 400);
@@ -395,8 +402,7 @@ async fn preview_sources_and_ws_errors() {
     let (_, b) = app.get("/api/sdk/sources").await;
     assert!(b["data"]["sources"].as_array().unwrap().len() >= 30);
 
-    let (mut ws, _) =
-        tokio_tungstenite::connect_async(format!("ws://{}/ws", app.addr)).await.unwrap();
+    let mut ws = app.ws().await;
     ws_send(&mut ws, json!({"type": "subscribe"})).await;
     let e = ws_next(&mut ws).await;
     assert_eq!(e["type"], "error");

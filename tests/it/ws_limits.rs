@@ -57,7 +57,7 @@ async fn unlimited_rate_app() -> TestApp {
 }
 
 async fn connect(app: &TestApp) -> Ws {
-    tokio_tungstenite::connect_async(format!("ws://{}/ws", app.addr)).await.unwrap().0
+    app.ws().await
 }
 
 /// Polls `/healthz` every 20 ms until stopped; returns the slowest answer (a failure counts as
@@ -461,7 +461,7 @@ async fn subscriptions_per_connection_and_connections_per_server_are_capped() {
     // Three connections are all the server takes; the fourth upgrade is 503 with a reason.
     let _second = connect(&app).await;
     let third = connect(&app).await;
-    let err = tokio_tungstenite::connect_async(format!("ws://{}/ws", app.addr)).await.unwrap_err();
+    let err = tokio_tungstenite::connect_async(app.ws_request()).await.unwrap_err();
     let tokio_tungstenite::tungstenite::Error::Http(response) = err else {
         panic!("expected an HTTP refusal, got {err:?}")
     };
@@ -473,8 +473,7 @@ async fn subscriptions_per_connection_and_connections_per_server_are_capped() {
     drop(third);
     let t = Instant::now();
     let fourth = loop {
-        if let Ok((ws, _)) = tokio_tungstenite::connect_async(format!("ws://{}/ws", app.addr)).await
-        {
+        if let Ok((ws, _)) = tokio_tungstenite::connect_async(app.ws_request()).await {
             break ws;
         }
         assert!(t.elapsed() < Duration::from_secs(10), "no place freed");
@@ -509,6 +508,7 @@ async fn a_message_over_the_size_limit_closes_with_1009_and_a_reason() {
 struct Child {
     child: std::process::Child,
     addr: String,
+    token: String,
     _dir: tempfile::TempDir,
 }
 
@@ -524,10 +524,12 @@ impl Child {
         let dir = tempfile::tempdir().unwrap();
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let addr = format!("127.0.0.1:{port}");
+        let token = boardsmith::access::ServerToken::generate().expose().to_owned();
         let child = std::process::Command::new(support::program())
             .arg("serve")
             .env_clear()
             .env("BOARDSMITH_ADDR", &addr)
+            .env("BOARDSMITH_TOKEN", &token)
             .env("BOARDSMITH_DATA", dir.path())
             .env("AGENT_EXTERNAL_DIR", dir.path().join("agents"))
             .env("AGENT_TOOLS_EXTERNAL_DIR", dir.path().join("tools"))
@@ -537,7 +539,7 @@ impl Child {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        let server = Self { child, addr, _dir: dir };
+        let server = Self { child, addr, token, _dir: dir };
         let http = reqwest::Client::new();
         for _ in 0..400 {
             if http.get(format!("http://{}/healthz", server.addr)).send().await.is_ok() {
@@ -546,6 +548,14 @@ impl Child {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         panic!("the server did not start");
+    }
+
+    /// A signed-in WebSocket handshake request.
+    fn ws_request(&self) -> tokio_tungstenite::tungstenite::handshake::client::Request {
+        use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+        let mut req = format!("ws://{}/ws", self.addr).into_client_request().unwrap();
+        req.headers_mut().insert("authorization", format!("Bearer {}", self.token).parse().unwrap());
+        req
     }
 
     fn rss_mb(&self) -> u64 {
@@ -572,8 +582,7 @@ async fn flood(
     let mut connections = 0;
     let mut peak = 0;
     while (sent.load(Ordering::Relaxed) as usize) < total {
-        let (ws, _) =
-            tokio_tungstenite::connect_async(format!("ws://{}/ws", server.addr)).await.unwrap();
+        let (ws, _) = tokio_tungstenite::connect_async(server.ws_request()).await.unwrap();
         connections += 1;
         let (mut tx, rx) = ws.split();
         let reader = Reader::new(rx);
@@ -603,7 +612,7 @@ async fn flood(
 #[tokio::test]
 async fn a_server_child_keeps_its_memory_and_health_through_floods() {
     let server = Child::start().await;
-    let http = reqwest::Client::new();
+    let http = support::authed_client(&server.token);
     let list: Value = http
         .get(format!("http://{}/api/dashboards", server.addr))
         .send()

@@ -144,6 +144,8 @@ pub async fn spawn_app_with(
         dir.path().join("work"),
         dir.path().join("agents"),
     );
+    // Auth on with a generated token in the temp dir (never the developer's settings).
+    config.access = Some(boardsmith::access::AccessConfig::default());
     configure(&mut config);
     let app = boardsmith::app::App::start(config).await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -161,7 +163,21 @@ pub async fn spawn_app_with(
             .unwrap();
         }
     });
-    TestApp { addr, app, http: reqwest::Client::new(), dir, stop: Some(tx), server: Some(server) }
+    let http = match &app.token {
+        Some(token) => authed_client(token.expose()),
+        None => reqwest::Client::new(),
+    };
+    TestApp { addr, app, http, dir, stop: Some(tx), server: Some(server) }
+}
+
+/// A client that sends `Authorization: Bearer <token>` on every request.
+pub fn authed_client(token: &str) -> reqwest::Client {
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(
+        reqwest::header::AUTHORIZATION,
+        reqwest::header::HeaderValue::from_str(&format!("Bearer {token}")).unwrap(),
+    );
+    reqwest::Client::builder().default_headers(headers).build().unwrap()
 }
 
 /// A WebSocket client.
@@ -192,10 +208,30 @@ impl TestApp {
         body["data"].clone()
     }
 
+    /// The server token (tests run with auth on).
+    pub fn token(&self) -> &str {
+        self.app.token.as_ref().expect("auth is on in tests").expose()
+    }
+
+    /// A signed-in WebSocket handshake request for `/ws`.
+    pub fn ws_request(&self) -> tokio_tungstenite::tungstenite::handshake::client::Request {
+        use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+        let mut req = format!("ws://{}/ws", self.addr).into_client_request().unwrap();
+        if let Some(token) = &self.app.token {
+            req.headers_mut()
+                .insert("authorization", format!("Bearer {}", token.expose()).parse().unwrap());
+        }
+        req
+    }
+
+    /// Opens a signed-in WebSocket to `/ws`.
+    pub async fn ws(&self) -> Ws {
+        tokio_tungstenite::connect_async(self.ws_request()).await.unwrap().0
+    }
+
     /// Opens a WebSocket and subscribes to a dashboard; returns the socket and the snapshot.
     pub async fn subscribe(&self, dashboard_id: &str) -> (Ws, Value) {
-        let (mut ws, _) =
-            tokio_tungstenite::connect_async(format!("ws://{}/ws", self.addr)).await.unwrap();
+        let mut ws = self.ws().await;
         ws_send(&mut ws, json!({"type": "subscribe", "dashboardId": dashboard_id})).await;
         let snap = ws_next(&mut ws).await;
         assert_eq!(snap["type"], "dashboard.snapshot", "{snap}");

@@ -1,5 +1,7 @@
 // The server's REST API. Every response is the `{code, msg, data}` envelope: `data` on success,
-// an `ApiError` carrying the HTTP status and the server's message otherwise.
+// an `ApiError` carrying the HTTP status and the server's message otherwise. A 401 (not signed
+// in) also brings up the sign-in screen.
+import { showSignIn } from './signin.js';
 
 /** A failed API call: `status` is the HTTP status (0 when the server was unreachable). */
 export class ApiError extends Error {
@@ -28,6 +30,7 @@ async function call(method, path, body) {
   } catch {
     throw new ApiError(res.status, `${method} ${path}: HTTP ${res.status} with a body that is not JSON`);
   }
+  if (res.status === 401) showSignIn();
   if (!res.ok || envelope.code !== 0) {
     throw new ApiError(res.status, envelope.msg || `HTTP ${res.status}`, envelope.data);
   }

@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { randomBytes } from 'node:crypto';
 import { chromium } from 'playwright-core';
 
 const root = resolve(new URL('../..', import.meta.url).pathname);
@@ -57,8 +58,10 @@ function stop(child) {
  */
 export async function startServer({ script, agents = {}, files = {} } = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'boardsmith-web-'));
+  const token = randomBytes(24).toString('hex');
   const env = {
     BOARDSMITH_ADDR: '127.0.0.1:0',
+    BOARDSMITH_TOKEN: token,
     BOARDSMITH_DATA: join(dir, 'data'),
     BOARDSMITH_WORKERS: '2',
     AGENT_EXTERNAL_DIR: join(dir, 'agents'),
@@ -89,8 +92,9 @@ export async function startServer({ script, agents = {}, files = {} } = {}) {
     pattern: /boardsmith listening on (http:\/\/\S+)/, what: 'boardsmith',
   });
   let server = await serve(env.BOARDSMITH_ADDR);
-  return {
+  const handle = {
     url: server.url,
+    token,
     dir,
     get log() { return server.log; },
     /** Stops the server and starts it again on the same address over the same data. */
@@ -99,19 +103,27 @@ export async function startServer({ script, agents = {}, files = {} } = {}) {
       server = await serve(new URL(server.url).host);
     },
     async close() {
+      running.delete(handle);
       await stop(server.child);
       if (mock) await stop(mock.child);
       await rm(dir, { recursive: true, force: true });
     },
   };
+  running.add(handle);
+  return handle;
 }
+
+/** Servers started and not closed: `newPage` signs in to each. */
+const running = new Set();
 
 /** The server's API from the test side: `{code, msg, data}` unwrapped, non-zero codes thrown. */
 export function apiOf(url) {
   const call = async (method, path, body) => {
+    const server = [...running].find((s) => s.url === url);
+    const auth = server ? { authorization: `Bearer ${server.token}` } : {};
     const res = await fetch(url + path, {
       method,
-      headers: body ? { 'content-type': 'application/json' } : {},
+      headers: body ? { 'content-type': 'application/json', ...auth } : auth,
       body: body ? JSON.stringify(body) : undefined,
     });
     const env = await res.json();
@@ -122,6 +134,7 @@ export function apiOf(url) {
     get: (p) => call('GET', p),
     post: (p, b = {}) => call('POST', p, b),
     put: (p, b) => call('PUT', p, b),
+    del: (p) => call('DELETE', p),
   };
 }
 
@@ -143,11 +156,19 @@ export async function closeBrowser() {
 
 /**
  * A fresh page (own storage) at `width`×`height` that records console errors, uncaught
- * exceptions and requests to any host but the server in `page.errors`.
+ * exceptions and requests to any host but the server in `page.errors`. With `signIn` (the
+ * default) it first signs in to every running server the way a user does: it opens the
+ * `/?token=` link, which sets the session cookie and redirects to `/`.
  */
-export async function newPage({ width = 1280, height = 800, colorScheme = 'light' } = {}) {
+export async function newPage({ width = 1280, height = 800, colorScheme = 'light', signIn = true } = {}) {
   const context = await (await launchBrowser()).newContext({ viewport: { width, height }, colorScheme });
   const page = await context.newPage();
+  if (signIn) {
+    for (const server of running) {
+      await page.goto(`${server.url}/?token=${server.token}`);
+      if (new URL(page.url()).search) throw new Error(`sign-in to ${server.url} did not redirect: ${page.url()}`);
+    }
+  }
   page.errors = [];
   page.on('console', (m) => {
     if (m.type() === 'error') page.errors.push(`console: ${m.text()}`);

@@ -4,6 +4,12 @@
 //! It checks what makes the file loadable — the id, the mode and that mode's prompt block — and
 //! passes everything else through for the catalog to judge. The temp file is `.<id>.json.<n>.tmp`
 //! in the same directory, so a loader that reads `*.json` never sees a half-written file.
+//!
+//! What it must never do: grant more than its caller has. The new agent's `tools` must be a
+//! subset of the calling agent's, `allowShell`/`shellNetwork` only if the caller has them; it
+//! never writes over a built-in agent (one embedded in the binary) or a file it did not write
+//! itself, and every file it writes says `"createdBy": "agent_file_create"` (shown by
+//! `GET /api/agent`).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -14,8 +20,13 @@ use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
 use super::{Args, BackendTool, ToolContext, ToolError};
+use crate::agent::catalog::{Section, builtins};
+use crate::agent::definition::AgentDefinition;
 
 const NAME: &str = "agent_file_create";
+
+/// Fields the tool sets itself from the caller's grant, never from the model's arguments.
+const GRANTS: [&str; 3] = ["allowShell", "shellNetwork", "createdBy"];
 
 /// Mode, its block, the block's required prompt fields.
 const MODES: [(&str, &str, &[&str]); 6] = [
@@ -95,7 +106,11 @@ impl AgentFileCreate {
             out.insert("tools".into(), json!(tools));
         }
         for (k, v) in a.fields() {
-            if k != "agentId" && k != "systemPrompt" && !HEAD.contains(&k.as_str()) {
+            if k != "agentId"
+                && k != "systemPrompt"
+                && !HEAD.contains(&k.as_str())
+                && !GRANTS.contains(&k.as_str())
+            {
                 out.insert(k.clone(), v.clone());
             }
         }
@@ -128,18 +143,93 @@ impl AgentFileCreate {
         Ok((id.to_owned(), Value::Object(out)))
     }
 
-    /// Validates and writes; `{agentId, path, created}` (`created` is false for an update).
-    pub fn create(&self, args: &Value) -> Result<Value, ToolError> {
-        let (id, definition) = Self::definition(args)?;
+    /// Validates, checks the grant against `caller` (`None`: a caller with no tools) and
+    /// writes; `{agentId, path, created}` (`created` is false for an update).
+    pub fn create(
+        &self,
+        args: &Value,
+        caller: Option<&AgentDefinition>,
+    ) -> Result<Value, ToolError> {
+        let (id, mut definition) = Self::definition(args)?;
+        grant(&mut definition, args, caller)?;
+        let refused = |reason: String| ToolError::Refused { tool: NAME.into(), reason };
+        if builtins(Section::Agents).get_file(format!("{id}.json")).is_some() {
+            return Err(refused(format!(
+                "`{id}` is a built-in agent and cannot be overwritten; choose another agentId"
+            )));
+        }
+        let path = self.dir.join(format!("{id}.json"));
+        if let Ok(existing) = fs::read_to_string(&path) {
+            let ours = serde_json::from_str::<Value>(&existing)
+                .ok()
+                .is_some_and(|v| v["createdBy"] == NAME);
+            if !ours {
+                return Err(refused(format!(
+                    "agent `{id}` exists and was not written by {NAME}; choose another agentId"
+                )));
+            }
+        }
         let mut text =
             serde_json::to_string_pretty(&definition).map_err(|e| ToolError::failed(NAME, e))?;
         text.push('\n');
-        let path = self.dir.join(format!("{id}.json"));
         let created = write_atomic(&self.dir, &path, text.as_bytes()).map_err(|e| {
             ToolError::failed(NAME, format!("cannot write {}: {e}", path.display()))
         })?;
         Ok(json!({ "agentId": id, "path": path.display().to_string(), "created": created }))
     }
+}
+
+/// Checks the requested tools and shell flags against the caller's and marks the file.
+fn grant(
+    definition: &mut Value,
+    args: &Value,
+    caller: Option<&AgentDefinition>,
+) -> Result<(), ToolError> {
+    let refused = |reason: String| ToolError::Refused { tool: NAME.into(), reason };
+    let caller_tools: &[String] = caller.map_or(&[], |c| c.tools.as_slice());
+    let caller_shell = caller.map(|c| c.shell).unwrap_or_default();
+    let a = Args::new(NAME, args)?;
+    let extra: Vec<&str> = a
+        .opt_str_array("tools")?
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|t| !caller_tools.iter().any(|c| c == t))
+        .collect();
+    if !extra.is_empty() {
+        return Err(refused(format!(
+            "an agent can only be given tools its creator has; not available to you: {} \
+             (yours: {})",
+            extra.join(", "),
+            if caller_tools.is_empty() { "none".to_owned() } else { caller_tools.join(", ") }
+        )));
+    }
+    let flag = |field: &str| -> Result<bool, ToolError> {
+        match a.get(field) {
+            None => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(_) => Err(a.error(format!("\"{field}\" must be a boolean"))),
+        }
+    };
+    let lists_bash = definition["tools"].as_array().is_some_and(|t| t.iter().any(|t| t == "bash"));
+    // A new agent with `bash` needs `allowShell` to load; the caller has it, or bash was refused.
+    let allow_shell = flag("allowShell")? || lists_bash;
+    let shell_network = flag("shellNetwork")?;
+    if allow_shell && !caller_shell.allow {
+        return Err(refused("\"allowShell\" can only be set by an agent that has it".into()));
+    }
+    if shell_network && !caller_shell.network {
+        return Err(refused("\"shellNetwork\" can only be set by an agent that has it".into()));
+    }
+    if let Some(out) = definition.as_object_mut() {
+        if allow_shell {
+            out.insert("allowShell".into(), json!(true));
+        }
+        if shell_network {
+            out.insert("shellNetwork".into(), json!(true));
+        }
+        out.insert("createdBy".into(), json!(NAME));
+    }
+    Ok(())
 }
 
 /// Temp file in the same directory, fsync, rename over the target, fsync the directory (so
@@ -169,10 +259,10 @@ impl BackendTool for AgentFileCreate {
         NAME
     }
 
-    fn call(&self, args: Value, _: ToolContext) -> BoxFuture<'static, Result<Value, ToolError>> {
+    fn call(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, Result<Value, ToolError>> {
         let tool = self.clone();
         Box::pin(async move {
-            tokio::task::spawn_blocking(move || tool.create(&args))
+            tokio::task::spawn_blocking(move || tool.create(&args, ctx.agent.as_deref()))
                 .await
                 .map_err(|e| ToolError::failed(NAME, e))?
         })
@@ -245,9 +335,9 @@ mod tests {
         let agents = dir.path().join("agents");
         let tool = AgentFileCreate::new(&agents);
         let args = json!({"agentId": "x", "description": "d", "mode": "PLAIN", "plain": {"systemPrompt": "a\nb"}});
-        let out = tool.create(&args).unwrap();
+        let out = tool.create(&args, None).unwrap();
         assert_eq!(out["created"], true);
-        assert_eq!(tool.create(&args).unwrap()["created"], false);
+        assert_eq!(tool.create(&args, None).unwrap()["created"], false);
         let text = fs::read_to_string(agents.join("x.json")).unwrap();
         assert!(text.contains("\"systemPrompt\": \"a\\nb\""), "{text}");
         let names: Vec<_> =

@@ -26,6 +26,7 @@ use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::definition::AgentDefinition;
 pub use agent_file::AgentFileCreate;
 pub use bash::{BashConfig, BashOutput, BashTool};
 pub use city_datetime::{CityDatetime, CityZone, lookup_city};
@@ -73,6 +74,10 @@ pub struct ToolContext {
     pub tool_id: String,
     /// Cancelled when the run is cancelled; executors stop and answer [`ToolError::Cancelled`].
     pub cancel: CancellationToken,
+    /// The agent making the call, if any: what it may do (`bash` needs its `allowShell`,
+    /// `agent_file_create` grants at most its tools). `None` (a call outside a run) is
+    /// treated as an agent with no tools and no shell.
+    pub agent: Option<Arc<AgentDefinition>>,
 }
 
 impl ToolContext {
@@ -83,7 +88,14 @@ impl ToolContext {
             chat_id: chat_id.into(),
             tool_id: String::new(),
             cancel: CancellationToken::new(),
+            agent: None,
         }
+    }
+
+    /// The same context for a call made by `agent`.
+    pub fn with_agent(mut self, agent: Arc<AgentDefinition>) -> Self {
+        self.agent = Some(agent);
+        self
     }
 
     /// The same context for one tool call.
@@ -113,7 +125,8 @@ pub enum ToolError {
         /// What is wrong (`"city" is required`).
         message: String,
     },
-    /// The tool refused to act (for `bash`: a path outside the allowed paths). Nothing ran.
+    /// The tool refused to act (for `bash`: the agent has no shell, or the host cannot build
+    /// the sandbox). Nothing ran.
     #[error("`{tool}` refused: {reason}")]
     Refused {
         /// The tool called.

@@ -19,6 +19,7 @@ fn asof() -> DateTime<Utc> {
 fn sdk_at(now: DateTime<Utc>) -> Sdk {
     let reg = Registry::embedded(&|_| false).expect("embedded specs parse");
     Sdk::with_registry(reg, SdkConfig { asof: Some(now), ..Default::default() })
+        .expect("sdk builds")
 }
 
 /// (source, method, generator) of every builtin-backed method.

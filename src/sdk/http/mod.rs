@@ -2,14 +2,20 @@
 //! timeout, retry with exponential backoff and jitter, and declarative response mapping
 //! ([`mapping`]).
 //!
-//! A spec's `url` is absolute (`https://api.binance.com/api/v3/klines`). Its origin can be
-//! replaced at run time for proxies or tests: by the environment variable named in
+//! A spec's `url` is absolute (`https://api.binance.com/api/v3/klines`); placeholders may only
+//! follow its path's first `/`, so no param can change the scheme, host or port. Its origin can
+//! be replaced at run time for proxies or tests: by the environment variable named in
 //! `baseUrlEnv`, or in code with [`HttpBacking::set_origin`].
+//!
+//! Every request goes through [`Client`], which applies the [`outbound`] policy (allowed hosts,
+//! no private addresses) before sending, on each redirect hop and when a name resolves.
 
 pub mod mapping;
+pub mod outbound;
 pub mod template;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use rand::Rng;
@@ -18,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub use mapping::{Conv, Entries, Field, FieldList, ResponseMap};
+pub use outbound::{AllowedHost, Outbound, Refused};
 
 /// Default per-attempt timeout.
 pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
@@ -104,13 +111,46 @@ fn rebase(url: &str, origin: &str) -> String {
     format!("{origin}{}", &url[path_start..])
 }
 
-/// The shared HTTP client: connect timeout, user agent, rustls.
-pub fn client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .connect_timeout(CONNECT_TIMEOUT)
-        .user_agent(concat!("boardsmith/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .unwrap_or_else(|_| reqwest::Client::new())
+/// The shared HTTP client and the outbound policy it enforces.
+#[derive(Debug, Clone)]
+pub struct Client {
+    inner: reqwest::Client,
+    outbound: Arc<Outbound>,
+}
+
+impl Client {
+    /// A client enforcing `outbound` with the system resolver.
+    pub fn new(outbound: Outbound) -> Result<Self, String> {
+        Self::with_lookup(outbound, outbound::system_lookup())
+    }
+
+    /// A client enforcing `outbound`, resolving names with `lookup` (tests use a fixed table).
+    /// Connect timeout, user agent, rustls; the resolver drops non-public addresses, each
+    /// redirect hop is checked, and the `HTTP(S)_PROXY` variables are ignored (a proxy would
+    /// resolve names where the policy cannot see them: use a source's `baseUrlEnv` instead).
+    pub fn with_lookup(outbound: Outbound, lookup: outbound::Lookup) -> Result<Self, String> {
+        let outbound = Arc::new(outbound);
+        let inner = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .user_agent(concat!("boardsmith/", env!("CARGO_PKG_VERSION")))
+            .no_proxy()
+            .dns_resolver(Arc::new(outbound::Resolver::new(Arc::clone(&outbound), lookup)))
+            .redirect(outbound.redirect_policy())
+            .build()
+            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        Ok(Self { inner, outbound })
+    }
+}
+
+/// Why a call failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Error {
+    /// The outbound policy refused the request (or a redirect, or the resolved address).
+    #[error(transparent)]
+    Refused(#[from] Refused),
+    /// Anything else: spec, credential, transport, status, body or mapping.
+    #[error("{0}")]
+    Upstream(String),
 }
 
 /// A prepared request: URL, headers, and the label (host + path, never the query) used in
@@ -206,25 +246,32 @@ struct Failure {
     retryable: bool,
     /// Server-requested delay (`Retry-After` seconds), if any.
     retry_after: Option<Duration>,
+    /// Set when the outbound policy stopped the attempt (never retried).
+    refused: Option<Refused>,
 }
 
 /// Performs the call: builds the request, retries transient failures, parses the JSON body and
 /// applies the response mapping. Errors name the status, host/path (never the query, which may
 /// hold a key) and what was malformed.
+///
+/// The URL is checked against the client's outbound policy first: a refused request is never
+/// sent, and a refusal at connect time or on a redirect is not retried.
 pub async fn fetch(
-    client: &reqwest::Client,
+    client: &Client,
     backing: &HttpBacking,
     params: &Map<String, Value>,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
-) -> Result<Value, String> {
-    let req = prepare(backing, params, env)?;
+) -> Result<Value, Error> {
+    let req = prepare(backing, params, env).map_err(Error::Upstream)?;
+    client.outbound.check(&req.url, false)?;
     let timeout = Duration::from_millis(backing.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS));
     let retries = backing.retries.unwrap_or(DEFAULT_RETRIES);
     let base = backing.retry_base_ms.unwrap_or(DEFAULT_RETRY_BASE_MS);
     let mut attempt: u32 = 0;
     let body = loop {
-        match attempt_once(client, &req, timeout).await {
+        match attempt_once(&client.inner, &req, timeout).await {
             Ok(body) => break body,
+            Err(Failure { refused: Some(r), .. }) => return Err(Error::Refused(r)),
             Err(f) if f.retryable && attempt < retries => {
                 let backoff = base.saturating_mul(1u64 << attempt.min(16));
                 let jitter = rand::rng().random_range(0..=backoff / 2);
@@ -242,18 +289,18 @@ pub async fn fetch(
                 } else {
                     String::new()
                 };
-                return Err(format!("{}{tries}", f.message));
+                return Err(Error::Upstream(format!("{}{tries}", f.message)));
             }
         }
     };
     let json: Value = serde_json::from_slice(&body).map_err(|e| {
-        format!(
+        Error::Upstream(format!(
             "response from {} is not valid JSON ({e}); body starts with: {}",
             req.label,
             snippet(&body)
-        )
+        ))
     })?;
-    mapping::apply(&backing.response, &json, params, &req.label)
+    mapping::apply(&backing.response, &json, params, &req.label).map_err(Error::Upstream)
 }
 
 async fn attempt_once(
@@ -264,17 +311,26 @@ async fn attempt_once(
     let label = &req.label;
     let transport = |e: reqwest::Error| {
         let secs = timeout.as_secs_f64();
-        if e.is_timeout() {
+        if let Some(r) = refusal(&e) {
+            Failure {
+                message: r.to_string(),
+                retryable: false,
+                retry_after: None,
+                refused: Some(r),
+            }
+        } else if e.is_timeout() {
             Failure {
                 message: format!("request to {label} timed out (timeout {secs} s)"),
                 retryable: true,
                 retry_after: None,
+                refused: None,
             }
         } else {
             Failure {
                 message: format!("request to {label} failed: {}", root_cause(&e)),
                 retryable: e.is_connect() || e.is_request() || e.is_body(),
                 retry_after: None,
+                refused: None,
             }
         }
     };
@@ -316,6 +372,7 @@ async fn attempt_once(
         ),
         retryable: code == 429 || status.is_server_error(),
         retry_after,
+        refused: None,
     })
 }
 
@@ -324,7 +381,20 @@ fn too_large(label: &str) -> Failure {
         message: format!("response from {label} is larger than {} MiB", MAX_BODY_BYTES >> 20),
         retryable: false,
         retry_after: None,
+        refused: None,
     }
+}
+
+/// The outbound refusal behind a transport error (from the resolver or the redirect policy).
+fn refusal(e: &reqwest::Error) -> Option<Refused> {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if let Some(r) = err.downcast_ref::<Refused>() {
+            return Some(r.clone());
+        }
+        cur = err.source();
+    }
+    None
 }
 
 /// The innermost error message (reqwest's own text would include the full URL).
@@ -385,5 +455,137 @@ mod tests {
         assert_eq!(r.label, "api.x.com/coins/bit%20coin/chart");
         let e = prepare(&b, p.as_object().unwrap(), &|_| None).err().unwrap();
         assert!(e.contains("environment variable K is not set"), "{e}");
+    }
+
+    /// Param values that try to change the authority.
+    fn hostile_value() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let piece = prop_oneof![
+            Just("@".to_owned()),
+            Just("//".to_owned()),
+            Just("\\".to_owned()),
+            Just("%2f".to_owned()),
+            Just("%2F%2F".to_owned()),
+            Just("#".to_owned()),
+            Just("?".to_owned()),
+            Just(":".to_owned()),
+            Just(".".to_owned()),
+            Just("..".to_owned()),
+            Just("[::1]".to_owned()),
+            Just("127.0.0.1".to_owned()),
+            Just("evil.example".to_owned()),
+            Just("http://evil.example/".to_owned()),
+            Just("%00".to_owned()),
+            Just("\u{ff0f}".to_owned()),
+            Just("\u{2025}".to_owned()),
+            Just("\u{fe6b}".to_owned()),
+            Just("\r\n".to_owned()),
+            "\\PC{0,6}",
+            ".{0,6}",
+        ];
+        proptest::collection::vec(piece, 0..6).prop_map(|v| v.concat())
+    }
+
+    /// URL templates built from pieces, placeholders anywhere (many are refused at load).
+    fn any_template() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let scheme = proptest::sample::select(vec!["https://", "http://"]);
+        let host = proptest::sample::select(vec![
+            "api.x.com",
+            "127.0.0.1",
+            "[::1]",
+            "x.com:8443",
+            "u@x.com",
+            "{a}",
+            "{a}.x.com",
+            "x.com{a}",
+            "x.com:{b}",
+            "",
+        ]);
+        let piece = proptest::sample::select(vec![
+            ".",
+            ":",
+            "/",
+            "//",
+            "{a}",
+            "{b|upper}",
+            "@",
+            "?",
+            "#",
+            "v1",
+            "\\",
+            "%2f",
+            "x.com",
+        ]);
+        (scheme, host, proptest::collection::vec(piece, 0..6))
+            .prop_map(|(s, h, rest)| format!("{s}{h}{}", rest.concat()))
+    }
+
+    proptest::proptest! {
+        /// No param value can change the scheme, host or port of a request: placeholders only
+        /// follow the path's first `/`, and values are percent-encoded (path) or form-encoded
+        /// (query).
+        #[test]
+        fn params_never_change_the_authority(
+            a in hostile_value(),
+            b in hostile_value(),
+            base in proptest::option::of(proptest::prop_oneof![
+                proptest::strategy::Just("http://127.0.0.1:9/prefix"),
+                proptest::strategy::Just("https://mirror.example"),
+            ]),
+        ) {
+            for tpl in [
+                "https://api.x.com/{a}",
+                "https://api.x.com/{a}{b}",
+                "https://api.x.com:8443/v1/{a}/{b|upper}/chart",
+                "https://api.frankfurter.dev/v1/{a}..{b}",
+                "http://[::1]:9000/{a}?x={b}",
+            ] {
+                let backing: HttpBacking = serde_json::from_value(serde_json::json!({
+                    "url": tpl,
+                    "query": {"q": "{a}", "r": "{b|lower}"},
+                    "baseUrlEnv": "BASE",
+                }))
+                .unwrap();
+                let params = serde_json::json!({"a": a, "b": b});
+                let env = |k: &str| (k == "BASE").then(|| base.map(str::to_owned)).flatten();
+                let expected = match base {
+                    Some(b) => reqwest::Url::parse(b).unwrap(),
+                    None => template::literal_origin(tpl).unwrap(),
+                };
+                let req = prepare(&backing, params.as_object().unwrap(), &env);
+                let req = req.map_err(proptest::test_runner::TestCaseError::fail)?;
+                proptest::prop_assert_eq!(req.url.scheme(), expected.scheme());
+                proptest::prop_assert_eq!(req.url.host_str(), expected.host_str());
+                proptest::prop_assert_eq!(
+                    req.url.port_or_known_default(),
+                    expected.port_or_known_default()
+                );
+                proptest::prop_assert_eq!(req.url.username(), "");
+                proptest::prop_assert_eq!(req.url.password(), None);
+            }
+        }
+
+        /// Any template the spec loader accepts keeps its authority whatever the params.
+        #[test]
+        fn accepted_templates_have_a_fixed_authority(
+            tpl in any_template(),
+            a in hostile_value(),
+            b in hostile_value(),
+        ) {
+            let Ok(expected) = template::literal_origin(&tpl) else { return Ok(()) };
+            let backing: HttpBacking =
+                serde_json::from_value(serde_json::json!({ "url": tpl })).unwrap();
+            let params = serde_json::json!({"a": a, "b": b});
+            let req = prepare(&backing, params.as_object().unwrap(), &|_| None);
+            let req = req.map_err(proptest::test_runner::TestCaseError::fail)?;
+            proptest::prop_assert_eq!(req.url.scheme(), expected.scheme());
+            proptest::prop_assert_eq!(req.url.host_str(), expected.host_str());
+            proptest::prop_assert_eq!(
+                req.url.port_or_known_default(),
+                expected.port_or_known_default()
+            );
+            proptest::prop_assert_eq!(req.url.username(), expected.username());
+        }
     }
 }

@@ -95,6 +95,24 @@ pub fn names(template: &str) -> Vec<String> {
     out
 }
 
+/// The fixed part of a URL template: the text before its first placeholder must hold the whole
+/// `scheme://host[:port]/`, so that a param, percent-encoded by [`encode_path`], can only land
+/// in the path and never change the scheme, host or port. Returns that origin as a URL.
+pub fn literal_origin(template: &str) -> Result<reqwest::Url, String> {
+    let literal = &template[..template.find('{').unwrap_or(template.len())];
+    let bad = |why: &str| format!("url `{template}`: {why}");
+    let after_scheme = literal.find("://").map(|i| i + 3);
+    let authority_closed = after_scheme.is_some_and(|i| literal[i..].contains('/'));
+    if literal.len() < template.len() && !authority_closed {
+        return Err(bad("placeholders may only follow the `/` that starts the path"));
+    }
+    let url = reqwest::Url::parse(literal).map_err(|e| bad(&e.to_string()))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+        return Err(bad("expected an absolute http:// or https:// URL"));
+    }
+    Ok(url)
+}
+
 /// Percent-encodes everything but RFC 3986 unreserved characters (for path segments).
 pub fn encode_path(s: &str) -> String {
     // `.` and `..` alone would be resolved as relative segments by the URL parser.
@@ -127,5 +145,23 @@ mod tests {
         assert_eq!(expand("{missing}", p, &|s| s.to_owned()), None);
         assert_eq!(expand_plain("{missing}_x", p), "_x");
         assert_eq!(expand_plain("../{s}", p), "../btc usdt");
+    }
+
+    #[test]
+    fn literal_origin_requires_a_fixed_authority() {
+        let origin = |t: &str| literal_origin(t).map(|u| u.origin().ascii_serialization());
+        assert_eq!(origin("https://api.x.com/a/{b}").unwrap(), "https://api.x.com");
+        assert_eq!(origin("http://127.0.0.1:9/{b}").unwrap(), "http://127.0.0.1:9");
+        assert_eq!(origin("https://api.x.com").unwrap(), "https://api.x.com");
+        for bad in [
+            "https://api.x.com{path}",
+            "https://{sub}.x.com/",
+            "https://api.x.com:{port}/",
+            "{base}/x",
+            "ftp://x.com/{a}",
+            "/relative/{a}",
+        ] {
+            assert!(literal_origin(bad).is_err(), "{bad}");
+        }
     }
 }

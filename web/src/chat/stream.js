@@ -3,6 +3,7 @@
 // connection drops before a terminal event, the same request is sent again with `Last-Event-ID`
 // so the server replays what was missed (it keeps a run's events for a while).
 import { createParser } from 'eventsource-parser';
+import { showSignIn } from '../signin.js';
 
 const TERMINAL = new Set(['run.complete', 'run.error', 'run.cancel']);
 
@@ -41,6 +42,7 @@ export async function streamQuery(body, { onEvent, signal, retries = 3 }) {
     }
     const type = res.headers.get('content-type') || '';
     if (!res.ok || !type.includes('text/event-stream')) {
+      if (res.status === 401) showSignIn();
       let msg = `HTTP ${res.status}`;
       try {
         const env = await res.json();

@@ -1,0 +1,418 @@
+//! The `bash` tool: runs `/bin/bash -c <command>` confined in a bubblewrap sandbox (see
+//! [`sandbox`]) whose only writable tree is the workspace, with a timeout that kills the whole
+//! sandbox and a cap on captured output.
+//!
+//! Who may use it: only an agent whose file sets `"allowShell": true` (the catalog refuses to
+//! load a file that lists `bash` without it); the sandbox gets the network only when the file
+//! also sets `"shellNetwork": true`. A call outside an agent run is refused. If the sandbox
+//! cannot be built on this host (bwrap missing, user namespaces disabled, a root server with
+//! no pids cgroup), every call is refused with the reason; the shell never runs unconfined.
+//! The host is probed once, at the first call, and the answer cached.
+//!
+//! The timeout (10 s; `timeoutMs` up to 60 s), cancellation and the end of the call SIGKILL
+//! bwrap's process group; bwrap's `--die-with-parent` then takes the sandbox's pid 1, and with
+//! it every process in the sandbox's pid namespace, `setsid` ones included.
+//!
+//! Knows nothing of the run loop: it gets a command, the calling agent and a cancellation
+//! token.
+
+mod sandbox;
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde::Serialize;
+use serde_json::Value;
+use tokio::io::AsyncReadExt;
+use tokio::process::{ChildStderr, ChildStdout};
+use tokio::sync::OnceCell;
+use tokio_util::sync::CancellationToken;
+
+use super::{Args, BackendTool, ToolContext, ToolError};
+pub use sandbox::ShellLimits;
+use sandbox::{Mounts, Sandbox};
+
+const NAME: &str = "bash";
+
+/// How long the pipes may keep draining after the group was killed.
+const KILL_GRACE: Duration = Duration::from_secs(2);
+
+/// Confinement and limits of the `bash` tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BashConfig {
+    /// The workspace: where commands run, their `HOME` and the one tree they may write
+    /// (`AGENT_BASH_WORKING_DIRECTORY`; default the process's cwd).
+    pub working_dir: PathBuf,
+    /// Further trees commands may read and write (`AGENT_BASH_ALLOWED_PATHS`, comma-separated).
+    pub allowed_paths: Vec<PathBuf>,
+    /// Trees masked (seen empty) where they lie inside the writable ones: the server puts its
+    /// data dir here.
+    pub hidden_paths: Vec<PathBuf>,
+    /// Trees kept read-only where they lie inside the writable ones: the server puts the
+    /// catalog's agents, tools and viewports directories here (a shell that could write an
+    /// agent file could grant itself more).
+    pub read_only_paths: Vec<PathBuf>,
+    /// The bubblewrap program (`AGENT_BASH_BWRAP`, default `bwrap` on the `PATH`).
+    pub bwrap: PathBuf,
+    /// Process, memory and file-size limits.
+    pub limits: ShellLimits,
+    /// Timeout when the call gives no `timeoutMs` (10 s).
+    pub default_timeout: Duration,
+    /// Upper bound for `timeoutMs` (60 s).
+    pub max_timeout: Duration,
+    /// Bytes of stdout+stderr kept (64 KiB); the rest is dropped with a note.
+    pub output_cap: usize,
+}
+
+impl BashConfig {
+    /// Defaults for a working directory: only it is writable.
+    pub fn new(working_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            working_dir: working_dir.into(),
+            allowed_paths: Vec::new(),
+            hidden_paths: Vec::new(),
+            read_only_paths: Vec::new(),
+            bwrap: PathBuf::from("bwrap"),
+            limits: ShellLimits::default(),
+            default_timeout: Duration::from_secs(10),
+            max_timeout: Duration::from_secs(60),
+            output_cap: 64 * 1024,
+        }
+    }
+
+    /// `AGENT_BASH_WORKING_DIRECTORY`, `AGENT_BASH_ALLOWED_PATHS`, `AGENT_BASH_BWRAP`,
+    /// `AGENT_BASH_MAX_PROCESSES`, `AGENT_BASH_MEMORY_MB` and `AGENT_BASH_MAX_FILE_MB` over
+    /// the defaults.
+    pub fn from_env() -> Self {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+        let working_dir = var("AGENT_BASH_WORKING_DIRECTORY")
+            .map(PathBuf::from)
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| PathBuf::from("."));
+        let mut config = Self::new(working_dir);
+        if let Some(paths) = var("AGENT_BASH_ALLOWED_PATHS") {
+            config.allowed_paths = paths
+                .split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(PathBuf::from)
+                .collect();
+        }
+        if let Some(bwrap) = var("AGENT_BASH_BWRAP") {
+            config.bwrap = PathBuf::from(bwrap);
+        }
+        let num = |k: &str| var(k).and_then(|v| v.trim().parse::<u64>().ok()).filter(|&n| n > 0);
+        if let Some(n) = num("AGENT_BASH_MAX_PROCESSES") {
+            config.limits.max_processes = u32::try_from(n).unwrap_or(u32::MAX);
+        }
+        if let Some(n) = num("AGENT_BASH_MEMORY_MB") {
+            config.limits.memory_mb = n;
+        }
+        if let Some(n) = num("AGENT_BASH_MAX_FILE_MB") {
+            config.limits.max_file_mb = n;
+        }
+        config
+    }
+}
+
+/// The result of a command that ran.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BashOutput {
+    /// The exit code; 128+N when killed by signal N (shell convention); null if unknown.
+    pub exit_code: Option<i32>,
+    /// Captured stdout (lossy UTF-8), with a note if truncated.
+    pub stdout: String,
+    /// Captured stderr (lossy UTF-8), with a note if truncated.
+    pub stderr: String,
+    /// Output beyond the cap was dropped.
+    pub truncated: bool,
+    /// The timeout killed the command.
+    pub timed_out: bool,
+}
+
+/// The `bash` executor.
+#[derive(Debug, Clone)]
+pub struct BashTool {
+    config: BashConfig,
+    /// Canonical working directory.
+    working_dir: PathBuf,
+    /// Canonical further writable trees.
+    allowed: Vec<PathBuf>,
+    hidden: Vec<PathBuf>,
+    read_only: Vec<PathBuf>,
+    /// The probe's answer, shared by clones.
+    sandbox: Arc<OnceCell<Result<Sandbox, String>>>,
+}
+
+impl BashTool {
+    /// An executor with this configuration; paths are canonicalized now (relative ones against
+    /// the process's cwd). The sandbox is probed at the first call.
+    pub fn new(config: BashConfig) -> Self {
+        let canon = |p: &PathBuf| std::fs::canonicalize(p).unwrap_or_else(|_| absolute(p));
+        let working_dir = canon(&config.working_dir);
+        let mut allowed: Vec<PathBuf> = Vec::new();
+        for p in config.allowed_paths.iter().map(canon) {
+            if p != working_dir && !allowed.contains(&p) {
+                allowed.push(p);
+            }
+        }
+        let hidden = config.hidden_paths.iter().map(canon).collect();
+        let read_only = config.read_only_paths.iter().map(canon).collect();
+        Self { config, working_dir, allowed, hidden, read_only, sandbox: Arc::new(OnceCell::new()) }
+    }
+
+    /// The configuration it was built from.
+    pub fn config(&self) -> &BashConfig {
+        &self.config
+    }
+
+    /// The canonical writable trees (working directory first).
+    pub fn allowed_paths(&self) -> Vec<PathBuf> {
+        std::iter::once(self.working_dir.clone()).chain(self.allowed.iter().cloned()).collect()
+    }
+
+    /// Whether the sandbox works on this host: probed once, then cached. `Err` says why not.
+    pub async fn probe(&self) -> Result<(), String> {
+        self.sandbox().await.map(|_| ())
+    }
+
+    async fn sandbox(&self) -> Result<&Sandbox, String> {
+        let probed = self
+            .sandbox
+            .get_or_init(|| async {
+                let r = Sandbox::probe(&self.config.bwrap, &self.config.limits).await;
+                match &r {
+                    Ok(_) => tracing::info!("bash: the bubblewrap sandbox works on this host"),
+                    Err(e) => tracing::warn!("bash: refused on this host: {e}"),
+                }
+                r
+            })
+            .await;
+        probed.as_ref().map_err(Clone::clone)
+    }
+
+    /// Runs a command in the sandbox, with or without the network. Cancelling `cancel` kills
+    /// the sandbox and answers [`ToolError::Cancelled`]; so does dropping the future.
+    pub async fn run(
+        &self,
+        command: &str,
+        network: bool,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<BashOutput, ToolError> {
+        let sandbox = self.sandbox().await.map_err(|reason| ToolError::Refused {
+            tool: NAME.into(),
+            reason: format!("the shell is disabled on this server: {reason}"),
+        })?;
+        std::fs::create_dir_all(&self.working_dir).map_err(|e| {
+            ToolError::failed(
+                NAME,
+                format!("cannot create the workspace {}: {e}", self.working_dir.display()),
+            )
+        })?;
+        let mounts = Mounts {
+            workspace: &self.working_dir,
+            read_write: &self.allowed,
+            hidden: &self.hidden,
+            read_only: &self.read_only,
+            network,
+        };
+        let mut prepared = sandbox
+            .prepare(&mounts, &self.config.limits, timeout, command)
+            .map_err(|e| ToolError::failed(NAME, format!("cannot prepare the sandbox: {e}")))?;
+        prepared.command.stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
+        let mut child = prepared
+            .command
+            .spawn()
+            .map_err(|e| ToolError::failed(NAME, format!("cannot start the sandbox: {e}")))?;
+        // Kills the group on every exit path; the sandbox's pid namespace dies with it.
+        let group = child.id().and_then(|id| i32::try_from(id).ok()).map(GroupKill);
+        let cgroup = prepared
+            .started(&mut child)
+            .await
+            .map_err(|e| ToolError::failed(NAME, format!("cannot use the pids cgroup: {e}")))?;
+        let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+            return Err(ToolError::failed(NAME, "the child's pipes are missing"));
+        };
+        let mut captured = Captured::new(self.config.output_cap);
+        let mut timed_out = false;
+        let status = {
+            let work = async {
+                let ((), status) = tokio::join!(captured.read(stdout, stderr), child.wait());
+                status.ok()
+            };
+            tokio::pin!(work);
+            tokio::select! {
+                status = &mut work => status,
+                () = tokio::time::sleep(timeout) => {
+                    timed_out = true;
+                    kill_group(group.as_ref());
+                    tokio::time::timeout(KILL_GRACE, &mut work).await.ok().flatten()
+                }
+                () = cancel.cancelled() => return Err(ToolError::Cancelled),
+            }
+        };
+        if let Some(group) = group {
+            // bwrap is reaped (the group was killed first if it timed out): its pid, the group
+            // id, may already belong to another process, so it must not be signalled again.
+            group.disarm();
+        }
+        if let Some(cg) = cgroup {
+            cg.remove().await;
+        }
+        let exit_code = status.and_then(|s| s.code().or_else(|| s.signal().map(|n| 128 + n)));
+        Ok(captured.finish(exit_code, timed_out))
+    }
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    std::path::absolute(p).unwrap_or_else(|_| p.to_owned())
+}
+
+impl BackendTool for BashTool {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn call(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, Result<Value, ToolError>> {
+        let tool = self.clone();
+        Box::pin(async move {
+            let a = Args::new(NAME, &args)?;
+            let command = a.req_str("command")?;
+            let timeout = match a.opt_positive_u64("timeoutMs")? {
+                Some(ms) => Duration::from_millis(ms).min(tool.config.max_timeout),
+                None => tool.config.default_timeout,
+            };
+            let refused = |reason: String| ToolError::Refused { tool: NAME.into(), reason };
+            let Some(agent) = &ctx.agent else {
+                return Err(refused(
+                    "the shell runs only for an agent whose file sets \"allowShell\": true".into(),
+                ));
+            };
+            if !agent.shell.allow {
+                return Err(refused(format!(
+                    "agent `{}` may not use the shell: its file does not set \"allowShell\": true",
+                    agent.key
+                )));
+            }
+            let out = tool.run(command, agent.shell.network, timeout, &ctx.cancel).await?;
+            serde_json::to_value(out).map_err(|e| ToolError::failed(NAME, e))
+        })
+    }
+}
+
+/// SIGKILLs a process group when dropped.
+#[derive(Debug)]
+struct GroupKill(i32);
+
+impl GroupKill {
+    fn disarm(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for GroupKill {
+    fn drop(&mut self) {
+        kill_group(Some(self));
+    }
+}
+
+fn kill_group(group: Option<&GroupKill>) {
+    if let Some(pid) = group.and_then(|g| rustix::process::Pid::from_raw(g.0)) {
+        // ESRCH (already gone) is the normal case after a clean exit.
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+}
+
+/// Output kept under a shared stdout+stderr cap.
+#[derive(Debug)]
+struct Captured {
+    cap: usize,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    dropped_out: usize,
+    dropped_err: usize,
+}
+
+impl Captured {
+    fn new(cap: usize) -> Self {
+        Self { cap, stdout: Vec::new(), stderr: Vec::new(), dropped_out: 0, dropped_err: 0 }
+    }
+
+    /// Reads both pipes to EOF, keeping up to the cap and draining (not blocking) the rest, so
+    /// a chatty command still finishes and reports its exit code.
+    async fn read(&mut self, mut out: ChildStdout, mut err: ChildStderr) {
+        let (mut ob, mut eb) = (vec![0u8; 8192], vec![0u8; 8192]);
+        let (mut out_open, mut err_open) = (true, true);
+        while out_open || err_open {
+            tokio::select! {
+                r = out.read(&mut ob), if out_open => match r {
+                    Ok(n) if n > 0 => self.keep(true, &ob[..n]),
+                    _ => out_open = false,
+                },
+                r = err.read(&mut eb), if err_open => match r {
+                    Ok(n) if n > 0 => self.keep(false, &eb[..n]),
+                    _ => err_open = false,
+                },
+            }
+        }
+    }
+
+    fn keep(&mut self, stdout: bool, bytes: &[u8]) {
+        let room = self.cap.saturating_sub(self.stdout.len() + self.stderr.len());
+        let n = room.min(bytes.len());
+        let (buf, dropped) = if stdout {
+            (&mut self.stdout, &mut self.dropped_out)
+        } else {
+            (&mut self.stderr, &mut self.dropped_err)
+        };
+        buf.extend_from_slice(&bytes[..n]);
+        *dropped += bytes.len() - n;
+    }
+
+    fn finish(self, exit_code: Option<i32>, timed_out: bool) -> BashOutput {
+        let note = |dropped: usize| {
+            format!(
+                "\n[output truncated: stdout+stderr are capped at {} bytes; {dropped} more bytes \
+                 were dropped — narrow the command, e.g. with head, tail or grep]",
+                self.cap
+            )
+        };
+        let text = |buf: &[u8], dropped: usize| {
+            let mut s = String::from_utf8_lossy(buf).into_owned();
+            if dropped > 0 {
+                s.push_str(&note(dropped));
+            }
+            s
+        };
+        BashOutput {
+            exit_code,
+            stdout: text(&self.stdout, self.dropped_out),
+            stderr: text(&self.stderr, self.dropped_err),
+            truncated: self.dropped_out + self.dropped_err > 0,
+            timed_out,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capture_caps_and_notes() {
+        let mut c = Captured::new(10);
+        c.keep(true, b"0123456");
+        c.keep(false, b"abcdef");
+        let out = c.finish(Some(0), false);
+        assert!(out.truncated);
+        assert_eq!(out.stdout, "0123456");
+        assert!(out.stderr.starts_with("abc\n[output truncated"), "{}", out.stderr);
+        assert!(out.stderr.contains("3 more bytes"));
+    }
+}

@@ -1,0 +1,450 @@
+//! The confinement of one `bash` command: a bubblewrap (`bwrap`) sandbox, probed once.
+//!
+//! Why bubblewrap rather than namespaces + Landlock + seccomp from this process: the crate
+//! forbids `unsafe`, so it cannot `unshare`/`pivot_root`/`setrlimit` in a `pre_exec` hook, and
+//! neither `landlock` nor `seccompiler` is vendored here; Landlock alone (no mount or pid
+//! namespace) would still leave `/proc/<server pid>/environ` and the network to filter by hand.
+//! bwrap is one small, audited, Debian-packaged setup program (Flatpak's) that builds exactly
+//! the view we want from the kernel's user, mount, pid, net, ipc and uts namespaces, needs no
+//! privilege when user namespaces are allowed, and is easy to probe: if it cannot run, `bash`
+//! refuses instead of running unconfined.
+//!
+//! The view: `/usr` (and the `/bin`, `/lib*` symlinks into it) read-only; a short list of
+//! harmless `/etc` files read-only plus a synthesized `/etc/passwd` and `/etc/group`; a fresh
+//! `/proc` of the sandbox's own pid namespace, a minimal `/dev`, private `/tmp`; the workspace
+//! (and `AGENT_BASH_ALLOWED_PATHS`) read-write, with the data dir masked and the catalog
+//! directories read-only where they lie inside it. Nothing else of the host exists in it: no
+//! home, no data dir, no token file. No network unless the agent file sets `shellNetwork`.
+//! The environment is cleared to `PATH`, `HOME` (the workspace) and `LANG`. The process runs
+//! as uid 1000 of its own user namespace with every capability dropped, in a new session,
+//! and dies with the server (`--die-with-parent`); when the pid namespace's init dies the
+//! kernel kills everything in it, `setsid` children included.
+//!
+//! Limits are rlimits set by a wrapper shell before the command (hard, so it cannot raise
+//! them): CPU seconds, address space, file size and process count. The kernel ignores
+//! `RLIMIT_NPROC` for root, so when the server runs as root each command also gets its own
+//! pids cgroup (`pids.max`); a root server with no writable pids cgroup refuses to run the
+//! shell (a fork bomb would otherwise exhaust the host's pids).
+//!
+//! Never decides whether an agent may use the shell: that is the tool's job.
+
+use std::ffi::OsString;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// `/etc` entries the sandbox sees (if the host has them): the dynamic linker, time zone,
+/// certificates, name-service switch, Debian's alternatives. No secrets.
+const ETC: [&str; 17] = [
+    "alternatives",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "localtime",
+    "timezone",
+    "nsswitch.conf",
+    "ssl",
+    "ca-certificates",
+    "ca-certificates.conf",
+    "mime.types",
+    "host.conf",
+    "gai.conf",
+    "protocols",
+    "services",
+    "hosts",
+    "os-release",
+];
+
+/// The sandbox's own users: what `/etc/passwd` says inside.
+const PASSWD: &str = "root:x:0:0:root:/nonexistent:/usr/sbin/nologin\n\
+                      sandbox:x:1000:1000:Boardsmith sandbox:/nonexistent:/bin/bash\n\
+                      nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n";
+const GROUP: &str = "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n";
+
+/// Sets the limits (hard and soft) and runs the command; `$1` is the command.
+const WRAPPER: &str = "ulimit -HS -u \"$LIMIT_PROCS\" -v \"$LIMIT_AS_KB\" -f \"$LIMIT_FSIZE_BLOCKS\" \
+                       -t \"$LIMIT_CPU_SECS\" || exit 126; \
+                       unset LIMIT_PROCS LIMIT_AS_KB LIMIT_FSIZE_BLOCKS LIMIT_CPU_SECS; \
+                       exec /bin/bash -c \"$1\"";
+
+/// The uid and gid inside the sandbox.
+const SANDBOX_ID: &str = "1000";
+
+/// How long the probe may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+static CGROUP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Resource limits of one command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShellLimits {
+    /// Most processes (and threads) at once (`AGENT_BASH_MAX_PROCESSES`, default 64).
+    pub max_processes: u32,
+    /// Address space per process in MiB (`AGENT_BASH_MEMORY_MB`, default 1024).
+    pub memory_mb: u64,
+    /// Largest file a command may write, in MiB (`AGENT_BASH_MAX_FILE_MB`, default 64).
+    pub max_file_mb: u64,
+}
+
+impl Default for ShellLimits {
+    fn default() -> Self {
+        Self { max_processes: 64, memory_mb: 1024, max_file_mb: 64 }
+    }
+}
+
+/// What one command may see.
+#[derive(Debug, Clone)]
+pub(super) struct Mounts<'a> {
+    /// The working directory (read-write, also `HOME`). Canonical.
+    pub workspace: &'a Path,
+    /// Further read-write trees. Canonical.
+    pub read_write: &'a [PathBuf],
+    /// Masked (empty) where they lie inside a read-write tree. Canonical.
+    pub hidden: &'a [PathBuf],
+    /// Read-only where they lie inside a read-write tree. Canonical.
+    pub read_only: &'a [PathBuf],
+    /// Share the host's network.
+    pub network: bool,
+}
+
+/// A working bwrap, found by [`Sandbox::probe`].
+#[derive(Debug)]
+pub(super) struct Sandbox {
+    bwrap: PathBuf,
+    /// Holds the synthesized `passwd` and `group`.
+    etc_dir: PathBuf,
+    /// Set when the server runs as root: each command gets a pids cgroup under it.
+    pids: Option<PathBuf>,
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.etc_dir);
+    }
+}
+
+/// A prepared command: spawn it, then call [`Prepared::started`] with the child.
+#[derive(Debug)]
+pub(super) struct Prepared {
+    pub command: tokio::process::Command,
+    cgroup: Option<Cgroup>,
+}
+
+impl Sandbox {
+    /// Checks that bwrap builds the sandbox on this host by running `true` in it. The error
+    /// says why not, for the model and the log.
+    pub async fn probe(bwrap: &Path, limits: &ShellLimits) -> Result<Self, String> {
+        let bwrap = &find_program(bwrap).ok_or_else(|| {
+            format!(
+                "bubblewrap ({}) is not installed; install it (Debian/Ubuntu: apt-get install \
+                 bubblewrap) to enable the shell",
+                bwrap.display()
+            )
+        })?;
+        let n = CGROUP_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let etc_dir =
+            std::env::temp_dir().join(format!("boardsmith-bash-{}-{n}", std::process::id()));
+        write_etc(&etc_dir).map_err(|e| {
+            format!("cannot write the sandbox's /etc files in {}: {e}", etc_dir.display())
+        })?;
+        let pids = if rustix::process::geteuid().is_root() {
+            Some(find_pids_cgroup().ok_or_else(|| {
+                "the server runs as root, where the kernel does not enforce RLIMIT_NPROC, and \
+                 no writable pids cgroup was found to cap the process count instead; run the \
+                 server as an unprivileged user"
+                    .to_owned()
+            })?)
+        } else {
+            None
+        };
+        let sandbox = Self { bwrap: bwrap.to_owned(), etc_dir: etc_dir.clone(), pids };
+        let mounts = Mounts {
+            workspace: &etc_dir,
+            read_write: &[],
+            hidden: &[],
+            read_only: &[],
+            network: false,
+        };
+        let mut prepared = sandbox
+            .prepare(&mounts, limits, PROBE_TIMEOUT, "echo ok")
+            .map_err(|e| format!("cannot prepare the probe: {e}"))?;
+        prepared.command.stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
+        let mut child = prepared
+            .command
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", bwrap.display()))?;
+        let cgroup = prepared
+            .started(&mut child)
+            .await
+            .map_err(|e| format!("cannot use the pids cgroup: {e}"))?;
+        let out = tokio::time::timeout(PROBE_TIMEOUT, child.wait_with_output())
+            .await
+            .map_err(|_| format!("{} did not finish within {PROBE_TIMEOUT:?}", bwrap.display()))?
+            .map_err(|e| format!("waiting for {}: {e}", bwrap.display()))?;
+        if let Some(cg) = cgroup {
+            cg.remove().await;
+        }
+        if !out.status.success() || out.stdout != b"ok\n" {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            return Err(format!(
+                "bubblewrap cannot build the sandbox on this host ({}): {}",
+                out.status,
+                stderr.trim()
+            ));
+        }
+        Ok(sandbox)
+    }
+
+    /// The command that runs `command` confined. Its process group is the one to kill.
+    pub fn prepare(
+        &self,
+        mounts: &Mounts<'_>,
+        limits: &ShellLimits,
+        timeout: Duration,
+        command: &str,
+    ) -> io::Result<Prepared> {
+        let args = self.bwrap_args(mounts, limits, timeout, command);
+        let cgroup = match &self.pids {
+            Some(base) => Some(Cgroup::create(base, limits.max_processes)?),
+            None => None,
+        };
+        let mut cmd = match cgroup {
+            // A host shell waits on stdin until it is in the cgroup, then becomes bwrap, so
+            // every process of the sandbox is born inside the cgroup.
+            Some(_) => {
+                let mut c = tokio::process::Command::new("/bin/sh");
+                c.arg("-c")
+                    .arg("read -r _ || exit 125; exec \"$@\"")
+                    .arg("boardsmith-bash")
+                    .arg(&self.bwrap)
+                    .args(args)
+                    .stdin(Stdio::piped());
+                c
+            }
+            None => {
+                let mut c = tokio::process::Command::new(&self.bwrap);
+                c.args(args).stdin(Stdio::null());
+                c
+            }
+        };
+        cmd.env_clear().current_dir("/").process_group(0);
+        Ok(Prepared { command: cmd, cgroup })
+    }
+
+    fn bwrap_args(
+        &self,
+        m: &Mounts<'_>,
+        limits: &ShellLimits,
+        timeout: Duration,
+        command: &str,
+    ) -> Vec<OsString> {
+        let mut a = Args::default();
+        // No cgroup namespace: the sandbox mounts no /sys, so there is nothing for it to hide.
+        a.flags(&["--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-uts"]);
+        if !m.network {
+            a.flags(&["--unshare-net"]);
+        }
+        a.flags(&["--uid", SANDBOX_ID, "--gid", SANDBOX_ID, "--hostname", "sandbox"]);
+        a.flags(&["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv"]);
+        let lang = std::env::var("LANG").ok().filter(|l| is_plain_value(l));
+        a.setenv("PATH", "/usr/local/bin:/usr/bin:/bin");
+        a.setenv("HOME", m.workspace);
+        a.setenv("LANG", lang.as_deref().unwrap_or("C.UTF-8"));
+        // Read by the wrapper only.
+        a.setenv("LIMIT_PROCS", limits.max_processes.to_string());
+        a.setenv("LIMIT_AS_KB", (limits.memory_mb.saturating_mul(1024)).to_string());
+        a.setenv("LIMIT_FSIZE_BLOCKS", (limits.max_file_mb.saturating_mul(1024)).to_string());
+        a.setenv("LIMIT_CPU_SECS", (timeout.as_secs() + 1).to_string());
+
+        a.bind("--ro-bind", "/usr", "/usr");
+        for top in ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"] {
+            match std::fs::symlink_metadata(top) {
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    if let Ok(target) = std::fs::read_link(top) {
+                        a.bind("--symlink", target, top);
+                    }
+                }
+                Ok(meta) if meta.is_dir() => a.bind("--ro-bind", top, top),
+                _ => {}
+            }
+        }
+        a.flags(&["--dir", "/etc"]);
+        for name in ETC.iter().chain(m.network.then_some(&"resolv.conf")) {
+            let p = Path::new("/etc").join(name);
+            if p.exists() {
+                a.bind("--ro-bind", &p, &p);
+            }
+        }
+        a.bind("--ro-bind", self.etc_dir.join("passwd"), "/etc/passwd");
+        a.bind("--ro-bind", self.etc_dir.join("group"), "/etc/group");
+        a.flags(&["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]);
+        a.flags(&["--dir", "/var", "--tmpfs", "/var/tmp"]);
+
+        let mut writable = vec![m.workspace.to_owned()];
+        writable.extend(m.read_write.iter().cloned());
+        for p in &writable {
+            a.bind("--bind", p, p);
+        }
+        let inside = |p: &Path| writable.iter().any(|w| p.starts_with(w));
+        for h in m.hidden.iter().filter(|h| inside(h)) {
+            match std::fs::metadata(h) {
+                Ok(meta) if meta.is_dir() => {
+                    a.bind("--tmpfs", h, "");
+                    a.bind("--remount-ro", h, "");
+                }
+                Ok(_) => a.bind("--ro-bind", "/dev/null", h),
+                Err(_) => {}
+            }
+        }
+        for r in m.read_only.iter().filter(|r| inside(r) && r.exists()) {
+            a.bind("--ro-bind", r, r);
+        }
+        a.bind("--chdir", m.workspace, "");
+        a.flags(&["--", "/bin/bash", "-c", WRAPPER, "bash"]);
+        a.0.push(command.into());
+        a.0
+    }
+}
+
+impl Prepared {
+    /// Call right after spawning: moves the child into its cgroup and lets it go on. Returns
+    /// the cgroup, which the caller removes once the command is over.
+    pub async fn started(
+        &mut self,
+        child: &mut tokio::process::Child,
+    ) -> io::Result<Option<Cgroup>> {
+        let Some(cg) = self.cgroup.take() else { return Ok(None) };
+        cg.admit(child).await?;
+        Ok(Some(cg))
+    }
+}
+
+/// bwrap's argument list.
+#[derive(Debug, Default)]
+struct Args(Vec<OsString>);
+
+impl Args {
+    fn flags(&mut self, flags: &[&str]) {
+        self.0.extend(flags.iter().map(OsString::from));
+    }
+
+    /// `flag a b`; an empty `b` is left out (`--tmpfs DIR`).
+    fn bind(&mut self, flag: &str, a: impl AsRef<Path>, b: impl AsRef<Path>) {
+        self.0.push(flag.into());
+        self.0.push(a.as_ref().into());
+        if !b.as_ref().as_os_str().is_empty() {
+            self.0.push(b.as_ref().into());
+        }
+    }
+
+    fn setenv(&mut self, key: &str, value: impl AsRef<std::ffi::OsStr>) {
+        self.0.push("--setenv".into());
+        self.0.push(key.into());
+        self.0.push(value.as_ref().into());
+    }
+}
+
+/// `program` if it names a file, else the first match on the server's `PATH`.
+fn find_program(program: &Path) -> Option<PathBuf> {
+    let is_file = |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.is_file());
+    if program.components().count() > 1 {
+        return is_file(program).then(|| program.to_owned());
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(program)).find(|p| is_file(p))
+}
+
+fn is_plain_value(v: &str) -> bool {
+    !v.is_empty()
+        && v.len() < 64
+        && v.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-@".contains(&b))
+}
+
+fn write_etc(dir: &Path) -> io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(dir.join("passwd"), PASSWD)?;
+    std::fs::write(dir.join("group"), GROUP)
+}
+
+/// A pids cgroup this process may create children in: v1's `pids` hierarchy or a v2
+/// hierarchy with `pids` delegated, at this process's own place in it.
+fn find_pids_cgroup() -> Option<PathBuf> {
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let mut candidates = Vec::new();
+    for line in own.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        let rel = path.trim_start_matches('/');
+        if controllers.split(',').any(|c| c == "pids") {
+            candidates.push(Path::new("/sys/fs/cgroup/pids").join(rel));
+        } else if controllers.is_empty() {
+            candidates.push(Path::new("/sys/fs/cgroup").join(rel));
+            candidates.push(Path::new("/sys/fs/cgroup/unified").join(rel));
+        }
+    }
+    candidates.into_iter().find(|base| {
+        let Ok(cg) = Cgroup::create(base, 1) else { return false };
+        cg.dir.join("pids.max").exists()
+    })
+}
+
+/// A per-command pids cgroup; removed by [`Cgroup::remove`] (or, best effort, on drop).
+#[derive(Debug)]
+pub(super) struct Cgroup {
+    dir: PathBuf,
+}
+
+impl Cgroup {
+    fn create(base: &Path, max: u32) -> io::Result<Self> {
+        let n = CGROUP_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let dir = base.join(format!("boardsmith-bash-{}-{n}", std::process::id()));
+        std::fs::create_dir(&dir)?;
+        let cg = Self { dir };
+        std::fs::write(cg.dir.join("pids.max"), max.to_string())?;
+        Ok(cg)
+    }
+
+    /// Moves the waiting host shell into the cgroup, then releases it.
+    async fn admit(&self, child: &mut tokio::process::Child) -> io::Result<()> {
+        use tokio::io::AsyncWriteExt;
+        let pid = child.id().ok_or_else(|| io::Error::other("the child already exited"))?;
+        std::fs::write(self.dir.join("cgroup.procs"), pid.to_string())?;
+        let mut stdin = child.stdin.take().ok_or_else(|| io::Error::other("no stdin pipe"))?;
+        stdin.write_all(b"go\n").await?;
+        drop(stdin);
+        Ok(())
+    }
+
+    /// Removes the cgroup once its processes are gone (they die with the pid namespace);
+    /// if they take longer than a second, [`Drop`] goes on trying.
+    pub async fn remove(self) {
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.dir).is_ok() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+impl Drop for Cgroup {
+    /// When the command was cancelled its processes are still dying: retry off the runtime
+    /// for a few seconds instead of leaving the cgroup behind.
+    fn drop(&mut self) {
+        if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
+            return;
+        }
+        let dir = std::mem::take(&mut self.dir);
+        std::thread::spawn(move || {
+            for _ in 0..100 {
+                std::thread::sleep(Duration::from_millis(50));
+                if std::fs::remove_dir(&dir).is_ok() {
+                    return;
+                }
+            }
+            tracing::warn!(dir = %dir.display(), "a bash pids cgroup is still busy; left behind");
+        });
+    }
+}

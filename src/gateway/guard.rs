@@ -1,0 +1,265 @@
+//! The access guard in front of every route, in this order:
+//!
+//! 1. `Host` must name this server (403 otherwise): a DNS-rebound page sends its own name.
+//! 2. A present `Origin` must be one of ours (403): foreign pages, WebSocket hijacking. A
+//!    `Sec-Fetch-Site: cross-site` request is refused on writes and protected paths (403).
+//! 3. `GET /?token=T` is the sign-in: a valid token sets the session cookie and redirects to
+//!    `/` (the token leaves the address bar and the history); a wrong one gets a sign-in page.
+//! 4. `/api`, `/ws`, `/v1` and `/mcp` need a credential (401): `Authorization: Bearer T` or the
+//!    session cookie. The app shell, its assets and `/healthz` are public.
+//! 5. A POST/PUT/PATCH with a body must say `Content-Type: application/json` (415): the
+//!    "simple" content types a page may send cross-origin without a preflight never reach a
+//!    handler.
+//!
+//! Every response gets `Referrer-Policy: no-referrer`, `X-Content-Type-Options: nosniff` and
+//! framing denied. The policy is `access::Access`; this module only applies it to requests.
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{Html, IntoResponse, Response};
+
+use super::ApiError;
+use crate::access::Access;
+
+/// Paths that need a credential (the segment itself or anything under it).
+const PROTECTED: [&str; 4] = ["/api", "/ws", "/v1", "/mcp"];
+
+/// How long the session cookie lasts (the token itself does not expire).
+const SESSION_MAX_AGE_SECS: u64 = 30 * 24 * 3600;
+
+/// The session cookie's name: per port, so two servers on one host keep separate sessions
+/// (cookies are not isolated by port).
+pub fn cookie_name(port: u16) -> String {
+    format!("boardsmith_session_{port}")
+}
+
+/// The middleware (`axum::middleware::from_fn_with_state`).
+pub async fn guard(State(access): State<Arc<Access>>, req: Request, next: Next) -> Response {
+    let mut response = match check(&access, &req) {
+        Ok(None) => next.run(req).await,
+        Ok(Some(early)) => early,
+        Err(e) => e.into_response(),
+    };
+    let h = response.headers_mut();
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static("frame-ancestors 'none'"));
+    response
+}
+
+/// `Ok(None)`: go on to the handler; `Ok(Some(r))`: answer `r` (the sign-in); `Err`: refuse.
+fn check(access: &Access, req: &Request) -> Result<Option<Response>, ApiError> {
+    let headers = req.headers();
+    let host = headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .or_else(|| req.uri().authority().map(|a| a.as_str().to_owned()));
+    match host {
+        Some(h) if access.host_allowed(&h) => {}
+        Some(h) => {
+            return Err(ApiError::Forbidden(format!(
+                "Host `{}` is not allowed: this server answers only to its own names \
+                 (protection against DNS rebinding); an operator can add a name with \
+                 BOARDSMITH_ALLOWED_HOSTS",
+                clip(&h)
+            )));
+        }
+        None => return Err(ApiError::Forbidden("a Host header is required".into())),
+    }
+
+    let path = req.uri().path();
+    let protected = PROTECTED
+        .iter()
+        .any(|p| path == *p || path.strip_prefix(p).is_some_and(|r| r.starts_with('/')));
+    let write = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let origin = origin.to_str().unwrap_or("");
+        if !access.origin_allowed(origin) {
+            return Err(ApiError::Forbidden(format!(
+                "Origin `{}` is not allowed: requests from other sites' pages are refused; an \
+                 operator can add an origin with BOARDSMITH_ALLOWED_ORIGINS",
+                clip(origin)
+            )));
+        }
+    }
+    if (write || protected) && header_is(headers, "sec-fetch-site", "cross-site") {
+        return Err(ApiError::Forbidden("cross-site requests are refused".into()));
+    }
+
+    if path == "/" && *req.method() == Method::GET {
+        if let Some(token) = query_param(req.uri().query(), "token") {
+            return Ok(Some(sign_in(access, token)));
+        }
+    }
+
+    if protected && access.auth_required() && !credential_ok(access, headers) {
+        let mut r = ApiError::Unauthorized(
+            "sign in: open the URL the server printed at start (`boardsmith token` prints it \
+             again), or send `Authorization: Bearer <token>`"
+                .into(),
+        )
+        .into_response();
+        r.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        return Ok(Some(r));
+    }
+
+    if matches!(*req.method(), Method::POST | Method::PUT | Method::PATCH)
+        && has_body(headers)
+        && !is_json(headers)
+    {
+        let given =
+            headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("none");
+        return Err(ApiError::UnsupportedMediaType(format!(
+            "request bodies must be JSON with `Content-Type: application/json`, got `{}`",
+            clip(given)
+        )));
+    }
+    Ok(None)
+}
+
+/// Whether the request carries the token as a Bearer credential or the session cookie.
+fn credential_ok(access: &Access, headers: &HeaderMap) -> bool {
+    let bearer = headers
+        .get_all(header::AUTHORIZATION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .filter_map(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
+        .any(|t| access.token_matches(t.trim()));
+    bearer || cookie(headers, &cookie_name(access.port())).is_some_and(|t| access.token_matches(t))
+}
+
+/// The value of cookie `name`, if the request has one.
+fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.trim_matches('"'))
+}
+
+/// `GET /?token=T`: the cookie and a redirect to `/`, or a sign-in page saying the token was
+/// wrong.
+fn sign_in(access: &Access, token: &str) -> Response {
+    if !access.token_matches(token) {
+        return (StatusCode::UNAUTHORIZED, Html(SIGN_IN_PAGE)).into_response();
+    }
+    let mut r = (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response();
+    if access.auth_required() {
+        let cookie = format!(
+            "{}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age={SESSION_MAX_AGE_SECS}",
+            cookie_name(access.port())
+        );
+        if let Ok(v) = HeaderValue::from_str(&cookie) {
+            r.headers_mut().insert(header::SET_COOKIE, v);
+        }
+    }
+    r
+}
+
+/// The raw value of query parameter `name` (tokens are URL-safe, so no decoding is needed:
+/// an encoded one simply does not match).
+fn query_param<'a>(query: Option<&'a str>, name: &str) -> Option<&'a str> {
+    query?.split('&').filter_map(|kv| kv.split_once('=')).find(|(k, _)| *k == name).map(|(_, v)| v)
+}
+
+fn header_is(headers: &HeaderMap, name: &str, value: &str) -> bool {
+    headers.get(name).and_then(|v| v.to_str().ok()).is_some_and(|v| v.eq_ignore_ascii_case(value))
+}
+
+/// A body is coming: a non-zero `Content-Length` or any `Transfer-Encoding`.
+fn has_body(headers: &HeaderMap) -> bool {
+    if headers.contains_key(header::TRANSFER_ENCODING) {
+        return true;
+    }
+    headers
+        .get(header::CONTENT_LENGTH)
+        .is_some_and(|v| v.to_str().map_or(true, |v| v.trim() != "0"))
+}
+
+/// `application/json`, with or without parameters (`; charset=utf-8`).
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// A header value quoted in a message, at most 100 characters.
+fn clip(s: &str) -> String {
+    s.chars().take(100).collect()
+}
+
+/// Shown for a wrong token at `/?token=`; its form signs in again.
+const SIGN_IN_PAGE: &str = r#"<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Boardsmith: sign in</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>body{font:16px system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem}
+input{width:100%;padding:.5rem;font:inherit;box-sizing:border-box}button{margin-top:.75rem;padding:.5rem 1rem;font:inherit}</style>
+</head><body>
+<h1>Sign in to Boardsmith</h1>
+<p>That token is not this server's. Open the sign-in link the server printed when it started
+(<code>boardsmith token</code> prints it again), or paste the token here.</p>
+<form method="get" action="/"><label>Token <input name="token" autocomplete="off" autofocus></label>
+<button type="submit">Sign in</button></form>
+</body></html>
+"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.append(*k, HeaderValue::from_static(v));
+        }
+        h
+    }
+
+    #[test]
+    fn cookies_are_found_by_exact_name() {
+        let h = headers(&[("cookie", "a=1; boardsmith_session_80=tok; boardsmith_session_8=x")]);
+        assert_eq!(cookie(&h, "boardsmith_session_80"), Some("tok"));
+        assert_eq!(cookie(&h, "boardsmith_session_8"), Some("x"));
+        assert_eq!(cookie(&h, "boardsmith_session_808"), None);
+    }
+
+    #[test]
+    fn bodies_and_json_are_recognised() {
+        assert!(has_body(&headers(&[("content-length", "5")])));
+        assert!(has_body(&headers(&[("transfer-encoding", "chunked")])));
+        assert!(!has_body(&headers(&[("content-length", "0")])));
+        assert!(!has_body(&headers(&[])));
+        assert!(is_json(&headers(&[("content-type", "application/json; charset=utf-8")])));
+        assert!(is_json(&headers(&[("content-type", "Application/JSON")])));
+        for bad in [
+            "text/plain",
+            "application/x-www-form-urlencoded",
+            "multipart/form-data",
+            "application/jsonp",
+        ] {
+            let h = {
+                let mut h = HeaderMap::new();
+                h.insert(header::CONTENT_TYPE, HeaderValue::from_static(bad));
+                h
+            };
+            assert!(!is_json(&h), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_token_parameter_is_read_raw() {
+        assert_eq!(query_param(Some("a=1&token=abc"), "token"), Some("abc"));
+        assert_eq!(query_param(Some("xtoken=abc"), "token"), None);
+        assert_eq!(query_param(None, "token"), None);
+    }
+}
