@@ -82,7 +82,7 @@ impl AppConfig {
             data_dir: Self::data_dir_from_env(),
             sdk: SdkConfig::from_env(),
             sandbox,
-            live: LiveConfig::default(),
+            live: LiveConfig::from_env(),
             load_templates: true,
             catalog: CatalogConfig::from_env(),
             memory: None,

@@ -409,7 +409,10 @@ pub async fn dashboards(
     use futures::SinkExt;
     use tokio_tungstenite::tungstenite::Message;
     let _ = rlimit::increase_nofile_limit(u64::MAX);
-    let server = start_server().await?;
+    // The server caps WebSockets; this benchmark holds more than the default on purpose.
+    let websockets = (subscribers + idle + 16).to_string();
+    let server =
+        start_server_in(temp_dir("bench")?, &[("BOARDSMITH_MAX_WEBSOCKETS", &websockets)]).await?;
     let http = server.client()?;
     let base = format!("http://{}", server.addr);
     let created: serde_json::Value = http

@@ -1,6 +1,7 @@
 //! A subscriber's bounded send queue. A newer result for a panel replaces the queued older one
-//! (moved to the back, after any patch queued meanwhile); other events are never dropped; a
-//! subscriber whose queue still overflows is closed with a reason.
+//! (moved to the back, after any patch queued meanwhile), and so does the snapshot answering a
+//! viewer's newer variable values; other events are never dropped; a subscriber whose queue
+//! still overflows is closed with a reason.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -8,11 +9,20 @@ use std::sync::{Arc, Mutex};
 use axum::extract::ws::Utf8Bytes;
 use tokio::sync::Notify;
 
+/// What a queued event may be superseded by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Key {
+    /// A panel result of `(dashboard, panel)`.
+    Panel(Arc<str>, Arc<str>),
+    /// The snapshot answering `set_vars` on a dashboard.
+    Vars(Arc<str>),
+}
+
 /// One serialized event.
 #[derive(Debug, Clone)]
 pub struct OutboxItem {
-    /// `(dashboard, panel)` for panel results, which may be superseded.
-    key: Option<(Arc<str>, Arc<str>)>,
+    /// Set for events a newer one of the same key replaces.
+    key: Option<Key>,
     /// The JSON text, as the WebSocket frame payload: reference-counted, so fanning one event
     /// out to a thousand connections copies no bytes.
     pub text: Utf8Bytes,
@@ -21,7 +31,13 @@ pub struct OutboxItem {
 impl OutboxItem {
     /// A panel result: superseded by a newer one for the same panel.
     pub fn panel(dashboard: &str, panel: &str, text: Utf8Bytes) -> Self {
-        Self { key: Some((dashboard.into(), panel.into())), text }
+        Self { key: Some(Key::Panel(dashboard.into(), panel.into())), text }
+    }
+
+    /// A snapshot sent because a viewer set new values: superseded by the next such snapshot
+    /// of the same dashboard (only the newest values matter).
+    pub fn vars_snapshot(self, dashboard: &str) -> Self {
+        Self { key: Some(Key::Vars(dashboard.into())), text: self.text }
     }
 
     /// An event that is never dropped (snapshot, patch, deleted).
@@ -51,6 +67,8 @@ pub const CLOSE_TOO_FAR_BEHIND: u16 = 1008;
 struct State {
     items: VecDeque<OutboxItem>,
     closed: Option<Closed>,
+    /// Deliver what is queued before the close frame.
+    drain: bool,
 }
 
 /// The queue.
@@ -70,7 +88,7 @@ impl Outbox {
     /// A queue holding at most `capacity` events.
     pub fn new(capacity: usize) -> Arc<Self> {
         Arc::new(Self {
-            state: Mutex::new(State { items: VecDeque::new(), closed: None }),
+            state: Mutex::new(State { items: VecDeque::new(), closed: None, drain: false }),
             notify: Notify::new(),
             capacity: capacity.max(1),
         })
@@ -94,6 +112,7 @@ impl Outbox {
         st.items.push_back(item);
         if st.items.len() > self.capacity {
             st.items.clear();
+            st.drain = false;
             st.closed = Some(Closed {
                 code: CLOSE_TOO_FAR_BEHIND,
                 reason: format!(
@@ -106,9 +125,25 @@ impl Outbox {
         self.notify.notify_one();
     }
 
-    /// Closes the queue (the connection is going away); a reason already set is kept.
+    /// Closes the queue (the connection is going away): queued events are dropped; a reason
+    /// already set is kept.
     pub fn close(&self, code: u16, reason: &str) {
-        self.lock().closed.get_or_insert(Closed { code, reason: reason.to_owned() });
+        let mut st = self.lock();
+        st.closed.get_or_insert(Closed { code, reason: reason.to_owned() });
+        st.drain = false;
+        drop(st);
+        self.notify.notify_one();
+    }
+
+    /// Closes the queue after the events already queued (an `error` explaining the close goes
+    /// out first); later pushes are ignored; a reason already set is kept.
+    pub fn close_after_queued(&self, code: u16, reason: &str) {
+        let mut st = self.lock();
+        if st.closed.is_none() {
+            st.closed = Some(Closed { code, reason: reason.to_owned() });
+            st.drain = true;
+        }
+        drop(st);
         self.notify.notify_one();
     }
 
@@ -117,11 +152,11 @@ impl Outbox {
         loop {
             {
                 let mut st = self.lock();
+                if !st.items.is_empty() && (st.closed.is_none() || st.drain) {
+                    return Ok(st.items.drain(..).collect());
+                }
                 if let Some(reason) = &st.closed {
                     return Err(reason.clone());
-                }
-                if !st.items.is_empty() {
-                    return Ok(st.items.drain(..).collect());
                 }
             }
             // notify_one stores a permit when nobody waits, so a push between the check and
@@ -165,5 +200,32 @@ mod tests {
         let err = q.next().await.unwrap_err();
         assert!(err.reason.contains("too far behind"), "{err:?}");
         assert_eq!(err.code, CLOSE_TOO_FAR_BEHIND);
+    }
+
+    #[tokio::test]
+    async fn a_newer_vars_snapshot_supersedes_the_queued_one_and_nothing_else() {
+        let q = Outbox::new(10);
+        q.push(OutboxItem::control("s1".into()).vars_snapshot("d"));
+        q.push(OutboxItem::control("sub".into()));
+        q.push(OutboxItem::control("e1".into()).vars_snapshot("e"));
+        q.push(OutboxItem::control("s2".into()).vars_snapshot("d"));
+        let got: Vec<String> = q.next().await.unwrap().iter().map(|s| s.text.to_string()).collect();
+        assert_eq!(got, ["sub", "e1", "s2"]);
+    }
+
+    #[tokio::test]
+    async fn closing_after_queued_delivers_them_first_and_takes_nothing_more() {
+        let q = Outbox::new(10);
+        q.push(OutboxItem::control("error".into()));
+        q.close_after_queued(1008, "rate");
+        q.push(OutboxItem::control("late".into()));
+        let got: Vec<String> = q.next().await.unwrap().iter().map(|s| s.text.to_string()).collect();
+        assert_eq!(got, ["error"]);
+        assert_eq!(q.next().await.unwrap_err().code, 1008);
+        // A plain close drops what is queued.
+        let q = Outbox::new(10);
+        q.push(OutboxItem::control("dropped".into()));
+        q.close(1001, "bye");
+        assert_eq!(q.next().await.unwrap_err().code, 1001);
     }
 }

@@ -56,6 +56,8 @@ pub(super) struct Runner {
     permits: Semaphore,
     locks: Mutex<HashMap<Key, Arc<tokio::sync::Mutex<()>>>>,
     cache: Mutex<HashMap<Key, (u64, PanelRun, Instant)>>,
+    /// Executions that reached the sandbox.
+    executed: std::sync::atomic::AtomicU64,
 }
 
 fn fingerprint(panel: &Panel, vars: &Map<String, Value>) -> u64 {
@@ -71,7 +73,13 @@ impl Runner {
             permits: Semaphore::new(max_concurrent.max(1)),
             locks: Mutex::default(),
             cache: Mutex::default(),
+            executed: std::sync::atomic::AtomicU64::new(0),
         }
+    }
+
+    /// Executions that reached the sandbox since start (cache hits excluded).
+    pub fn executed(&self) -> u64 {
+        self.executed.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     fn lock_for(&self, key: &Key) -> Arc<tokio::sync::Mutex<()>> {
@@ -137,6 +145,7 @@ impl Runner {
     ) -> PanelRun {
         let started = Instant::now();
         let _permit = self.permits.acquire().await;
+        self.executed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let ctx = PanelContext { vars: vars.clone() };
         let result = match self.sandbox.run_panel(code, &ctx).await {
             Ok(out) => match panel {

@@ -30,3 +30,4 @@ mod ssrf;
 mod store;
 mod templates;
 mod web;
+mod ws_limits;

@@ -1,6 +1,7 @@
 //! The server over real HTTP and WebSocket on 127.0.0.1:0: tool round trips, concurrency,
 //! live patches and refreshes, slow subscribers, restart, and API errors.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -231,7 +232,12 @@ async fn a_slow_subscriber_does_not_delay_others() {
 async fn a_subscriber_too_far_behind_is_closed_with_a_reason_and_others_go_on() {
     use futures::StreamExt;
     use tokio_tungstenite::tungstenite::Message;
-    let app = support::spawn_app().await;
+    // This client is meant to outpace its queue, not the message rate limit.
+    let app = support::spawn_app_with(Arc::new(tempfile::tempdir().unwrap()), false, |c| {
+        c.live.viewers.messages_per_second = 100_000;
+        c.live.viewers.message_burst = 100_000;
+    })
+    .await;
     let big = "return await sdk.market.getKline({symbol: 'XAUUSD', limit: 1000});";
     let out = app.tool("execute", json!({"code": builder(&[("big", "candlestick", big)])})).await;
     let id = out["dashboard_id"].as_str().unwrap().to_owned();

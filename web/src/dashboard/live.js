@@ -1,5 +1,7 @@
 // The dashboard WebSocket (`/ws`): one connection, one subscribed dashboard at a time,
 // reconnecting with exponential backoff (0.5 s doubling to 10 s, with jitter) and resubscribing.
+// Variable values belong to the connection on the server, so those sent for the subscribed
+// dashboard are sent again after a reconnect.
 //
 // createLive({onMessage, onStatus}) → {subscribe(id), unsubscribe(), send(msg) → bool, status()}
 // onStatus(state, info): state 'connecting' | 'open' | 'closed'; info.retryAt when a retry is due.
@@ -13,6 +15,7 @@ export function createLive({ onMessage, onStatus }) {
   let attempt = 0;
   let timer = null;
   let wanted = null;
+  let wantedVars = {};
 
   const url = () => `${location.protocol === 'https:' ? 'wss:' : 'ws:'}//${location.host}/ws`;
 
@@ -38,7 +41,10 @@ export function createLive({ onMessage, onStatus }) {
       if (ws !== sock) return;
       attempt = 0;
       setState('open');
-      if (wanted) raw({ type: 'subscribe', dashboardId: wanted });
+      if (wanted) {
+        raw({ type: 'subscribe', dashboardId: wanted });
+        if (Object.keys(wantedVars).length) raw({ type: 'set_vars', dashboardId: wanted, vars: wantedVars });
+      }
     };
     sock.onmessage = (ev) => {
       if (ws !== sock) return;
@@ -73,6 +79,14 @@ export function createLive({ onMessage, onStatus }) {
     return true;
   }
 
+  function send(msg) {
+    const sent = raw(msg);
+    if (sent && msg.type === 'set_vars' && msg.dashboardId === wanted) {
+      wantedVars = { ...wantedVars, ...msg.vars };
+    }
+    return sent;
+  }
+
   // Back online or visible again: retry now instead of waiting out the backoff.
   const kick = () => {
     if (!ws && wanted) {
@@ -87,7 +101,10 @@ export function createLive({ onMessage, onStatus }) {
 
   return {
     subscribe(id) {
-      if (wanted && wanted !== id) raw({ type: 'unsubscribe', dashboardId: wanted });
+      if (wanted && wanted !== id) {
+        raw({ type: 'unsubscribe', dashboardId: wanted });
+        wantedVars = {};
+      }
       wanted = id;
       if (!ws) connect();
       else raw({ type: 'subscribe', dashboardId: id });
@@ -95,8 +112,9 @@ export function createLive({ onMessage, onStatus }) {
     unsubscribe() {
       if (wanted) raw({ type: 'unsubscribe', dashboardId: wanted });
       wanted = null;
+      wantedVars = {};
     },
-    send: raw,
+    send,
     status: () => state,
   };
 }
