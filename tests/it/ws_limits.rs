@@ -554,7 +554,8 @@ impl Child {
     fn ws_request(&self) -> tokio_tungstenite::tungstenite::handshake::client::Request {
         use tokio_tungstenite::tungstenite::client::IntoClientRequest;
         let mut req = format!("ws://{}/ws", self.addr).into_client_request().unwrap();
-        req.headers_mut().insert("authorization", format!("Bearer {}", self.token).parse().unwrap());
+        req.headers_mut()
+            .insert("authorization", format!("Bearer {}", self.token).parse().unwrap());
         req
     }
 
