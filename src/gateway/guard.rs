@@ -91,10 +91,11 @@ fn check(access: &Access, req: &Request) -> Result<Option<Response>, ApiError> {
         return Err(ApiError::Forbidden("cross-site requests are refused".into()));
     }
 
-    if path == "/" && *req.method() == Method::GET {
-        if let Some(token) = query_param(req.uri().query(), "token") {
-            return Ok(Some(sign_in(access, token)));
-        }
+    if path == "/"
+        && *req.method() == Method::GET
+        && let Some(token) = query_param(req.uri().query(), "token")
+    {
+        return Ok(Some(sign_in(access, token)));
     }
 
     if protected && access.auth_required() && !credential_ok(access, headers) {
