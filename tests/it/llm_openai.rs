@@ -979,6 +979,10 @@ async fn the_interaction_log_has_the_request_and_every_delta() {
                 .with_ansi(false)
                 .finish();
             let _guard = tracing::subscriber::set_default(subscriber);
+            // Callsite interest is cached process-wide: a callsite first hit by another test's
+            // thread while this subscriber was being registered can stay cached as "never"
+            // (0 delta lines seen once in a full parallel run). Recompute it now.
+            tracing::callsite::rebuild_interest_cache();
             let mut p = ProviderSettings {
                 key: "openai".into(),
                 kind: ProviderKind::Openai,
