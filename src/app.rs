@@ -78,11 +78,12 @@ impl AppConfig {
         if let Some(n) = std::env::var("BOARDSMITH_WORKERS").ok().and_then(|v| v.parse().ok()) {
             sandbox.workers = n;
         }
+        let live = LiveConfig::from_env(sandbox.workers);
         Self {
             data_dir: Self::data_dir_from_env(),
             sdk: SdkConfig::from_env(),
             sandbox,
-            live: LiveConfig::from_env(),
+            live,
             load_templates: true,
             catalog: CatalogConfig::from_env(),
             memory: None,

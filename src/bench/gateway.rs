@@ -387,6 +387,8 @@ async fn start_gateway(mock: &MockLlm) -> anyhow::Result<ServerChild> {
             ("OPENAI_BASE_URL", &base_url),
             ("NO_PROXY", "127.0.0.1,localhost"),
             ("RUST_LOG", "warn"),
+            // Thousands of concurrent runs on purpose: the server's run cap (64) would refuse them.
+            ("AGENT_MAX_RUNS", "1000000"),
         ],
     )
     .await

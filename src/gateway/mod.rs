@@ -317,7 +317,13 @@ struct PreviewBody {
 
 async fn preview_panel(State(app): Api, body: Bytes) -> ApiResult {
     let body: PreviewBody = parse_body(&body)?;
-    let run = app.live.preview(&body.code, &body.vars).await;
+    let run = app.live.preview(&body.code, &body.vars).await.ok_or_else(|| {
+        ApiError::TooMany(
+            "the most panel previews this server runs at once are running \
+             (BOARDSMITH_MAX_PREVIEWS); try again when one has finished"
+                .into(),
+        )
+    })?;
     let duration_ms = run.duration.as_secs_f64() * 1e3;
     Ok(ok(match run.result {
         Ok(r) => {

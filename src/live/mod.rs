@@ -239,6 +239,10 @@ pub struct LiveConfig {
     pub tick: Duration,
     /// Bounds on viewers (connections) and what each may ask for.
     pub viewers: ViewerLimits,
+    /// Previews (panel code of no dashboard) running at once (`BOARDSMITH_MAX_PREVIEWS`; the
+    /// app's default is half the sandbox workers, at least 1), so previews never hold every
+    /// worker and scheduled refreshes and viewers' runs keep going.
+    pub max_previews: usize,
 }
 
 impl Default for LiveConfig {
@@ -247,19 +251,21 @@ impl Default for LiveConfig {
             max_concurrent_runs: 8,
             tick: Duration::from_millis(500),
             viewers: ViewerLimits::default(),
+            max_previews: 1,
         }
     }
 }
 
 impl LiveConfig {
-    /// Defaults with `BOARDSMITH_MAX_WEBSOCKETS` applied.
-    pub fn from_env() -> Self {
+    /// Defaults with `BOARDSMITH_MAX_WEBSOCKETS` and `BOARDSMITH_MAX_PREVIEWS` applied;
+    /// without the latter, half of `workers` (at least 1).
+    pub fn from_env(workers: usize) -> Self {
+        let num = |k: &str| std::env::var(k).ok().and_then(|v| v.trim().parse::<usize>().ok());
         let mut config = Self::default();
-        if let Some(n) =
-            std::env::var("BOARDSMITH_MAX_WEBSOCKETS").ok().and_then(|v| v.trim().parse().ok())
-        {
+        if let Some(n) = num("BOARDSMITH_MAX_WEBSOCKETS") {
             config.viewers.max_viewers = n;
         }
+        config.max_previews = num("BOARDSMITH_MAX_PREVIEWS").unwrap_or(workers / 2).max(1);
         config
     }
 }
@@ -284,6 +290,7 @@ pub struct Live {
     dashboards: Mutex<HashMap<String, Watched>>,
     limits: ViewerLimits,
     admissions: Arc<tokio::sync::Semaphore>,
+    previews: tokio::sync::Semaphore,
     counters: viewer::Counters,
 }
 
@@ -358,6 +365,7 @@ impl Live {
             runner: runner::Runner::new(sandbox, config.max_concurrent_runs),
             dashboards: Mutex::default(),
             admissions: Arc::new(tokio::sync::Semaphore::new(config.viewers.max_viewers)),
+            previews: tokio::sync::Semaphore::new(config.max_previews),
             limits: config.viewers,
             counters: viewer::Counters::default(),
         }
@@ -400,9 +408,12 @@ impl Live {
         self.runner.run(dashboard_id, panel, vars).await
     }
 
-    /// Runs panel code that belongs to no dashboard (preview).
-    pub async fn preview(&self, code: &str, vars: &Map<String, Value>) -> PanelRun {
-        self.runner.preview(code, vars).await
+    /// Runs panel code that belongs to no dashboard (preview); `None` when
+    /// [`LiveConfig::max_previews`] previews are running already (the caller says so rather
+    /// than queue: a queue of previews is what starved everyone else).
+    pub async fn preview(&self, code: &str, vars: &Map<String, Value>) -> Option<PanelRun> {
+        let _slot = self.previews.try_acquire().ok()?;
+        Some(self.runner.preview(code, vars).await)
     }
 
     /// Adds `viewer` to a dashboard (or keeps it, with its values, when it is subscribed

@@ -412,3 +412,40 @@ async fn preview_sources_and_ws_errors() {
     assert!(e["message"].as_str().unwrap().contains("not found"), "{e}");
     app.stop().await;
 }
+
+/// Previews are capped (half the workers): past the cap a preview is 429 at once instead of
+/// queueing, and while previews hold their workers a dashboard refresh still runs.
+#[tokio::test]
+async fn previews_past_the_cap_are_429_and_refreshes_are_not_starved() {
+    let app = support::spawn_app_with(Arc::new(tempfile::tempdir().unwrap()), false, |c| {
+        c.live.max_previews = 1;
+    })
+    .await;
+    let id = create(&app, "p").await;
+    // A preview that keeps its worker busy for 1.5 s.
+    let busy = json!({"code": "const t = Date.now(); while (Date.now() - t < 1500) {} return 1;"});
+    let slow = tokio::spawn({
+        let (http, url) = (app.http.clone(), app.url("/api/panels/preview"));
+        let busy = busy.clone();
+        async move {
+            let r = http.post(url).json(&busy).send().await.unwrap();
+            (r.status().as_u16(), Instant::now())
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (s, b) = app.post("/api/panels/preview", busy.clone()).await;
+    assert_eq!(s, 429, "{b}");
+    assert_eq!(b["code"], 429);
+    assert!(b["msg"].as_str().unwrap().contains("BOARDSMITH_MAX_PREVIEWS"), "{b}");
+    // The other worker serves the dashboard meanwhile: its refresh ends before the preview.
+    let (s, b) = app.post(&format!("/api/dashboards/{id}/refresh"), json!({})).await;
+    let refreshed = Instant::now();
+    assert_eq!(s, 200, "{b}");
+    let (status, previewed) = slow.await.unwrap();
+    assert_eq!(status, 200);
+    assert!(refreshed < previewed, "the refresh waited for the preview");
+    // The slot is free again.
+    let (s, b) = app.post("/api/panels/preview", json!({"code": "return 2"})).await;
+    assert_eq!((s, &b["data"]["data"]), (200, &json!(2)), "{b}");
+    app.stop().await;
+}
