@@ -12,7 +12,6 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use reqwest::header::{LOCATION, SET_COOKIE};
 use serde_json::{Value, json};
-use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 
 use crate::support::{self, TestApp, authed_client, spawn_app};
 
@@ -58,6 +57,17 @@ async fn fingerprint(app: &TestApp) -> Value {
         .map(|d| json!([d["id"], d["version"], d["title"], d["deleted"]]))
         .collect();
     Value::from(list)
+}
+
+/// A signed-in WebSocket handshake with one more header (`host`, `origin`) set to `value`.
+async fn ws_with(
+    app: &TestApp,
+    header: &'static str,
+    value: &str,
+) -> Result<support::Ws, tokio_tungstenite::tungstenite::Error> {
+    let mut req = app.ws_request();
+    req.headers_mut().insert(header, value.parse().unwrap());
+    tokio_tungstenite::connect_async(req).await.map(|(ws, _)| ws)
 }
 
 fn method(m: &str) -> reqwest::Method {
@@ -131,11 +141,7 @@ async fn a_foreign_host_is_403_on_rest_sse_websocket_and_the_shell() {
             let body: Value = r.json().await.unwrap();
             assert!(body["msg"].as_str().unwrap().contains("DNS rebinding"), "{body}");
         }
-        let mut req = format!("ws://{}/ws", app.addr).into_client_request().unwrap();
-        req.headers_mut().insert("host", host.parse().unwrap());
-        req.headers_mut()
-            .insert("authorization", format!("Bearer {}", app.token()).parse().unwrap());
-        let err = tokio_tungstenite::connect_async(req).await.unwrap_err();
+        let err = ws_with(&app, "host", host).await.unwrap_err();
         assert!(err.to_string().contains("403"), "{err}");
     }
     // The loopback names on our port are ours.
@@ -177,11 +183,7 @@ async fn foreign_origins_and_cross_site_requests_change_nothing() {
         let r =
             app.http.get(app.url("/api/dashboards")).header("origin", origin).send().await.unwrap();
         assert_eq!(r.status(), StatusCode::FORBIDDEN, "read with Origin {origin}");
-        let mut req = format!("ws://{}/ws", app.addr).into_client_request().unwrap();
-        req.headers_mut().insert("origin", origin.parse().unwrap());
-        req.headers_mut()
-            .insert("authorization", format!("Bearer {}", app.token()).parse().unwrap());
-        let err = tokio_tungstenite::connect_async(req).await.unwrap_err();
+        let err = ws_with(&app, "origin", origin).await.unwrap_err();
         assert!(err.to_string().contains("403"), "WebSocket with Origin {origin}: {err}");
     }
     for (m, path, body) in write_routes(&id) {
@@ -209,10 +211,7 @@ async fn foreign_origins_and_cross_site_requests_change_nothing() {
         .await
         .unwrap();
     assert_eq!(r.status(), StatusCode::CREATED);
-    let mut req = format!("ws://{}/ws", app.addr).into_client_request().unwrap();
-    req.headers_mut().insert("origin", format!("http://localhost:{port}").parse().unwrap());
-    req.headers_mut().insert("authorization", format!("Bearer {}", app.token()).parse().unwrap());
-    tokio_tungstenite::connect_async(req).await.unwrap();
+    ws_with(&app, "origin", &format!("http://localhost:{port}")).await.unwrap();
     app.stop().await;
 }
 
