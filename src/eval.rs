@@ -141,11 +141,7 @@ pub fn llm_for(provider: Option<&str>, model: Option<&str>) -> anyhow::Result<Ll
     let env = |k: &str| {
         if k == "BOARDSMITH_MODEL" { Some(model_ref.clone()) } else { std::env::var(k).ok() }
     };
-    let path = std::env::var("BOARDSMITH_CONFIG")
-        .ok()
-        .map(PathBuf::from)
-        .or_else(|| Some(PathBuf::from("boardsmith.toml")).filter(|p| p.is_file()));
-    let config = LlmConfig::load(path.as_deref(), &env)?;
+    let config = LlmConfig::load(crate::config_file::path().as_deref(), &env)?;
     // Fails with the variable to set when the provider has no key.
     config.resolve(&model_ref)?;
     Ok(config)

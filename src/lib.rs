@@ -8,6 +8,7 @@ pub mod agent;
 pub mod app;
 pub mod bench;
 pub mod cli;
+pub mod config_file;
 pub mod connections;
 pub mod dashboard;
 pub mod eval;

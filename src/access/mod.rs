@@ -79,10 +79,7 @@ impl AccessConfig {
     /// From the environment over the `[server]` section of the config file (`BOARDSMITH_CONFIG`,
     /// else `./boardsmith.toml` when it exists).
     pub fn from_env() -> Result<Self, AccessError> {
-        let path = match std::env::var_os("BOARDSMITH_CONFIG") {
-            Some(p) => Some(PathBuf::from(p)),
-            None => Some(PathBuf::from("boardsmith.toml")).filter(|p| p.is_file()),
-        };
+        let path = crate::config_file::path();
         let text = match &path {
             Some(p) => std::fs::read_to_string(p)
                 .map_err(|e| AccessError::Config(format!("reading {}: {e}", p.display())))?,

@@ -25,8 +25,7 @@ use super::http::{InteractionLog, RetryPolicy, Timeouts, Transport};
 use super::provider::{ApiKey, Family, ProviderKind, ProviderSettings};
 use super::types::Usage;
 
-/// The configuration file read when `BOARDSMITH_CONFIG` is not set (if it exists).
-pub const DEFAULT_CONFIG_FILE: &str = "boardsmith.toml";
+pub use crate::config_file::DEFAULT_CONFIG_FILE;
 
 /// Context window assumed for a model neither the registry nor the config knows.
 pub const UNKNOWN_CONTEXT_WINDOW: u64 = 32_768;
@@ -759,11 +758,7 @@ impl LlmConfig {
     /// `./boardsmith.toml` when it exists, else the environment alone.
     pub fn from_env() -> Result<Self, ConfigError> {
         let env = |k: &str| std::env::var(k).ok();
-        let path = match var(&env, "BOARDSMITH_CONFIG") {
-            Some(p) => Some(PathBuf::from(p)),
-            None => Some(PathBuf::from(DEFAULT_CONFIG_FILE)).filter(|p| p.is_file()),
-        };
-        Self::load(path.as_deref(), &env)
+        Self::load(crate::config_file::path().as_deref(), &env)
     }
 
     fn build(

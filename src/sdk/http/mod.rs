@@ -521,6 +521,18 @@ mod tests {
             .prop_map(|(s, h, rest)| format!("{s}{h}{}", rest.concat()))
     }
 
+    /// `url` has `expected`'s scheme, host, port and user name.
+    fn same_authority(
+        url: &reqwest::Url,
+        expected: &reqwest::Url,
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        proptest::prop_assert_eq!(url.scheme(), expected.scheme());
+        proptest::prop_assert_eq!(url.host_str(), expected.host_str());
+        proptest::prop_assert_eq!(url.port_or_known_default(), expected.port_or_known_default());
+        proptest::prop_assert_eq!(url.username(), expected.username());
+        Ok(())
+    }
+
     proptest::proptest! {
         /// No param value can change the scheme, host or port of a request: placeholders only
         /// follow the path's first `/`, and values are percent-encoded (path) or form-encoded
@@ -555,13 +567,7 @@ mod tests {
                 };
                 let req = prepare(&backing, params.as_object().unwrap(), &env);
                 let req = req.map_err(proptest::test_runner::TestCaseError::fail)?;
-                proptest::prop_assert_eq!(req.url.scheme(), expected.scheme());
-                proptest::prop_assert_eq!(req.url.host_str(), expected.host_str());
-                proptest::prop_assert_eq!(
-                    req.url.port_or_known_default(),
-                    expected.port_or_known_default()
-                );
-                proptest::prop_assert_eq!(req.url.username(), "");
+                same_authority(&req.url, &expected)?;
                 proptest::prop_assert_eq!(req.url.password(), None);
             }
         }
@@ -579,13 +585,7 @@ mod tests {
             let params = serde_json::json!({"a": a, "b": b});
             let req = prepare(&backing, params.as_object().unwrap(), &|_| None);
             let req = req.map_err(proptest::test_runner::TestCaseError::fail)?;
-            proptest::prop_assert_eq!(req.url.scheme(), expected.scheme());
-            proptest::prop_assert_eq!(req.url.host_str(), expected.host_str());
-            proptest::prop_assert_eq!(
-                req.url.port_or_known_default(),
-                expected.port_or_known_default()
-            );
-            proptest::prop_assert_eq!(req.url.username(), expected.username());
+            same_authority(&req.url, &expected)?;
         }
     }
 }
