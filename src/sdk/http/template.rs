@@ -101,8 +101,13 @@ pub fn names(template: &str) -> Vec<String> {
 pub fn literal_origin(template: &str) -> Result<reqwest::Url, String> {
     let literal = &template[..template.find('{').unwrap_or(template.len())];
     let bad = |why: &str| format!("url `{template}`: {why}");
-    let after_scheme = literal.find("://").map(|i| i + 3);
-    let authority_closed = after_scheme.is_some_and(|i| literal[i..].contains('/'));
+    // The authority must be written out and closed by `/`: the URL parser skips extra
+    // slashes (`https:///.{a}` has host `.` until `{a}` = `@` makes it userinfo) and reads
+    // `\` as `/`, so "contains a `/`" is not enough.
+    let authority_closed = literal.find("://").is_some_and(|i| {
+        let rest = &literal[i + 3..];
+        rest.find(['/', '\\', '?', '#']).is_some_and(|j| j > 0 && rest[j..].starts_with('/'))
+    });
     if literal.len() < template.len() && !authority_closed {
         return Err(bad("placeholders may only follow the `/` that starts the path"));
     }
@@ -160,6 +165,10 @@ mod tests {
             "{base}/x",
             "ftp://x.com/{a}",
             "/relative/{a}",
+            "https:///.{a}",
+            "https:///x.com/{a}",
+            "https://x.com\\{a}",
+            "https://x.com?/{a}",
         ] {
             assert!(literal_origin(bad).is_err(), "{bad}");
         }
