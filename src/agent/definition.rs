@@ -266,6 +266,9 @@ pub struct AgentFile {
     /// The shell may use the network (default false: no network at all, not even loopback).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shell_network: Option<bool>,
+    /// Ask the user before each shell command (default true; `false` runs commands unasked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirm_shell: Option<bool>,
     /// Who wrote the file when not a person: `agent_file_create` sets it to its own name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_by: Option<String>,
@@ -440,7 +443,7 @@ pub struct AgentDefinition {
     pub file: AgentFile,
 }
 
-/// The shell grant of an agent file: `allowShell` and `shellNetwork`.
+/// The shell grant of an agent file: `allowShell`, `shellNetwork` and `confirmShell`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ShellPolicy {
@@ -448,6 +451,8 @@ pub struct ShellPolicy {
     pub allow: bool,
     /// `shellNetwork`: the shell's sandbox shares the host's network.
     pub network: bool,
+    /// `confirmShell` (default true): the user approves each command before it runs.
+    pub confirm: bool,
 }
 
 /// Whether `key` is a valid agent key (`[A-Za-z0-9_-]{1,64}`; the same rule as tool names).
@@ -650,7 +655,11 @@ fn validate(
     }
 
     let allow = file.allow_shell == Some(true);
-    let shell = ShellPolicy { allow, network: allow && file.shell_network == Some(true) };
+    let shell = ShellPolicy {
+        allow,
+        network: allow && file.shell_network == Some(true),
+        confirm: allow && file.confirm_shell != Some(false),
+    };
     if tools.iter().any(|t| t == "bash") && !shell.allow {
         errors.push(FieldError::new(
             "allowShell",
@@ -658,8 +667,10 @@ fn validate(
              (the shell runs commands on the server's machine, confined to its workspace)",
         ));
     }
-    if file.shell_network == Some(true) && !allow {
-        warnings.push(FieldError::new("shellNetwork", "ignored: the agent has no shell"));
+    for (key, set) in [("shellNetwork", file.shell_network), ("confirmShell", file.confirm_shell)] {
+        if set.is_some() && !allow {
+            warnings.push(FieldError::new(key, "ignored: the agent has no shell"));
+        }
     }
 
     let overrides = Overrides {
@@ -1052,20 +1063,28 @@ mod tests {
         }
         let d =
             parse("a", &file(r#""allowShell": true, "createdBy": "agent_file_create","#)).unwrap();
-        assert_eq!(d.shell, ShellPolicy { allow: true, network: false });
+        // Each command is confirmed by the user unless the file says otherwise.
+        assert_eq!(d.shell, ShellPolicy { allow: true, network: false, confirm: true });
         assert_eq!(d.created_by.as_deref(), Some("agent_file_create"));
         let d = parse("a", &file(r#""allowShell": true, "shellNetwork": true,"#)).unwrap();
-        assert_eq!(d.shell, ShellPolicy { allow: true, network: true });
+        assert_eq!(d.shell, ShellPolicy { allow: true, network: true, confirm: true });
         let detail = serde_json::to_value(&d).unwrap();
-        assert_eq!(detail["shell"], serde_json::json!({"allow": true, "network": true}));
-        // No bash: no shell, and a stray shellNetwork is only a warning.
+        assert_eq!(
+            detail["shell"],
+            serde_json::json!({"allow": true, "network": true, "confirm": true})
+        );
+        let d = parse("a", &file(r#""allowShell": true, "confirmShell": false,"#)).unwrap();
+        assert_eq!(d.shell, ShellPolicy { allow: true, network: false, confirm: false });
+        // No bash: no shell, and stray shell flags are only warnings.
         let d = parse(
             "a",
-            r#"{"mode": "PLAIN", "shellNetwork": true, "plain": {"systemPrompt": "x"}}"#,
+            r#"{"mode": "PLAIN", "shellNetwork": true, "confirmShell": false,
+                "plain": {"systemPrompt": "x"}}"#,
         )
         .unwrap();
         assert_eq!(d.shell, ShellPolicy::default());
         assert_eq!(d.warnings[0].to_string(), "shellNetwork: ignored: the agent has no shell");
+        assert_eq!(d.warnings[1].to_string(), "confirmShell: ignored: the agent has no shell");
     }
 
     #[test]

@@ -353,6 +353,21 @@ pub enum EventBody {
         /// Call id.
         tool_id: String,
     },
+    /// A backend tool waits for the user's go-ahead (a shell command of an agent with
+    /// `confirmShell`); answered through `POST /api/submit` with `params.approved`.
+    #[serde(rename = "tool.confirm")]
+    ToolConfirm {
+        /// Call id (the submit's `toolId`).
+        tool_id: String,
+        /// The run that waits.
+        run_id: String,
+        /// The tool.
+        tool_name: String,
+        /// What would run, as the user should read it (the shell command).
+        command: String,
+        /// How long the run waits before treating silence as a no.
+        timeout_ms: u64,
+    },
     /// The tool's result.
     #[serde(rename = "tool.result")]
     ToolResult {
@@ -520,6 +535,7 @@ impl EventBody {
             Self::ToolStart { .. } => "tool.start",
             Self::ToolArgs { .. } => "tool.args",
             Self::ToolEnd { .. } => "tool.end",
+            Self::ToolConfirm { .. } => "tool.confirm",
             Self::ToolResult { .. } => "tool.result",
             Self::ToolSnapshot { .. } => "tool.snapshot",
             Self::ActionStart { .. } => "action.start",

@@ -6,7 +6,9 @@
 //! call that made them ends: backend tools through [`BackendTools`] (parameter templates resolved
 //! first, consecutive backend calls of one step run concurrently, results kept in call order),
 //! actions answered `"OK"` at once, frontend tools parked on [`FrontendSubmits`] (registered
-//! before `tool.start` is emitted) until the user submits or the hub's timeout passes.
+//! before `tool.start` is emitted) until the user submits or the hub's timeout passes. A shell
+//! command of an agent with `confirmShell` waits the same way for the user's go-ahead
+//! (`tool.confirm`); declined or unanswered, it never runs and the model is told so.
 //!
 //! Modes are driven only by the agent's [`RunPolicy`]: tool rounds, tools per round, plan first,
 //! reasoning, verify, budgets. Before each tool execution and after the last the steering queue
@@ -38,7 +40,7 @@ use super::events::{EventBody, EventSink, now_ms};
 use super::memory::{RunRecorder, SystemSnapshot};
 use super::message::{AgentMessage, convert_to_llm};
 use super::template::ToolResults;
-use super::tools::{BackendTools, FrontendSubmits, PendingSubmit, ToolContext, ToolError};
+use super::tools::{BackendTools, FrontendSubmits, PendingSubmit, ToolContext, ToolError, bash};
 use crate::llm::types::{Message, ToolChoice, Usage};
 use crate::llm::{
     AssistantMessage, ChatRequest, ContentBlock, MessageBuilder, Provider, StreamEvent, Thinking,
@@ -1177,13 +1179,24 @@ impl<'a> Runner<'a> {
                     Ok(a) => a,
                     Err(e) => return Ok(ready(id, Err(e.to_string()))),
                 };
+                let gate = match self.confirm_gate(&id, name, &args) {
+                    Ok(g) => g,
+                    Err(e) => return Ok(ready(id, Err(e))),
+                };
                 let mut ctx = ToolContext::new(&self.input.run_id, &self.input.chat_id)
                     .with_tool_id(id.clone())
                     .with_agent(self.input.agent.clone());
                 ctx.cancel = self.deps.cancel.child_token();
+                let cancel = ctx.cancel.clone();
+                // Lazy: nothing runs until the gate (if any) opens.
                 let fut = self.deps.backend.call(name, args, ctx);
                 let name = name.to_owned();
                 Ok(Box::pin(async move {
+                    if let Some((pending, timeout)) = gate
+                        && let Err(no) = approved(pending.wait(Some(timeout), &cancel).await)
+                    {
+                        return (id, None, Err(no));
+                    }
                     let r = fut.await.map_err(|e: ToolError| e.to_string());
                     (id, Some(name), r)
                 }))
@@ -1205,6 +1218,32 @@ impl<'a> Runner<'a> {
                 }))
             }
         }
+    }
+
+    /// For a shell command of an agent with `confirmShell`: registers the submit that answers
+    /// it, then tells the user what would run (`tool.confirm`). `None` when no one is asked.
+    fn confirm_gate(
+        &self,
+        id: &str,
+        name: &str,
+        args: &Value,
+    ) -> Result<Option<(PendingSubmit, Duration)>, String> {
+        if name != bash::NAME || !self.input.agent.shell.confirm {
+            return Ok(None);
+        }
+        // Registered before the event: an immediate answer is not lost.
+        let pending =
+            self.deps.submits.expect(&self.input.run_id, id).map_err(|e| e.to_string())?;
+        let timeout =
+            self.deps.frontend_timeout.unwrap_or_else(|| self.deps.submits.default_timeout());
+        self.sink.emit(EventBody::ToolConfirm {
+            tool_id: id.to_owned(),
+            run_id: self.input.run_id.clone(),
+            tool_name: name.to_owned(),
+            command: args.get("command").and_then(Value::as_str).unwrap_or_default().to_owned(),
+            timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+        });
+        Ok(Some((pending, timeout)))
     }
 
     /// Emits `tool.result` (`action.result` for actions) and records the result for the model.
@@ -1235,6 +1274,22 @@ impl<'a> Runner<'a> {
             self.sink.emit(EventBody::ToolResult { tool_id: id.to_owned(), result: event_result });
         }
         self.push_tool(Message::tool_result(id, content, is_error)).await;
+    }
+}
+
+/// The user's answer to `tool.confirm`: `{"approved": true}` runs the command; anything else,
+/// silence or a cancel does not, and the model is told which (so it can ask, not retry).
+fn approved(answer: Result<Value, ToolError>) -> Result<(), String> {
+    match answer {
+        Ok(v) if v.get("approved") == Some(&Value::Bool(true)) => Ok(()),
+        Ok(_) => Err("not run: the user declined this command. Do not run it again; ask the user \
+                      what they want instead, or go on without it."
+            .to_owned()),
+        Err(ToolError::NoAnswer { waited }) => Err(format!(
+            "not run: the user did not confirm this command within {} s. Ask before trying again.",
+            waited.as_secs()
+        )),
+        Err(e) => Err(format!("not run: {e}")),
     }
 }
 

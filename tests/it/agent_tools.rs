@@ -179,6 +179,32 @@ async fn agent_file_create_grants_no_more_than_its_caller_has_and_keeps_off_buil
         );
         assert!(!agents.join(format!("{id}.json")).exists());
     }
+    // Commands run unasked only if the creator's own do: a shell agent that confirms cannot
+    // write one that does not; one that runs unasked can, and the flag is written.
+    let confirming = ctx().agent;
+    let unasked = Some(Arc::new(
+        parse(
+            "caller",
+            &json!({"mode": "REACT", "tools": ["bash"], "allowShell": true, "confirmShell": false,
+                "react": {"systemPrompt": "x"}})
+            .to_string(),
+        )
+        .unwrap(),
+    ));
+    let shell = |confirm: bool| base("sh2", json!({"tools": ["bash"], "confirmShell": confirm}));
+    let err = call_as(confirming.clone(), shell(false)).await.unwrap_err();
+    assert_eq!(
+        refused(err),
+        "\"confirmShell\": false can only be set by an agent whose own commands run unasked"
+    );
+    assert!(!agents.join("sh2.json").exists());
+    call_as(confirming, shell(true)).await.unwrap();
+    let written = std::fs::read_to_string(agents.join("sh2.json")).unwrap();
+    assert!(parse("sh2", &written).unwrap().shell.confirm, "{written}");
+    call_as(unasked, shell(false)).await.unwrap();
+    let written = std::fs::read_to_string(agents.join("sh2.json")).unwrap();
+    assert!(!parse("sh2", &written).unwrap().shell.confirm, "{written}");
+
     std::fs::write(agents.join("mine.json"), r#"{"mode": "PLAIN"}"#).unwrap();
     let err = call_as(Some(creator), base("mine", json!({}))).await.unwrap_err();
     assert!(refused(err).contains("exists and was not written by agent_file_create"));

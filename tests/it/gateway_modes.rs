@@ -5,7 +5,6 @@
 //! fragments, tool results of the real tools at a pinned clock) is compared exactly.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use boardsmith::llm::mock::{MockLlm, Script, Step, Turn};
 use serde_json::{Value, json};
@@ -205,6 +204,32 @@ async fn actions() {
     insta::assert_snapshot!(events);
 }
 
+/// Runs `agent` on `message` over HTTP, answering waiting tools as [`support::sse_answering`]
+/// does. Returns every `(type, data)`.
+async fn run_answering(
+    app: &TestApp,
+    agent: &str,
+    message: &str,
+    answer: impl FnMut(&str, &Value) -> Option<(String, Value)>,
+) -> Vec<(String, Value)> {
+    let r = app
+        .http
+        .post(app.url("/api/query"))
+        .json(&json!({"message": message, "agentKey": agent}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let events = support::sse_answering(app, r, answer).await;
+    events.into_iter().map(|(_, t, d)| (t, d)).collect()
+}
+
+/// The result of tool call `id` in `events`.
+fn result_of<'a>(events: &'a [(String, Value)], id: &str) -> &'a Value {
+    let result = events.iter().find(|(t, d)| t == "tool.result" && d["toolId"] == id);
+    &result.unwrap_or_else(|| panic!("no tool.result for {id}: {events:?}")).1["result"]
+}
+
 /// A frontend tool over HTTP: the run waits at `tool.end` until `POST /api/submit`, and the
 /// submitted params are the tool result the model sees.
 #[tokio::test]
@@ -233,53 +258,80 @@ async fn frontend_tool_waits_for_submit() {
         c.llm = Some(support::llm_config(Some(&url)));
     })
     .await;
-    let r = app
-        .http
-        .post(app.url("/api/query"))
-        .json(&json!({"message": "do it", "agentKey": "confirmer"}))
-        .send()
-        .await
-        .unwrap();
-    use eventsource_stream::Eventsource;
-    use futures::StreamExt;
-    let mut stream = r.bytes_stream().eventsource();
-    let mut seen = Vec::new();
-    let mut submitted = false;
-    while let Some(frame) =
-        tokio::time::timeout(Duration::from_secs(10), stream.next()).await.unwrap()
-    {
-        let frame = frame.unwrap();
-        let data: Value = serde_json::from_str(&frame.data).unwrap();
-        if frame.event == "tool.start" {
+    let seen = run_answering(&app, "confirmer", "do it", |event, data| {
+        if event == "tool.start" {
             assert_eq!(data["toolType"], "html");
             assert_eq!(data["toolName"], "confirm_dialog");
         }
-        if frame.event == "tool.end" {
-            // Nothing more arrives until the user answers.
-            let quiet = tokio::time::timeout(Duration::from_millis(300), stream.next()).await;
-            assert!(quiet.is_err(), "the run waits for the submit");
-            let run_id = seen
-                .iter()
-                .find_map(|(t, d): &(String, Value)| (t == "run.start").then(|| d["runId"].clone()))
-                .unwrap();
-            let (status, body) = app
-                .post(
-                    "/api/submit",
-                    json!({"runId": run_id, "toolId": "call_c", "payload": {"params": {"confirmed": true}}}),
-                )
-                .await;
-            assert_eq!(status, 200, "{body}");
-            submitted = true;
-        }
-        seen.push((frame.event, data));
-    }
-    assert!(submitted);
-    let result = seen.iter().find(|(t, _)| t == "tool.result").unwrap();
-    assert_eq!(result.1["result"], json!({"confirmed": true}));
+        (event == "tool.end").then(|| ("call_c".to_owned(), json!({"confirmed": true})))
+    })
+    .await;
+    assert_eq!(result_of(&seen, "call_c"), &json!({"confirmed": true}));
     assert_eq!(seen.last().unwrap().0, "run.complete");
     // The model got the submitted params as the tool's result.
     let second = &mock.requests()[1].body["messages"];
     let tool_msg = second.as_array().unwrap().iter().find(|m| m["role"] == "tool").unwrap();
     assert!(tool_msg["content"].to_string().contains("confirmed"), "{tool_msg}");
+    app.stop().await;
+}
+
+/// A shell command of an agent that does not opt out of `confirmShell` waits for the user's
+/// go-ahead (`tool.confirm`): approved, it runs; declined (or any other answer), it never runs
+/// and the model reads why.
+#[tokio::test]
+async fn shell_commands_wait_for_the_users_go_ahead() {
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(dir.path().join("agents")).unwrap();
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(
+        dir.path().join("agents/sheller.json"),
+        r#"{"mode": "REACT", "tools": ["bash"], "allowShell": true,
+            "react": {"systemPrompt": "Use the shell."}}"#,
+    )
+    .unwrap();
+    let commands = [
+        ("call_ok", "echo approved-$((6*7)) > ok.txt; cat ok.txt", json!({"approved": true})),
+        ("call_no", "echo oops > declined.txt", json!({"approved": false})),
+        ("call_odd", "echo odd > odd.txt", json!({"approved": "yes"})),
+    ];
+    let mut turns: Vec<Turn> = commands
+        .iter()
+        .map(|(id, command, _)| once(vec![call(id, "bash", json!({"command": command}))]))
+        .collect();
+    turns.push(once(vec![text("Done.")]));
+    let mock = MockLlm::start(Script { turns }, 0).await.unwrap();
+    let url = mock.url();
+    let app = support::spawn_app_with(dir.clone(), false, move |c| {
+        c.llm = Some(support::llm_config(Some(&url)));
+    })
+    .await;
+    let seen = run_answering(&app, "sheller", "work in the shell", |event, data| {
+        if event != "tool.confirm" {
+            return None;
+        }
+        let (id, command, answer) =
+            commands.iter().find(|(id, ..)| data["toolId"] == *id).expect("a known call");
+        assert_eq!(data["command"], *command);
+        assert_eq!(data["toolName"], "bash");
+        assert!(data["timeoutMs"].as_u64().unwrap() > 0, "{data}");
+        // Asked, not yet run.
+        assert_eq!(std::fs::read_dir(&work).unwrap().count(), usize::from(*id != "call_ok"));
+        Some(((*id).to_owned(), answer.clone()))
+    })
+    .await;
+    let confirms = seen.iter().filter(|(t, _)| t == "tool.confirm").count();
+    assert_eq!(confirms, 3, "one question per command");
+    assert!(result_of(&seen, "call_ok").to_string().contains("approved-42"), "{seen:?}");
+    for id in ["call_no", "call_odd"] {
+        let error = result_of(&seen, id)["error"].as_str().unwrap();
+        assert!(error.starts_with("not run: the user declined this command"), "{error}");
+    }
+    assert_eq!(std::fs::read_to_string(work.join("ok.txt")).unwrap(), "approved-42\n");
+    assert!(!work.join("declined.txt").exists() && !work.join("odd.txt").exists());
+    assert_eq!(seen.last().unwrap().0, "run.complete");
+    // The model read the refusal as the tool's (error) result.
+    let third = mock.requests()[2].body["messages"].to_string();
+    assert!(third.contains("the user declined this command"), "{third}");
     app.stop().await;
 }

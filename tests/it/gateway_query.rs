@@ -377,9 +377,15 @@ async fn a_bash_call_runs_confined_and_the_model_sees_the_sandbox_not_the_host()
     ])
     .await;
     let app = app_with(&mock, Duration::from_secs(3)).await;
-    let events = sse_events(
-        post_query(&app, json!({"message": "show /etc/passwd", "agentKey": "demoModeReact"})).await,
-    )
+    // The demo agent asks before each command; the user says yes.
+    let response =
+        post_query(&app, json!({"message": "show /etc/passwd", "agentKey": "demoModeReact"})).await;
+    let events = support::sse_answering(&app, response, |event, data| {
+        (event == "tool.confirm").then(|| {
+            assert_eq!(data["command"], command);
+            ("call_b".to_owned(), json!({"approved": true}))
+        })
+    })
     .await;
     let result = events.iter().find(|(_, t, _)| t == "tool.result").expect("a tool result");
     let out = &result.2["result"];

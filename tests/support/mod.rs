@@ -327,16 +327,45 @@ retry = {{ max_retries = 0 }}
 
 /// The events of an SSE response body: (`id`, `event`, parsed `data`) per frame, until the end.
 pub async fn sse_events(response: reqwest::Response) -> Vec<(String, String, Value)> {
+    read_sse(None, response, |_, _| None).await
+}
+
+/// [`sse_events`] of a run that waits for the user: when `answer` names a waiting tool for an
+/// event (`(toolId, params)`), the stream must stay quiet for 300 ms (the run waits), then
+/// `params` are submitted through `POST /api/submit`.
+pub async fn sse_answering(
+    app: &TestApp,
+    response: reqwest::Response,
+    answer: impl FnMut(&str, &Value) -> Option<(String, Value)>,
+) -> Vec<(String, String, Value)> {
+    read_sse(Some(app), response, answer).await
+}
+
+async fn read_sse(
+    app: Option<&TestApp>,
+    response: reqwest::Response,
+    mut answer: impl FnMut(&str, &Value) -> Option<(String, Value)>,
+) -> Vec<(String, String, Value)> {
     use eventsource_stream::Eventsource;
     use futures::StreamExt;
-    let mut out = Vec::new();
+    let mut out: Vec<(String, String, Value)> = Vec::new();
     let mut stream = response.bytes_stream().eventsource();
     while let Some(frame) = tokio::time::timeout(Duration::from_secs(20), stream.next())
         .await
         .expect("an event within 20 s")
     {
         let frame = frame.unwrap();
-        out.push((frame.id, frame.event, serde_json::from_str(&frame.data).unwrap()));
+        let data: Value = serde_json::from_str(&frame.data).unwrap();
+        let reply = answer(&frame.event, &data);
+        out.push((frame.id, frame.event, data));
+        if let (Some(app), Some((tool_id, params))) = (app, reply) {
+            let quiet = tokio::time::timeout(Duration::from_millis(300), stream.next()).await;
+            assert!(quiet.is_err(), "the run waits for the user: {quiet:?}");
+            let run_id = out.iter().find_map(|(_, t, d)| (t == "run.start").then(|| &d["runId"]));
+            let body = json!({"runId": run_id, "toolId": tool_id, "payload": {"params": params}});
+            let (status, body) = app.post("/api/submit", body).await;
+            assert_eq!(status, 200, "{body}");
+        }
     }
     out
 }

@@ -54,6 +54,16 @@ export const script = {
       arguments: { days: 30 },
       resultContains: '"days":90',
     }, 'Using 90 days on a log scale.'),
+    ...scenario('Say hello from the shell', {
+      name: 'bash',
+      arguments: { command: 'echo sandbox-says-$((6*7)) > approved.txt && cat approved.txt' },
+      resultContains: 'sandbox-says-42',
+    }, 'The shell said 42.'),
+    ...scenario('Wipe the workspace', {
+      name: 'bash',
+      arguments: { command: 'echo wiped > declined.txt' },
+      resultContains: 'the user declined',
+    }, 'Understood, I left the workspace alone.'),
     { steps: [{ type: 'text', text: 'The browser test script has no turn for this message.' }] },
   ],
 };
@@ -99,4 +109,16 @@ export const confirmAgent = {
   mode: 'REACT',
   tools: ['confirm_dialog'],
   react: { systemPrompt: 'Ask the user with confirm_dialog before anything destructive.', maxSteps: 4 },
+};
+
+/** An agent with the shell; each command waits for the user's OK (`confirmShell` by default). */
+export const shellAgent = {
+  name: 'Sheller',
+  description: 'Runs shell commands once the user agrees (browser test agent).',
+  providerKey: '',
+  model: '',
+  mode: 'REACT',
+  tools: ['bash'],
+  allowShell: true,
+  react: { systemPrompt: 'Use bash for what the user asks.', maxSteps: 4 },
 };

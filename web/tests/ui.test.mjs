@@ -3,14 +3,16 @@
 // errors show in their panel, actions and frontend tools work. Screenshots: target/screenshots/.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { startServer, apiOf, newPage, closeBrowser, screenshot, paintedCanvases } from './harness.mjs';
-import { script, confirmAgent, pickerAgent, qlcFiles } from './script.mjs';
+import { script, confirmAgent, pickerAgent, shellAgent, qlcFiles } from './script.mjs';
 
 let server;
 let api;
 
 before(async () => {
-  server = await startServer({ script, agents: { confirmer: confirmAgent, picker: pickerAgent }, files: qlcFiles });
+  server = await startServer({ script, agents: { confirmer: confirmAgent, picker: pickerAgent, sheller: shellAgent }, files: qlcFiles });
   api = apiOf(server.url);
 });
 
@@ -221,6 +223,34 @@ test('a frontend tool renders its form; submitting it lets the run continue', as
   await form.locator('button[value="yes"]').click();
   await page.waitForSelector('.chat-run[data-status="complete"]');
   assert.match(await page.locator('.chat-content').last().innerText(), /Confirmed, deleting now/);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('a shell command waits for Run or Decline; only an approved command runs', async () => {
+  const page = await newPage();
+  await page.goto(server.url);
+  await ask(page, 'sheller', 'Say hello from the shell');
+  const box = page.locator('.chat-tool[data-tool-name="bash"] .chat-tool-confirm[data-state="ask"]');
+  await box.waitFor();
+  assert.match(await box.locator('code').innerText(), /echo sandbox-says-\$\(\(6\*7\)\) > approved.txt/);
+  assert.equal(await page.locator('.chat-tool[data-tool-name="bash"] .chat-tool-status').innerText(), 'needs your OK');
+  assert.ok(!existsSync(join(server.dir, 'approved.txt')), 'nothing runs before the OK');
+  await screenshot(page, 'shell-confirm');
+  await box.locator('.chat-tool-confirm-run').click();
+  await page.waitForSelector('.chat-run[data-status="complete"]');
+  assert.match(await page.locator('.chat-content').last().innerText(), /The shell said 42/);
+  assert.equal(readFileSync(join(server.dir, 'approved.txt'), 'utf8'), 'sandbox-says-42\n');
+  assert.equal(await page.locator('.chat-tool-confirm').first().getAttribute('data-state'), 'done');
+
+  await ask(page, 'sheller', 'Wipe the workspace');
+  const second = page.locator('.chat-run').last().locator('.chat-tool-confirm[data-state="ask"]');
+  await second.waitFor();
+  await second.locator('.chat-tool-confirm-decline').click();
+  await page.waitForFunction(() => document.querySelectorAll('.chat-run[data-status="complete"]').length === 2);
+  assert.match(await page.locator('.chat-content').last().innerText(), /left the workspace alone/);
+  assert.match(await page.locator('.chat-run').last().locator('.chat-tool-confirm').innerText(), /Declined/);
+  assert.ok(!existsSync(join(server.dir, 'declined.txt')), 'a declined command never runs');
   assert.deepEqual(page.errors, []);
   await page.close();
 });

@@ -6,7 +6,8 @@
 //! in the same directory, so a loader that reads `*.json` never sees a half-written file.
 //!
 //! What it must never do: grant more than its caller has. The new agent's `tools` must be a
-//! subset of the calling agent's, `allowShell`/`shellNetwork` only if the caller has them; it
+//! subset of the calling agent's, `allowShell`/`shellNetwork` only if the caller has them,
+//! `"confirmShell": false` only if the caller's commands run unasked; it
 //! never writes over a built-in agent (one embedded in the binary) or a file it did not write
 //! itself, and every file it writes says `"createdBy": "agent_file_create"` (shown by
 //! `GET /api/agent`).
@@ -26,7 +27,7 @@ use crate::agent::definition::AgentDefinition;
 const NAME: &str = "agent_file_create";
 
 /// Fields the tool sets itself from the caller's grant, never from the model's arguments.
-const GRANTS: [&str; 3] = ["allowShell", "shellNetwork", "createdBy"];
+const GRANTS: [&str; 4] = ["allowShell", "shellNetwork", "confirmShell", "createdBy"];
 
 /// Mode, its block, the block's required prompt fields.
 const MODES: [(&str, &str, &[&str]); 6] = [
@@ -203,22 +204,29 @@ fn grant(
             if caller_tools.is_empty() { "none".to_owned() } else { caller_tools.join(", ") }
         )));
     }
-    let flag = |field: &str| -> Result<bool, ToolError> {
+    let flag_or = |field: &str, default: bool| -> Result<bool, ToolError> {
         match a.get(field) {
-            None => Ok(false),
+            None => Ok(default),
             Some(Value::Bool(b)) => Ok(*b),
             Some(_) => Err(a.error(format!("\"{field}\" must be a boolean"))),
         }
     };
     let lists_bash = definition["tools"].as_array().is_some_and(|t| t.iter().any(|t| t == "bash"));
     // A new agent with `bash` needs `allowShell` to load; the caller has it, or bash was refused.
-    let allow_shell = flag("allowShell")? || lists_bash;
-    let shell_network = flag("shellNetwork")?;
+    let allow_shell = flag_or("allowShell", false)? || lists_bash;
+    let shell_network = flag_or("shellNetwork", false)?;
+    let unasked = allow_shell && !flag_or("confirmShell", true)?;
     if allow_shell && !caller_shell.allow {
         return Err(refused("\"allowShell\" can only be set by an agent that has it".into()));
     }
     if shell_network && !caller_shell.network {
         return Err(refused("\"shellNetwork\" can only be set by an agent that has it".into()));
+    }
+    if unasked && caller_shell.confirm {
+        return Err(refused(
+            "\"confirmShell\": false can only be set by an agent whose own commands run unasked"
+                .into(),
+        ));
     }
     if let Some(out) = definition.as_object_mut() {
         if allow_shell {
@@ -226,6 +234,9 @@ fn grant(
         }
         if shell_network {
             out.insert("shellNetwork".into(), json!(true));
+        }
+        if unasked {
+            out.insert("confirmShell".into(), json!(false));
         }
         out.insert("createdBy".into(), json!(NAME));
     }

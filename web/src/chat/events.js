@@ -309,6 +309,13 @@ export function reduce(model, ev) {
       if (b.startedAt && ts) b.durationMs = ts - b.startedAt;
       return r;
     }
+    case 'tool.confirm': {
+      // A backend tool (a shell command) waits for the user's go-ahead.
+      const r = findBlock(model, 'tool', ev.toolId);
+      if (!r) return null;
+      r.block.confirm = { command: ev.command ?? '', timeoutMs: ev.timeoutMs ?? null, at: ts };
+      return r;
+    }
     case 'request.submit': {
       const r = findBlock(model, 'tool', ev.toolId);
       if (!r) return null;

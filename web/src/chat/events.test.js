@@ -110,6 +110,22 @@ test('live tool: streaming args, then running, then done or error', () => {
   assert.equal(t.status, 'error');
 });
 
+test('tool.confirm marks a backend tool as waiting for the go-ahead; unknown tools are ignored', () => {
+  const m = createModel();
+  reduce(m, { type: 'request.query', requestId: 'r', chatId: 'c', message: 'x' });
+  reduce(m, { type: 'tool.start', toolId: 't', runId: 'r', toolName: 'bash', toolType: 'backend' });
+  reduce(m, { type: 'tool.end', toolId: 't' });
+  const t = m.runs[0].blocks[0];
+  assert.equal(t.confirm, undefined);
+  const touched = reduce(m, { type: 'tool.confirm', toolId: 't', runId: 'r', toolName: 'bash', command: 'ls -la', timeoutMs: 300000 });
+  assert.equal(touched.block, t);
+  assert.equal(t.confirm.command, 'ls -la');
+  assert.equal(t.confirm.timeoutMs, 300000);
+  assert.equal(reduce(m, { type: 'tool.confirm', toolId: 'nope', command: 'x' }), null);
+  reduce(m, { type: 'tool.result', toolId: 't', result: { error: 'not run: the user declined this command.' } });
+  assert.equal(t.status, 'error');
+});
+
 test('run.error and run.cancel end the run and close open blocks', () => {
   const m = createModel();
   reduce(m, { type: 'request.query', requestId: 'r', chatId: 'c', message: 'x' });

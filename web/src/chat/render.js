@@ -310,6 +310,8 @@ function makeTool(block, ctx, run) {
   const argsBox = h('div', 'chat-tool-argsbox');
   // Only frontend tools get a `.chat-frontend-tool` (made on first need).
   const frontBox = h('div', 'chat-frontend-tool');
+  // Only confirmed tools (shell commands) get a `.chat-tool-confirm` (made on first need).
+  const confirmBox = h('div', 'chat-tool-confirm');
   const valBox = h('div', 'chat-tool-valbox');
   const resultBox = h('div', 'chat-tool-resultbox');
   body.append(argsBox, valBox, resultBox);
@@ -318,6 +320,58 @@ function makeTool(block, ctx, run) {
   let argsKey = null;
   let resultShown = false;
   let mounted = false;
+  let confirmKey = null;
+
+  /** The go-ahead a confirmed tool waits for: the command, Run and Decline, then the answer. */
+  function updateConfirm(b) {
+    const waiting = !b.history && !b.hasResult && !b.submitted && run.status === 'running';
+    const key = waiting ? 'ask' : b.hasResult ? 'done' : b.submitted ? 'sent' : 'over';
+    if (key === confirmKey) return;
+    confirmKey = key;
+    if (!confirmBox.isConnected) argsBox.after(confirmBox);
+    confirmBox.dataset.state = key;
+    // While asking, the box shows the command; the raw arguments would only repeat it.
+    argsBox.hidden = waiting;
+    if (!waiting) {
+      // The result says what happened (the server's word); before it, what was sent.
+      const notRun = typeof b.result?.error === 'string' && b.result.error.startsWith('not run:');
+      const said = b.submittedPayload?.params?.approved;
+      const text = key === 'done'
+        ? (notRun ? (/declined/.test(b.result.error) ? 'Declined' : 'Not run') : 'Approved')
+        : key === 'sent' ? (said ? 'Approved' : 'Declined') : 'Not answered';
+      confirmBox.replaceChildren(h('div', 'chat-frontend-state', text));
+      return;
+    }
+    const question = h('div', 'chat-tool-confirm-question', 'Run this command?');
+    const pre = h('pre', 'chat-tool-code');
+    pre.append(h('code', null, b.confirm.command));
+    const runBtn = h('button', 'chat-tool-confirm-run', 'Run');
+    const declineBtn = h('button', 'chat-tool-confirm-decline', 'Decline');
+    const state = h('div', 'chat-frontend-state');
+    const buttons = h('div', 'chat-tool-confirm-buttons');
+    buttons.append(runBtn, declineBtn);
+    const answer = (approved) => {
+      runBtn.disabled = declineBtn.disabled = true;
+      state.textContent = 'Sending…';
+      ctx.onSubmit(run, b, { approved }).then(
+        () => {
+          b.submitted = true;
+          b.submittedPayload = { params: { approved } };
+          updateConfirm(b);
+        },
+        (e) => {
+          runBtn.disabled = declineBtn.disabled = false;
+          state.textContent = `Could not send: ${e.message}`;
+          state.classList.add('bad');
+        },
+      );
+    };
+    for (const [btn, approved] of [[runBtn, true], [declineBtn, false]]) {
+      btn.type = 'button';
+      btn.addEventListener('click', () => answer(approved));
+    }
+    confirmBox.replaceChildren(question, pre, buttons, state);
+  }
   let frontState = null;
 
   return {
@@ -336,6 +390,7 @@ function makeTool(block, ctx, run) {
       const kind = b.toolType || info?.kind;
       const frontend = isFrontendType(kind);
       if (frontend && b.status === 'running' && !b.hasResult) label = b.submitted ? 'submitted' : 'waiting for you';
+      if (b.confirm && b.status === 'running' && !b.hasResult) label = b.submitted ? 'answered' : 'needs your OK';
       status.textContent = label;
 
       // Arguments: raw while they stream, pretty once complete.
@@ -409,6 +464,8 @@ function makeTool(block, ctx, run) {
           frontState.textContent = b.interrupted === 'stopped' ? 'Stopped' : 'Not answered';
         }
       }
+
+      if (b.confirm) updateConfirm(b);
 
       // The result, once: validation summary for dashboard tools, raw JSON collapsed.
       if (b.hasResult && !resultShown) {

@@ -36,7 +36,8 @@ use super::{Args, BackendTool, ToolContext, ToolError};
 pub use sandbox::ShellLimits;
 use sandbox::{Mounts, Sandbox};
 
-const NAME: &str = "bash";
+/// The tool's name in agent files and tool calls.
+pub const NAME: &str = "bash";
 
 /// How long the pipes may keep draining after the group was killed.
 const KILL_GRACE: Duration = Duration::from_secs(2);
