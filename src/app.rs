@@ -18,7 +18,7 @@ use crate::live::{Live, LiveConfig};
 use crate::llm::config::LlmConfig;
 use crate::sandbox::{Limits, Sandbox, SandboxConfig};
 use crate::sdk::{Sdk, SdkConfig};
-use crate::store::Store;
+use crate::store::{Store, StoreOptions, StoreQuotas};
 use crate::tools::Tools;
 
 /// Example dashboards compiled into the binary.
@@ -30,6 +30,9 @@ pub static TEMPLATES: include_dir::Dir<'static> =
 pub struct AppConfig {
     /// Where the store lives (`BOARDSMITH_DATA`, default `./data`).
     pub data_dir: PathBuf,
+    /// What the store may hold (`BOARDSMITH_MAX_STATE_BYTES`, `BOARDSMITH_VERSIONS_KEPT`,
+    /// `BOARDSMITH_MAX_STORE_BYTES`).
+    pub store_quotas: StoreQuotas,
     /// Data sources.
     pub sdk: SdkConfig,
     /// The worker program (this binary) and pool size.
@@ -81,6 +84,7 @@ impl AppConfig {
         let live = LiveConfig::from_env(sandbox.workers);
         Self {
             data_dir: Self::data_dir_from_env(),
+            store_quotas: StoreQuotas::from_env(),
             sdk: SdkConfig::from_env(),
             sandbox,
             live,
@@ -160,7 +164,9 @@ impl App {
         let sdk = Arc::new(Sdk::new(config.sdk.clone()).context("loading data-source specs")?);
         std::fs::create_dir_all(&config.data_dir)
             .with_context(|| format!("creating {}", config.data_dir.display()))?;
-        let store = Arc::new(Store::open(&config.data_dir).context("opening the store")?);
+        let options = StoreOptions { quotas: config.store_quotas, ..StoreOptions::default() };
+        let store =
+            Arc::new(Store::open_with(&config.data_dir, options).context("opening the store")?);
         let access = match config.access.clone() {
             Some(a) => a,
             None => AccessConfig::from_env().context("loading the access settings")?,

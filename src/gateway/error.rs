@@ -59,6 +59,22 @@ pub enum ApiError {
     /// The resource is gone (deleted dashboard).
     #[error("{0}")]
     Gone(String),
+    /// A body or stored object over its size limit (413).
+    #[error("{msg}")]
+    TooLarge {
+        /// What is too large, and the limit.
+        msg: String,
+        /// `{bytes, limit}`.
+        data: Value,
+    },
+    /// The store's quota is used up (507).
+    #[error("{msg}")]
+    InsufficientStorage {
+        /// How full, and what to do.
+        msg: String,
+        /// `{used, needed, limit}`.
+        data: Value,
+    },
     /// Too many requests in progress for this server or client; retry later.
     #[error("{0}")]
     TooMany(String),
@@ -88,6 +104,15 @@ impl From<StoreError> for ApiError {
                 data: json!({ "expected": expected, "actual": actual }),
             },
             StoreError::Deleted(_) => Self::Gone(e.to_string()),
+            StoreError::NotDeleted(_) => Self::Conflict { msg: e.to_string(), data: Value::Null },
+            StoreError::TooLarge { bytes, limit } => Self::TooLarge {
+                msg: e.to_string(),
+                data: json!({ "bytes": bytes, "limit": limit }),
+            },
+            StoreError::Full { used, needed, limit } => Self::InsufficientStorage {
+                msg: e.to_string(),
+                data: json!({ "used": used, "needed": needed, "limit": limit }),
+            },
             StoreError::Closed | StoreError::Storage(_) => Self::Internal(e.to_string()),
         }
     }
@@ -158,6 +183,10 @@ impl IntoResponse for ApiError {
             Self::NotFound(msg) => (StatusCode::NOT_FOUND, msg, Value::Null),
             Self::Conflict { msg, data } => (StatusCode::CONFLICT, msg, data),
             Self::Gone(msg) => (StatusCode::GONE, msg, Value::Null),
+            Self::TooLarge { msg, data } => (StatusCode::PAYLOAD_TOO_LARGE, msg, data),
+            Self::InsufficientStorage { msg, data } => {
+                (StatusCode::INSUFFICIENT_STORAGE, msg, data)
+            }
             Self::TooMany(msg) => (StatusCode::TOO_MANY_REQUESTS, msg, Value::Null),
             Self::Unavailable(msg) => (StatusCode::SERVICE_UNAVAILABLE, msg, Value::Null),
             Self::Internal(detail) => {

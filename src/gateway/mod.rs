@@ -202,10 +202,26 @@ async fn save_dashboard(State(app): Api, Path(id): Path<String>, body: Bytes) ->
     Ok(ok(rec))
 }
 
-async fn delete_dashboard(State(app): Api, Path(id): Path<String>) -> ApiResult {
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeleteQuery {
+    #[serde(default)]
+    purge: bool,
+}
+
+/// Soft-deletes (restorable); `?purge=true` also removes the dashboard and its history for
+/// good, freeing its share of the store's quota.
+async fn delete_dashboard(
+    State(app): Api,
+    Path(id): Path<String>,
+    Query(q): Query<DeleteQuery>,
+) -> ApiResult {
     app.store.delete(&id).await?;
     app.live.deleted(&id);
-    Ok(ok(json!({ "id": id, "deleted": true })))
+    if q.purge {
+        app.store.purge(&id).await?;
+    }
+    Ok(ok(json!({ "id": id, "deleted": true, "purged": q.purge })))
 }
 
 async fn restore_dashboard(State(app): Api, Path(id): Path<String>) -> ApiResult {

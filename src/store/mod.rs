@@ -15,6 +15,10 @@
 //!   `get`, `get_version`, `versions` still work (check `deleted`).
 //! - `revert` appends a new version (note `revert to N`) with that version's state.
 //! - `list` is ordered by `updated_at` (time of the current version), newest first, then by id.
+//! - Quotas ([`StoreQuotas`]): a state over `max_state_bytes` is [`StoreError::TooLarge`]
+//!   before it reaches the writer; a write past `max_store_bytes` is [`StoreError::Full`]; a
+//!   write that makes a dashboard hold more than `versions_kept` versions drops its oldest (so
+//!   `versions` may start above 1). `purge` removes a deleted dashboard for good.
 
 mod bench;
 mod keys;
@@ -66,6 +70,34 @@ pub enum StoreError {
     /// The dashboard is deleted (restore it first).
     #[error("dashboard `{0}` is deleted")]
     Deleted(String),
+    /// A state larger than [`StoreQuotas::max_state_bytes`].
+    #[error(
+        "the dashboard state is {bytes} bytes of JSON; the limit is {limit} (BOARDSMITH_MAX_STATE_BYTES). \
+         Panels hold code, not data: fetch data in the panel code instead of embedding it"
+    )]
+    TooLarge {
+        /// Size of the refused state.
+        bytes: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// The write would take the store past [`StoreQuotas::max_store_bytes`].
+    #[error(
+        "the store is full: {used} of {limit} bytes used and this write needs {needed} more. \
+         Delete dashboards for good (DELETE /api/dashboards/{{id}}?purge=true after deleting them) \
+         or raise BOARDSMITH_MAX_STORE_BYTES"
+    )]
+    Full {
+        /// Bytes in use.
+        used: u64,
+        /// Bytes the write would add.
+        needed: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// A purge of a dashboard that is not deleted (delete it first).
+    #[error("dashboard `{0}` is not deleted; delete it before purging it")]
+    NotDeleted(String),
     /// The store is shutting down.
     #[error("the store is closed")]
     Closed,
@@ -126,7 +158,46 @@ pub struct DashboardListItem {
     pub deleted: bool,
 }
 
-/// Group-commit tuning (see [`Store::open_with`]).
+/// What the store may hold. Sizes count the stored bytes of versions (state JSON plus a small
+/// header) and sessions; the store file itself is larger (pages, free space redb reuses).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreQuotas {
+    /// Largest state JSON one version may hold (`BOARDSMITH_MAX_STATE_BYTES`, 1 MiB).
+    pub max_state_bytes: u64,
+    /// Versions kept per dashboard; a write past it drops the oldest
+    /// (`BOARDSMITH_VERSIONS_KEPT`, 500).
+    pub versions_kept: u64,
+    /// Total stored bytes (`BOARDSMITH_MAX_STORE_BYTES`, 2 GiB).
+    pub max_store_bytes: u64,
+}
+
+impl Default for StoreQuotas {
+    fn default() -> Self {
+        Self { max_state_bytes: 1 << 20, versions_kept: 500, max_store_bytes: 2 << 30 }
+    }
+}
+
+impl StoreQuotas {
+    /// The defaults, overridden by `BOARDSMITH_MAX_STATE_BYTES`, `BOARDSMITH_VERSIONS_KEPT` and
+    /// `BOARDSMITH_MAX_STORE_BYTES` (positive integers; anything else keeps the default).
+    pub fn from_env() -> Self {
+        let var = |name: &str, default: u64| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .filter(|&v| v > 0)
+                .unwrap_or(default)
+        };
+        let d = Self::default();
+        Self {
+            max_state_bytes: var("BOARDSMITH_MAX_STATE_BYTES", d.max_state_bytes),
+            versions_kept: var("BOARDSMITH_VERSIONS_KEPT", d.versions_kept),
+            max_store_bytes: var("BOARDSMITH_MAX_STORE_BYTES", d.max_store_bytes),
+        }
+    }
+}
+
+/// Group-commit tuning and quotas (see [`Store::open_with`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StoreOptions {
     /// Most write operations in one commit.
@@ -135,6 +206,8 @@ pub struct StoreOptions {
     pub batch_window: Duration,
     /// Commit early when no new write arrived for this long (all ready writers are in).
     pub batch_idle: Duration,
+    /// What the store may hold.
+    pub quotas: StoreQuotas,
 }
 
 impl Default for StoreOptions {
@@ -143,6 +216,7 @@ impl Default for StoreOptions {
             max_batch: 256,
             batch_window: Duration::from_millis(2),
             batch_idle: Duration::from_micros(100),
+            quotas: StoreQuotas::default(),
         }
     }
 }
@@ -159,6 +233,8 @@ pub struct StoreStats {
     pub largest_batch: u64,
     /// Batches that failed in the engine (every op in them got `Storage`).
     pub failed_batches: u64,
+    /// Bytes stored in versions and sessions (what `max_store_bytes` limits).
+    pub stored_bytes: u64,
 }
 
 #[derive(Debug, Default)]
@@ -167,6 +243,7 @@ struct Counters {
     ops: AtomicU64,
     largest_batch: AtomicU64,
     failed_batches: AtomicU64,
+    stored_bytes: AtomicU64,
 }
 
 /// The store handle (cheap to share behind an `Arc`).
@@ -177,6 +254,7 @@ pub struct Store {
     thread: Mutex<Option<JoinHandle<()>>>,
     closed: AtomicBool,
     counters: Arc<Counters>,
+    quotas: StoreQuotas,
 }
 
 impl std::fmt::Debug for Store {
@@ -199,8 +277,17 @@ pub const FILE_NAME: &str = "boardsmith.redb";
 const FORMAT_KEY: &str = "format";
 const FORMAT_VERSION: &[u8] = b"1";
 
-fn state_json(state: &DashboardState) -> Result<(Vec<u8>, String, u32), StoreError> {
+fn state_json(
+    state: &DashboardState,
+    quotas: &StoreQuotas,
+) -> Result<(Vec<u8>, String, u32), StoreError> {
     let json = serde_json::to_vec(state).map_err(|e| storage("serialize dashboard state", e))?;
+    if json.len() as u64 > quotas.max_state_bytes {
+        return Err(StoreError::TooLarge {
+            bytes: json.len() as u64,
+            limit: quotas.max_state_bytes,
+        });
+    }
     let panels = u32::try_from(state.panels.len()).unwrap_or(u32::MAX);
     Ok((json, state.title.clone(), panels))
 }
@@ -220,6 +307,32 @@ fn record(meta: Meta, state: DashboardState) -> DashboardRecord {
         updated_at: meta.updated_at,
         deleted: meta.deleted,
     }
+}
+
+/// The stored-bytes count of `meta`; counted from the tables (and saved) the first time a
+/// store written before the quotas is opened.
+fn stored_bytes(txn: &redb::WriteTransaction) -> Result<u64, StoreError> {
+    let mut meta = txn.open_table(META).map_err(|e| storage("open meta", e))?;
+    let saved = meta
+        .get(writer::STORED_BYTES_KEY)
+        .map_err(|e| storage("read the stored-bytes count", e))?
+        .and_then(|g| <[u8; 8]>::try_from(g.value()).ok())
+        .map(u64::from_be_bytes);
+    if let Some(used) = saved {
+        return Ok(used);
+    }
+    let mut used = 0u64;
+    let versions = txn.open_table(VERSIONS).map_err(|e| storage("open versions", e))?;
+    for item in versions.iter().map_err(|e| storage("count versions", e))? {
+        used += item.map_err(|e| storage("count versions", e))?.1.value().len() as u64;
+    }
+    let sessions = txn.open_table(SESSIONS).map_err(|e| storage("open sessions", e))?;
+    for item in sessions.iter().map_err(|e| storage("count sessions", e))? {
+        used += item.map_err(|e| storage("count sessions", e))?.1.value().len() as u64;
+    }
+    meta.insert(writer::STORED_BYTES_KEY, used.to_be_bytes().as_slice())
+        .map_err(|e| storage("write the stored-bytes count", e))?;
+    Ok(used)
 }
 
 /// A new dashboard id: `db_` + a time-ordered UUID (v7).
@@ -266,10 +379,12 @@ impl Store {
                 }
             }
         }
+        let used = stored_bytes(&txn)?;
         txn.commit().map_err(|e| storage("commit table creation", e))?;
 
         let db = Arc::new(db);
         let counters = Arc::new(Counters::default());
+        counters.stored_bytes.store(used, Ordering::Relaxed);
         let (tx, rx) = mpsc::channel();
         let cfg = Batching {
             max_batch: options.max_batch,
@@ -281,7 +396,8 @@ impl Store {
             .spawn({
                 let db = Arc::clone(&db);
                 let counters = Arc::clone(&counters);
-                move || writer::run(db, rx, cfg, counters)
+                let usage = writer::Usage { used, quotas: options.quotas };
+                move || writer::run(db, rx, cfg, counters, usage)
             })
             .map_err(|e| storage("spawn writer thread", e))?;
         Ok(Self {
@@ -291,6 +407,7 @@ impl Store {
             thread: Mutex::new(Some(thread)),
             closed: AtomicBool::new(false),
             counters,
+            quotas: options.quotas,
         })
     }
 
@@ -302,6 +419,7 @@ impl Store {
             ops: c.ops.load(Ordering::Relaxed),
             largest_batch: c.largest_batch.load(Ordering::Relaxed),
             failed_batches: c.failed_batches.load(Ordering::Relaxed),
+            stored_bytes: c.stored_bytes.load(Ordering::Relaxed),
         }
     }
 
@@ -357,7 +475,7 @@ impl Store {
         state: DashboardState,
         note: &str,
     ) -> Result<DashboardRecord, StoreError> {
-        let (json, title, panels) = state_json(&state)?;
+        let (json, title, panels) = state_json(&state, &self.quotas)?;
         let id = id.map_or_else(new_dashboard_id, str::to_owned);
         let op = Op::Create { id, title, panels, state: json, note: note.to_owned() };
         match self.write(op).await? {
@@ -374,7 +492,7 @@ impl Store {
         state: DashboardState,
         note: &str,
     ) -> Result<DashboardRecord, StoreError> {
-        let (json, title, panels) = state_json(&state)?;
+        let (json, title, panels) = state_json(&state, &self.quotas)?;
         let op = Op::Save {
             id: id.to_owned(),
             base: base_version,
@@ -490,6 +608,12 @@ impl Store {
     ) -> Result<DashboardRecord, StoreError> {
         self.write_record(Op::Duplicate { src: id.to_owned(), new_id: new_dashboard_id(), title })
             .await
+    }
+
+    /// Removes a deleted dashboard and its whole history for good (frees its bytes).
+    /// [`StoreError::NotDeleted`] for a dashboard that is not deleted.
+    pub async fn purge(&self, id: &str) -> Result<(), StoreError> {
+        self.write(Op::Purge { id: id.to_owned() }).await.map(|_| ())
     }
 
     /// Stores a session's state (active dashboard, dashboards it created).

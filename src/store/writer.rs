@@ -7,6 +7,12 @@
 //! `Durability::Immediate`, and only then answers them all. An op's logical failure leaves no
 //! writes behind (every check runs before its first insert); an engine failure aborts the whole
 //! batch and every request in it gets `StoreError::Storage`.
+//!
+//! The writer also owns the quotas' bookkeeping ([`Usage`]): the bytes stored in versions and
+//! sessions, kept in memory, checked by each op before it writes (a write that would pass
+//! `max_store_bytes` is `Full`; one that frees at least what it adds always passes) and saved
+//! in `meta` with the batch. A version past `versions_kept` is dropped by the write that
+//! makes it one too many.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -17,10 +23,10 @@ use redb::{Database, Durability, ReadableTable, Table};
 use tokio::sync::oneshot;
 
 use super::keys::{
-    self, DASHBOARDS, Head, SESSIONS, VERSIONS, VersionHeader, decode_head, decode_version,
+    self, DASHBOARDS, Head, META, SESSIONS, VERSIONS, VersionHeader, decode_head, decode_version,
     encode_head, encode_version, version_key,
 };
-use super::{Counters, StoreError};
+use super::{Counters, StoreError, StoreQuotas};
 use crate::dashboard::DashboardState;
 
 /// A write operation.
@@ -31,7 +37,37 @@ pub(super) enum Op {
     Delete { id: String },
     Restore { id: String },
     Duplicate { src: String, new_id: String, title: Option<String> },
+    Purge { id: String },
     PutSession { id: String, json: Vec<u8> },
+}
+
+/// The `meta` key of the stored-bytes count.
+pub(super) const STORED_BYTES_KEY: &str = "stored_bytes";
+
+/// Bytes stored in versions and sessions, and the quotas they are held to.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Usage {
+    pub used: u64,
+    pub quotas: StoreQuotas,
+}
+
+impl Usage {
+    /// Refuses an op that adds `needed` bytes and frees `freed` when it would pass the limit.
+    fn check(&self, needed: u64, freed: u64) -> Result<(), Fail> {
+        let limit = self.quotas.max_store_bytes;
+        if needed > freed && self.used.saturating_sub(freed).saturating_add(needed) > limit {
+            return Err(Fail::Op(StoreError::Full {
+                used: self.used,
+                needed: needed - freed,
+                limit,
+            }));
+        }
+        Ok(())
+    }
+
+    fn record(&mut self, needed: u64, freed: u64) {
+        self.used = self.used.saturating_sub(freed).saturating_add(needed);
+    }
 }
 
 /// What a successful op produced.
@@ -73,6 +109,7 @@ pub(super) fn run(
     rx: Receiver<Request>,
     cfg: Batching,
     counters: Arc<Counters>,
+    mut usage: Usage,
 ) {
     let max = cfg.max_batch.max(1);
     while let Ok(first) = rx.recv() {
@@ -95,18 +132,21 @@ pub(super) fn run(
                 Err(_) => break,
             }
         }
-        run_batch(&db, batch, &counters);
+        run_batch(&db, batch, &counters, &mut usage);
     }
 }
 
-fn run_batch(db: &Database, batch: Vec<Request>, counters: &Counters) {
+fn run_batch(db: &Database, batch: Vec<Request>, counters: &Counters, usage: &mut Usage) {
     let n = batch.len();
     let (ops, replies): (Vec<Op>, Vec<_>) = batch.into_iter().map(|r| (r.op, r.reply)).unzip();
-    let outcome = apply_and_commit(db, &ops, counters);
+    let outcome = apply_and_commit(db, &ops, counters, *usage);
     counters.ops.fetch_add(n as u64, Ordering::Relaxed);
     counters.largest_batch.fetch_max(n as u64, Ordering::Relaxed);
     match outcome {
-        Ok(results) => {
+        Ok((results, after)) => {
+            // Only a committed batch moves the count (an aborted one wrote nothing).
+            *usage = after;
+            counters.stored_bytes.store(after.used, Ordering::Relaxed);
             for (reply, res) in replies.into_iter().zip(results) {
                 // The caller may have gone away (cancelled future); its write is still durable.
                 let _ = reply.send(res);
@@ -126,6 +166,7 @@ struct Tables<'t> {
     heads: Table<'t, &'static str, &'static [u8]>,
     versions: Table<'t, &'static [u8], &'static [u8]>,
     sessions: Table<'t, &'static str, &'static [u8]>,
+    usage: Usage,
 }
 
 type OpResult = Result<Reply, StoreError>;
@@ -156,16 +197,19 @@ fn apply_and_commit(
     db: &Database,
     ops: &[Op],
     counters: &Counters,
-) -> Result<Vec<OpResult>, String> {
+    usage: Usage,
+) -> Result<(Vec<OpResult>, Usage), String> {
     let mut txn = db.begin_write().map_err(|e| format!("begin write transaction: {e}"))?;
     txn.set_durability(Durability::Immediate).map_err(|e| format!("set durability: {e}"))?;
     let mut results = Vec::with_capacity(ops.len());
     let mut wrote = false;
+    let after;
     {
         let mut t = Tables {
             heads: txn.open_table(DASHBOARDS).map_err(|e| format!("open dashboards: {e}"))?,
             versions: txn.open_table(VERSIONS).map_err(|e| format!("open versions: {e}"))?,
             sessions: txn.open_table(SESSIONS).map_err(|e| format!("open sessions: {e}"))?,
+            usage,
         };
         let now = super::now_ms();
         for op in ops {
@@ -178,6 +222,12 @@ fn apply_and_commit(
                 Err(Fail::Engine(msg)) => return Err(msg),
             }
         }
+        after = t.usage;
+        if after.used != usage.used {
+            let mut meta = txn.open_table(META).map_err(|e| format!("open meta: {e}"))?;
+            meta.insert(STORED_BYTES_KEY, after.used.to_be_bytes().as_slice())
+                .map_err(|e| format!("write the stored-bytes count: {e}"))?;
+        }
     }
     if wrote {
         txn.commit().map_err(|e| format!("commit: {e}"))?;
@@ -186,7 +236,7 @@ fn apply_and_commit(
         // Nothing to make durable (every op was a conflict / not found): skip the fsync.
         txn.abort().map_err(|e| format!("abort: {e}"))?;
     }
-    Ok(results)
+    Ok((results, after))
 }
 
 fn get_head(t: &Tables<'_>, id: &str) -> Result<Option<Head>, Fail> {
@@ -223,6 +273,8 @@ fn get_version_bytes(t: &Tables<'_>, id: &str, version: u64) -> Result<Option<Ve
         .map(|g| g.value().to_vec()))
 }
 
+/// Writes `head`'s version and the head, dropping the versions that fall out of
+/// `versions_kept`; refused with `Full` (nothing written) past the store's limit.
 fn put(
     t: &mut Tables<'_>,
     id: &str,
@@ -230,10 +282,40 @@ fn put(
     vh: &VersionHeader<'_>,
     state: &[u8],
 ) -> Result<(), Fail> {
+    let value = encode_version(vh, state);
+    let kept = t.usage.quotas.versions_kept.max(1);
+    let dropped = match head.version.checked_sub(kept) {
+        Some(last) if last > 0 => version_range(t, id, last)?,
+        _ => Vec::new(),
+    };
+    let freed = dropped.iter().map(|(_, len)| len).sum();
+    let needed = value.len() as u64;
+    t.usage.check(needed, freed)?;
+    for (key, _) in &dropped {
+        t.versions
+            .remove(key.as_slice())
+            .map_err(|e| engine(format!("drop a version of `{id}`"), e))?;
+    }
     t.versions
-        .insert(version_key(id, head.version).as_slice(), encode_version(vh, state).as_slice())
+        .insert(version_key(id, head.version).as_slice(), value.as_slice())
         .map_err(|e| engine(format!("write `{id}` version {}", head.version), e))?;
+    t.usage.record(needed, freed);
     put_head(t, id, head)
+}
+
+/// Keys and value sizes of `id`'s versions up to `last`, oldest first.
+fn version_range(t: &Tables<'_>, id: &str, last: u64) -> Result<Vec<(Vec<u8>, u64)>, Fail> {
+    let (lo, hi) = (version_key(id, 0), version_key(id, last));
+    let range = t
+        .versions
+        .range(lo.as_slice()..=hi.as_slice())
+        .map_err(|e| engine(format!("scan versions of `{id}`"), e))?;
+    let mut out = Vec::new();
+    for item in range {
+        let (k, v) = item.map_err(|e| engine(format!("scan versions of `{id}`"), e))?;
+        out.push((k.value().to_vec(), v.value().len() as u64));
+    }
+    Ok(out)
 }
 
 fn put_head(t: &mut Tables<'_>, id: &str, head: &Head) -> Result<(), Fail> {
@@ -350,10 +432,33 @@ fn apply(t: &mut Tables<'_>, op: &Op, now: i64) -> Result<Reply, Fail> {
                 Reply::Unit => Ok(Reply::Unit),
             }
         }
+        Op::Purge { id } => {
+            let head = existing(t, id)?;
+            if !head.deleted {
+                return Err(Fail::Op(StoreError::NotDeleted(id.clone())));
+            }
+            let all = version_range(t, id, u64::MAX)?;
+            for (key, _) in &all {
+                t.versions
+                    .remove(key.as_slice())
+                    .map_err(|e| engine(format!("purge `{id}`"), e))?;
+            }
+            t.heads.remove(id.as_str()).map_err(|e| engine(format!("purge `{id}`"), e))?;
+            t.usage.record(0, all.iter().map(|(_, len)| len).sum());
+            Ok(Reply::Unit)
+        }
         Op::PutSession { id, json } => {
+            let old = t
+                .sessions
+                .get(id.as_str())
+                .map_err(|e| engine(format!("read session `{id}`"), e))?
+                .map_or(0, |g| g.value().len() as u64);
+            let needed = json.len() as u64;
+            t.usage.check(needed, old)?;
             t.sessions
                 .insert(id.as_str(), json.as_slice())
                 .map_err(|e| engine(format!("write session `{id}`"), e))?;
+            t.usage.record(needed, old);
             Ok(Reply::Unit)
         }
     }

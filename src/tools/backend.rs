@@ -91,6 +91,10 @@ fn tool_error(tool: &str, e: DashboardToolError) -> ToolError {
                 ),
             )
         }
+        // The model can shrink its state (fetch data in panel code instead of embedding it).
+        DashboardToolError::Store(e @ StoreError::TooLarge { .. }) => {
+            ToolError::invalid(tool, e.to_string())
+        }
         other => ToolError::failed(tool, other),
     }
 }

@@ -28,6 +28,7 @@ mod sdk_backings;
 mod server;
 mod ssrf;
 mod store;
+mod store_quotas;
 mod templates;
 mod web;
 mod ws_limits;
