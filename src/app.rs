@@ -14,6 +14,7 @@ use crate::agent::service::{AgentService, ServiceConfig};
 use crate::agent::tools::submit::FrontendSubmits;
 use crate::agent::tools::{BackendTools, ToolsConfig};
 use crate::dashboard::validate::parse_state;
+use crate::dashboards::Dashboards;
 use crate::live::{Live, LiveConfig};
 use crate::llm::config::LlmConfig;
 use crate::sandbox::{Limits, Sandbox, SandboxConfig};
@@ -112,9 +113,9 @@ pub struct App {
     pub sdk: Arc<Sdk>,
     /// Worker pool.
     pub sandbox: Sandbox,
-    /// Durable store.
-    pub store: Arc<Store>,
-    /// Panel runs and subscribers.
+    /// Stored and live dashboards: every dashboard read and write goes through here.
+    pub dashboards: Arc<Dashboards>,
+    /// Panel runs and subscribers (the same layer `dashboards` publishes through).
     pub live: Arc<Live>,
     /// The agent's tools.
     pub tools: Arc<Tools>,
@@ -187,7 +188,8 @@ impl App {
             .await
             .map_err(|e| anyhow::anyhow!("starting the sandbox: {e}"))?;
         let live = Arc::new(Live::new(sandbox.clone(), config.live.clone()));
-        let tools = Arc::new(Tools::new(sandbox.clone(), store.clone(), live.clone()));
+        let dashboards = Arc::new(Dashboards::new(store.clone(), live.clone()));
+        let tools = Arc::new(Tools::new(sandbox.clone(), store.clone(), dashboards.clone()));
         // The built-ins plus the dashboard tools; a chat is the dashboard tools' session.
         // The shell never sees the data dir (store, chats, token) or a config file in the
         // workspace, and cannot edit the catalog (an agent file it wrote could grant it more).
@@ -219,11 +221,12 @@ impl App {
         );
         let shutdown = CancellationToken::new();
         tokio::spawn(live.clone().run_scheduler(config.live.tick, shutdown.clone()));
-        if config.load_templates && store.is_empty().await? {
+        if config.load_templates && dashboards.list(true).await?.is_empty() {
             for (name, value) in templates() {
                 match parse_state(&value) {
                     Ok(state) => {
-                        store.create(None, state, &format!("template {name}")).await?;
+                        let note = format!("template {name}");
+                        dashboards.create(None, state, &note, Vec::new()).await?;
                     }
                     Err(e) => {
                         tracing::warn!(template = %name, error = %e, "skipping invalid template")
@@ -234,7 +237,7 @@ impl App {
         Ok(Arc::new(Self {
             sdk,
             sandbox,
-            store,
+            dashboards,
             live,
             tools,
             catalog,
@@ -249,24 +252,6 @@ impl App {
         }))
     }
 
-    /// The current version of a live (not deleted) dashboard, made known to the live layer so
-    /// results produced from it are kept and pushed.
-    pub async fn current(
-        &self,
-        id: &str,
-    ) -> Result<
-        (crate::store::DashboardRecord, Arc<crate::dashboard::DashboardState>),
-        crate::store::StoreError,
-    > {
-        let rec = self.store.get(id).await?;
-        if rec.deleted {
-            return Err(crate::store::StoreError::Deleted(id.to_owned()));
-        }
-        let state = Arc::new(rec.state.clone());
-        self.live.record_version(id, rec.version, state.clone());
-        Ok((rec, state))
-    }
-
     /// A token cancelled when the app stops.
     pub fn shutdown_token(&self) -> CancellationToken {
         self.shutdown.clone()
@@ -276,6 +261,6 @@ impl App {
     pub async fn stop(&self) {
         self.shutdown.cancel();
         self.sandbox.shutdown().await;
-        self.store.shutdown().await;
+        self.dashboards.shutdown().await;
     }
 }

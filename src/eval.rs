@@ -294,7 +294,7 @@ async fn score(
         }
     }
     if let Some(id) = session.active.as_deref().filter(|_| !expect.deleted && !expect.asks) {
-        match app.store.get(id).await {
+        match app.dashboards.get(id).await {
             Ok(rec) => {
                 report.panels_total = rec.state.panels.len();
                 report.panels_ok = rec

@@ -11,6 +11,7 @@ pub mod cli;
 pub mod config_file;
 pub mod connections;
 pub mod dashboard;
+pub mod dashboards;
 pub mod eval;
 pub mod gateway;
 pub mod live;

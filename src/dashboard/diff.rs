@@ -231,6 +231,34 @@ fn variables_detail(old: &[Variable], new: &[Variable]) -> String {
     parts.join("; ")
 }
 
+/// Everything a write needs to know about one edit, computed once: the change entries (with
+/// code diffs, for the agent), the RFC 6902 patch (for subscribers) and the panels to run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diff {
+    /// [`changes`] from old to new.
+    pub changes: Vec<ChangeEntry>,
+    /// [`patch`] from old to new.
+    pub patch: json_patch::Patch,
+    /// [`changed_panels`]: added or modified, in new order.
+    pub changed: Vec<String>,
+}
+
+impl Diff {
+    /// The difference from `old` to `new`.
+    pub fn between(old: &DashboardState, new: &DashboardState) -> Self {
+        Self {
+            changes: changes(old, new),
+            patch: patch(old, new),
+            changed: changed_panels(old, new),
+        }
+    }
+
+    /// Nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.changes.is_empty()
+    }
+}
+
 /// RFC 6902 patch turning `old` into `new`.
 pub fn patch(old: &DashboardState, new: &DashboardState) -> json_patch::Patch {
     let a = serde_json::to_value(old).unwrap_or(Value::Null);

@@ -101,7 +101,7 @@ struct ListQuery {
 }
 
 async fn list_dashboards(State(app): Api, Query(q): Query<ListQuery>) -> ApiResult {
-    Ok(ok(app.store.list(q.include_deleted).await?))
+    Ok(ok(app.dashboards.list(q.include_deleted).await?))
 }
 
 #[derive(Deserialize)]
@@ -125,7 +125,7 @@ async fn create_dashboard(State(app): Api, body: Bytes) -> ApiResult {
                 msg: format!("invalid DashboardState: {e}"),
                 data: json!({ "issues": e.0 }),
             })?;
-            app.store.create(None, state, "created").await?
+            app.dashboards.create(None, state, "created", Vec::new()).await?
         }
         (None, Some(name), None) => {
             let Some((_, value)) = crate::app::templates().into_iter().find(|(n, _)| *n == name)
@@ -141,9 +141,9 @@ async fn create_dashboard(State(app): Api, body: Bytes) -> ApiResult {
             if let Some(t) = body.title {
                 state.title = t;
             }
-            app.store.create(None, state, &format!("template {name}")).await?
+            app.dashboards.create(None, state, &format!("template {name}"), Vec::new()).await?
         }
-        (None, None, Some(id)) => app.store.duplicate(&id, body.title).await?,
+        (None, None, Some(id)) => app.dashboards.duplicate(&id, body.title).await?,
         _ => return Err(ApiError::bad("give exactly one of `state`, `template` or `duplicateOf`")),
     };
     Ok(created(record))
@@ -161,7 +161,7 @@ async fn get_dashboard(
     Path(id): Path<String>,
     Query(q): Query<DetailQuery>,
 ) -> ApiResult {
-    let rec = app.store.get(&id).await?;
+    let rec = app.dashboards.get(&id).await?;
     match q.detail.as_deref() {
         None | Some("full") => Ok(ok(rec)),
         Some("summary") => Ok(ok(json!({
@@ -189,17 +189,7 @@ async fn save_dashboard(State(app): Api, Path(id): Path<String>, body: Bytes) ->
         msg: format!("invalid DashboardState: {e}"),
         data: json!({ "issues": e.0 }),
     })?;
-    let before = app.store.get_version(&id, body.base_version).await?;
-    let rec = app.store.save(&id, body.base_version, state, "edited").await?;
-    app.live
-        .publish_saved(
-            &id,
-            (before.version, &before.state),
-            rec.version,
-            Arc::new(rec.state.clone()),
-        )
-        .await;
-    Ok(ok(rec))
+    Ok(ok(app.dashboards.edit(&id, body.base_version, state).await?.record))
 }
 
 #[derive(Deserialize)]
@@ -216,27 +206,23 @@ async fn delete_dashboard(
     Path(id): Path<String>,
     Query(q): Query<DeleteQuery>,
 ) -> ApiResult {
-    app.store.delete(&id).await?;
-    app.live.deleted(&id);
-    if q.purge {
-        app.store.purge(&id).await?;
-    }
+    app.dashboards.delete(&id, q.purge).await?;
     Ok(ok(json!({ "id": id, "deleted": true, "purged": q.purge })))
 }
 
 async fn restore_dashboard(State(app): Api, Path(id): Path<String>) -> ApiResult {
-    Ok(ok(app.store.restore(&id).await?))
+    Ok(ok(app.dashboards.restore(&id).await?))
 }
 
 async fn list_versions(State(app): Api, Path(id): Path<String>) -> ApiResult {
-    Ok(ok(app.store.versions(&id).await?))
+    Ok(ok(app.dashboards.versions(&id).await?))
 }
 
 async fn get_version(State(app): Api, Path((id, version)): Path<(String, String)>) -> ApiResult {
     let version: u64 = version.parse().map_err(|_| {
         ApiError::bad(format!("version must be a positive integer, got `{version}`"))
     })?;
-    Ok(ok(app.store.get_version(&id, version).await?))
+    Ok(ok(app.dashboards.get_version(&id, version).await?))
 }
 
 #[derive(Deserialize)]
@@ -247,20 +233,7 @@ struct RevertBody {
 
 async fn revert_dashboard(State(app): Api, Path(id): Path<String>, body: Bytes) -> ApiResult {
     let body: RevertBody = parse_body(&body)?;
-    let before = app.store.get(&id).await?;
-    if before.deleted {
-        return Err(crate::store::StoreError::Deleted(id).into());
-    }
-    let rec = app.store.revert(&id, body.version).await?;
-    app.live
-        .publish_saved(
-            &id,
-            (before.version, &before.state),
-            rec.version,
-            Arc::new(rec.state.clone()),
-        )
-        .await;
-    Ok(ok(rec))
+    Ok(ok(app.dashboards.revert(&id, body.version).await?.record))
 }
 
 #[derive(Deserialize, Default)]
@@ -273,7 +246,7 @@ struct RefreshBody {
 async fn refresh_dashboard(State(app): Api, Path(id): Path<String>, body: Bytes) -> ApiResult {
     let body: RefreshBody =
         if body.is_empty() { RefreshBody::default() } else { parse_body(&body)? };
-    let (rec, state) = app.current(&id).await?;
+    let (rec, state) = app.dashboards.current(&id).await?;
     let panels: Vec<_> = match &body.panel_id {
         Some(pid) => {
             let p = rec.state.panels.iter().find(|p| &p.id == pid).ok_or_else(|| {
@@ -294,7 +267,7 @@ async fn refresh_dashboard(State(app): Api, Path(id): Path<String>, body: Bytes)
 
 /// Latest results of every panel; panels never run are run now.
 async fn dashboard_data(State(app): Api, Path(id): Path<String>) -> ApiResult {
-    let (rec, state) = app.current(&id).await?;
+    let (rec, state) = app.dashboards.current(&id).await?;
     let slots = app.live.slots(&id);
     let missing: Vec<_> = state
         .panels

@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::dashboard::diff::Diff;
 use crate::dashboard::{ChangeEntry, DashboardState, Panel};
 use crate::sandbox::{ExecError, Sandbox};
 
@@ -594,41 +595,57 @@ impl Live {
     /// the RFC 6902 operations), then the panel results already computed for it (`runs`, with
     /// the default values). Changed panels of the other views are queued as runs of one of
     /// their viewers.
+    ///
+    /// Live state only moves forward: a version not newer than the one held is ignored, and
+    /// when the one held is not `base_version` (a version this layer never saw) subscribers
+    /// get a snapshot instead of a patch they could not apply.
     pub fn version_saved(
         &self,
         id: &str,
         base_version: u64,
         version: u64,
-        old: &DashboardState,
+        diff: &Diff,
         new: Arc<DashboardState>,
         runs: Vec<(String, PanelRun)>,
     ) {
-        let changes = crate::dashboard::diff::changes(old, &new);
-        let patch = crate::dashboard::diff::patch(old, &new);
-        let changed = crate::dashboard::diff::changed_panels(old, &new);
         {
             // Adopting and publishing together: no panel result of the new version can reach a
             // subscriber before the patch that introduces it.
             let mut map = self.lock();
             let w = map.entry(id.to_owned()).or_default();
             w.default_view();
+            let held = w.state.is_some().then_some(w.version);
+            if held.is_some_and(|v| v >= version) {
+                tracing::debug!(%id, held = ?held, version, "ignoring a version not newer than the live one");
+                return;
+            }
             adopt(w, version, new.clone());
-            let changes = changes.iter().map(ChangeEntry::without_code_diff).collect();
-            publish_to(
-                w,
-                None,
-                &Event::Patch {
-                    dashboard_id: id.to_owned(),
-                    base_version,
-                    version,
-                    changes,
-                    patch,
-                },
-            );
+            if held.is_none_or(|v| v == base_version) {
+                let changes = diff.changes.iter().map(ChangeEntry::without_code_diff).collect();
+                publish_to(
+                    w,
+                    None,
+                    &Event::Patch {
+                        dashboard_id: id.to_owned(),
+                        base_version,
+                        version,
+                        changes,
+                        patch: diff.patch.clone(),
+                    },
+                );
+            } else {
+                let keys: Vec<Arc<str>> = w.views.keys().cloned().collect();
+                for key in keys {
+                    let Some(item) = w.snapshot(id, &key) else { continue };
+                    for s in w.subscribers.iter().filter(|s| s.view == key) {
+                        s.viewer.outbox.push(item.clone());
+                    }
+                }
+            }
             let dashboard: Arc<str> = id.into();
             for key in w.views.keys().filter(|k| &***k != DEFAULT_VIEW) {
                 let Some(rep) = w.subscribers.iter().find(|s| s.view == *key) else { continue };
-                for panel in &changed {
+                for panel in &diff.changed {
                     rep.viewer.enqueue(&self.counters, &dashboard, panel, false);
                 }
             }
@@ -638,26 +655,23 @@ impl Live {
         }
     }
 
-    /// A version saved outside the tools (REST edit, revert): runs its added and modified panels,
-    /// then publishes the patch followed by their results.
-    pub async fn publish_saved(
+    /// Runs `panels` of `state` with the default values (a new version's added and modified
+    /// panels, before it is published).
+    pub async fn run_panels(
         &self,
         id: &str,
-        before: (u64, &DashboardState),
-        version: u64,
-        state: Arc<DashboardState>,
-    ) {
-        let ids = crate::dashboard::diff::changed_panels(before.1, &state);
-        let vars = self.vars(id, &state);
-        let runs = futures::future::join_all(
+        state: &DashboardState,
+        panels: &[String],
+    ) -> Vec<(String, PanelRun)> {
+        let vars = self.vars(id, state);
+        futures::future::join_all(
             state
                 .panels
                 .iter()
-                .filter(|p| ids.contains(&p.id))
+                .filter(|p| panels.contains(&p.id))
                 .map(|p| async { (p.id.clone(), self.run_panel(id, p, &vars).await) }),
         )
-        .await;
-        self.version_saved(id, before.0, version, before.1, state, runs);
+        .await
     }
 
     /// Stores a run's result as the panel's latest in view `key` and publishes it to that

@@ -328,7 +328,7 @@ impl DashboardContext {
         let session = self.tools.session(Some(chat_id)).await.ok()?;
         let mut text = String::from("Dashboard Context\n");
         let active = match &session.active {
-            Some(id) => self.tools.store.get(id).await.ok().filter(|r| !r.deleted),
+            Some(id) => self.tools.dashboards.get(id).await.ok().filter(|r| !r.deleted),
             None => None,
         };
         match &active {
@@ -394,7 +394,7 @@ pub async fn dashboard_update(tools: &Tools, tool: &str, output: &Value) -> Opti
         return None;
     }
     let id = output.get("dashboard_id")?.as_str().filter(|s| !s.is_empty())?;
-    let rec = tools.store.get(id).await.ok()?;
+    let rec = tools.dashboards.get(id).await.ok()?;
     if output.get("deleted").and_then(Value::as_bool) == Some(true) {
         return Some(EventBody::DashboardUpdate {
             dashboard_id: id.to_owned(),
@@ -414,7 +414,7 @@ pub async fn dashboard_update(tools: &Tools, tool: &str, output: &Value) -> Opti
     }
     let previous = match rec.version {
         1 => DashboardState { panels: Vec::new(), ..rec.state.clone() },
-        v => tools.store.get_version(id, v - 1).await.ok()?.state,
+        v => tools.dashboards.get_version(id, v - 1).await.ok()?.state,
     };
     let changes: Vec<_> =
         changes(&previous, &rec.state).iter().map(|c| c.without_code_diff()).collect();

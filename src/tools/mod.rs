@@ -10,24 +10,20 @@ pub mod backend;
 pub mod cap;
 mod session;
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::dashboard::diff::{changed_panels, changes};
 use crate::dashboard::summary::summary;
 use crate::dashboard::validate::parse_state;
 use crate::dashboard::{ChangeEntry, DashboardState, Issue};
-use crate::live::{Live, PanelRun};
+use crate::dashboards::{Dashboards, Edit, Runs};
+use crate::live::PanelRun;
 use crate::sandbox::{ErrorKind, ExecError, Sandbox};
 use crate::store::{Store, StoreError};
 
 pub use session::{DashboardRef, SessionState};
-
-/// How many times a mutate is re-applied when another writer saved first.
-const CONFLICT_RETRIES: usize = 5;
 
 /// Input of `search`.
 #[derive(Debug, Clone, Deserialize)]
@@ -187,11 +183,8 @@ pub enum ToolError {
 /// The tools over the sandbox, store and live layer.
 pub struct Tools {
     sandbox: Sandbox,
-    store: Arc<Store>,
-    live: Arc<Live>,
+    dashboards: Arc<Dashboards>,
     sessions: session::Sessions,
-    /// Writes to one dashboard go one at a time; other writers are caught by versions.
-    writers: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl std::fmt::Debug for Tools {
@@ -248,14 +241,8 @@ fn validation(runs: &[(String, PanelRun)]) -> ValidationResult {
 
 impl Tools {
     /// Builds the tools.
-    pub fn new(sandbox: Sandbox, store: Arc<Store>, live: Arc<Live>) -> Self {
-        Self {
-            sessions: session::Sessions::new(store.clone()),
-            sandbox,
-            store,
-            live,
-            writers: Mutex::default(),
-        }
+    pub fn new(sandbox: Sandbox, store: Arc<Store>, dashboards: Arc<Dashboards>) -> Self {
+        Self { sessions: session::Sessions::new(store), sandbox, dashboards }
     }
 
     /// Dispatches a call by tool name with JSON input; the output as JSON.
@@ -307,15 +294,6 @@ impl Tools {
         }
     }
 
-    fn writer_lock(&self, id: &str) -> Arc<tokio::sync::Mutex<()>> {
-        self.writers
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .entry(id.to_owned())
-            .or_default()
-            .clone()
-    }
-
     /// Runs builder code (on a copy of `head` for mutate) and validates the result as a
     /// DashboardState. `Ok(None)`: a mutate returned null. `Err` is the model-facing message.
     /// Panel code syntax is checked by the test runs that follow (see [`syntax_issues`]).
@@ -339,13 +317,7 @@ impl Tools {
         state: &DashboardState,
         ids: &[String],
     ) -> Vec<(String, PanelRun)> {
-        let vars = self.live.vars(id, state);
-        let runs = state
-            .panels
-            .iter()
-            .filter(|p| ids.contains(&p.id))
-            .map(|p| async { (p.id.clone(), self.live.run_panel(id, p, &vars).await) });
-        futures::future::join_all(runs).await
+        self.dashboards.live().run_panels(id, state, ids).await
     }
 
     /// `execute`: builds a state, validates it, test-runs every panel, saves (new dashboard, or
@@ -362,7 +334,7 @@ impl Tools {
             error: Some(error),
         };
         let existing = match &input.dashboard_id {
-            Some(id) => Some(self.store.get(id).await?),
+            Some(id) => Some(self.dashboards.get(id).await?),
             None => None,
         };
         let target = input.dashboard_id.clone().unwrap_or_default();
@@ -377,37 +349,29 @@ impl Tools {
         if let Some(e) = syntax_issues(&state, &runs) {
             return Ok(fail(&target, e));
         }
-        let state = Arc::new(state);
-        let record = match existing {
-            None => self.store.create(Some(&id), (*state).clone(), "execute").await?,
-            Some(_) => {
-                let lock = self.writer_lock(&id);
-                let _guard = lock.lock().await;
-                let head = self.store.get(&id).await?;
-                let rec = self.store.save(&id, head.version, (*state).clone(), "execute").await?;
-                self.live.version_saved(
-                    &id,
-                    head.version,
-                    rec.version,
-                    &head.state,
-                    state.clone(),
-                    runs.clone(),
-                );
-                rec
-            }
-        };
-        if record.version == 1 {
-            for (panel, run) in runs.iter().cloned() {
-                self.live.record_run(&id, 1, state.clone(), &panel, run);
-            }
-        }
-        self.sessions.touch(session, &id, &state.title).await?;
-        Ok(ExecuteOutput {
-            dashboard_id: id,
-            state: serde_json::to_value(&*state).unwrap_or(Value::Null),
+        let output = ExecuteOutput {
+            dashboard_id: id.clone(),
+            state: serde_json::to_value(&state).unwrap_or(Value::Null),
             validation: Some(validation(&runs)),
             error: None,
-        })
+        };
+        let title = state.title.clone();
+        match existing {
+            None => {
+                self.dashboards.create(Some(&id), state, "execute", runs).await?;
+            }
+            Some(_) => {
+                let lock = self.dashboards.lock(&id).await;
+                let head = self.dashboards.get(&id).await?;
+                if head.deleted {
+                    return Err(StoreError::Deleted(id).into());
+                }
+                let edit = Edit::new(head, state);
+                self.dashboards.save(&lock, edit, "execute", Runs::Given(runs)).await?;
+            }
+        }
+        self.sessions.touch(session, &id, &title).await?;
+        Ok(output)
     }
 
     async fn resolve(
@@ -440,7 +404,7 @@ impl Tools {
                 });
             }
         };
-        let rec = self.store.get(&id).await?;
+        let rec = self.dashboards.get(&id).await?;
         if rec.deleted {
             return Err(StoreError::Deleted(id).into());
         }
@@ -453,8 +417,8 @@ impl Tools {
     }
 
     /// `mutate`: applies `async (state) => newState` to a copy of the current state, diffs,
-    /// validates, test-runs changed panels, saves, pushes. Another writer saving first makes
-    /// the code run again on the newer state (it is a function of the state).
+    /// validates, test-runs changed panels, saves, pushes — all under the dashboard's writer
+    /// lock, so no other write (REST, revert, another agent) lands in between.
     pub async fn mutate(
         &self,
         input: MutateInput,
@@ -471,55 +435,40 @@ impl Tools {
             Ok(id) => id,
             Err(e) => return Ok(MutateOutput { error: Some(e), ..out("") }),
         };
-        let lock = self.writer_lock(&id);
-        let _guard = lock.lock().await;
-        let mut attempt = 0;
-        loop {
-            let head = self.store.get(&id).await?;
-            if head.deleted {
-                return Err(StoreError::Deleted(id).into());
-            }
-            let new = match self.build(&input.code, Some(&head.state)).await {
-                Ok(Some(s)) => s,
-                Ok(None) => {
-                    self.store.delete(&id).await?;
-                    self.live.deleted(&id);
-                    self.sessions.forget(session, &id).await?;
-                    return Ok(MutateOutput { deleted: true, ..out(&id) });
-                }
-                Err(e) => return Ok(MutateOutput { error: Some(e), ..out(&id) }),
-            };
-            let diff = changes(&head.state, &new);
-            if diff.is_empty() {
-                self.sessions.touch(session, &id, &new.title).await?;
-                return Ok(out(&id));
-            }
-            let changed = changed_panels(&head.state, &new);
-            let runs = self.test_run(&id, &new, &changed).await;
-            if let Some(e) = syntax_issues(&new, &runs) {
-                return Ok(MutateOutput { error: Some(e), ..out(&id) });
-            }
-            let new = Arc::new(new);
-            match self.store.save(&id, head.version, (*new).clone(), "mutate").await {
-                Ok(rec) => {
-                    self.live.version_saved(
-                        &id,
-                        head.version,
-                        rec.version,
-                        &head.state,
-                        new.clone(),
-                        runs.clone(),
-                    );
-                    self.sessions.touch(session, &id, &new.title).await?;
-                    return Ok(MutateOutput {
-                        changes: diff,
-                        validation: Some(validation(&runs)),
-                        ..out(&id)
-                    });
-                }
-                Err(StoreError::Conflict { .. }) if attempt < CONFLICT_RETRIES => attempt += 1,
-                Err(e) => return Err(e.into()),
-            }
+        // Under the writer lock nobody else saves this dashboard: the head read here stays
+        // the base of the save.
+        let lock = self.dashboards.lock(&id).await;
+        let head = self.dashboards.get(&id).await?;
+        if head.deleted {
+            return Err(StoreError::Deleted(id).into());
         }
+        let new = match self.build(&input.code, Some(&head.state)).await {
+            Ok(Some(s)) => s,
+            Ok(None) => {
+                drop(lock);
+                self.dashboards.delete(&id, false).await?;
+                self.sessions.forget(session, &id).await?;
+                return Ok(MutateOutput { deleted: true, ..out(&id) });
+            }
+            Err(e) => return Ok(MutateOutput { error: Some(e), ..out(&id) }),
+        };
+        let edit = Edit::new(head, new);
+        if edit.diff.is_empty() {
+            self.sessions.touch(session, &id, &edit.after.title).await?;
+            return Ok(out(&id));
+        }
+        let runs = self.test_run(&id, &edit.after, &edit.diff.changed).await;
+        if let Some(e) = syntax_issues(&edit.after, &runs) {
+            return Ok(MutateOutput { error: Some(e), ..out(&id) });
+        }
+        let title = edit.after.title.clone();
+        let saved = self.dashboards.save(&lock, edit, "mutate", Runs::Given(runs)).await?;
+        drop(lock);
+        self.sessions.touch(session, &id, &title).await?;
+        Ok(MutateOutput {
+            changes: saved.diff.changes,
+            validation: Some(validation(&saved.runs)),
+            ..out(&id)
+        })
     }
 }

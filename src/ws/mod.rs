@@ -276,13 +276,15 @@ async fn serve(app: Arc<App>, admission: crate::live::Admission, socket: WebSock
 
 async fn handle(app: &Arc<App>, outbox: &Arc<Outbox>, viewer: &mut Viewer, msg: ClientMessage) {
     let result = match msg {
-        ClientMessage::Subscribe { dashboard_id } => match app.store.get(&dashboard_id).await {
-            Ok(rec) if !rec.deleted => viewer
-                .subscribe(&dashboard_id, rec.version, Arc::new(rec.state))
-                .map_err(|e| e.to_string()),
-            Ok(_) => Err(format!("dashboard `{dashboard_id}` is deleted")),
-            Err(e) => Err(e.to_string()),
-        },
+        ClientMessage::Subscribe { dashboard_id } => {
+            match app.dashboards.get(&dashboard_id).await {
+                Ok(rec) if !rec.deleted => viewer
+                    .subscribe(&dashboard_id, rec.version, Arc::new(rec.state))
+                    .map_err(|e| e.to_string()),
+                Ok(_) => Err(format!("dashboard `{dashboard_id}` is deleted")),
+                Err(e) => Err(e.to_string()),
+            }
+        }
         ClientMessage::Unsubscribe { dashboard_id } => {
             viewer.unsubscribe(&dashboard_id);
             Ok(())

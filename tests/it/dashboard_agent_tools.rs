@@ -199,7 +199,7 @@ async fn mutate_returning_null_deletes_and_the_session_forgets_it() {
     let session = f.tools().session(Some("chat")).await.unwrap();
     assert_eq!(session.active.as_deref(), Some(gold.as_str()), "the remaining one is active");
     assert!(session.dashboards.iter().all(|d| d.id != btc), "{session:?}");
-    assert!(f.app.app.store.get(&btc).await.unwrap().deleted);
+    assert!(f.app.app.dashboards.get(&btc).await.unwrap().deleted);
 
     // Acting on the deleted one is a tool error naming the field.
     let err = f.call("chat", "get_state", json!({"dashboard_id": btc})).await.unwrap_err();

@@ -16,6 +16,7 @@ mod conformance;
 mod connections;
 mod dashboard_agent;
 mod dashboard_agent_tools;
+mod dashboard_race;
 mod gateway_api;
 mod gateway_modes;
 mod gateway_query;

@@ -1,0 +1,267 @@
+//! The one handle on dashboards, stored and live (as mini-redis's `Db` is the one handle on its
+//! state). Reads go to the store. Every write — from REST, the WebSocket or the agent tools —
+//! takes the dashboard's writer lock, commits durably, then publishes through `live` while
+//! still holding the lock, here and nowhere else; so versions reach subscribers in order and
+//! each patch applies to the version they hold. A write returns one [`Saved`], its diff
+//! computed once, for every caller to use.
+//!
+//! Must not know HTTP, WebSocket framing or agents; it runs panels only through `live`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
+
+use crate::dashboard::DashboardState;
+use crate::dashboard::diff::Diff;
+use crate::live::{Live, PanelRun};
+use crate::store::{DashboardListItem, DashboardRecord, Store, StoreError, VersionInfo};
+
+/// Stored and live dashboards (cheap to share behind an `Arc`).
+pub struct Dashboards {
+    store: Arc<Store>,
+    live: Arc<Live>,
+    locks: Mutex<HashMap<String, Arc<AsyncMutex<()>>>>,
+}
+
+impl std::fmt::Debug for Dashboards {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dashboards").finish_non_exhaustive()
+    }
+}
+
+/// A dashboard's writer lock: held, no other write of that dashboard runs. The agent's
+/// `mutate` holds it across read, build and save.
+pub struct WriteLock {
+    id: String,
+    _guard: OwnedMutexGuard<()>,
+}
+
+impl WriteLock {
+    /// The locked dashboard.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+/// One edit of a dashboard: the version it starts from, the new state and their diff.
+#[derive(Debug, Clone)]
+pub struct Edit {
+    /// The current version when the edit was made (read under the writer lock).
+    pub before: DashboardRecord,
+    /// The new state.
+    pub after: Arc<DashboardState>,
+    /// `before.state` → `after`, computed once.
+    pub diff: Diff,
+}
+
+impl Edit {
+    /// The edit from `before` to `after`.
+    pub fn new(before: DashboardRecord, after: DashboardState) -> Self {
+        let diff = Diff::between(&before.state, &after);
+        Self { before, after: Arc::new(after), diff }
+    }
+}
+
+/// Panel results published with a new version.
+#[derive(Debug)]
+pub enum Runs {
+    /// Results the caller computed (the agent tools' test runs).
+    Given(Vec<(String, PanelRun)>),
+    /// Run the added and modified panels now, before publishing (REST edits, reverts).
+    Changed,
+}
+
+/// What a write produced.
+#[derive(Debug, Clone)]
+pub struct Saved {
+    /// The new version.
+    pub record: DashboardRecord,
+    /// The version it replaced.
+    pub base_version: u64,
+    /// The diff from the base version.
+    pub diff: Diff,
+    /// The panel runs published with it.
+    pub runs: Vec<(String, PanelRun)>,
+}
+
+impl Dashboards {
+    /// The service over `store` and `live`.
+    pub fn new(store: Arc<Store>, live: Arc<Live>) -> Self {
+        Self { store, live, locks: Mutex::new(HashMap::new()) }
+    }
+
+    /// The live layer (subscriptions, panel runs, refreshes).
+    pub fn live(&self) -> &Arc<Live> {
+        &self.live
+    }
+
+    /// All dashboards, most recently updated first.
+    pub async fn list(&self, include_deleted: bool) -> Result<Vec<DashboardListItem>, StoreError> {
+        self.store.list(include_deleted).await
+    }
+
+    /// The current version (also of deleted dashboards; check `deleted`).
+    pub async fn get(&self, id: &str) -> Result<DashboardRecord, StoreError> {
+        self.store.get(id).await
+    }
+
+    /// One past version.
+    pub async fn get_version(&self, id: &str, version: u64) -> Result<DashboardRecord, StoreError> {
+        self.store.get_version(id, version).await
+    }
+
+    /// The history, oldest first.
+    pub async fn versions(&self, id: &str) -> Result<Vec<VersionInfo>, StoreError> {
+        self.store.versions(id).await
+    }
+
+    /// The current version of a live (not deleted) dashboard, made known to the live layer so
+    /// results produced from it are kept and pushed.
+    pub async fn current(
+        &self,
+        id: &str,
+    ) -> Result<(DashboardRecord, Arc<DashboardState>), StoreError> {
+        let rec = self.store.get(id).await?;
+        if rec.deleted {
+            return Err(StoreError::Deleted(id.to_owned()));
+        }
+        let state = Arc::new(rec.state.clone());
+        self.live.record_version(id, rec.version, state.clone());
+        Ok((rec, state))
+    }
+
+    /// Waits for `id`'s writer lock.
+    pub async fn lock(&self, id: &str) -> WriteLock {
+        let lock = {
+            let mut locks = self.locks.lock().unwrap_or_else(|p| p.into_inner());
+            // Locks nobody holds or waits for are dropped, so the map stays as small as the
+            // set of dashboards being written.
+            locks.retain(|_, l| Arc::strong_count(l) > 1);
+            locks.entry(id.to_owned()).or_default().clone()
+        };
+        WriteLock { id: id.to_owned(), _guard: lock.lock_owned().await }
+    }
+
+    /// Creates a dashboard at version 1 (with `id` if given and unused) and records `runs`,
+    /// its panels' results, so viewers get them without running the panels again.
+    pub async fn create(
+        &self,
+        id: Option<&str>,
+        state: DashboardState,
+        note: &str,
+        runs: Vec<(String, PanelRun)>,
+    ) -> Result<DashboardRecord, StoreError> {
+        let record = self.store.create(id, state, note).await?;
+        if !runs.is_empty() {
+            let state = Arc::new(record.state.clone());
+            for (panel, run) in runs {
+                self.live.record_run(&record.id, record.version, state.clone(), &panel, run);
+            }
+        }
+        Ok(record)
+    }
+
+    /// Copies the current state into a new dashboard (optionally retitled).
+    pub async fn duplicate(
+        &self,
+        id: &str,
+        title: Option<String>,
+    ) -> Result<DashboardRecord, StoreError> {
+        self.store.duplicate(id, title).await
+    }
+
+    /// Saves `edit` as the next version under `lock`, then publishes it. The edit must start
+    /// from the current version ([`StoreError::Conflict`] otherwise: read it under the lock).
+    pub async fn save(
+        &self,
+        lock: &WriteLock,
+        edit: Edit,
+        note: &str,
+        runs: Runs,
+    ) -> Result<Saved, StoreError> {
+        let Edit { before, after, diff } = edit;
+        let record = self.store.save(lock.id(), before.version, (*after).clone(), note).await?;
+        Ok(self.publish(lock, before.version, record, after, diff, runs).await)
+    }
+
+    /// A person's edit (REST): `state` as the version after `base_version`, which must be the
+    /// current one; the added and modified panels run before the version is published.
+    pub async fn edit(
+        &self,
+        id: &str,
+        base_version: u64,
+        state: DashboardState,
+    ) -> Result<Saved, StoreError> {
+        let lock = self.lock(id).await;
+        let before = self.store.get(id).await?;
+        if before.deleted {
+            return Err(StoreError::Deleted(id.to_owned()));
+        }
+        if before.version != base_version {
+            return Err(StoreError::Conflict { expected: base_version, actual: before.version });
+        }
+        self.save(&lock, Edit::new(before, state), "edited", Runs::Changed).await
+    }
+
+    /// Saves the state of `to_version` as a new version and publishes it.
+    pub async fn revert(&self, id: &str, to_version: u64) -> Result<Saved, StoreError> {
+        let lock = self.lock(id).await;
+        let before = self.store.get(id).await?;
+        if before.deleted {
+            return Err(StoreError::Deleted(id.to_owned()));
+        }
+        let record = self.store.revert(id, to_version).await?;
+        let after = Arc::new(record.state.clone());
+        let diff = Diff::between(&before.state, &after);
+        Ok(self.publish(&lock, before.version, record, after, diff, Runs::Changed).await)
+    }
+
+    /// Soft-deletes (restorable) and tells subscribers; `purge` also removes the dashboard and
+    /// its history for good.
+    pub async fn delete(&self, id: &str, purge: bool) -> Result<(), StoreError> {
+        let _lock = self.lock(id).await;
+        self.store.delete(id).await?;
+        self.live.deleted(id);
+        if purge {
+            self.store.purge(id).await?;
+        }
+        Ok(())
+    }
+
+    /// Undoes a delete (idempotent; no new version).
+    pub async fn restore(&self, id: &str) -> Result<DashboardRecord, StoreError> {
+        let _lock = self.lock(id).await;
+        self.store.restore(id).await
+    }
+
+    /// Stops the store (final durable commit; later writes answer [`StoreError::Closed`]).
+    pub async fn shutdown(&self) {
+        self.store.shutdown().await;
+    }
+
+    /// Publishes a committed version (still under its writer lock, so in order).
+    async fn publish(
+        &self,
+        lock: &WriteLock,
+        base_version: u64,
+        record: DashboardRecord,
+        after: Arc<DashboardState>,
+        diff: Diff,
+        runs: Runs,
+    ) -> Saved {
+        let runs = match runs {
+            Runs::Given(runs) => runs,
+            Runs::Changed => self.live.run_panels(lock.id(), &after, &diff.changed).await,
+        };
+        self.live.version_saved(
+            lock.id(),
+            base_version,
+            record.version,
+            &diff,
+            after,
+            runs.clone(),
+        );
+        Saved { record, base_version, diff, runs }
+    }
+}
