@@ -847,6 +847,10 @@ pub struct ChatDetail {
     pub messages: Option<Vec<Value>>,
     /// The references of all queries, first occurrence of each `id`.
     pub references: Vec<Value>,
+    /// Lines of the chat file that could not be read and were left out (damage on disk, or a
+    /// write cut short by a crash); absent when every line was read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub damaged: Vec<LoadWarning>,
 }
 
 /// The history of stored runs as Event Model v2 snapshot events: per run `request.query`,
@@ -1034,7 +1038,7 @@ fn summary_of(chat_id: &str, runs: &[RunRecord]) -> Option<ChatSummary> {
 // ---------------------------------------------------------------------------------------------
 
 /// A line that could not be read (skipped; the rest of the chat loads).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LoadWarning {
     /// 1-based line number.
@@ -1420,6 +1424,7 @@ impl ChatMemory {
             events: snapshot_events(runs, &self.inner.action_tools),
             messages,
             references,
+            damaged: loaded.warnings.clone(),
         })
     }
 }

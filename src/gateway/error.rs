@@ -81,6 +81,10 @@ pub enum ApiError {
     /// A dependency is not available (no model configured, ...); the message says what to do.
     #[error("{0}")]
     Unavailable(String),
+    /// Stored data failed its check on read: a 500 that says so (and what), since the
+    /// analyst can act on it (revert to an earlier version, restore a backup).
+    #[error("{0}")]
+    Damaged(String),
     /// Something failed on our side.
     #[error("internal error")]
     Internal(String),
@@ -113,6 +117,7 @@ impl From<StoreError> for ApiError {
                 msg: e.to_string(),
                 data: json!({ "used": used, "needed": needed, "limit": limit }),
             },
+            StoreError::Damaged(_) => Self::Damaged(e.to_string()),
             StoreError::Closed | StoreError::Storage(_) => Self::Internal(e.to_string()),
         }
     }
@@ -189,6 +194,10 @@ impl IntoResponse for ApiError {
             }
             Self::TooMany(msg) => (StatusCode::TOO_MANY_REQUESTS, msg, Value::Null),
             Self::Unavailable(msg) => (StatusCode::SERVICE_UNAVAILABLE, msg, Value::Null),
+            Self::Damaged(msg) => {
+                tracing::error!(%msg, "damaged data in the store");
+                (StatusCode::INTERNAL_SERVER_ERROR, msg, Value::Null)
+            }
             Self::Internal(detail) => {
                 tracing::error!(%detail, "internal error");
                 (StatusCode::INTERNAL_SERVER_ERROR, "internal error".to_owned(), Value::Null)

@@ -4,8 +4,8 @@
 //! Tables:
 //! - `dashboards`: id (`&str`) -> head ([`Head`]): current version, times, deleted flag, title,
 //!   panel count.
-//! - `versions`: [`version_key`] `(id, version)` -> [`encode_version`]: time, title, panel count,
-//!   note, then the state JSON. The key is `u16 BE id length | id bytes | u64 BE version`, so
+//! - `versions`: [`version_key`] `(id, version)` -> [`encode_version`]: a checksum, then time,
+//!   title, panel count, note and the state JSON. The key is `u16 BE id length | id bytes | u64 BE version`, so
 //!   one dashboard's versions are a contiguous key range in version order, and no id's range
 //!   can interleave with another's (the length prefix differs or the bytes do).
 //! - `sessions`: session id (`&str`) -> JSON bytes.
@@ -24,8 +24,10 @@ pub(super) const SESSIONS: TableDefinition<'static, &str, &[u8]> = TableDefiniti
 /// Store-level metadata.
 pub(super) const META: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("meta");
 
-/// Value format tag of heads and versions.
+/// Value format tag of heads (and of versions written before checksums).
 const FORMAT: u8 = 1;
+/// Value format tag of versions with a checksum.
+const FORMAT_CHECKED: u8 = 2;
 
 /// The longest dashboard id accepted (bytes).
 pub(super) const MAX_ID_LEN: usize = 256;
@@ -104,23 +106,42 @@ pub(super) struct VersionHeader<'a> {
     pub note: &'a str,
 }
 
-/// `FORMAT | created_at i64 | panels u32 | title | note | state JSON (rest)`; strings are
-/// `u32 BE len | UTF-8`.
+/// `FORMAT_CHECKED | xxh3-64 of the rest u64 | created_at i64 | panels u32 | title | note |
+/// state JSON (rest)`; strings are `u32 BE len | UTF-8`. The checksum makes damage on disk an
+/// error on read instead of data served as good (a changed digit still parses as JSON).
 pub(super) fn encode_version(h: &VersionHeader<'_>, state_json: &[u8]) -> Vec<u8> {
-    let mut v = Vec::with_capacity(1 + 8 + 4 + 8 + h.title.len() + h.note.len() + state_json.len());
-    v.push(FORMAT);
+    let mut v =
+        Vec::with_capacity(1 + 8 + 8 + 4 + 8 + h.title.len() + h.note.len() + state_json.len());
+    v.push(FORMAT_CHECKED);
+    v.extend_from_slice(&[0; 8]);
     v.extend_from_slice(&h.created_at.to_be_bytes());
     v.extend_from_slice(&h.panels.to_be_bytes());
     put_str(&mut v, h.title);
     put_str(&mut v, h.note);
     v.extend_from_slice(state_json);
+    let sum = xxhash_rust::xxh3::xxh3_64(&v[9..]);
+    v[1..9].copy_from_slice(&sum.to_be_bytes());
     v
 }
 
-/// Inverse of [`encode_version`]: the header and the state JSON bytes.
+/// Inverse of [`encode_version`]: the header and the state JSON bytes, after checking the
+/// checksum (versions written before checksums are read unchecked).
 pub(super) fn decode_version(bytes: &[u8]) -> Result<(VersionHeader<'_>, &[u8]), String> {
     let mut r = Reader(bytes);
-    r.format()?;
+    match r.take(1)? {
+        [FORMAT] => {}
+        [FORMAT_CHECKED] => {
+            let stored = r.u64()?;
+            let actual = xxhash_rust::xxh3::xxh3_64(r.0);
+            if stored != actual {
+                return Err(format!(
+                    "checksum mismatch (stored {stored:016x}, computed {actual:016x}): the value \
+                     changed on disk after it was written"
+                ));
+            }
+        }
+        other => return Err(format!("unknown value format {other:?}")),
+    }
     let created_at = r.i64()?;
     let panels = r.u32()?;
     let title = r.str()?;
@@ -206,8 +227,20 @@ mod tests {
         for cut in 0..enc.len().min(30) {
             let _ = decode_version(&enc[..cut]);
         }
+        // Any changed byte is caught, even one that keeps the JSON valid.
+        for at in [1, 9, 20, enc.len() - 2] {
+            let mut bad = enc.clone();
+            bad[at] ^= 0x01;
+            let err = decode_version(&bad).unwrap_err();
+            assert!(err.starts_with("checksum mismatch"), "byte {at}: {err}");
+        }
+        // Versions written before checksums still read.
+        let mut legacy = vec![FORMAT];
+        legacy.extend_from_slice(&enc[9..]);
+        assert_eq!(decode_version(&legacy).unwrap(), (vh, b"{\"a\":1}".as_slice()));
         assert!(decode_head(&[]).is_err());
         assert!(decode_head(&[9, 9, 9]).is_err());
         assert!(decode_version(&[1, 0]).is_err());
+        assert!(decode_version(&[2, 0, 0]).is_err());
     }
 }

@@ -98,6 +98,10 @@ pub enum StoreError {
     /// A purge of a dashboard that is not deleted (delete it first).
     #[error("dashboard `{0}` is not deleted; delete it before purging it")]
     NotDeleted(String),
+    /// A stored value failed its check on read (checksum, encoding or JSON): damage on disk,
+    /// reported instead of served as good data.
+    #[error("damaged data in the store: {0}")]
+    Damaged(String),
     /// The store is shutting down.
     #[error("the store is closed")]
     Closed,
@@ -271,6 +275,10 @@ fn storage(ctx: impl std::fmt::Display, e: impl std::fmt::Display) -> StoreError
     StoreError::Storage(format!("{ctx}: {e}"))
 }
 
+fn damaged(ctx: impl std::fmt::Display, e: impl std::fmt::Display) -> StoreError {
+    StoreError::Damaged(format!("{ctx}: {e}"))
+}
+
 /// The file name inside the store directory.
 pub const FILE_NAME: &str = "boardsmith.redb";
 
@@ -294,7 +302,7 @@ fn state_json(
 
 fn parse_state(id: &str, version: u64, json: &[u8]) -> Result<DashboardState, StoreError> {
     serde_json::from_slice(json).map_err(|e| {
-        StoreError::Storage(format!("dashboard `{id}` version {version}: corrupt state JSON: {e}"))
+        StoreError::Damaged(format!("dashboard `{id}` version {version}: corrupt state JSON: {e}"))
     })
 }
 
@@ -543,7 +551,7 @@ impl Store {
                 let version = keys::version_of_key(k.value())
                     .map_err(|e| storage(format!("dashboard `{id}`"), e))?;
                 let (h, _) = decode_version(v.value())
-                    .map_err(|e| storage(format!("dashboard `{id}` version {version}"), e))?;
+                    .map_err(|e| damaged(format!("dashboard `{id}` version {version}"), e))?;
                 out.push(VersionInfo {
                     version,
                     created_at: h.created_at,
@@ -566,7 +574,7 @@ impl Store {
                 let (k, v) = item.map_err(|e| storage("scan dashboards", e))?;
                 let id = k.value();
                 let h = decode_head(v.value())
-                    .map_err(|e| storage(format!("dashboard `{id}`: corrupt head"), e))?;
+                    .map_err(|e| damaged(format!("dashboard `{id}`: corrupt head"), e))?;
                 if h.deleted && !include_deleted {
                     continue;
                 }
@@ -632,7 +640,7 @@ impl Store {
             };
             serde_json::from_slice(g.value())
                 .map(Some)
-                .map_err(|e| storage(format!("session `{session}`: corrupt JSON"), e))
+                .map_err(|e| damaged(format!("session `{session}`: corrupt JSON"), e))
         })
         .await
     }
@@ -686,7 +694,7 @@ fn read_head(txn: &redb::ReadTransaction, id: &str) -> Result<keys::Head, StoreE
         .get(id)
         .map_err(|e| storage(format!("read head of `{id}`"), e))?
         .ok_or_else(|| StoreError::NotFound(id.to_owned()))?;
-    decode_head(g.value()).map_err(|e| storage(format!("dashboard `{id}`: corrupt head"), e))
+    decode_head(g.value()).map_err(|e| damaged(format!("dashboard `{id}`: corrupt head"), e))
 }
 
 fn read_record(
@@ -709,7 +717,7 @@ fn read_record(
         });
     };
     let (h, json) = decode_version(g.value())
-        .map_err(|e| storage(format!("dashboard `{id}` version {want}"), e))?;
+        .map_err(|e| damaged(format!("dashboard `{id}` version {want}"), e))?;
     let state = parse_state(id, want, json)?;
     Ok(DashboardRecord {
         id: id.to_owned(),

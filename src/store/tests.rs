@@ -10,7 +10,7 @@ fn state(title: &str) -> DashboardState {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn corrupt_values_are_storage_errors_naming_the_record() {
+async fn corrupt_values_are_damage_errors_naming_the_record() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     let a = store.create(Some("db_a"), state("A"), "create").await.unwrap();
@@ -46,33 +46,33 @@ async fn corrupt_values_are_storage_errors_naming_the_record() {
     let store = Store::open(dir.path()).unwrap();
     let err = store.get_version("db_a", 1).await.unwrap_err();
     assert!(
-        matches!(&err, StoreError::Storage(m) if m.contains("db_a") && m.contains("version 1") && m.contains("corrupt state JSON")),
+        matches!(&err, StoreError::Damaged(m) if m.contains("db_a") && m.contains("version 1") && m.contains("corrupt state JSON")),
         "{err:?}"
     );
     let err = store.get("db_a").await.unwrap_err();
     assert!(
-        matches!(&err, StoreError::Storage(m) if m.contains("db_a") && m.contains("version 2")),
+        matches!(&err, StoreError::Damaged(m) if m.contains("db_a") && m.contains("version 2")),
         "{err:?}"
     );
-    assert!(matches!(store.versions("db_a").await, Err(StoreError::Storage(_))));
+    assert!(matches!(store.versions("db_a").await, Err(StoreError::Damaged(_))));
     assert!(
-        matches!(store.revert("db_a", 1).await, Err(StoreError::Storage(_)))
+        matches!(store.revert("db_a", 1).await, Err(StoreError::Damaged(_)))
             || store.revert("db_a", 1).await.is_ok()
     );
     let err = store.get("db_b").await.unwrap_err();
     assert!(
-        matches!(&err, StoreError::Storage(m) if m.contains("db_b") && m.contains("corrupt head")),
+        matches!(&err, StoreError::Damaged(m) if m.contains("db_b") && m.contains("corrupt head")),
         "{err:?}"
     );
     assert!(
-        matches!(store.get_session("s").await, Err(StoreError::Storage(m)) if m.contains("session `s`"))
+        matches!(store.get_session("s").await, Err(StoreError::Damaged(m)) if m.contains("session `s`"))
     );
     // An op hitting a corrupt record fails alone; the rest of its batch commits.
     let (bad, good) = tokio::join!(
         store.save("db_b", 1, state("B2"), "m"),
         store.create(None, state("C"), "create")
     );
-    assert!(matches!(bad, Err(StoreError::Storage(m)) if m.contains("db_b")));
+    assert!(matches!(bad, Err(StoreError::Damaged(m)) if m.contains("db_b")));
     let c = good.unwrap();
     assert_eq!(store.get(&c.id).await.unwrap().state, state("C"));
     assert_eq!(store.stats().failed_batches, 0);
@@ -195,5 +195,40 @@ async fn a_full_store_refuses_growth_until_a_purge_frees_room_and_the_count_surv
     let store = open_with_quotas(dir.path(), quotas);
     assert_eq!(store.stats().stored_bytes, counted);
     assert!(matches!(store.create(None, state("D"), "c").await, Err(StoreError::Full { .. })));
+    store.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_byte_changed_on_disk_is_reported_even_when_the_json_stays_valid() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let mut s = state("A");
+    s.layout.columns = 3;
+    store.create(Some("db_a"), s, "create").await.unwrap();
+    store.save("db_a", 1, state("A2"), "mutate").await.unwrap();
+    store.shutdown().await;
+    {
+        // `"columns":3` becomes `"columns":4`: still a valid state.
+        let db = Database::create(dir.path().join(FILE_NAME)).unwrap();
+        let txn = db.begin_write().unwrap();
+        {
+            let mut v = txn.open_table(VERSIONS).unwrap();
+            let key = version_key("db_a", 1);
+            let mut bytes = v.get(key.as_slice()).unwrap().unwrap().value().to_vec();
+            let at = bytes.windows(11).position(|w| w == b"\"columns\":3").unwrap() + 10;
+            bytes[at] = b'4';
+            v.insert(key.as_slice(), bytes.as_slice()).unwrap();
+        }
+        txn.commit().unwrap();
+    }
+    let store = Store::open(dir.path()).unwrap();
+    let err = store.get_version("db_a", 1).await.unwrap_err();
+    assert!(
+        matches!(&err, StoreError::Damaged(m) if m.contains("db_a") && m.contains("version 1") && m.contains("checksum mismatch")),
+        "{err:?}"
+    );
+    assert!(matches!(store.revert("db_a", 1).await, Err(StoreError::Damaged(_))));
+    // The undamaged head still reads.
+    assert_eq!(store.get("db_a").await.unwrap().state.title, "A2");
     store.shutdown().await;
 }

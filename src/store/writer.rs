@@ -190,7 +190,7 @@ fn engine(ctx: impl std::fmt::Display, e: impl std::fmt::Display) -> Fail {
 }
 
 fn corrupt(ctx: impl std::fmt::Display, e: impl std::fmt::Display) -> Fail {
-    Fail::Op(StoreError::Storage(format!("{ctx}: {e}")))
+    Fail::Op(StoreError::Damaged(format!("{ctx}: {e}")))
 }
 
 fn apply_and_commit(
@@ -423,8 +423,8 @@ fn apply(t: &mut Tables<'_>, op: &Op, now: i64) -> Result<Reply, Fail> {
             if let Some(title) = title {
                 state.title.clone_from(title);
             }
-            let json =
-                serde_json::to_vec(&state).map_err(|e| corrupt("serialize dashboard state", e))?;
+            let json = serde_json::to_vec(&state)
+                .map_err(|e| Fail::Op(super::storage("serialize dashboard state", e)))?;
             let note = format!("duplicate of {src}");
             let panels = u32::try_from(state.panels.len()).unwrap_or(u32::MAX);
             match create(t, new_id, &state.title, panels, &json, &note, now)? {

@@ -315,6 +315,15 @@ async fn a_truncated_last_line_is_ignored_and_reported_and_the_next_append_loads
     // The index still lists the chat.
     let chats = memory.list_chats().await.unwrap();
     assert_eq!(chats[0].updated_at, 40);
+    // `GET /api/chat`'s detail names the damaged line instead of hiding it.
+    let detail =
+        serde_json::to_value(memory.chat_detail("chat-crash", false).await.unwrap()).unwrap();
+    assert_eq!(detail["damaged"].as_array().unwrap().len(), 1, "{detail}");
+    assert_eq!(detail["damaged"][0]["line"], 2);
+    assert!(detail["damaged"][0]["reason"].as_str().unwrap().starts_with("unreadable line"));
+    memory.append(simple_run(&memory, "chat-ok", "run-1", "q", "a", 50)).await.unwrap();
+    let ok = serde_json::to_value(memory.chat_detail("chat-ok", false).await.unwrap()).unwrap();
+    assert!(ok.get("damaged").is_none(), "absent when every line was read: {ok}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
