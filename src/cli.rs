@@ -1,6 +1,6 @@
 //! Command-line commands that are not the server: registry inspection, running a file through
 //! the sandbox and the scripted mock LLM upstream. Output goes to stdout as JSON or a plain
-//! table.
+//! table, through [`outln!`] (a closed pipe ends a command quietly).
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -12,6 +12,30 @@ use serde_json::Value;
 use crate::access::AccessConfig;
 use crate::sandbox::{PanelContext, Sandbox, SandboxConfig};
 use crate::sdk::{Sdk, SdkConfig};
+
+/// `println!` for a command's output: when stdout is a pipe that was closed
+/// (`boardsmith run panel x.js | head`), the command ends quietly with exit 0 instead of
+/// panicking; any other write error ends it with exit 1 and the reason on stderr.
+#[macro_export]
+macro_rules! outln {
+    ($($arg:tt)*) => { $crate::cli::print_line(format_args!($($arg)*)) };
+}
+
+/// What [`outln!`] calls.
+pub fn print_line(args: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    let written =
+        out.write_fmt(args).and_then(|()| out.write_all(b"\n")).and_then(|()| out.flush());
+    match written {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => {
+            eprintln!("boardsmith: cannot write to stdout: {e}");
+            std::process::exit(1);
+        }
+    }
+}
 
 /// Which sandbox entry point `run` uses.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -121,10 +145,10 @@ pub fn token() -> anyhow::Result<ExitCode> {
         Some(token) => {
             let addr = server_addr();
             let host = addr.parse().map_or(addr.clone(), browser_host);
-            println!("http://{host}/?token={}", token.expose());
-            println!("Authorization: Bearer {}", token.expose());
+            crate::outln!("http://{host}/?token={}", token.expose());
+            crate::outln!("Authorization: Bearer {}", token.expose());
         }
-        None => println!("authentication is off (BOARDSMITH_AUTH=0 or `auth = false`)"),
+        None => crate::outln!("authentication is off (BOARDSMITH_AUTH=0 or `auth = false`)"),
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -181,9 +205,9 @@ async fn shutdown_signal(token: tokio_util::sync::CancellationToken) {
 pub fn sdk_list() -> anyhow::Result<ExitCode> {
     let sdk = load_sdk()?;
     let reg = sdk.registry();
-    println!("{:<14} {:>7}  {:<34} tags", "source", "methods", "name");
+    crate::outln!("{:<14} {:>7}  {:<34} tags", "source", "methods", "name");
     for s in reg.sources() {
-        println!(
+        crate::outln!(
             "{:<14} {:>7}  {:<34} {}",
             s.name,
             s.methods.len(),
@@ -192,9 +216,9 @@ pub fn sdk_list() -> anyhow::Result<ExitCode> {
         );
     }
     for (name, var) in reg.disabled() {
-        println!("{name:<14} {:>7}  (disabled; set {var}=1)", "-");
+        crate::outln!("{name:<14} {:>7}  (disabled; set {var}=1)", "-");
     }
-    println!("{} sources, {} methods", reg.sources().count(), reg.method_count());
+    crate::outln!("{} sources, {} methods", reg.sources().count(), reg.method_count());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -205,7 +229,7 @@ pub fn sdk_show(source: &str) -> anyhow::Result<ExitCode> {
     let found = public["sources"].as_array().and_then(|a| a.iter().find(|s| s["name"] == source));
     match found {
         Some(s) => {
-            println!("{}", serde_json::to_string_pretty(s)?);
+            crate::outln!("{}", serde_json::to_string_pretty(s)?);
             Ok(ExitCode::SUCCESS)
         }
         None => {
@@ -245,11 +269,14 @@ pub async fn run(
     sandbox.shutdown().await;
     match result {
         Ok(outcome) => {
-            println!("{}", serde_json::to_string_pretty(&outcome)?);
+            crate::outln!("{}", serde_json::to_string_pretty(&outcome)?);
             Ok(ExitCode::SUCCESS)
         }
         Err(error) => {
-            println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "error": error }))?);
+            crate::outln!(
+                "{}",
+                serde_json::to_string_pretty(&serde_json::json!({ "error": error }))?
+            );
             Ok(ExitCode::FAILURE)
         }
     }

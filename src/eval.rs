@@ -370,9 +370,16 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(dir.path().join("work"))?;
     let app = App::start(config).await?;
 
-    println!(
+    crate::outln!(
         "{:<14} {:>3}  {:<7} {:>9} {:>5} {:>5} {:>13} {:>8}  note",
-        "case", "#", "result", "panels", "fixes", "tools", "tokens in/out", "wall"
+        "case",
+        "#",
+        "result",
+        "panels",
+        "fixes",
+        "tools",
+        "tokens in/out",
+        "wall"
     );
     let (mut ok, mut total) = (0usize, 0usize);
     let started = Instant::now();
@@ -403,7 +410,7 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             };
             total += 1;
             ok += usize::from(report.success);
-            println!(
+            crate::outln!(
                 "{:<14} {:>3}  {:<7} {:>4}/{:<4} {:>5} {:>5} {:>13} {:>7.1}s  {}",
                 case.name,
                 i + 1,
@@ -418,7 +425,7 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    println!("{ok}/{total} requests succeeded in {:.1}s", started.elapsed().as_secs_f64());
+    crate::outln!("{ok}/{total} requests succeeded in {:.1}s", started.elapsed().as_secs_f64());
     app.stop().await;
     drop(dir);
     Ok(if ok == total { ExitCode::SUCCESS } else { ExitCode::from(1) })

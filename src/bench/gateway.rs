@@ -546,7 +546,7 @@ pub async fn gateway(
 
     // The table.
     let row = |name: &str, a: String, b: String, target: &str| {
-        println!("{name:<72} {a:>12} {b:>12}  {target}");
+        crate::outln!("{name:<72} {a:>12} {b:>12}  {target}");
     };
     row("gateway (POST /api/query) vs the mock directly", "p50".into(), "p99".into(), "target");
     let (g50, g99) = percentiles(first_g.clone());
@@ -674,8 +674,8 @@ pub async fn gateway(
         );
     }
     if let Some(first) = errors.first {
-        println!("{} streams failed; the first: {first}", errors.count);
+        crate::outln!("{} streams failed; the first: {first}", errors.count);
     }
-    println!("cores: {}", std::thread::available_parallelism().map_or(0, |n| n.get()));
+    crate::outln!("cores: {}", std::thread::available_parallelism().map_or(0, |n| n.get()));
     Ok(ExitCode::SUCCESS)
 }

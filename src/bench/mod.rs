@@ -146,11 +146,18 @@ pub async fn sandbox(iterations: usize) -> anyhow::Result<ExitCode> {
     pool.shutdown().await;
     sb.shutdown().await;
 
-    println!("{:<44} {:>10} {:>10} {:>6}  target", "sandbox", "p50", "p99", "n");
+    crate::outln!("{:<44} {:>10} {:>10} {:>6}  target", "sandbox", "p50", "p99", "n");
     for r in &rows {
-        println!("{:<44} {:>10} {:>10} {:>6}  {}", r.name, fmt(r.p50), fmt(r.p99), r.n, r.target);
+        crate::outln!(
+            "{:<44} {:>10} {:>10} {:>6}  {}",
+            r.name,
+            fmt(r.p50),
+            fmt(r.p99),
+            r.n,
+            r.target
+        );
     }
-    println!(
+    crate::outln!(
         "{:<44} {:>10.0} {:>10} {:>6}  ≥ 800 runs/s",
         format!("throughput, typical panel ({workers} workers)"),
         ok as f64 / secs,
@@ -158,9 +165,9 @@ pub async fn sandbox(iterations: usize) -> anyhow::Result<ExitCode> {
         total
     );
     for (name, p50, p99) in engine_breakdown(n.min(500)).await? {
-        println!("{name:<44} {:>10} {:>10} {:>6}", fmt(p50), fmt(p99), n.min(500));
+        crate::outln!("{name:<44} {:>10} {:>10} {:>6}", fmt(p50), fmt(p99), n.min(500));
     }
-    println!("cores: {}", std::thread::available_parallelism().map_or(0, |n| n.get()));
+    crate::outln!("cores: {}", std::thread::available_parallelism().map_or(0, |n| n.get()));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -539,8 +546,8 @@ pub async fn dashboards(
 
     let (l50, l99) = percentiles(latencies.clone());
     let (r50, r99) = percentiles(refresh);
-    println!("{:<52} {:>12} {:>12}  target", "dashboards", "p50", "p99");
-    println!(
+    crate::outln!("{:<52} {:>12} {:>12}  target", "dashboards", "p50", "p99");
+    crate::outln!(
         "{:<52} {:>12} {:>12}  p99 ≤ 25 ms",
         format!(
             "mutate → patch delivered ({subscribers} subscribers, {} samples)",
@@ -549,13 +556,13 @@ pub async fn dashboards(
         fmt(l50),
         fmt(l99)
     );
-    println!(
+    crate::outln!(
         "{:<52} {:>12} {:>12}  ≤ 20 ms",
         "refresh of a 12-panel dashboard (REST, wall)",
         fmt(r50),
         fmt(r99)
     );
-    println!(
+    crate::outln!(
         "{:<52} {:>12} {:>12}  ≤ 5%",
         "one-panel change: patch bytes vs full state",
         format!("{patch_bytes} B"),
@@ -564,11 +571,13 @@ pub async fn dashboards(
             patch_bytes as f64 * 100.0 / full_state_bytes as f64
         )
     );
-    println!(
+    crate::outln!(
         "{:<52} {:>12.0} {:>12.0}  ≥ 1,000/s",
-        "durable saves/s (8 / 64 concurrent writers)", saves_8, saves_64
+        "durable saves/s (8 / 64 concurrent writers)",
+        saves_8,
+        saves_64
     );
-    println!(
+    crate::outln!(
         "{:<52} {:>12} {:>12}  10,000 ≤ 300 MB",
         format!("idle WebSockets held: {held}"),
         format!("{} MB", after / 1_000_000),
@@ -744,9 +753,11 @@ pub async fn llm(rounds: usize) -> anyhow::Result<ExitCode> {
     ] {
         all.push(bench_llm_kind(kind, label, rounds).await?);
     }
-    println!(
+    crate::outln!(
         "{:<52} {:>12} {:>12}  target",
-        "llm provider layer (vs reading the mock directly)", "p50", "p99"
+        "llm provider layer (vs reading the mock directly)",
+        "p50",
+        "p99"
     );
     for f in all {
         let (d50, d99) = percentiles(f.direct.clone());
@@ -754,7 +765,7 @@ pub async fn llm(rounds: usize) -> anyhow::Result<ExitCode> {
         let added = |a: Duration, b: Duration| {
             format!("{:.1} µs", (a.as_secs_f64() - b.as_secs_f64()) * 1e6)
         };
-        println!(
+        crate::outln!(
             "{:<52} {:>12} {:>12}  p50 ≤ 20 µs, p99 ≤ 200 µs",
             format!("{}: added latency per delta ({} deltas)", f.kind, f.through.len()),
             added(t50, d50),
@@ -762,13 +773,13 @@ pub async fn llm(rounds: usize) -> anyhow::Result<ExitCode> {
         );
         let (f50, f99) = percentiles(f.ttfb_direct.clone());
         let (e50, e99) = percentiles(f.ttfe_through.clone());
-        println!(
+        crate::outln!(
             "{:<52} {:>12} {:>12}",
             format!("{}: added time to first event", f.kind),
             added(e50, f50),
             added(e99, f99)
         );
-        println!(
+        crate::outln!(
             "{:<52} {:>12.0} {:>12}",
             format!("{}: parse throughput (deltas/s)", f.kind),
             f.chunks_per_s,

@@ -62,3 +62,31 @@ fn sdk_list_and_show_describe_the_registry() {
     assert!(json["methods"].as_array().unwrap().iter().any(|m| m["name"] == "getKline"));
     assert!(json.get("backing").is_none(), "backings are not public");
 }
+
+/// `boardsmith run panel x.js | head`: the reader goes away after the first bytes; the command
+/// ends quietly (exit 0, nothing on stderr about a panic) instead of panicking on the write.
+#[test]
+fn a_closed_pipe_ends_a_command_quietly() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.js");
+    // About 1 MB of JSON: far more than a pipe buffers.
+    std::fs::write(&big, "return Array.from({length: 20000}, (_, i) => ({i, s: 'x'.repeat(30)}));")
+        .unwrap();
+    let mut child = Command::new(support::program())
+        .args(["run", "panel", big.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 16];
+    stdout.read_exact(&mut first).unwrap();
+    assert_eq!(&first[..1], b"{");
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+}
