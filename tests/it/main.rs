@@ -31,5 +31,6 @@ mod ssrf;
 mod store;
 mod store_quotas;
 mod templates;
+mod tidy;
 mod web;
 mod ws_limits;
