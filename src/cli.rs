@@ -153,13 +153,18 @@ pub fn token() -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `boardsmith mock-llm --script FILE --port N`: serves the script on 127.0.0.1, prints
+/// `boardsmith mock-llm --script FILE --port N` (or `--demo`, the built-in offline demo, for
+/// `None`): serves the script on 127.0.0.1, prints
 /// `mock-llm listening on http://127.0.0.1:PORT` on stdout, and runs until SIGINT/SIGTERM. A
 /// script that cannot be read or parsed exits 2 with the file and JSON path on stderr.
-pub async fn mock_llm(script: &Path, port: u16) -> anyhow::Result<ExitCode> {
+pub async fn mock_llm(script: Option<&Path>, port: u16) -> anyhow::Result<ExitCode> {
     use std::io::Write as _;
 
-    let script = match crate::llm::mock::MockLlm::load(script) {
+    let script = match script {
+        Some(path) => crate::llm::mock::MockLlm::load(path),
+        None => crate::llm::mock::MockLlm::demo(),
+    };
+    let script = match script {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: bad mock-llm script: {e}");

@@ -59,8 +59,12 @@ enum Command {
     #[command(name = "mock-llm")]
     MockLlm {
         /// The script (JSON; see `tests/mock-llm/`).
+        #[arg(long, required_unless_present = "demo", conflicts_with = "demo")]
+        script: Option<PathBuf>,
+        /// The built-in offline demo instead of a script: "Build me a gold dashboard", then
+        /// "Add a gold news feed".
         #[arg(long)]
-        script: PathBuf,
+        demo: bool,
         /// Port (0: any free port).
         #[arg(long, default_value_t = 0)]
         port: u16,
@@ -204,7 +208,9 @@ fn main() -> ExitCode {
             Command::Bench { target: BenchTarget::Dashboards { subscribers, rounds, idle } } => {
                 boardsmith::bench::dashboards(subscribers, rounds, idle).await
             }
-            Command::MockLlm { script, port } => cli::mock_llm(&script, port).await,
+            Command::MockLlm { script, demo: _, port } => {
+                cli::mock_llm(script.as_deref(), port).await
+            }
             Command::Llm { provider, model, tools, system, thinking, prompt } => {
                 cli::llm(cli::LlmArgs { provider, model, tools, system, thinking, prompt }).await
             }

@@ -251,3 +251,54 @@ async fn llm_cli_streams_events_as_json_lines() {
     assert!(String::from_utf8_lossy(&missing.stderr).contains("set DEEPSEEK_API_KEY"));
     mock.kill().await.unwrap();
 }
+
+/// The README's offline demo, the script the binary embeds (`mock-llm --demo`), against the real
+/// server: the first request searches, builds a dashboard whose K-line panel fails its test run,
+/// fixes it from the error and answers; the second, in the same chat, adds a news panel.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_offline_demo_builds_fixes_and_edits_a_dashboard() {
+    let script = boardsmith::llm::mock::MockLlm::demo().unwrap();
+    let file = boardsmith::llm::mock::MockLlm::load(&self::script("demo.json")).unwrap();
+    assert_eq!(serde_json::to_value(&script).unwrap(), serde_json::to_value(&file).unwrap());
+    let mock = boardsmith::llm::mock::MockLlm::start(script, 0).await.unwrap();
+    let url = mock.url();
+    let app = support::spawn_app_with(std::sync::Arc::new(tempfile::tempdir().unwrap()), false, {
+        move |c| c.llm = Some(support::llm_config(Some(&url)))
+    })
+    .await;
+    let ask = |message: &str| {
+        let body = json!({"message": message, "chatId": "demo", "stream": false});
+        app.post("/api/query", body)
+    };
+    let updates = |body: &Value| -> Vec<Value> {
+        let events = body["data"]["events"].as_array().unwrap();
+        events.iter().filter(|e| e["type"] == "dashboard.update").cloned().collect()
+    };
+
+    let (status, body) = ask("Build me a gold dashboard").await;
+    assert_eq!(status, 200, "{body}");
+    let built = updates(&body);
+    assert_eq!(built.len(), 2, "built, then fixed: {built:?}");
+    assert_eq!(built[0]["validation"]["allOk"], false);
+    assert!(built[0]["validation"].to_string().contains("did you mean `limit`"));
+    assert_eq!(built[1]["version"], 2);
+    assert_eq!(built[1]["validation"]["allOk"], true);
+    let id = built[1]["dashboardId"].as_str().unwrap().to_owned();
+
+    let (status, body) = ask("Add a gold news feed").await;
+    assert_eq!(status, 200, "{body}");
+    let edited = updates(&body);
+    assert_eq!(edited.len(), 1);
+    assert_eq!(
+        (edited[0]["dashboardId"].as_str(), edited[0]["version"].as_u64()),
+        (Some(&*id), Some(3))
+    );
+
+    // Every panel of the result runs.
+    let (status, data) = app.get(&format!("/api/dashboards/{id}/data")).await;
+    assert_eq!(status, 200, "{data}");
+    let panels = data["data"]["panels"].as_object().unwrap();
+    assert_eq!(panels.len(), 3);
+    assert!(panels.values().all(|p| p["status"] == "ok"), "{panels:?}");
+    app.stop().await;
+}

@@ -29,6 +29,9 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+/// The text of [`MockLlm::demo`].
+const DEMO_SCRIPT: &str = include_str!("../../../tests/mock-llm/demo.json");
+
 use super::types::{StopReason, Usage};
 
 /// A script: the turns the mock can answer with.
@@ -257,9 +260,21 @@ impl MockLlm {
     /// Loads a script file (JSON).
     pub fn load(path: &std::path::Path) -> Result<Script, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let de = &mut serde_json::Deserializer::from_str(&text);
+        Self::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses a script's JSON; errors name `origin` and the JSON path.
+    pub fn parse(text: &str, origin: &str) -> Result<Script, String> {
+        let de = &mut serde_json::Deserializer::from_str(text);
         serde_path_to_error::deserialize(de)
-            .map_err(|e| format!("{}: {}: {}", path.display(), e.path(), e.inner()))
+            .map_err(|e| format!("{origin}: {}: {}", e.path(), e.inner()))
+    }
+
+    /// The built-in offline demo (`boardsmith mock-llm --demo`, `tests/mock-llm/demo.json`):
+    /// "Build me a gold dashboard" searches the registry, builds a dashboard with one broken
+    /// panel, fixes it from the test run's error and answers; "Add a gold news feed" edits it.
+    pub fn demo() -> Result<Script, String> {
+        Self::parse(DEMO_SCRIPT, "the built-in demo script")
     }
 
     /// `http://127.0.0.1:port`.
