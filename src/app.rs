@@ -1,5 +1,5 @@
 //! The assembled product: SDK, sandbox pool, store, live layer and tools, started together and
-//! stopped together (drain, final commit). `gateway` serves it over HTTP and WebSocket.
+//! stopped together (drain, final commit). `server` serves it over HTTP and WebSocket.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -14,13 +14,13 @@ use crate::agent::service::{AgentService, ServiceConfig};
 use crate::agent::tools::submit::FrontendSubmits;
 use crate::agent::tools::{BackendTools, ToolsConfig};
 use crate::dashboard::validate::parse_state;
+use crate::dashboard_agent::Tools;
 use crate::dashboards::Dashboards;
 use crate::live::{Live, LiveConfig};
 use crate::llm::config::LlmConfig;
 use crate::sandbox::{Limits, Sandbox, SandboxConfig};
 use crate::sdk::{Sdk, SdkConfig};
 use crate::store::{Store, StoreOptions, StoreQuotas};
-use crate::tools::Tools;
 
 /// Example dashboards compiled into the binary.
 pub static TEMPLATES: include_dir::Dir<'static> =
@@ -60,13 +60,13 @@ pub struct AppConfig {
     /// (`DASHBOARD_MAX_FIX_ROUNDS`, default 3).
     pub max_fix_rounds: u32,
     /// The browser app's files (`BOARDSMITH_WEB_DIR`, default: embedded in the binary).
-    pub web: crate::web::WebFiles,
+    pub web: crate::server::web::WebFiles,
     /// Who may talk to the server; `None`: [`AccessConfig::from_env`] at start
     /// (`BOARDSMITH_TOKEN`, `[server]` in `boardsmith.toml`, ...).
     pub access: Option<AccessConfig>,
     /// HTTP connection cap and header-read timeout (`BOARDSMITH_MAX_CONNECTIONS`,
     /// `BOARDSMITH_HEADER_TIMEOUT_MS`).
-    pub server: crate::connections::ServerLimits,
+    pub server: crate::server::connections::ServerLimits,
 }
 
 impl AppConfig {
@@ -99,10 +99,10 @@ impl AppConfig {
             max_fix_rounds: std::env::var("DASHBOARD_MAX_FIX_ROUNDS")
                 .ok()
                 .and_then(|v| v.trim().parse().ok())
-                .unwrap_or(crate::tools::backend::DEFAULT_MAX_FIX_ROUNDS),
-            web: crate::web::WebFiles::from_env(),
+                .unwrap_or(crate::dashboard_agent::backend::DEFAULT_MAX_FIX_ROUNDS),
+            web: crate::server::web::WebFiles::from_env(),
             access: None,
-            server: crate::connections::ServerLimits::from_env(),
+            server: crate::server::connections::ServerLimits::from_env(),
         }
     }
 }
@@ -128,13 +128,13 @@ pub struct App {
     /// Queries to agent runs.
     pub agents: Arc<AgentService>,
     /// The browser app's files.
-    pub web: crate::web::WebFiles,
+    pub web: crate::server::web::WebFiles,
     /// Access settings (hosts, origins; whether auth is on).
     pub access: AccessConfig,
     /// The server's secret; `None` with auth off.
     pub token: Option<ServerToken>,
     /// HTTP connection bounds.
-    pub server_limits: crate::connections::ServerLimits,
+    pub server_limits: crate::server::connections::ServerLimits,
     shutdown: CancellationToken,
 }
 
@@ -207,7 +207,7 @@ impl App {
             agent_tools.agents_dir.clone(),
         ]);
         let mut backend = BackendTools::builtin(&agent_tools);
-        crate::tools::backend::register_all(&mut backend, &tools, config.max_fix_rounds);
+        crate::dashboard_agent::backend::register_all(&mut backend, &tools, config.max_fix_rounds);
         let agents = Arc::new(
             AgentService::new(
                 catalog.clone(),
@@ -217,7 +217,9 @@ impl App {
                 llm,
                 config.service.clone(),
             )
-            .with_context(Arc::new(crate::tools::backend::DashboardContext::new(tools.clone()))),
+            .with_context(Arc::new(
+                crate::dashboard_agent::backend::DashboardContext::new(tools.clone()),
+            )),
         );
         let shutdown = CancellationToken::new();
         tokio::spawn(live.clone().run_scheduler(config.live.tick, shutdown.clone()));

@@ -90,7 +90,7 @@ pub async fn serve(no_auth: bool) -> anyhow::Result<ExitCode> {
         tokio::net::TcpListener::bind(&addr).await.with_context(|| format!("binding {addr}"))?;
     let bound = listener.local_addr()?;
     let app = crate::app::App::start(config.clone()).await?;
-    let router = match crate::gateway::app(app.clone(), bound) {
+    let router = match crate::server::app(app.clone(), bound) {
         Ok(r) => r,
         Err(e) => {
             app.stop().await;
@@ -106,7 +106,7 @@ pub async fn serve(no_auth: bool) -> anyhow::Result<ExitCode> {
              rewrite dashboards (Host and Origin checks still stop web pages)"
         ),
     }
-    let served = crate::gateway::serve(
+    let served = crate::server::serve(
         listener,
         router,
         app.server_limits.clone(),

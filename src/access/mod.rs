@@ -1,4 +1,4 @@
-//! Who may talk to the server: the policy behind `gateway::guard`.
+//! Who may talk to the server: the policy behind `server::guard`.
 //!
 //! - **Credential**: one secret per server ([`token::ServerToken`]); programs send it as
 //!   `Authorization: Bearer`, browsers get a session cookie from the `/?token=` sign-in.

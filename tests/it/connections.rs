@@ -13,7 +13,7 @@ use crate::support::{TestApp, spawn_app_with};
 
 async fn app_with(max_connections: usize, header_ms: u64) -> TestApp {
     spawn_app_with(Arc::new(tempfile::tempdir().unwrap()), false, |c| {
-        c.server = boardsmith::connections::ServerLimits {
+        c.server = boardsmith::server::connections::ServerLimits {
             max_connections,
             header_read_timeout: Duration::from_millis(header_ms),
         };

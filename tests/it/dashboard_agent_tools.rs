@@ -6,9 +6,9 @@
 use std::sync::Arc;
 
 use boardsmith::agent::tools::{BackendTools, ToolContext, ToolError};
+use boardsmith::dashboard_agent::Tools;
+use boardsmith::dashboard_agent::backend::{DASHBOARD_TOOLS, dashboard_update, register_all};
 use boardsmith::llm::mock::{MockLlm, Script, Step, Turn};
-use boardsmith::tools::Tools;
-use boardsmith::tools::backend::{DASHBOARD_TOOLS, dashboard_update, register_all};
 use serde_json::{Value, json};
 
 use crate::support::{self, TestApp};

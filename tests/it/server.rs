@@ -260,7 +260,7 @@ async fn a_subscriber_too_far_behind_is_closed_with_a_reason_and_others_go_on() 
     let (mut fast, _) = app.subscribe(&id).await;
     // The slow client keeps asking for snapshots (never dropped, unlike panel data) and reads
     // nothing: its queue grows past the cap once the socket buffers are full.
-    let asked = boardsmith::ws::OUTBOX_CAPACITY * 2;
+    let asked = boardsmith::server::ws::OUTBOX_CAPACITY * 2;
     for _ in 0..asked {
         ws_send(&mut slow, json!({"type": "subscribe", "dashboardId": id})).await;
     }

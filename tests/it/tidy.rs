@@ -18,7 +18,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("dashboards", &["dashboard", "live", "store"]),
     ("access", &["config_file"]),
     ("agent", &["llm", "text", "config_file"]),
-    ("tools", &["agent", "dashboard", "dashboards", "live", "sandbox", "store", "text"]),
+    ("dashboard_agent", &["agent", "dashboard", "dashboards", "live", "sandbox", "store", "text"]),
 ];
 
 /// Writes to the store or the live layer's published state: only `dashboards` (and the owning
@@ -124,7 +124,7 @@ fn the_checker_sees_what_it_must_refuse() {
     std::fs::create_dir_all(src.join("gateway")).unwrap();
     std::fs::write(
         src.join("llm/mod.rs"),
-        "use crate::agent::Run;\n// crate::tools in a comment\n",
+        "use crate::agent::Run;\n// crate::dashboard_agent in a comment\n",
     )
     .unwrap();
     std::fs::write(

@@ -325,7 +325,7 @@ async fn a_client_over_its_message_rate_is_told_then_closed_with_a_reason() {
     }
     let (got, frame) = reader.finish().await;
     let frame = frame.expect("a close frame");
-    assert_eq!(u16::from(frame.code), boardsmith::ws::CLOSE_POLICY);
+    assert_eq!(u16::from(frame.code), boardsmith::server::ws::CLOSE_POLICY);
     assert!(frame.reason.contains("rate limit exceeded"), "{}", frame.reason);
     let errors: Vec<&Value> = got.iter().filter(|m| m["type"] == "error").collect();
     assert_eq!(errors.len(), 1, "one error per run of dropped messages: {errors:?}");
@@ -489,7 +489,7 @@ async fn a_message_over_the_size_limit_closes_with_1009_and_a_reason() {
     let mut ws = connect(&app).await;
     let big = format!(
         "{{\"type\":\"subscribe\",\"dashboardId\":\"{}\"}}",
-        "x".repeat(boardsmith::ws::MAX_MESSAGE)
+        "x".repeat(boardsmith::server::ws::MAX_MESSAGE)
     );
     ws.send(Message::Text(big.into())).await.unwrap();
     let frame = loop {
@@ -499,7 +499,7 @@ async fn a_message_over_the_size_limit_closes_with_1009_and_a_reason() {
             other => panic!("expected a close frame, got {other:?}"),
         }
     };
-    assert_eq!(u16::from(frame.code), boardsmith::ws::CLOSE_TOO_BIG);
+    assert_eq!(u16::from(frame.code), boardsmith::server::ws::CLOSE_TOO_BIG);
     assert!(frame.reason.contains("message too big"), "{}", frame.reason);
     app.stop().await;
 }

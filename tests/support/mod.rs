@@ -139,7 +139,7 @@ pub async fn spawn_app_with(
     config.memory = Some(boardsmith::agent::memory::MemoryConfig::new(dir.path()));
     // No model unless a test gives one (never the developer's API keys).
     config.llm = Some(llm_config(None));
-    config.web = boardsmith::web::WebFiles::Embedded;
+    config.web = boardsmith::server::web::WebFiles::Embedded;
     config.agent_tools = boardsmith::agent::tools::ToolsConfig::new(
         dir.path().join("work"),
         dir.path().join("agents"),
@@ -155,7 +155,7 @@ pub async fn spawn_app_with(
     let server = tokio::spawn({
         let app = app.clone();
         async move {
-            boardsmith::gateway::run(listener, app, async move {
+            boardsmith::server::run(listener, app, async move {
                 let _ = rx.await;
                 token.cancel();
             })

@@ -77,7 +77,7 @@ pub enum ClientMessage {
 pub async fn upgrade(State(app): State<Arc<App>>, ws: WebSocketUpgrade) -> Response {
     let admission = match app.live.admit() {
         Ok(a) => a,
-        Err(e) => return crate::gateway::ApiError::Unavailable(e.to_string()).into_response(),
+        Err(e) => return crate::server::ApiError::Unavailable(e.to_string()).into_response(),
     };
     // Small buffers: tungstenite's 128 KiB defaults would cost ~256 KiB per idle connection.
     // The frame limit too: a single frame is buffered whole before the message limit applies.

@@ -10,8 +10,8 @@ use crate::agent::events::StreamError;
 use crate::agent::memory::MemoryError;
 use crate::agent::service::QueryError;
 use crate::agent::tools::submit::SubmitError;
+use crate::dashboard_agent::ToolError;
 use crate::store::StoreError;
-use crate::tools::ToolError;
 
 /// A successful response: `{code: 0, msg: "ok", data}`.
 pub fn ok<T: Serialize>(data: T) -> Response {

@@ -9,7 +9,7 @@
 //!   `EMFILE` while the store and the sandbox need descriptors too.
 //!
 //! Graceful shutdown: stop accepting, ask every connection to finish its request, wait.
-//! Knows nothing of routes or the app: it serves a `Router` (`gateway` builds it).
+//! Knows nothing of routes or the app: it serves a `Router` (`server` builds it).
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,10 +1,12 @@
-//! The agent's four tools — `search`, `execute`, `get_state`, `mutate` — with the seed's exact
-//! input and output shapes, plus sessions (the active dashboard and the ones a chat created).
+//! The dashboard agent: its four tools — `search`, `execute`, `get_state`, `mutate` — with the
+//! seed's exact input and output shapes, sessions (the active dashboard and the ones a chat
+//! created), the adapters to the agent runtime with the Dashboard Context and fix-round
+//! counting (`backend`), and result capping for models (`cap`). Writes go through `dashboards`.
 //!
 //! A tool call never fails because model-written code failed: such failures are part of the
 //! output (`error`, `validation`) so the model can act on them. [`ToolError`] is for callers'
 //! mistakes (malformed input, unknown ids) and infrastructure failures.
-//! Knows nothing of HTTP; `gateway` maps [`ToolError`] to status codes.
+//! Knows nothing of HTTP; `server` maps [`ToolError`] to status codes.
 
 pub mod backend;
 pub mod cap;

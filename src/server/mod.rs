@@ -1,11 +1,17 @@
-//! HTTP: the REST API (`/api/...`, `{code, msg, data}` envelope) and the WebSocket endpoint
-//! (`/ws`, see `ws`). Handlers are thin: parse and validate input, call into `App`, map errors
-//! once through [`ApiError`].
+//! The HTTP edge, all of it: the accept loop and its bounds (`connections`), the security
+//! middleware in front of every route (`guard`), the REST API (`/api/...`, `{code, msg, data}`
+//! envelope; the agent gateway's endpoints in `agents` and `query`), the WebSocket endpoint
+//! (`ws`) and the web app's static files (`web`). Handlers are thin: parse and validate input,
+//! call a service of `App` (`dashboards`, `agents`, ...), map errors once through [`ApiError`].
+//! Never touches the store; only `ws` uses the live layer's subscription API.
 
 pub mod agents;
+pub mod connections;
 pub mod error;
 pub mod guard;
 pub mod query;
+pub mod web;
+pub mod ws;
 
 use std::sync::Arc;
 
@@ -62,9 +68,9 @@ fn routes(state: Arc<App>) -> Router {
         .route("/api/panels/preview", post(preview_panel))
         .route("/api/sdk/sources", get(sdk_sources))
         .route("/api/templates", get(list_templates))
-        .route("/ws", get(crate::ws::upgrade))
+        .route("/ws", get(crate::server::ws::upgrade))
         .merge(agents::routes())
-        .merge(crate::web::routes(state.web.clone()))
+        .merge(crate::server::web::routes(state.web.clone()))
         .fallback(|| async { ApiError::NotFound("no such route".into()) })
         .with_state(state)
 }
@@ -86,10 +92,10 @@ pub async fn run(
 pub async fn serve(
     listener: TcpListener,
     router: Router,
-    limits: crate::connections::ServerLimits,
+    limits: crate::server::connections::ServerLimits,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
-    crate::connections::serve(listener, router, limits, shutdown).await?;
+    crate::server::connections::serve(listener, router, limits, shutdown).await?;
     Ok(())
 }
 
