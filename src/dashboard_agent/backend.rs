@@ -16,7 +16,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
-use super::{ToolError as DashboardToolError, Tools};
+use super::{DashboardTool, ToolError as DashboardToolError, Tools};
 use crate::agent::definition::AgentDefinition;
 use crate::agent::events::EventBody;
 use crate::agent::run::ContextSource;
@@ -26,19 +26,12 @@ use crate::dashboard::diff::changes;
 use crate::dashboard::summary::context_line;
 use crate::store::StoreError;
 
-/// Names of the dashboard tools, as [`register_all`] registers them.
-pub const DASHBOARD_TOOLS: [&str; 4] = ["search", "execute", "get_state", "mutate"];
-
 /// Checks the arguments of `tool` and returns the input [`Tools::call`] expects: only the
 /// declared fields, `null` and blank `dashboard_id` dropped. Unknown fields are refused (a
 /// misspelt `dashboardId` must not silently act on the active dashboard).
-fn input(tool: &str, args: &Value) -> Result<Value, ToolError> {
-    let a = Args::new(tool, args)?;
-    let allowed: &[&str] = match tool {
-        "search" => &["code"],
-        "execute" | "mutate" => &["code", "dashboard_id"],
-        _ => &["dashboard_id", "detail_level"],
-    };
+fn input(tool: DashboardTool, args: &Value) -> Result<Value, ToolError> {
+    let a = Args::new(tool.name(), args)?;
+    let allowed = tool.fields();
     if let Some((k, _)) = a.fields().find(|(k, _)| !allowed.contains(&k.as_str())) {
         return Err(a.error(format!(
             "unknown field \"{k}\"; the fields are {}",
@@ -168,7 +161,7 @@ struct Shared {
 /// [`Tools::call_for_model`], execute/mutate results counted against the fix-round cap.
 fn run(
     shared: &Arc<Shared>,
-    tool: &'static str,
+    tool: DashboardTool,
     args: Value,
     ctx: &ToolContext,
 ) -> BoxFuture<'static, Result<Value, ToolError>> {
@@ -177,16 +170,16 @@ fn run(
     let run_id = ctx.run_id.clone();
     Box::pin(async move {
         let input = input(tool, &args)?;
-        let writes = matches!(tool, "execute" | "mutate");
+        let writes = tool.writes();
         if writes && shared.fixes.failures(&run_id) > shared.fixes.max {
-            return Err(ToolError::invalid(tool, shared.fixes.exhausted_message()));
+            return Err(ToolError::invalid(tool.name(), shared.fixes.exhausted_message()));
         }
         let session = (!session.is_empty()).then_some(session);
         let mut out = shared
             .tools
             .call_for_model(tool, input, session.as_deref())
             .await
-            .map_err(|e| tool_error(tool, e))?;
+            .map_err(|e| tool_error(tool.name(), e))?;
         if writes {
             shared.fixes.record(&run_id, &mut out);
         }
@@ -195,7 +188,7 @@ fn run(
 }
 
 macro_rules! adapter {
-    ($(#[$doc:meta])* $ty:ident, $name:literal) => {
+    ($(#[$doc:meta])* $ty:ident, $tool:expr) => {
         $(#[$doc])*
         #[derive(Debug, Clone)]
         pub struct $ty {
@@ -204,7 +197,7 @@ macro_rules! adapter {
 
         impl BackendTool for $ty {
             fn name(&self) -> &str {
-                $name
+                $tool.name()
             }
 
             fn call(
@@ -212,7 +205,7 @@ macro_rules! adapter {
                 args: Value,
                 ctx: ToolContext,
             ) -> BoxFuture<'static, Result<Value, ToolError>> {
-                run(&self.shared, $name, args, &ctx)
+                run(&self.shared, $tool, args, &ctx)
             }
 
             fn after_result(
@@ -220,11 +213,11 @@ macro_rules! adapter {
                 result: &Value,
                 _ctx: &ToolContext,
             ) -> BoxFuture<'static, Vec<EventBody>> {
-                update_event(&self.shared.tools, $name, result)
+                update_event(&self.shared.tools, $tool, result)
             }
 
             fn condense(&self, result: &str) -> Option<String> {
-                condense($name, result)
+                condense($tool, result)
             }
         }
     };
@@ -233,34 +226,34 @@ macro_rules! adapter {
 adapter!(
     /// `search {code}`: runs the model's code over the data-source spec.
     SearchTool,
-    "search"
+    DashboardTool::Search
 );
 adapter!(
     /// `execute {code, dashboard_id?}`: builds, validates, test-runs and saves a dashboard in the
     /// chat's session (it becomes the chat's active dashboard).
     ExecuteTool,
-    "execute"
+    DashboardTool::Execute
 );
 adapter!(
     /// `get_state {dashboard_id?, detail_level?}`: reads a dashboard and makes it the chat's
     /// active one.
     GetStateTool,
-    "get_state"
+    DashboardTool::GetState
 );
 adapter!(
     /// `mutate {code, dashboard_id?}`: applies `async (state) => newState` (null deletes).
     MutateTool,
-    "mutate"
+    DashboardTool::Mutate
 );
 
 /// The `dashboard.update` event after an execute/mutate result that saved something (see
 /// [`dashboard_update`]), streamed right after its `tool.result`.
 fn update_event(
     tools: &Arc<Tools>,
-    tool: &'static str,
+    tool: DashboardTool,
     result: &Value,
 ) -> BoxFuture<'static, Vec<EventBody>> {
-    if !matches!(tool, "execute" | "mutate") {
+    if !tool.writes() {
         return Box::pin(std::future::ready(Vec::new()));
     }
     let tools = tools.clone();
@@ -272,8 +265,8 @@ fn update_event(
 /// deleted), what changed (one line per change) and the validation, without the state and code
 /// (the model's own code stays in the call's arguments). Search and get_state results are
 /// replayed whole: they are short and the model may build on them.
-fn condense(tool: &str, result: &str) -> Option<String> {
-    if !matches!(tool, "execute" | "mutate") {
+fn condense(tool: DashboardTool, result: &str) -> Option<String> {
+    if !tool.writes() {
         return None;
     }
     let Ok(Value::Object(mut out)) = serde_json::from_str::<Value>(result) else {
@@ -353,7 +346,7 @@ impl DashboardContext {
 
 impl ContextSource for DashboardContext {
     fn applies(&self, agent: &AgentDefinition) -> bool {
-        agent.tools.iter().any(|t| DASHBOARD_TOOLS.contains(&t.as_str()))
+        agent.tools.iter().any(|t| DashboardTool::from_name(t).is_some())
     }
 
     fn context<'a>(&'a self, chat_id: &'a str) -> BoxFuture<'a, Option<String>> {
@@ -361,7 +354,7 @@ impl ContextSource for DashboardContext {
     }
 }
 
-/// Registers the four adapters ([`DASHBOARD_TOOLS`]) over `tools`, sharing one fix-round
+/// Registers the four adapters ([`DashboardTool::ALL`]) over `tools`, sharing one fix-round
 /// count with cap `max_fix_rounds` (see the validation loop in ARCHITECTURE.md).
 pub fn register_all(registry: &mut BackendTools, tools: &Arc<Tools>, max_fix_rounds: u32) {
     let shared = Arc::new(Shared {
@@ -389,8 +382,12 @@ pub fn register_all(registry: &mut BackendTools, tools: &Arc<Tools>, max_fix_rou
 ///
 /// `None` for `search`, `get_state`, outputs with `error`, a mutate that changed nothing, and
 /// ids the store does not know.
-pub async fn dashboard_update(tools: &Tools, tool: &str, output: &Value) -> Option<EventBody> {
-    if !matches!(tool, "execute" | "mutate") || output.get("error").is_some_and(|e| !e.is_null()) {
+pub async fn dashboard_update(
+    tools: &Tools,
+    tool: DashboardTool,
+    output: &Value,
+) -> Option<EventBody> {
+    if !tool.writes() || output.get("error").is_some_and(|e| !e.is_null()) {
         return None;
     }
     let id = output.get("dashboard_id")?.as_str().filter(|s| !s.is_empty())?;
@@ -404,7 +401,7 @@ pub async fn dashboard_update(tools: &Tools, tool: &str, output: &Value) -> Opti
             deleted: true,
         });
     }
-    if tool == "mutate"
+    if tool == DashboardTool::Mutate
         && output.get("changes").and_then(Value::as_array).is_some_and(Vec::is_empty)
     {
         return None;
@@ -433,7 +430,8 @@ mod tests {
 
     #[test]
     fn input_checks_name_the_field() {
-        let err = |tool: &str, v: Value| input(tool, &v).unwrap_err().to_string();
+        let tool = |name: &str| DashboardTool::from_name(name).unwrap();
+        let err = |name: &str, v: Value| input(tool(name), &v).unwrap_err().to_string();
         assert!(err("execute", json!({})).contains("\"code\" is required"));
         assert!(err("mutate", json!({"code": 3})).contains("\"code\" must be a string"));
         assert!(
@@ -446,13 +444,24 @@ mod tests {
         );
         assert!(err("search", json!("code")).contains("JSON object"));
         assert_eq!(
-            input("execute", &json!({"code": "return 1", "dashboard_id": " "})).unwrap(),
+            input(tool("execute"), &json!({"code": "return 1", "dashboard_id": " "})).unwrap(),
             json!({"code": "return 1"})
         );
-        assert_eq!(input("get_state", &Value::Null).unwrap(), json!({}));
+        assert_eq!(input(tool("get_state"), &Value::Null).unwrap(), json!({}));
         assert_eq!(
-            input("get_state", &json!({"dashboard_id": "db_1", "detail_level": "full"})).unwrap(),
+            input(tool("get_state"), &json!({"dashboard_id": "db_1", "detail_level": "full"}))
+                .unwrap(),
             json!({"dashboard_id": "db_1", "detail_level": "full"})
         );
+    }
+
+    #[test]
+    fn tool_names_round_trip_and_only_execute_and_mutate_write() {
+        for t in DashboardTool::ALL {
+            assert_eq!(DashboardTool::from_name(t.name()), Some(t));
+        }
+        assert_eq!(DashboardTool::from_name("Search"), None);
+        let writers: Vec<_> = DashboardTool::ALL.into_iter().filter(|t| t.writes()).collect();
+        assert_eq!(writers, [DashboardTool::Execute, DashboardTool::Mutate]);
     }
 }

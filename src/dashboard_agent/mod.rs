@@ -27,6 +27,54 @@ use crate::store::{Store, StoreError};
 
 pub use session::{DashboardRef, SessionState};
 
+/// The four tools, a closed set: dispatch, argument fields and write accounting match on this,
+/// never on strings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DashboardTool {
+    /// `search {code}`.
+    Search,
+    /// `execute {code, dashboard_id?}`.
+    Execute,
+    /// `get_state {dashboard_id?, detail_level?}`.
+    GetState,
+    /// `mutate {code, dashboard_id?}`.
+    Mutate,
+}
+
+impl DashboardTool {
+    /// All four, in the order they are registered.
+    pub const ALL: [Self; 4] = [Self::Search, Self::Execute, Self::GetState, Self::Mutate];
+
+    /// The name models and the REST API use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Search => "search",
+            Self::Execute => "execute",
+            Self::GetState => "get_state",
+            Self::Mutate => "mutate",
+        }
+    }
+
+    /// The tool called `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// Whether a call may write a dashboard (counts as a fix round, emits `dashboard.update`).
+    pub fn writes(self) -> bool {
+        matches!(self, Self::Execute | Self::Mutate)
+    }
+
+    /// The input fields it accepts.
+    pub fn fields(self) -> &'static [&'static str] {
+        match self {
+            Self::Search => &["code"],
+            Self::Execute | Self::Mutate => &["code", "dashboard_id"],
+            Self::GetState => &["dashboard_id", "detail_level"],
+        }
+    }
+}
+
 /// Input of `search`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -254,20 +302,38 @@ impl Tools {
         input: Value,
         session: Option<&str>,
     ) -> Result<Value, ToolError> {
-        fn parse<T: serde::de::DeserializeOwned>(tool: &str, input: Value) -> Result<T, ToolError> {
+        let tool = DashboardTool::from_name(tool)
+            .ok_or_else(|| ToolError::UnknownTool(tool.to_owned()))?;
+        self.call_tool(tool, input, session).await
+    }
+
+    /// [`Tools::call`] for a known tool.
+    pub async fn call_tool(
+        &self,
+        tool: DashboardTool,
+        input: Value,
+        session: Option<&str>,
+    ) -> Result<Value, ToolError> {
+        fn parse<T: serde::de::DeserializeOwned>(
+            tool: DashboardTool,
+            input: Value,
+        ) -> Result<T, ToolError> {
             serde_json::from_value(input).map_err(|e| ToolError::InvalidInput {
-                tool: tool.to_owned(),
+                tool: tool.name().to_owned(),
                 message: e.to_string(),
             })
         }
         let out = match tool {
-            "search" => serde_json::to_value(self.search(parse(tool, input)?).await),
-            "execute" => serde_json::to_value(self.execute(parse(tool, input)?, session).await?),
-            "get_state" => {
+            DashboardTool::Search => serde_json::to_value(self.search(parse(tool, input)?).await),
+            DashboardTool::Execute => {
+                serde_json::to_value(self.execute(parse(tool, input)?, session).await?)
+            }
+            DashboardTool::GetState => {
                 serde_json::to_value(self.get_state(parse(tool, input)?, session).await?)
             }
-            "mutate" => serde_json::to_value(self.mutate(parse(tool, input)?, session).await?),
-            other => return Err(ToolError::UnknownTool(other.to_owned())),
+            DashboardTool::Mutate => {
+                serde_json::to_value(self.mutate(parse(tool, input)?, session).await?)
+            }
         };
         Ok(out.unwrap_or(Value::Null))
     }
@@ -276,11 +342,11 @@ impl Tools {
     /// [`cap::DEFAULT_MAX_TOKENS`]): what the agent sends back to the model.
     pub async fn call_for_model(
         &self,
-        tool: &str,
+        tool: DashboardTool,
         input: Value,
         session: Option<&str>,
     ) -> Result<Value, ToolError> {
-        Ok(cap::cap(&self.call(tool, input, session).await?, cap::DEFAULT_MAX_TOKENS))
+        Ok(cap::cap(&self.call_tool(tool, input, session).await?, cap::DEFAULT_MAX_TOKENS))
     }
 
     /// The session's state.

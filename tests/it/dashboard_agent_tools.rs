@@ -6,8 +6,9 @@
 use std::sync::Arc;
 
 use boardsmith::agent::tools::{BackendTools, ToolContext, ToolError};
+use boardsmith::dashboard_agent::DashboardTool;
 use boardsmith::dashboard_agent::Tools;
-use boardsmith::dashboard_agent::backend::{DASHBOARD_TOOLS, dashboard_update, register_all};
+use boardsmith::dashboard_agent::backend::{dashboard_update, register_all};
 use boardsmith::llm::mock::{MockLlm, Script, Step, Turn};
 use serde_json::{Value, json};
 
@@ -84,7 +85,7 @@ fn assert_all_ok(out: &Value) {
 async fn execute_creates_a_dashboard_in_the_chats_session() {
     let f = Fixture::new().await;
     assert_eq!(f.registry.names(), {
-        let mut n = DASHBOARD_TOOLS.to_vec();
+        let mut n: Vec<&str> = DashboardTool::ALL.map(DashboardTool::name).to_vec();
         n.sort_unstable();
         n
     });
@@ -248,7 +249,9 @@ async fn dashboard_update_payloads() {
 };"#;
     let out = f.ok("chat", "execute", json!({"code": gold_two})).await;
     let id = out["dashboard_id"].as_str().unwrap().to_owned();
-    let up = serde_json::to_value(dashboard_update(tools, "execute", &out).await.unwrap()).unwrap();
+    let up =
+        serde_json::to_value(dashboard_update(tools, DashboardTool::Execute, &out).await.unwrap())
+            .unwrap();
     assert_eq!(up["dashboardId"], id.as_str());
     assert_eq!(up["version"], 1);
     let kinds: Vec<(&str, &str)> = up["changes"]
@@ -270,7 +273,9 @@ async fn dashboard_update_payloads() {
             json!({"code": "async (state) => { state.layout.columns = 3; state.panels[0].code = state.panels[0].code.replace('60', '90'); return state; }"}),
         )
         .await;
-    let up = serde_json::to_value(dashboard_update(tools, "mutate", &out).await.unwrap()).unwrap();
+    let up =
+        serde_json::to_value(dashboard_update(tools, DashboardTool::Mutate, &out).await.unwrap())
+            .unwrap();
     assert_eq!(up["version"], 2);
     let changes = up["changes"].as_array().unwrap();
     assert!(changes.iter().any(|c| c["type"] == "layout_changed"), "{up:#}");
@@ -281,7 +286,9 @@ async fn dashboard_update_payloads() {
 
     // execute over an existing id: the real diff from the replaced version.
     let out = f.ok("chat", "execute", json!({"code": GOLD, "dashboard_id": id})).await;
-    let up = serde_json::to_value(dashboard_update(tools, "execute", &out).await.unwrap()).unwrap();
+    let up =
+        serde_json::to_value(dashboard_update(tools, DashboardTool::Execute, &out).await.unwrap())
+            .unwrap();
     assert_eq!(up["version"], 3);
     let changes = up["changes"].as_array().unwrap();
     assert!(changes.iter().any(|c| c["type"] == "removed_panel" && c["panel_id"] == "gold-quote"));
@@ -289,21 +296,23 @@ async fn dashboard_update_payloads() {
 
     // Nothing persisted: no update.
     let noop = f.ok("chat", "mutate", json!({"code": "async (state) => state"})).await;
-    assert!(dashboard_update(tools, "mutate", &noop).await.is_none());
+    assert!(dashboard_update(tools, DashboardTool::Mutate, &noop).await.is_none());
     let bad =
         f.ok("chat", "mutate", json!({"code": "async (state) => ({ ...state, layout: 3 })"})).await;
     assert!(bad["error"].is_string(), "{bad}");
-    assert!(dashboard_update(tools, "mutate", &bad).await.is_none());
+    assert!(dashboard_update(tools, DashboardTool::Mutate, &bad).await.is_none());
     let bad = f.ok("chat", "execute", json!({"code": "return { title: '' }"})).await;
-    assert!(dashboard_update(tools, "execute", &bad).await.is_none());
+    assert!(dashboard_update(tools, DashboardTool::Execute, &bad).await.is_none());
     let state = f.ok("chat", "get_state", json!({})).await;
-    assert!(dashboard_update(tools, "get_state", &state).await.is_none());
+    assert!(dashboard_update(tools, DashboardTool::GetState, &state).await.is_none());
     let found = f.ok("chat", "search", json!({"code": "return []"})).await;
-    assert!(dashboard_update(tools, "search", &found).await.is_none());
+    assert!(dashboard_update(tools, DashboardTool::Search, &found).await.is_none());
 
     // A delete is announced.
     let out = f.ok("chat", "mutate", json!({"code": "async (state) => null"})).await;
-    let up = serde_json::to_value(dashboard_update(tools, "mutate", &out).await.unwrap()).unwrap();
+    let up =
+        serde_json::to_value(dashboard_update(tools, DashboardTool::Mutate, &out).await.unwrap())
+            .unwrap();
     assert_eq!(up["deleted"], true);
     assert_eq!(up["dashboardId"], id.as_str());
     assert_eq!(up["changes"], json!([]));
@@ -331,7 +340,7 @@ async fn tool_description_examples_work() {
     let defs: Value = serde_json::from_str(&text).unwrap();
     let names: Vec<&str> =
         defs["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, DASHBOARD_TOOLS);
+    assert_eq!(names, DashboardTool::ALL.map(DashboardTool::name));
 
     let f = Fixture::new().await;
     let searches = examples(&defs, "search");
