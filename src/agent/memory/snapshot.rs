@@ -1,0 +1,222 @@
+//! Snapshot events and chat views: stored runs rebuilt into Event Model v2 history
+//! (`GET /api/chat`) and the chat index entries (`GET /api/chats`).
+
+use super::*;
+
+/// One row of `GET /api/chats`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatSummary {
+    /// The chat.
+    pub chat_id: String,
+    /// Its first query message, cut to [`CHAT_NAME_CHARS`] characters.
+    pub chat_name: String,
+    /// The agent of its first run.
+    pub first_agent_key: Option<String>,
+    /// Its first message's time, unix milliseconds.
+    pub created_at: i64,
+    /// Its last run's end, unix milliseconds.
+    pub updated_at: i64,
+}
+
+/// `GET /api/chat`: snapshot events rebuilt from storage, and on request the raw messages.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatDetail {
+    /// The chat.
+    pub chat_id: String,
+    /// Its name.
+    pub chat_name: String,
+    /// `chat.start` once, then per run `request.query`, `run.start`, the snapshots and results,
+    /// `run.complete`; `seq` from 1.
+    pub events: Vec<Event>,
+    /// Every stored message with its `runId` (only with `includeRawMessages=true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub messages: Option<Vec<Value>>,
+    /// The references of all queries, first occurrence of each `id`.
+    pub references: Vec<Value>,
+    /// Lines of the chat file that could not be read and were left out (damage on disk, or a
+    /// write cut short by a crash); absent when every line was read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub damaged: Vec<LoadWarning>,
+}
+
+/// The history of stored runs as Event Model v2 snapshot events: per run `request.query`,
+/// `chat.start` (first run only), `run.start`, then in stored order `reasoning.snapshot`,
+/// `content.snapshot`, `tool.snapshot` + `tool.result`, `action.snapshot` + `action.result`,
+/// and `run.complete`. `seq` is renumbered from 1. A call counts as an action when it was
+/// stored with `_actionId`, else when `action_tools` names it.
+pub fn snapshot_events(runs: &[RunRecord], action_tools: &BTreeSet<String>) -> Vec<Event> {
+    let mut events: Vec<Event> = Vec::new();
+    let mut push = |body: EventBody, timestamp: i64| {
+        let seq = events.len() as u64 + 1;
+        events.push(Event { seq, body, timestamp });
+    };
+    for (index, run) in runs.iter().enumerate() {
+        let started = run
+            .messages
+            .iter()
+            .find_map(|m| match m {
+                StoredMessage::User(u) if u.ts > 0 => Some(u.ts),
+                _ => None,
+            })
+            .unwrap_or(run.updated_at);
+        push(EventBody::RequestQuery(run.query.clone()), started);
+        if index == 0 {
+            let name = chat_name(&run.query.message);
+            push(
+                EventBody::ChatStart {
+                    chat_id: run.chat_id.clone(),
+                    chat_name: (!name.is_empty()).then_some(name),
+                },
+                started,
+            );
+        }
+        push(
+            EventBody::RunStart { run_id: run.run_id.clone(), chat_id: run.chat_id.clone() },
+            started,
+        );
+        // Call id → (stream id, is action), for the results.
+        let mut calls: HashMap<&str, (String, bool)> = HashMap::new();
+        let mut last = started;
+        let mut derived = 0usize;
+        let mut derive = |kind: &str| {
+            derived += 1;
+            format!("{}_{kind}_{}", run.run_id, derived - 1)
+        };
+        for message in &run.messages {
+            let ts = match message {
+                StoredMessage::User(u) => u.ts,
+                StoredMessage::Assistant(a) => a.ts,
+                StoredMessage::Tool(t) => t.ts,
+            };
+            last = if ts > 0 { ts } else { last };
+            match message {
+                StoredMessage::User(_) => {}
+                StoredMessage::Assistant(a) => {
+                    if let Some(parts) = &a.reasoning_content {
+                        let reasoning_id =
+                            a.reasoning_id.clone().unwrap_or_else(|| derive("reasoning"));
+                        push(
+                            EventBody::ReasoningSnapshot {
+                                reasoning_id,
+                                text: joined(parts),
+                                task_id: None,
+                            },
+                            last,
+                        );
+                    }
+                    if let Some(parts) = &a.content {
+                        let content_id = a.content_id.clone().unwrap_or_else(|| derive("content"));
+                        push(
+                            EventBody::ContentSnapshot {
+                                content_id,
+                                text: joined(parts),
+                                task_id: None,
+                            },
+                            last,
+                        );
+                    }
+                    for call in a.tool_calls.iter().flatten() {
+                        let is_action = match (&a.action_id, &a.tool_id) {
+                            (Some(_), _) => true,
+                            (None, Some(_)) => false,
+                            (None, None) => action_tools.contains(&call.function.name),
+                        };
+                        // One stream id per entry; entries holding several calls (not
+                        // written by us) fall back to the call ids.
+                        let single = a.tool_calls.as_ref().is_some_and(|c| c.len() == 1);
+                        let id = a
+                            .action_id
+                            .clone()
+                            .or_else(|| a.tool_id.clone())
+                            .filter(|_| single)
+                            .unwrap_or_else(|| call.id.clone());
+                        let name = Some(call.function.name.clone()).filter(|n| !n.is_empty());
+                        let arguments = Some(call.function.arguments.clone());
+                        calls.insert(call.id.as_str(), (id.clone(), is_action));
+                        let body = if is_action {
+                            EventBody::ActionSnapshot {
+                                action_id: id,
+                                action_name: name,
+                                task_id: None,
+                                description: None,
+                                arguments,
+                            }
+                        } else {
+                            EventBody::ToolSnapshot {
+                                tool_id: id,
+                                tool_name: name,
+                                task_id: None,
+                                tool_type: None,
+                                tool_api: None,
+                                tool_params: None,
+                                description: None,
+                                arguments,
+                            }
+                        };
+                        push(body, last);
+                    }
+                }
+                StoredMessage::Tool(t) => {
+                    let (id, is_action) = match (&t.action_id, &t.tool_id) {
+                        (Some(id), _) => (id.clone(), true),
+                        (None, Some(id)) => (id.clone(), false),
+                        (None, None) => {
+                            calls.get(t.tool_call_id.as_str()).cloned().unwrap_or_else(|| {
+                                (t.tool_call_id.clone(), action_tools.contains(&t.name))
+                            })
+                        }
+                    };
+                    let result = result_value(&joined(&t.content));
+                    let body = if is_action {
+                        EventBody::ActionResult { action_id: id, result }
+                    } else {
+                        EventBody::ToolResult { tool_id: id, result }
+                    };
+                    push(body, last);
+                }
+            }
+        }
+        push(
+            EventBody::RunComplete {
+                run_id: run.run_id.clone(),
+                finish_reason: run.finish_reason.clone(),
+            },
+            run.updated_at.max(last),
+        );
+    }
+    events
+}
+
+/// A stored result as the stream showed it: JSON objects and arrays as JSON, anything else as
+/// text (`"OK"` stays a string, `"42"` is not turned into a number).
+fn result_value(text: &str) -> Value {
+    let trimmed = text.trim_start();
+    if (trimmed.starts_with('{') || trimmed.starts_with('['))
+        && let Ok(value) = serde_json::from_str(text)
+    {
+        return value;
+    }
+    Value::String(text.to_owned())
+}
+
+pub(super) fn summary_of(chat_id: &str, runs: &[RunRecord]) -> Option<ChatSummary> {
+    let first = runs.first()?;
+    let last = runs.last()?;
+    let created_at = first
+        .messages
+        .iter()
+        .find_map(|m| match m {
+            StoredMessage::User(u) if u.ts > 0 => Some(u.ts),
+            _ => None,
+        })
+        .unwrap_or(first.updated_at);
+    Some(ChatSummary {
+        chat_id: chat_id.to_owned(),
+        chat_name: chat_name(&first.query.message),
+        first_agent_key: first.query.agent_key.clone(),
+        created_at,
+        updated_at: last.updated_at,
+    })
+}
