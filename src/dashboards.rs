@@ -14,7 +14,9 @@ use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 
 use crate::dashboard::DashboardState;
 use crate::dashboard::diff::Diff;
-use crate::live::{Live, PanelRun};
+use serde_json::{Map, Value};
+
+use crate::live::{Live, PanelRun, PanelSlot, RunStatus};
 use crate::store::{DashboardListItem, DashboardRecord, Store, StoreError, VersionInfo};
 
 /// Stored and live dashboards (cheap to share behind an `Arc`).
@@ -70,6 +72,15 @@ pub enum Runs {
     Given(Vec<(String, PanelRun)>),
     /// Run the added and modified panels now, before publishing (REST edits, reverts).
     Changed,
+}
+
+/// Panel results as of a version (REST refresh and `/data`).
+#[derive(Debug, Clone)]
+pub struct PanelResults {
+    /// The version the results belong to.
+    pub version: u64,
+    /// The latest result per panel id.
+    pub panels: HashMap<String, PanelSlot>,
 }
 
 /// What a write produced.
@@ -129,6 +140,49 @@ impl Dashboards {
         let state = Arc::new(rec.state.clone());
         self.live.record_version(id, rec.version, state.clone());
         Ok((rec, state))
+    }
+
+    /// Re-runs `panel` (or every panel) of a live dashboard with the default values, publishes
+    /// the results to subscribers and returns them. `Ok(None)`: the dashboard has no such panel.
+    pub async fn refresh(
+        &self,
+        id: &str,
+        panel: Option<&str>,
+    ) -> Result<Option<PanelResults>, StoreError> {
+        let (rec, state) = self.current(id).await?;
+        let panels: Vec<_> = match panel {
+            Some(pid) => match state.panels.iter().find(|p| p.id == pid) {
+                Some(p) => vec![p.clone()],
+                None => return Ok(None),
+            },
+            None => state.panels.clone(),
+        };
+        self.live.refresh_panels(id, &state, &panels).await;
+        let mut slots = self.live.slots(id);
+        slots.retain(|pid, _| panels.iter().any(|p| &p.id == pid));
+        Ok(Some(PanelResults { version: rec.version, panels: slots }))
+    }
+
+    /// The latest result of every panel of a live dashboard (default values); panels that never
+    /// ran are run first.
+    pub async fn data(&self, id: &str) -> Result<PanelResults, StoreError> {
+        let (rec, state) = self.current(id).await?;
+        let slots = self.live.slots(id);
+        let missing: Vec<_> = state
+            .panels
+            .iter()
+            .filter(|p| slots.get(&p.id).is_none_or(|s| s.status == RunStatus::Pending))
+            .cloned()
+            .collect();
+        if !missing.is_empty() {
+            self.live.refresh_panels(id, &state, &missing).await;
+        }
+        Ok(PanelResults { version: rec.version, panels: self.live.slots(id) })
+    }
+
+    /// Runs panel code once outside any dashboard; `None` when the preview cap is reached.
+    pub async fn preview(&self, code: &str, vars: &Map<String, Value>) -> Option<PanelRun> {
+        self.live.preview(code, vars).await
     }
 
     /// Waits for `id`'s writer lock.

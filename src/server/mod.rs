@@ -252,39 +252,17 @@ struct RefreshBody {
 async fn refresh_dashboard(State(app): Api, Path(id): Path<String>, body: Bytes) -> ApiResult {
     let body: RefreshBody =
         if body.is_empty() { RefreshBody::default() } else { parse_body(&body)? };
-    let (rec, state) = app.dashboards.current(&id).await?;
-    let panels: Vec<_> = match &body.panel_id {
-        Some(pid) => {
-            let p = rec.state.panels.iter().find(|p| &p.id == pid).ok_or_else(|| {
-                ApiError::NotFound(format!("dashboard `{id}` has no panel `{pid}`"))
-            })?;
-            vec![p.clone()]
-        }
-        None => rec.state.panels.clone(),
+    let Some(results) = app.dashboards.refresh(&id, body.panel_id.as_deref()).await? else {
+        let pid = body.panel_id.unwrap_or_default();
+        return Err(ApiError::NotFound(format!("dashboard `{id}` has no panel `{pid}`")));
     };
-    app.live.refresh_panels(&id, &state, &panels).await;
-    let slots = app.live.slots(&id);
-    let out: Map<String, Value> = panels
-        .iter()
-        .filter_map(|p| Some((p.id.clone(), serde_json::to_value(slots.get(&p.id)?).ok()?)))
-        .collect();
-    Ok(ok(json!({ "dashboardId": id, "version": rec.version, "panels": out })))
+    Ok(ok(json!({ "dashboardId": id, "version": results.version, "panels": results.panels })))
 }
 
 /// Latest results of every panel; panels never run are run now.
 async fn dashboard_data(State(app): Api, Path(id): Path<String>) -> ApiResult {
-    let (rec, state) = app.dashboards.current(&id).await?;
-    let slots = app.live.slots(&id);
-    let missing: Vec<_> = state
-        .panels
-        .iter()
-        .filter(|p| slots.get(&p.id).is_none_or(|s| s.status == crate::live::RunStatus::Pending))
-        .cloned()
-        .collect();
-    if !missing.is_empty() {
-        app.live.refresh_panels(&id, &state, &missing).await;
-    }
-    Ok(ok(json!({ "dashboardId": id, "version": rec.version, "panels": app.live.slots(&id) })))
+    let results = app.dashboards.data(&id).await?;
+    Ok(ok(json!({ "dashboardId": id, "version": results.version, "panels": results.panels })))
 }
 
 async fn call_tool(State(app): Api, Path(tool): Path<String>, body: Bytes) -> ApiResult {
@@ -312,7 +290,7 @@ struct PreviewBody {
 
 async fn preview_panel(State(app): Api, body: Bytes) -> ApiResult {
     let body: PreviewBody = parse_body(&body)?;
-    let run = app.live.preview(&body.code, &body.vars).await.ok_or_else(|| {
+    let run = app.dashboards.preview(&body.code, &body.vars).await.ok_or_else(|| {
         ApiError::TooMany(
             "the most panel previews this server runs at once are running \
              (BOARDSMITH_MAX_PREVIEWS); try again when one has finished"

@@ -94,6 +94,14 @@ fn problems(src: &Path) -> Vec<String> {
                     }
                 }
             }
+            // The HTTP edge calls services; only the WebSocket uses live's subscription API.
+            let edge = module == "server" && !shown.starts_with("src/server/ws/");
+            if edge && (code.contains("app.live") || code.contains("app.store")) {
+                problems.push(format!(
+                    "{shown}:{}: a handler reaches past the services: call `app.dashboards`",
+                    n + 1
+                ));
+            }
             let owner = matches!(module.as_str(), "dashboards" | "store" | "live");
             if !owner && let Some(w) = WRITES.iter().find(|w| code.contains(*w)) {
                 problems.push(format!(
@@ -121,24 +129,28 @@ fn the_checker_sees_what_it_must_refuse() {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("src");
     std::fs::create_dir_all(src.join("llm")).unwrap();
-    std::fs::create_dir_all(src.join("gateway")).unwrap();
+    std::fs::create_dir_all(src.join("server/ws")).unwrap();
     std::fs::write(
         src.join("llm/mod.rs"),
         "use crate::agent::Run;\n// crate::dashboard_agent in a comment\n",
     )
     .unwrap();
     std::fs::write(
-        src.join("gateway/mod.rs"),
-        "fn f() { crate::outln!(\"x\"); app.store.save(&id, 1, s, \"n\"); }\n",
+        src.join("server/mod.rs"),
+        "fn f() { crate::outln!(\"x\"); app.store.save(&id, 1, s, \"n\"); }\nlet s = app.live.slots(id);\n",
     )
     .unwrap();
+    // The WebSocket may use live's subscription API; `dashboards` may write.
+    std::fs::write(src.join("server/ws/mod.rs"), "let v = app.live.viewer(a, o);\n").unwrap();
     std::fs::write(src.join("dashboards.rs"), "fn g() { self.store.save(a); crate::live::x(); }\n")
         .unwrap();
     assert_eq!(
         problems(&src),
         [
-            "src/gateway/mod.rs:1: `store.save(` outside `dashboards`: dashboard writes go through `Dashboards`",
             "src/llm/mod.rs:1: `llm` must not use `crate::agent` (allowed: [\"config_file\", \"text\"])",
+            "src/server/mod.rs:1: a handler reaches past the services: call `app.dashboards`",
+            "src/server/mod.rs:1: `store.save(` outside `dashboards`: dashboard writes go through `Dashboards`",
+            "src/server/mod.rs:2: a handler reaches past the services: call `app.dashboards`",
         ]
     );
     assert_eq!(crate_paths("use crate::store::{Store, StoreError};"), ["store"]);
