@@ -234,9 +234,14 @@ impl Dashboards {
         note: &str,
         runs: Runs,
     ) -> Result<Saved, StoreError> {
-        let Edit { before, after, diff } = edit;
-        let record = self.store.save(lock.id(), before.version, (*after).clone(), note).await?;
-        Ok(self.publish(lock, before.version, record, after, diff, runs).await)
+        let (store, live, id, note) =
+            (self.store.clone(), self.live.clone(), lock.id().to_owned(), note.to_owned());
+        to_the_end(async move {
+            let Edit { before, after, diff } = edit;
+            let record = store.save(&id, before.version, (*after).clone(), &note).await?;
+            Ok(publish(&live, &id, before.version, record, after, diff, runs).await)
+        })
+        .await
     }
 
     /// A person's edit (REST): `state` as the version after `base_version`, which must be the
@@ -265,10 +270,15 @@ impl Dashboards {
         if before.deleted {
             return Err(StoreError::Deleted(id.to_owned()));
         }
-        let record = self.store.revert(id, to_version).await?;
-        let after = Arc::new(record.state.clone());
-        let diff = Diff::between(&before.state, &after);
-        Ok(self.publish(&lock, before.version, record, after, diff, Runs::Changed).await)
+        let (store, live, id) = (self.store.clone(), self.live.clone(), id.to_owned());
+        to_the_end(async move {
+            let _lock = lock;
+            let record = store.revert(&id, to_version).await?;
+            let after = Arc::new(record.state.clone());
+            let diff = Diff::between(&before.state, &after);
+            Ok(publish(&live, &id, before.version, record, after, diff, Runs::Changed).await)
+        })
+        .await
     }
 
     /// Soft-deletes (restorable) and tells subscribers; `purge` also removes the dashboard and
@@ -293,29 +303,33 @@ impl Dashboards {
     pub async fn shutdown(&self) {
         self.store.shutdown().await;
     }
+}
 
-    /// Publishes a committed version (still under its writer lock, so in order).
-    async fn publish(
-        &self,
-        lock: &WriteLock,
-        base_version: u64,
-        record: DashboardRecord,
-        after: Arc<DashboardState>,
-        diff: Diff,
-        runs: Runs,
-    ) -> Saved {
-        let runs = match runs {
-            Runs::Given(runs) => runs,
-            Runs::Changed => self.live.run_panels(lock.id(), &after, &diff.changed).await,
-        };
-        self.live.version_saved(
-            lock.id(),
-            base_version,
-            record.version,
-            &diff,
-            after,
-            runs.clone(),
-        );
-        Saved { record, base_version, diff, runs }
-    }
+/// Runs a write to its end even if its caller stops waiting (a dropped HTTP request, a
+/// cancelled agent run): a committed version is always published.
+async fn to_the_end<T: Send + 'static>(
+    write: impl std::future::Future<Output = Result<T, StoreError>> + Send + 'static,
+) -> Result<T, StoreError> {
+    tokio::spawn(write)
+        .await
+        .unwrap_or_else(|e| Err(StoreError::Storage(format!("the write task failed: {e}"))))
+}
+
+/// Publishes a committed version (its writer still holds the lock, so versions go out in
+/// order; `live` ignores one that is not newer than what it holds).
+async fn publish(
+    live: &Live,
+    id: &str,
+    base_version: u64,
+    record: DashboardRecord,
+    after: Arc<DashboardState>,
+    diff: Diff,
+    runs: Runs,
+) -> Saved {
+    let runs = match runs {
+        Runs::Given(runs) => runs,
+        Runs::Changed => live.run_panels(id, &after, &diff.changed).await,
+    };
+    live.version_saved(id, base_version, record.version, &diff, after, runs.clone());
+    Saved { record, base_version, diff, runs }
 }

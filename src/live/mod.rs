@@ -432,7 +432,9 @@ impl Live {
         let mut map = self.lock();
         let w = map.entry(id.to_owned()).or_default();
         w.default_view();
-        if w.state.as_ref().is_none_or(|_| w.version < version) {
+        // Only a first load: a newer version read from the store is being published by its
+        // writer (`version_saved`), whose patch the subscribers must see.
+        if w.state.is_none() {
             adopt(w, version, state);
         }
         let key = match w.sub(viewer) {
@@ -778,12 +780,14 @@ impl Live {
             .unwrap_or_default()
     }
 
-    /// Makes sure the live layer knows `version` of a dashboard (a newer one it holds wins).
+    /// Makes sure the live layer holds the dashboard, loading `version` if it holds none. A
+    /// version it already holds only moves forward through [`Live::version_saved`], so a reader
+    /// racing a writer can never skip the subscribers' patch.
     pub fn record_version(&self, id: &str, version: u64, state: Arc<DashboardState>) {
         let mut map = self.lock();
         let w = map.entry(id.to_owned()).or_default();
         w.default_view();
-        if w.state.is_none() || w.version < version {
+        if w.state.is_none() {
             adopt(w, version, state);
         }
     }

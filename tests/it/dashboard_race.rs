@@ -1,5 +1,6 @@
 //! One owner for dashboard writes, from the outside: REST saves, reverts and agent `mutate`s
-//! on one dashboard from many tasks at once, with WebSocket subscribers applying every patch.
+//! on one dashboard from many tasks at once, with WebSocket subscribers (three from the start,
+//! three joining mid-way) applying every patch.
 //! No acknowledged version is lost, versions only go up by one, every patch arrives on the
 //! version its subscriber holds (no resync), and every subscriber ends on the store's state.
 
@@ -21,6 +22,8 @@ struct Seen {
     state: Value,
     version: u64,
     patches: u64,
+    /// The version of its snapshot.
+    first: u64,
     /// Patches whose base was not the version held (each would force a resync).
     misses: Vec<String>,
 }
@@ -29,6 +32,7 @@ struct Seen {
 async fn follow(mut ws: Ws, snap: Value, mut target: tokio::sync::watch::Receiver<u64>) -> Seen {
     let mut seen = Seen {
         version: snap["version"].as_u64().unwrap(),
+        first: snap["version"].as_u64().unwrap(),
         state: snap["state"].clone(),
         patches: 0,
         misses: Vec::new(),
@@ -133,11 +137,18 @@ async fn concurrent_writers_never_lose_a_version_and_subscribers_never_resync() 
                 !out["changes"].as_array().unwrap().is_empty()
             }
         });
-        let (edits, revert, mutates) = tokio::join!(
+        // Subscribers that join while writes are in flight: a snapshot read from the store
+        // must never get ahead of the patches the others are waiting for.
+        let joiner = async { if round % 10 == 5 { Some(app.subscribe(&id).await) } else { None } };
+        let (edits, revert, mutates, joined) = tokio::join!(
             futures::future::join_all(edits),
             revert,
-            futures::future::join_all(mutates)
+            futures::future::join_all(mutates),
+            joiner
         );
+        if let Some((ws, snap)) = joined {
+            followers.push(tokio::spawn(follow(ws, snap, target_rx.clone())));
+        }
         acked.extend(edits);
         acked.extend(revert);
         mutated += mutates.into_iter().filter(|changed| *changed).count();
@@ -169,7 +180,7 @@ async fn concurrent_writers_never_lose_a_version_and_subscribers_never_resync() 
     for f in followers {
         let seen = tokio::time::timeout(Duration::from_secs(30), f).await.unwrap().unwrap();
         assert_eq!(seen.misses, Vec::<String>::new());
-        assert_eq!(seen.patches, last - 1);
+        assert_eq!(seen.patches, last - seen.first);
         assert_eq!(seen.version, last);
         assert_eq!(seen.state, latest["data"]["state"]);
     }
