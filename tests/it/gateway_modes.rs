@@ -68,17 +68,17 @@ fn render(events: &[(String, String, Value)]) -> String {
     out
 }
 
+/// `POST /api/query` for `agent` with `message`; the stream's response (status checked).
+async fn query(app: &TestApp, agent: &str, message: &str) -> reqwest::Response {
+    let body = json!({"message": message, "agentKey": agent});
+    let r = app.http.post(app.url("/api/query")).json(&body).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    r
+}
+
 async fn golden(agent: &str, message: &str, turns: Vec<Turn>) -> (String, MockLlm) {
     let (mock, app) = start(turns).await;
-    let r = app
-        .http
-        .post(app.url("/api/query"))
-        .json(&json!({"message": message, "agentKey": agent}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-    let events = sse_events(r).await;
+    let events = sse_events(query(&app, agent, message).await).await;
     app.stop().await;
     (render(&events), mock)
 }
@@ -212,15 +212,7 @@ async fn run_answering(
     message: &str,
     answer: impl FnMut(&str, &Value) -> Option<(String, Value)>,
 ) -> Vec<(String, Value)> {
-    let r = app
-        .http
-        .post(app.url("/api/query"))
-        .json(&json!({"message": message, "agentKey": agent}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-    let events = support::sse_answering(app, r, answer).await;
+    let events = support::sse_answering(app, query(app, agent, message).await, answer).await;
     events.into_iter().map(|(_, t, d)| (t, d)).collect()
 }
 
