@@ -2,8 +2,9 @@
 //! (`tools/*.backend|*.action|*.html|*.qlc|*.dqlc`) and viewports
 //! (`viewports/*.html|*.qlc|*.dqlc|*.json_schema|*.custom`), hot reloaded.
 //!
-//! Owns the three directories: the built-in files embedded in the binary are synced into them at
-//! start (same-named built-ins overwrite, extra user files stay), then each directory is watched
+//! Owns the three directories. The built-in files (the repository's `builtin/`) are embedded in
+//! the binary and served from memory; a file in a directory replaces the built-in of the same
+//! name and adds to the rest, so nothing is ever written into a directory. Each directory is watched
 //! (`notify`, debounced) and also polled at its refresh interval, which catches what the watcher
 //! misses (a directory replaced, a network file system, an exhausted inotify limit). Every reload
 //! builds a complete new [`CatalogSnapshot`] and swaps it in whole, so a reader holds one
@@ -27,14 +28,14 @@ use super::definition::{self, AgentDefinition};
 use crate::llm::ToolDefinition;
 
 static BUILTIN_AGENTS: include_dir::Dir<'static> =
-    include_dir::include_dir!("$CARGO_MANIFEST_DIR/agents");
+    include_dir::include_dir!("$CARGO_MANIFEST_DIR/builtin/agents");
 static BUILTIN_TOOLS: include_dir::Dir<'static> =
-    include_dir::include_dir!("$CARGO_MANIFEST_DIR/tools");
+    include_dir::include_dir!("$CARGO_MANIFEST_DIR/builtin/tools");
 static BUILTIN_VIEWPORTS: include_dir::Dir<'static> =
-    include_dir::include_dir!("$CARGO_MANIFEST_DIR/viewports");
+    include_dir::include_dir!("$CARGO_MANIFEST_DIR/builtin/viewports");
 
-/// The built-in files of a section: the repository's `agents/`, `tools/` and `viewports/`,
-/// embedded in the binary.
+/// The built-in files of a section: the repository's `builtin/agents/`, `builtin/tools/` and
+/// `builtin/viewports/`, embedded in the binary.
 pub fn builtins(section: Section) -> &'static include_dir::Dir<'static> {
     match section {
         Section::Agents => &BUILTIN_AGENTS,
@@ -92,8 +93,8 @@ pub struct CatalogConfig {
     pub watch: bool,
     /// Quiet time after the last file event before reloading (editors write in several steps).
     pub debounce: Duration,
-    /// Write the built-in files into the directories at start.
-    pub sync_builtins: bool,
+    /// Serve the built-in files under the directories' own (off: the directories alone).
+    pub builtins: bool,
 }
 
 impl Default for CatalogConfig {
@@ -114,7 +115,7 @@ impl CatalogConfig {
             viewports_refresh: Duration::from_secs(30),
             watch: true,
             debounce: Duration::from_millis(150),
-            sync_builtins: true,
+            builtins: true,
         }
     }
 
@@ -171,7 +172,7 @@ impl CatalogConfig {
 /// Start-up failures. Everything after start-up is a [`Problem`], never an error.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CatalogError {
-    /// A directory could not be created or a built-in file not written.
+    /// A directory could not be created.
     #[error("agent catalog: cannot prepare {}: {message}", path.display())]
     Io {
         /// The directory or file.
@@ -259,7 +260,7 @@ pub struct ToolSpec {
     /// Any other keys of the entry (e.g. `viewportKey`), kept verbatim.
     pub extra: Map<String, Value>,
     /// The file it came from.
-    pub file: PathBuf,
+    pub origin: Origin,
 }
 
 impl ToolSpec {
@@ -323,7 +324,62 @@ pub struct Viewport {
     /// `{"html": "<text>"}` for HTML, otherwise the file's JSON object.
     pub payload: Value,
     /// The file it came from.
-    pub file: PathBuf,
+    pub origin: Origin,
+}
+
+/// Where a catalog entry was read from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// Embedded in the binary: `builtin/<section>/<name>` in the repository.
+    Builtin {
+        /// Its section.
+        section: Section,
+        /// Its file name.
+        name: &'static str,
+    },
+    /// A file (or, for a problem, the directory) on disk.
+    File(PathBuf),
+}
+
+impl Origin {
+    /// Whether it is a built-in file.
+    pub fn is_builtin(&self) -> bool {
+        matches!(self, Origin::Builtin { .. })
+    }
+
+    /// The file name (`bash.backend`).
+    pub fn file_name(&self) -> String {
+        match self {
+            Origin::Builtin { name, .. } => (*name).to_owned(),
+            Origin::File(p) => p.file_name().unwrap_or_default().to_string_lossy().into_owned(),
+        }
+    }
+
+    fn read(&self) -> std::io::Result<String> {
+        match self {
+            Origin::Builtin { section, name } => builtins(*section)
+                .get_file(name)
+                .and_then(include_dir::File::contents_utf8)
+                .map(str::to_owned)
+                .ok_or_else(|| std::io::Error::other("built-in file is not UTF-8")),
+            Origin::File(p) => std::fs::read_to_string(p),
+        }
+    }
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::Builtin { section, name } => write!(f, "built-in {}/{name}", section.as_str()),
+            Origin::File(p) => write!(f, "{}", p.display()),
+        }
+    }
+}
+
+impl Serialize for Origin {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
 }
 
 /// What went wrong with one file at the last load.
@@ -334,8 +390,8 @@ pub struct Problem {
     pub section: Section,
     /// The file name (`demoX.json`), or the directory's path when the directory itself failed.
     pub name: String,
-    /// Full path.
-    pub path: PathBuf,
+    /// The file (or the directory).
+    pub origin: Origin,
     /// Whether anything from the file was loaded (warnings, or some tool entries skipped).
     pub loaded: bool,
     /// The reasons, each naming the field (`react.maxSteps: must be 1..=50 (got 0)`).
@@ -470,11 +526,11 @@ struct Inner {
 }
 
 impl Catalog {
-    /// Syncs the built-ins (if configured), loads all three directories, then watches and polls
+    /// Creates the directories if missing, loads the catalog, then watches and polls
     /// them in a background task. Needs a tokio runtime.
     pub async fn start(config: CatalogConfig) -> Result<Arc<Catalog>, CatalogError> {
         let prep = config.clone();
-        tokio::task::spawn_blocking(move || prepare_dirs(&prep))
+        tokio::task::spawn_blocking(move || create_dirs(&prep))
             .await
             .map_err(|e| CatalogError::Io { path: PathBuf::new(), message: e.to_string() })??;
 
@@ -560,10 +616,14 @@ impl Inner {
             tools: current.tools.clone(),
             viewports: current.viewports.clone(),
         };
-        let loaded = tokio::task::spawn_blocking(move || match section {
-            Section::Agents => LoadedAny::Agents(load_agents(&dir)),
-            Section::Tools => LoadedAny::Tools(load_tools(&dir)),
-            Section::Viewports => LoadedAny::Viewports(load_viewports(&dir)),
+        let with_builtins = self.config.builtins;
+        let loaded = tokio::task::spawn_blocking(move || {
+            let files = Files::list(section, &dir, with_builtins);
+            match section {
+                Section::Agents => LoadedAny::Agents(load_agents(files)),
+                Section::Tools => LoadedAny::Tools(load_tools(files)),
+                Section::Viewports => LoadedAny::Viewports(load_viewports(files)),
+            }
         })
         .await;
         let problems = match loaded {
@@ -588,7 +648,7 @@ impl Inner {
         let before = current.section_problems(section);
         for p in problems.iter().filter(|p| !before.contains(p)) {
             for m in &p.messages {
-                tracing::warn!(file = %p.path.display(), loaded = p.loaded, "agent catalog: {m}");
+                tracing::warn!(file = %p.origin, loaded = p.loaded, "agent catalog: {m}");
             }
         }
         tracing::debug!(
@@ -705,31 +765,13 @@ fn absolute(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).or_else(|_| std::path::absolute(p)).unwrap_or_else(|_| p.to_path_buf())
 }
 
-/// Creates the directories and writes built-ins whose content differs (unchanged files keep
-/// their mtime, so a restart does not look like an edit).
-fn prepare_dirs(config: &CatalogConfig) -> Result<(), CatalogError> {
-    let io = |path: &Path, e: std::io::Error| CatalogError::Io {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    };
+/// Creates the directories (empty: the built-ins stay in memory), so they can be watched and
+/// so a user sees where their own files go.
+fn create_dirs(config: &CatalogConfig) -> Result<(), CatalogError> {
     for section in Section::ALL {
         let dir = config.dir(section);
-        std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
-        if !config.sync_builtins {
-            continue;
-        }
-        for file in builtins(section).files() {
-            let Some(name) = file.path().file_name() else { continue };
-            let target = dir.join(name);
-            if std::fs::read(&target).ok().as_deref() == Some(file.contents()) {
-                continue;
-            }
-            // Write beside and rename, so no reader ever sees half a file.
-            let tmp = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
-            std::fs::write(&tmp, file.contents())
-                .and_then(|()| std::fs::rename(&tmp, &target))
-                .map_err(|e| io(&target, e))?;
-        }
+        std::fs::create_dir_all(dir)
+            .map_err(|e| CatalogError::Io { path: dir.to_path_buf(), message: e.to_string() })?;
     }
     Ok(())
 }
@@ -776,52 +818,83 @@ fn fingerprint(section: Section, dir: &Path) -> Fingerprint {
         .unwrap_or_default()
 }
 
-/// Lists the directory; a missing or unreadable directory is itself a problem.
-fn begin<T>(section: Section, dir: &Path) -> (Loaded<T>, Vec<(String, PathBuf)>) {
-    let mut loaded = Loaded::default();
-    match list(section, dir) {
-        Ok(files) => {
-            let mut names = Vec::with_capacity(files.len());
-            for (name, path, meta) in files {
-                loaded.fingerprint.push((name.clone(), meta.len(), meta.modified().ok()));
-                names.push((name, path));
+/// The files of one section, sorted by name: the built-ins, each replaced by a directory file
+/// of the same name, plus the directory's other files.
+struct Files {
+    files: Vec<(String, Origin)>,
+    fingerprint: Fingerprint,
+    /// The directory could not be listed (the built-ins are still there).
+    problem: Option<Problem>,
+}
+
+impl Files {
+    fn list(section: Section, dir: &Path, with_builtins: bool) -> Files {
+        let mut files: BTreeMap<String, Origin> = BTreeMap::new();
+        if with_builtins {
+            for file in builtins(section).files() {
+                let Some(name) = file.path().file_name().and_then(|n| n.to_str()) else { continue };
+                if suffix(section, name).is_some() {
+                    files.insert(name.to_owned(), Origin::Builtin { section, name });
+                }
             }
-            (loaded, names)
         }
-        Err(e) => {
-            loaded.problems.push(Problem {
-                section,
-                name: dir.display().to_string(),
-                path: dir.to_path_buf(),
-                loaded: false,
-                messages: vec![format!("cannot read directory: {e}")],
-            });
-            (loaded, Vec::new())
+        let mut fingerprint = Vec::new();
+        let mut problem = None;
+        match list(section, dir) {
+            Ok(listed) => {
+                for (name, path, meta) in listed {
+                    fingerprint.push((name.clone(), meta.len(), meta.modified().ok()));
+                    let replaced = files.insert(name, Origin::File(path.clone()));
+                    if replaced.is_some() {
+                        tracing::info!(file = %path.display(), "agent catalog: replaces the built-in");
+                    }
+                }
+            }
+            Err(e) => {
+                problem = Some(Problem {
+                    section,
+                    name: dir.display().to_string(),
+                    origin: Origin::File(dir.to_path_buf()),
+                    loaded: false,
+                    messages: vec![format!("cannot read directory: {e}")],
+                });
+            }
         }
+        Files { files: files.into_iter().collect(), fingerprint, problem }
+    }
+
+    /// An empty result carrying the listing's fingerprint and problem, and the files to load.
+    fn begin<T>(self) -> (Loaded<T>, Vec<(String, Origin)>) {
+        let loaded = Loaded {
+            items: BTreeMap::new(),
+            problems: self.problem.into_iter().collect(),
+            fingerprint: self.fingerprint,
+        };
+        (loaded, self.files)
     }
 }
 
 fn problem(
     section: Section,
     name: &str,
-    path: &Path,
+    origin: &Origin,
     loaded: bool,
     messages: Vec<String>,
 ) -> Problem {
-    Problem { section, name: name.to_owned(), path: path.to_path_buf(), loaded, messages }
+    Problem { section, name: name.to_owned(), origin: origin.clone(), loaded, messages }
 }
 
-fn load_agents(dir: &Path) -> Loaded<Arc<AgentDefinition>> {
-    let (mut out, files) = begin(Section::Agents, dir);
-    for (name, path) in files {
+fn load_agents(files: Files) -> Loaded<Arc<AgentDefinition>> {
+    let (mut out, files) = files.begin();
+    for (name, origin) in files {
         let Some((key, _)) = suffix(Section::Agents, &name) else { continue };
-        let text = match std::fs::read_to_string(&path) {
+        let text = match origin.read() {
             Ok(t) => t,
             Err(e) => {
                 out.problems.push(problem(
                     Section::Agents,
                     &name,
-                    &path,
+                    &origin,
                     false,
                     vec![e.to_string()],
                 ));
@@ -832,13 +905,13 @@ fn load_agents(dir: &Path) -> Loaded<Arc<AgentDefinition>> {
             Ok(def) => {
                 if !def.warnings.is_empty() {
                     let messages = def.warnings.iter().map(ToString::to_string).collect();
-                    out.problems.push(problem(Section::Agents, &name, &path, true, messages));
+                    out.problems.push(problem(Section::Agents, &name, &origin, true, messages));
                 }
                 out.items.insert(def.key.clone(), Arc::new(def));
             }
             Err(e) => {
                 let messages = e.errors.iter().map(ToString::to_string).collect();
-                out.problems.push(problem(Section::Agents, &name, &path, false, messages));
+                out.problems.push(problem(Section::Agents, &name, &origin, false, messages));
             }
         }
     }
@@ -863,16 +936,16 @@ struct ToolEntry {
     extra: Map<String, Value>,
 }
 
-fn load_tools(dir: &Path) -> Loaded<ToolSpec> {
-    let (mut out, files) = begin::<ToolSpec>(Section::Tools, dir);
-    for (name, path) in files {
+fn load_tools(files: Files) -> Loaded<ToolSpec> {
+    let (mut out, files) = files.begin::<ToolSpec>();
+    for (name, origin) in files {
         let Some(kind) =
             suffix(Section::Tools, &name).and_then(|(_, ext)| ToolKind::from_suffix(ext))
         else {
             continue;
         };
         let mut messages = Vec::new();
-        let entries = std::fs::read_to_string(&path).map_err(|e| e.to_string()).and_then(|text| {
+        let entries = origin.read().map_err(|e| e.to_string()).and_then(|text| {
             let mut de = serde_json::Deserializer::from_str(&text);
             let file: ToolFile = serde_path_to_error::deserialize(&mut de).map_err(|e| {
                 let p = e.path().to_string();
@@ -884,16 +957,16 @@ fn load_tools(dir: &Path) -> Loaded<ToolSpec> {
         let entries = match entries {
             Ok(entries) => entries,
             Err(m) => {
-                out.problems.push(problem(Section::Tools, &name, &path, false, vec![m]));
+                out.problems.push(problem(Section::Tools, &name, &origin, false, vec![m]));
                 continue;
             }
         };
         let mut any = false;
         for (i, raw) in entries.into_iter().enumerate() {
-            match tool_entry(raw, kind, &path) {
+            match tool_entry(raw, kind, &origin) {
                 Ok(spec) => {
                     if let Some(first) = out.items.get(&spec.name) {
-                        let first = first.file.file_name().unwrap_or_default().to_string_lossy();
+                        let first = first.origin.file_name();
                         messages.push(format!(
                             "tools[{i}]: name `{}` is already defined in {first}; skipped",
                             spec.name
@@ -907,13 +980,13 @@ fn load_tools(dir: &Path) -> Loaded<ToolSpec> {
             }
         }
         if !messages.is_empty() {
-            out.problems.push(problem(Section::Tools, &name, &path, any, messages));
+            out.problems.push(problem(Section::Tools, &name, &origin, any, messages));
         }
     }
     out
 }
 
-fn tool_entry(raw: Value, kind: ToolKind, file: &Path) -> Result<ToolSpec, String> {
+fn tool_entry(raw: Value, kind: ToolKind, origin: &Origin) -> Result<ToolSpec, String> {
     let entry: ToolEntry = serde_path_to_error::deserialize(raw)
         .map_err(|e| format!("{}: {}", e.path(), e.inner()))?;
     let name = entry.name.map(|n| n.trim().to_owned()).unwrap_or_default();
@@ -936,23 +1009,23 @@ fn tool_entry(raw: Value, kind: ToolKind, file: &Path) -> Result<ToolSpec, Strin
         kind,
         prompt: entry.prompt.filter(|p| !p.trim().is_empty()),
         extra: entry.extra,
-        file: file.to_path_buf(),
+        origin: origin.clone(),
     })
 }
 
-fn load_viewports(dir: &Path) -> Loaded<Viewport> {
-    let (mut out, files) = begin::<Viewport>(Section::Viewports, dir);
-    for (name, path) in files {
+fn load_viewports(files: Files) -> Loaded<Viewport> {
+    let (mut out, files) = files.begin::<Viewport>();
+    for (name, origin) in files {
         let Some((key, ext)) = suffix(Section::Viewports, &name) else { continue };
         let Some(kind) = ViewportKind::from_suffix(ext) else { continue };
-        let fail = |m: String| problem(Section::Viewports, &name, &path, false, vec![m]);
+        let fail = |m: String| problem(Section::Viewports, &name, &origin, false, vec![m]);
         if let Some(first) = out.items.get(key) {
-            let first = first.file.file_name().unwrap_or_default().to_string_lossy();
+            let first = first.origin.file_name();
             out.problems
                 .push(fail(format!("viewport key `{key}` is already defined by {first}; skipped")));
             continue;
         }
-        let text = match std::fs::read_to_string(&path) {
+        let text = match origin.read() {
             Ok(t) => t,
             Err(e) => {
                 out.problems.push(fail(e.to_string()));
@@ -976,7 +1049,7 @@ fn load_viewports(dir: &Path) -> Loaded<Viewport> {
         };
         out.items.insert(
             key.to_owned(),
-            Viewport { key: key.to_owned(), kind, payload, file: path.clone() },
+            Viewport { key: key.to_owned(), kind, payload, origin: origin.clone() },
         );
     }
     out
@@ -1008,7 +1081,7 @@ mod tests {
 
     #[test]
     fn tool_entries_need_a_name_and_an_object_schema() {
-        let f = Path::new("t.backend");
+        let f = &Origin::File("t.backend".into());
         let ok = tool_entry(json!({"name": "a", "description": "d", "x": 1}), ToolKind::Backend, f)
             .unwrap();
         assert_eq!(ok.parameters["type"], "object");

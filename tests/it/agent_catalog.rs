@@ -1,4 +1,4 @@
-//! The agent catalog on real temp directories: built-in sync, bad files, tool name conflicts,
+//! The agent catalog on real temp directories: built-ins and files replacing them, bad files, tool name conflicts,
 //! viewports, and hot reload through the file watcher and through polling.
 
 use std::path::Path;
@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use boardsmith::agent::catalog::{
-    Catalog, CatalogConfig, CatalogSnapshot, Section, ToolKind, ViewType, ViewportKind, builtins,
+    Catalog, CatalogConfig, CatalogSnapshot, Origin, Section, ToolKind, ViewType, ViewportKind,
+    builtins,
 };
 use boardsmith::agent::definition::Mode;
 
@@ -60,12 +61,17 @@ async fn wait_for(
     .unwrap_or_else(|_| panic!("no matching reload within {:?}", started.elapsed()))
 }
 
+/// A built-in file's text (to write an edited copy that replaces it).
+fn builtin_text(section: Section, name: &str) -> String {
+    builtins(section).get_file(name).unwrap().contents_utf8().unwrap().to_owned()
+}
+
 fn messages(snap: &CatalogSnapshot, section: Section, file: &str) -> Vec<String> {
     snap.problem(section, file).map(|p| p.messages.clone()).unwrap_or_default()
 }
 
 #[tokio::test]
-async fn all_builtins_sync_and_load_without_problems() {
+async fn all_builtins_load_without_problems_and_nothing_is_written() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = Catalog::start(config(dir.path())).await.unwrap();
     let snap = catalog.snapshot();
@@ -118,19 +124,31 @@ async fn all_builtins_sync_and_load_without_problems() {
     let confirm = snap.tool("confirm_dialog").unwrap().viewport_key().unwrap();
     assert!(snap.viewport(confirm).is_some(), "the frontend tool has its view");
 
-    // The built-ins are on disk, byte for byte.
+    // The built-ins are served from memory: the directories exist, empty.
     for section in Section::ALL {
-        for file in builtins(section).files() {
-            let on_disk = dir.path().join(section.as_str()).join(file.path());
-            assert_eq!(std::fs::read(&on_disk).unwrap(), file.contents(), "{}", on_disk.display());
-        }
+        let listed: Vec<_> =
+            std::fs::read_dir(dir.path().join(section.as_str())).unwrap().collect();
+        assert!(listed.is_empty(), "{section:?}: {listed:?}");
     }
+    assert_eq!(
+        snap.tool("bash").unwrap().origin,
+        Origin::Builtin { section: Section::Tools, name: "bash.backend" }
+    );
+    assert_eq!(
+        snap.viewport("show_weather_card").unwrap().origin.to_string(),
+        "built-in viewports/show_weather_card.html"
+    );
 }
 
 #[tokio::test]
-async fn sync_overwrites_builtins_and_keeps_user_files() {
+async fn a_file_replaces_the_builtin_of_its_name_and_adds_to_the_rest() {
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "agents/demoModePlain.json", "{ edited by hand");
+    write(
+        dir.path(),
+        "agents/demoModePlain.json",
+        r#"{"mode": "PLAIN", "description": "my plain", "plain": {"systemPrompt": "hi"}}"#,
+    );
+    write(dir.path(), "agents/demoModeReact.json", "{ edited by hand");
     write(
         dir.path(),
         "agents/mine.json",
@@ -140,14 +158,23 @@ async fn sync_overwrites_builtins_and_keeps_user_files() {
     let catalog = Catalog::start(config(dir.path())).await.unwrap();
     let snap = catalog.snapshot();
     assert_eq!(snap.agent("mine").unwrap().description, "mine");
-    assert_eq!(snap.agent("demoModePlain").unwrap().mode, Mode::Plain);
+    assert_eq!(snap.agent("demoModePlain").unwrap().description, "my plain");
     assert_eq!(snap.viewport("mine").unwrap().payload["kind"], "custom");
-    assert_eq!(snap.agents().count(), AGENTS.len() + 1);
+    // A broken replacement is reported, not silently swapped for the built-in.
+    assert!(snap.agent("demoModeReact").is_none());
+    let p = snap.problem(Section::Agents, "demoModeReact.json").unwrap();
+    assert_eq!(p.origin, Origin::File(dir.path().join("agents/demoModeReact.json")));
+    assert_eq!(snap.agents().count(), AGENTS.len());
+    // Deleting the file brings the built-in back; the built-in was never written to disk.
+    std::fs::remove_file(dir.path().join("agents/demoModeReact.json")).unwrap();
+    let snap = catalog.reload_now().await;
+    assert_eq!(snap.agent("demoModeReact").unwrap().mode, Mode::React);
+    assert!(!dir.path().join("agents/demoModeReact.json").exists());
 
-    // Without sync, the directories are used as they are.
+    // Without built-ins, the directories are used as they are.
     let bare = tempfile::tempdir().unwrap();
     let mut c = config(bare.path());
-    c.sync_builtins = false;
+    c.builtins = false;
     let catalog = Catalog::start(c).await.unwrap();
     assert_eq!(catalog.snapshot().agents().count(), 0);
     assert!(bare.path().join("tools").is_dir());
@@ -221,7 +248,7 @@ async fn a_tool_name_conflict_skips_the_later_entry() {
     let snap = catalog.snapshot();
 
     let bash = snap.tool("bash").unwrap();
-    assert!(bash.file.ends_with("tools/bash.backend"), "the earlier file wins");
+    assert!(bash.origin.is_builtin(), "the earlier file wins");
     assert_ne!(bash.description, "an impostor");
     assert_eq!(snap.tool("disk_report").unwrap().description, "df");
     assert_eq!(snap.tool("pick_date").unwrap().kind, ToolKind::Frontend(ViewType::Qlc));
@@ -288,7 +315,7 @@ async fn the_watcher_picks_up_edits_new_and_removed_files() {
     let before = catalog.snapshot().version();
 
     let path = "agents/demoModePlain.json";
-    let text = std::fs::read_to_string(dir.path().join(path)).unwrap();
+    let text = builtin_text(Section::Agents, "demoModePlain.json");
     let edited = text.replace("PLAIN demo: one direct answer, no tools.", "Edited on disk.");
     assert_ne!(edited, text);
     write(dir.path(), path, &edited);
@@ -305,8 +332,14 @@ async fn the_watcher_picks_up_edits_new_and_removed_files() {
     );
     wait_for(&catalog, |s| s.tool("ring_bell").is_some()).await;
 
-    std::fs::remove_file(dir.path().join("agents/demoAction.json")).unwrap();
-    wait_for(&catalog, |s| s.agent("demoAction").is_none()).await;
+    // Removing the replacement brings the built-in back.
+    std::fs::remove_file(dir.path().join(path)).unwrap();
+    wait_for(&catalog, |s| {
+        s.agent("demoModePlain").is_some_and(|a| a.description.starts_with("PLAIN demo"))
+    })
+    .await;
+    std::fs::remove_file(dir.path().join("tools/extra.action")).unwrap();
+    wait_for(&catalog, |s| s.tool("ring_bell").is_none()).await;
 
     // A file turned bad on disk drops out with its reason.
     write(dir.path(), path, "{\"mode\": \"PLAIN\"}");
@@ -331,7 +364,7 @@ async fn polling_picks_up_an_edit_when_watching_is_disabled() {
     assert_eq!(catalog.snapshot().version(), version);
 
     let path = "agents/demoModeReact.json";
-    let text = std::fs::read_to_string(dir.path().join(path)).unwrap();
+    let text = builtin_text(Section::Agents, "demoModeReact.json");
     write(dir.path(), path, &text.replace("\"maxSteps\": 6", "\"maxSteps\": 3"));
     let snap = wait_for(&catalog, |s| {
         s.agent("demoModeReact").is_some_and(|a| a.policy.max_tool_rounds == 3)

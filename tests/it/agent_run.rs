@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use boardsmith::agent::catalog::{ToolKind, ToolSpec, ViewType};
+use boardsmith::agent::catalog::{Origin, ToolKind, ToolSpec, ViewType};
 use boardsmith::agent::definition;
 use boardsmith::agent::events::{Event, EventBody, RunLogs};
 use boardsmith::agent::message::AgentMessage;
@@ -72,7 +72,7 @@ fn spec(name: &str, kind: ToolKind) -> ToolSpec {
         kind,
         prompt: None,
         extra: Map::new(),
-        file: PathBuf::new(),
+        origin: Origin::File(PathBuf::new()),
     }
 }
 
