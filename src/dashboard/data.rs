@@ -60,10 +60,16 @@ const MILLIS_FROM: f64 = 1e11;
 /// Most metric cards in one panel.
 const MAX_CARDS: usize = 12;
 
+/// Panel data that breaks its type's contract. The message is for the model that wrote the
+/// panel's code: it names the panel type, the row and field, and what was expected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct DataError(pub String);
+
 /// Checks panel data against its type's contract (see the module docs); returns the row count.
-pub fn check_data(kind: PanelType, data: &Value) -> Result<usize, String> {
+pub fn check_data(kind: PanelType, data: &Value) -> Result<usize, DataError> {
     let t = type_name(kind);
-    match kind {
+    let checked = match kind {
         PanelType::Candlestick => candlestick(t, data),
         PanelType::Line | PanelType::Area => line(t, data),
         PanelType::Bar => bar(t, data),
@@ -74,7 +80,8 @@ pub fn check_data(kind: PanelType, data: &Value) -> Result<usize, String> {
         PanelType::Table => table(t, data),
         PanelType::Feed => feed(t, data),
         PanelType::MetricCard => metric_card(t, data),
-    }
+    };
+    checked.map_err(DataError)
 }
 
 /// The top-level array, or a precise complaint naming what came back instead.
@@ -636,7 +643,7 @@ mod tests {
     const T0: i64 = 1_717_000_000;
 
     fn err(kind: PanelType, v: Value) -> String {
-        check_data(kind, &v).unwrap_err()
+        check_data(kind, &v).unwrap_err().0
     }
 
     fn candles(n: i64) -> Value {

@@ -135,16 +135,34 @@ pub fn check_rules(state: &DashboardState) -> Vec<Issue> {
     out.0
 }
 
+/// A refresh interval that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IntervalError {
+    /// Not a duration.
+    #[error("expected a duration such as \"30s\", \"5m\" or \"1h\", got \"{given}\" ({reason})")]
+    Unreadable {
+        /// The text given.
+        given: String,
+        /// The parser's message.
+        reason: String,
+    },
+    /// Under 5 s.
+    #[error("\"{0}\" is too short; the minimum refresh interval is 5s")]
+    TooShort(String),
+    /// Over 24 h.
+    #[error("\"{0}\" is too long; the maximum refresh interval is 24h")]
+    TooLong(String),
+}
+
 /// Parses a refresh interval such as `"30s"`, `"5m"` or `"1h 30m"`: 5 s to 24 h.
-pub fn refresh_interval(s: &str) -> Result<Duration, String> {
-    let d = humantime::parse_duration(s.trim()).map_err(|e| {
-        format!("expected a duration such as \"30s\", \"5m\" or \"1h\", got \"{s}\" ({e})")
-    })?;
+pub fn refresh_interval(s: &str) -> Result<Duration, IntervalError> {
+    let d = humantime::parse_duration(s.trim())
+        .map_err(|e| IntervalError::Unreadable { given: s.to_owned(), reason: e.to_string() })?;
     if d < MIN_REFRESH {
-        return Err(format!("\"{s}\" is too short; the minimum refresh interval is 5s"));
+        return Err(IntervalError::TooShort(s.to_owned()));
     }
     if d > MAX_REFRESH {
-        return Err(format!("\"{s}\" is too long; the maximum refresh interval is 24h"));
+        return Err(IntervalError::TooLong(s.to_owned()));
     }
     Ok(d)
 }
@@ -205,7 +223,7 @@ impl Issues {
 
 fn check_refresh(out: &mut Issues, path: &str, s: &str) {
     if let Err(e) = refresh_interval(s) {
-        out.push(path, e);
+        out.push(path, e.to_string());
     }
 }
 
@@ -751,14 +769,11 @@ mod tests {
         assert_eq!(refresh_interval("5s"), Ok(Duration::from_secs(5)));
         assert_eq!(refresh_interval("24h"), Ok(Duration::from_secs(86400)));
         assert_eq!(
-            refresh_interval("1s"),
-            Err("\"1s\" is too short; the minimum refresh interval is 5s".into())
+            refresh_interval("1s").unwrap_err().to_string(),
+            "\"1s\" is too short; the minimum refresh interval is 5s"
         );
-        assert_eq!(
-            refresh_interval("2d"),
-            Err("\"2d\" is too long; the maximum refresh interval is 24h".into())
-        );
-        let e = refresh_interval("soon").unwrap_err();
+        assert_eq!(refresh_interval("2d"), Err(IntervalError::TooLong("2d".into())));
+        let e = refresh_interval("soon").unwrap_err().to_string();
         assert!(
             e.starts_with("expected a duration such as \"30s\", \"5m\" or \"1h\", got \"soon\""),
             "{e}"

@@ -151,7 +151,7 @@ impl Runner {
             Ok(out) => match panel {
                 Some(p) => match check_data(p.kind, &out.value) {
                     Ok(row_count) => Ok(RunOk { data: out.value, row_count }),
-                    Err(msg) => Err(ExecError::new(ErrorKind::Result, msg)),
+                    Err(e) => Err(ExecError::new(ErrorKind::Result, e.0)),
                 },
                 None => {
                     let row_count = out.value.as_array().map_or(1, Vec::len);

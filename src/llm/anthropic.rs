@@ -712,7 +712,7 @@ impl Decoder {
                     Some(input) if args.trim().is_empty() => (input, None),
                     _ => match repair::parse_arguments(&args) {
                         Ok(input) => (input, None),
-                        Err(e) => (Value::String(args), Some(e)),
+                        Err(e) => (Value::String(args), Some(e.to_string())),
                     },
                 };
                 vec![StreamEvent::ToolCallEnd { index: call, id, name, input, input_error }]

@@ -460,7 +460,7 @@ impl Decoder {
         out.push(StreamEvent::ToolCallStart { index, id: id.clone(), name: name.clone() });
         let (input, input_error) = match parsed {
             Ok(v) => (v, None),
-            Err(e) => (Value::String(raw.clone()), Some(e)),
+            Err(e) => (Value::String(raw.clone()), Some(e.to_string())),
         };
         out.push(StreamEvent::ToolCallDelta { index, args_delta: raw });
         out.push(StreamEvent::ToolCallEnd { index, id, name, input, input_error });

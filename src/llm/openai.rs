@@ -599,7 +599,7 @@ impl Decoder {
             call.ended = true;
             let (input, input_error) = match repair::parse_arguments(&call.args) {
                 Ok(v) => (v, None),
-                Err(e) => (Value::String(call.args.clone()), Some(e)),
+                Err(e) => (Value::String(call.args.clone()), Some(e.to_string())),
             };
             out.push(StreamEvent::ToolCallEnd {
                 index,

@@ -5,8 +5,42 @@
 
 use serde_json::Value;
 
+/// Why a call's argument text is not one JSON object. The message is written for the model
+/// (it is shown the error as the tool's result) and quotes the start of the text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ArgumentsError {
+    /// Not JSON at all.
+    #[error(
+        "the arguments are not valid JSON ({reason}); send one JSON object matching the tool's schema: {preview}"
+    )]
+    NotJson {
+        /// The parser's message.
+        reason: String,
+        /// The start of the text.
+        preview: String,
+    },
+    /// One JSON value that is not an object.
+    #[error("the arguments must be a JSON object, got {kind}: {preview}")]
+    NotAnObject {
+        /// `an array`, `a string`, ...
+        kind: &'static str,
+        /// The start of the text.
+        preview: String,
+    },
+    /// Several JSON values one after another.
+    #[error(
+        "the arguments hold {count} JSON values one after another; make one call per object: {preview}"
+    )]
+    Several {
+        /// How many.
+        count: usize,
+        /// The start of the text.
+        preview: String,
+    },
+}
+
 /// Parses a tool call's accumulated argument text under the repair policy.
-pub fn parse_arguments(raw: &str) -> Result<Value, String> {
+pub fn parse_arguments(raw: &str) -> Result<Value, ArgumentsError> {
     let text = strip_special_tokens(raw);
     if text.is_empty() {
         return Ok(Value::Object(serde_json::Map::new()));
@@ -17,10 +51,10 @@ pub fn parse_arguments(raw: &str) -> Result<Value, String> {
         match item {
             Ok(v) => values.push(v),
             Err(e) => {
-                return Err(format!(
-                    "the arguments are not valid JSON ({e}); send one JSON object matching the tool's schema: {}",
-                    preview(text)
-                ));
+                return Err(ArgumentsError::NotJson {
+                    reason: e.to_string(),
+                    preview: preview(text),
+                });
             }
         }
     }
@@ -32,17 +66,12 @@ pub fn parse_arguments(raw: &str) -> Result<Value, String> {
     match values.len() {
         1 => match values.pop() {
             Some(v @ Value::Object(_)) => Ok(v),
-            Some(other) => Err(format!(
-                "the arguments must be a JSON object, got {}: {}",
-                kind(&other),
-                preview(text)
-            )),
+            Some(other) => {
+                Err(ArgumentsError::NotAnObject { kind: kind(&other), preview: preview(text) })
+            }
             None => Ok(Value::Object(serde_json::Map::new())),
         },
-        n => Err(format!(
-            "the arguments hold {n} JSON values one after another; make one call per object: {}",
-            preview(text)
-        )),
+        count => Err(ArgumentsError::Several { count, preview: preview(text) }),
     }
 }
 
@@ -99,11 +128,12 @@ mod tests {
         assert_eq!(parse_arguments(r#"{"a":1}<|call|>"#).unwrap(), json!({"a": 1}));
         assert_eq!(parse_arguments(r#"{"a":1} <|endoftext|><|call|>"#).unwrap(), json!({"a": 1}));
         let two = parse_arguments(r#"{"a":1}{"b":2}"#).unwrap_err();
-        assert!(two.contains("2 JSON values"), "{two}");
+        assert!(matches!(two, ArgumentsError::Several { count: 2, .. }), "{two:?}");
+        assert!(two.to_string().contains("2 JSON values"), "{two}");
         let placeholder = parse_arguments(r#"{"x":?}"#).unwrap_err();
-        assert!(placeholder.contains("not valid JSON"), "{placeholder}");
+        assert!(placeholder.to_string().contains("not valid JSON"), "{placeholder}");
         let array = parse_arguments("[1]").unwrap_err();
-        assert!(array.contains("an array"), "{array}");
+        assert_eq!(array, ArgumentsError::NotAnObject { kind: "an array", preview: "[1]".into() });
     }
 
     proptest! {

@@ -104,7 +104,7 @@ fn agent_summary(agent: &AgentDefinition) -> Value {
 /// `GET /api/agent`: the definition with its tools resolved (name, kind, description,
 /// viewport) and the names no tool file defines under `missingTools`.
 fn agent_detail(snapshot: &CatalogSnapshot, agent: &AgentDefinition) -> Result<Value, ApiError> {
-    let mut detail = serde_json::to_value(agent).map_err(|e| ApiError::Internal(e.to_string()))?;
+    let mut detail = serde_json::to_value(agent).map_err(ApiError::internal)?;
     let resolved = snapshot.agent_tools(agent);
     let tools: Vec<Value> = resolved
         .found

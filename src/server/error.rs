@@ -85,9 +85,10 @@ pub enum ApiError {
     /// analyst can act on it (revert to an earlier version, restore a backup).
     #[error("{0}")]
     Damaged(String),
-    /// Something failed on our side.
+    /// Something failed on our side: logged with its whole cause chain, answered as
+    /// "internal error" (the details stay in the log).
     #[error("internal error")]
-    Internal(String),
+    Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl ApiError {
@@ -95,6 +96,27 @@ impl ApiError {
     pub fn bad(msg: impl Into<String>) -> Self {
         Self::BadRequest { msg: msg.into(), data: Value::Null }
     }
+
+    /// A 500 for `cause`, kept whole so the log shows its chain.
+    pub fn internal(cause: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        Self::Internal(cause.into())
+    }
+}
+
+/// `error: its source: that one's source…`, the way the log shows an internal error.
+pub fn causes(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut next = e.source();
+    while let Some(cause) = next {
+        let more = cause.to_string();
+        // thiserror's `{0}`-style messages often repeat their source verbatim.
+        if !text.ends_with(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        next = cause.source();
+    }
+    text
 }
 
 impl From<StoreError> for ApiError {
@@ -118,7 +140,7 @@ impl From<StoreError> for ApiError {
                 data: json!({ "used": used, "needed": needed, "limit": limit }),
             },
             StoreError::Damaged(_) => Self::Damaged(e.to_string()),
-            StoreError::Closed | StoreError::Storage(_) => Self::Internal(e.to_string()),
+            StoreError::Closed | StoreError::Storage(_) => Self::internal(e),
         }
     }
 }
@@ -141,7 +163,7 @@ impl From<MemoryError> for ApiError {
             MemoryError::WrongChat { .. }
             | MemoryError::Config(_)
             | MemoryError::Encode(_)
-            | MemoryError::Io { .. } => Self::Internal(e.to_string()),
+            | MemoryError::Io { .. } => Self::internal(e),
         }
     }
 }
@@ -157,7 +179,7 @@ impl From<QueryError> for ApiError {
                 StreamError::BadEventId(_) => Self::bad(format!("`Last-Event-ID`: {s}")),
                 StreamError::UnknownRun(_) => Self::NotFound(s.to_string()),
                 StreamError::Evicted { .. } => Self::Gone(s.to_string()),
-                StreamError::DuplicateRun(_) => Self::Internal(s.to_string()),
+                StreamError::DuplicateRun(_) => Self::internal(s),
             },
         }
     }
@@ -198,8 +220,8 @@ impl IntoResponse for ApiError {
                 tracing::error!(%msg, "damaged data in the store");
                 (StatusCode::INTERNAL_SERVER_ERROR, msg, Value::Null)
             }
-            Self::Internal(detail) => {
-                tracing::error!(%detail, "internal error");
+            Self::Internal(cause) => {
+                tracing::error!(error = %causes(&*cause), "internal error");
                 (StatusCode::INTERNAL_SERVER_ERROR, "internal error".to_owned(), Value::Null)
             }
         };
@@ -224,4 +246,21 @@ pub fn parse_body<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiE
             ApiError::bad(format!("invalid request at `{path}`: {inner}"))
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn internal_errors_log_their_cause_chain() {
+        let source = std::io::Error::other("disk on fire");
+        let e = MemoryError::Io { path: "/chats/c1".into(), source };
+        let api = ApiError::from(e);
+        let ApiError::Internal(cause) = &api else { panic!("{api:?}") };
+        let text = causes(&**cause);
+        assert!(text.starts_with("chat memory I/O on /chats/c1"), "{text}");
+        assert!(text.ends_with("disk on fire"), "{text}");
+        assert_eq!(api.to_string(), "internal error");
+    }
 }

@@ -143,7 +143,7 @@ async fn create_dashboard(State(app): Api, body: Bytes) -> ApiResult {
                     names.join(", ")
                 )));
             };
-            let mut state = parse_state(&value).map_err(|e| ApiError::Internal(e.to_string()))?;
+            let mut state = parse_state(&value).map_err(ApiError::internal)?;
             if let Some(t) = body.title {
                 state.title = t;
             }

@@ -29,6 +29,29 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+/// A script that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ScriptError {
+    /// The file cannot be read.
+    #[error("{}: {source}", path.display())]
+    Read {
+        /// The script file.
+        path: std::path::PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The JSON does not describe a script.
+    #[error("{origin}: {path}: {source}")]
+    Invalid {
+        /// The file or `the built-in demo script`.
+        origin: String,
+        /// The JSON path of the first problem.
+        path: String,
+        /// What is wrong there.
+        source: serde_json::Error,
+    },
+}
+
 /// The text of [`MockLlm::demo`].
 const DEMO_SCRIPT: &str = include_str!("../../../tests/mock-llm/demo.json");
 
@@ -258,22 +281,26 @@ impl MockLlm {
     }
 
     /// Loads a script file (JSON).
-    pub fn load(path: &std::path::Path) -> Result<Script, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    pub fn load(path: &std::path::Path) -> Result<Script, ScriptError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ScriptError::Read { path: path.to_owned(), source })?;
         Self::parse(&text, &path.display().to_string())
     }
 
     /// Parses a script's JSON; errors name `origin` and the JSON path.
-    pub fn parse(text: &str, origin: &str) -> Result<Script, String> {
+    pub fn parse(text: &str, origin: &str) -> Result<Script, ScriptError> {
         let de = &mut serde_json::Deserializer::from_str(text);
-        serde_path_to_error::deserialize(de)
-            .map_err(|e| format!("{origin}: {}: {}", e.path(), e.inner()))
+        serde_path_to_error::deserialize(de).map_err(|e| ScriptError::Invalid {
+            origin: origin.to_owned(),
+            path: e.path().to_string(),
+            source: e.into_inner(),
+        })
     }
 
     /// The built-in offline demo (`boardsmith mock-llm --demo`, `tests/mock-llm/demo.json`):
     /// "Build me a gold dashboard" searches the registry, builds a dashboard with one broken
     /// panel, fixes it from the test run's error and answers; "Add a gold news feed" edits it.
-    pub fn demo() -> Result<Script, String> {
+    pub fn demo() -> Result<Script, ScriptError> {
         Self::parse(DEMO_SCRIPT, "the built-in demo script")
     }
 

@@ -735,7 +735,9 @@ fn the_message_builder_rebuilds_the_message() {
                     id: "c2".into(),
                     name: "g".into(),
                     input: json!("{\"b\":1}{\"c\":2}"),
-                    input_error: Some(repair::parse_arguments("{\"b\":1}{\"c\":2}").unwrap_err()),
+                    input_error: Some(
+                        repair::parse_arguments("{\"b\":1}{\"c\":2}").unwrap_err().to_string()
+                    ),
                 },
             ],
             model: "m".into(),

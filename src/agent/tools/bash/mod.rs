@@ -34,6 +34,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Args, BackendTool, ToolContext, ToolError};
 pub use sandbox::ShellLimits;
+pub use sandbox::Unavailable;
 use sandbox::{Mounts, Sandbox};
 
 /// The tool's name in agent files and tool calls.
@@ -147,7 +148,7 @@ pub struct BashTool {
     hidden: Vec<PathBuf>,
     read_only: Vec<PathBuf>,
     /// The probe's answer, shared by clones.
-    sandbox: Arc<OnceCell<Result<Sandbox, String>>>,
+    sandbox: Arc<OnceCell<Result<Sandbox, Unavailable>>>,
 }
 
 impl BashTool {
@@ -178,11 +179,11 @@ impl BashTool {
     }
 
     /// Whether the sandbox works on this host: probed once, then cached. `Err` says why not.
-    pub async fn probe(&self) -> Result<(), String> {
+    pub async fn probe(&self) -> Result<(), Unavailable> {
         self.sandbox().await.map(|_| ())
     }
 
-    async fn sandbox(&self) -> Result<&Sandbox, String> {
+    async fn sandbox(&self) -> Result<&Sandbox, Unavailable> {
         let probed = self
             .sandbox
             .get_or_init(|| async {

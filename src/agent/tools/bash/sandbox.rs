@@ -132,10 +132,22 @@ pub(super) struct Prepared {
     cgroup: Option<Cgroup>,
 }
 
+/// Why the sandbox cannot run on this host, in words for the model, the user and the log
+/// (what is missing and how to fix it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Unavailable(pub String);
+
+impl From<String> for Unavailable {
+    fn from(reason: String) -> Self {
+        Self(reason)
+    }
+}
+
 impl Sandbox {
     /// Checks that bwrap builds the sandbox on this host by running `true` in it. The error
     /// says why not, for the model and the log.
-    pub async fn probe(bwrap: &Path, limits: &ShellLimits) -> Result<Self, String> {
+    pub async fn probe(bwrap: &Path, limits: &ShellLimits) -> Result<Self, Unavailable> {
         let bwrap = &find_program(bwrap).ok_or_else(|| {
             format!(
                 "bubblewrap ({}) is not installed; install it (Debian/Ubuntu: apt-get install \
@@ -188,11 +200,11 @@ impl Sandbox {
         }
         if !out.status.success() || out.stdout != b"ok\n" {
             let stderr = String::from_utf8_lossy(&out.stderr);
-            return Err(format!(
+            return Err(Unavailable(format!(
                 "bubblewrap cannot build the sandbox on this host ({}): {}",
                 out.status,
                 stderr.trim()
-            ));
+            )));
         }
         Ok(sandbox)
     }
