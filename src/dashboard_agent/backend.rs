@@ -8,21 +8,19 @@
 //! infrastructure failures are [`ToolError`]s.
 //!
 //! Definitions (descriptions, JSON-Schema parameters, worked examples) live in
-//! `tools/dashboard.backend`; the agents are `agents/dashboard.json` and
-//! `agents/dashboardZh.json`.
+//! `builtin/tools/dashboard.backend`; the agents are `builtin/agents/dashboard.json` and
+//! `builtin/agents/dashboardZh.json`.
 
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
-use super::{DashboardTool, ToolError as DashboardToolError, Tools};
+use super::{Answer, DashboardTool, ToolError as DashboardToolError, Tools, Written};
 use crate::agent::definition::AgentDefinition;
 use crate::agent::events::EventBody;
 use crate::agent::run::ContextSource;
-use crate::agent::tools::{Args, BackendTool, BackendTools, ToolContext, ToolError};
-use crate::dashboard::DashboardState;
-use crate::dashboard::diff::changes;
+use crate::agent::tools::{Args, BackendTool, BackendTools, ToolContext, ToolError, ToolReply};
 use crate::dashboard::summary::context_line;
 use crate::store::StoreError;
 
@@ -158,13 +156,14 @@ struct Shared {
 }
 
 /// Runs one dashboard tool for a chat: arguments checked, session = `ctx.chat_id`, result =
-/// [`Tools::call_for_model`], execute/mutate results counted against the fix-round cap.
+/// [`Tools::call_for_model`], execute/mutate results counted against the fix-round cap, and a
+/// `dashboard.update` event for what a write saved.
 fn run(
     shared: &Arc<Shared>,
     tool: DashboardTool,
     args: Value,
     ctx: &ToolContext,
-) -> BoxFuture<'static, Result<Value, ToolError>> {
+) -> BoxFuture<'static, Result<ToolReply, ToolError>> {
     let shared = shared.clone();
     let session = ctx.chat_id.clone();
     let run_id = ctx.run_id.clone();
@@ -175,15 +174,16 @@ fn run(
             return Err(ToolError::invalid(tool.name(), shared.fixes.exhausted_message()));
         }
         let session = (!session.is_empty()).then_some(session);
-        let mut out = shared
+        let Answer { mut output, written } = shared
             .tools
             .call_for_model(tool, input, session.as_deref())
             .await
             .map_err(|e| tool_error(tool.name(), e))?;
         if writes {
-            shared.fixes.record(&run_id, &mut out);
+            shared.fixes.record(&run_id, &mut output);
         }
-        Ok(out)
+        let events = written.map(|w| dashboard_update(&output, &w)).into_iter().collect();
+        Ok(ToolReply { result: output, events })
     })
 }
 
@@ -205,15 +205,16 @@ macro_rules! adapter {
                 args: Value,
                 ctx: ToolContext,
             ) -> BoxFuture<'static, Result<Value, ToolError>> {
-                run(&self.shared, $tool, args, &ctx)
+                let fut = run(&self.shared, $tool, args, &ctx);
+                Box::pin(async move { fut.await.map(|r| r.result) })
             }
 
-            fn after_result(
+            fn call_with_events(
                 &self,
-                result: &Value,
-                _ctx: &ToolContext,
-            ) -> BoxFuture<'static, Vec<EventBody>> {
-                update_event(&self.shared.tools, $tool, result)
+                args: Value,
+                ctx: ToolContext,
+            ) -> BoxFuture<'static, Result<ToolReply, ToolError>> {
+                run(&self.shared, $tool, args, &ctx)
             }
 
             fn condense(&self, result: &str) -> Option<String> {
@@ -245,21 +246,6 @@ adapter!(
     MutateTool,
     DashboardTool::Mutate
 );
-
-/// The `dashboard.update` event after an execute/mutate result that saved something (see
-/// [`dashboard_update`]), streamed right after its `tool.result`.
-fn update_event(
-    tools: &Arc<Tools>,
-    tool: DashboardTool,
-    result: &Value,
-) -> BoxFuture<'static, Vec<EventBody>> {
-    if !tool.writes() {
-        return Box::pin(std::future::ready(Vec::new()));
-    }
-    let tools = tools.clone();
-    let result = result.clone();
-    Box::pin(async move { dashboard_update(&tools, tool, &result).await.into_iter().collect() })
-}
 
 /// An earlier run's execute/mutate result as the model sees it again: the outcome (id, error,
 /// deleted), what changed (one line per change) and the validation, without the state and code
@@ -367,61 +353,21 @@ pub fn register_all(registry: &mut BackendTools, tools: &Arc<Tools>, max_fix_rou
     registry.register(Arc::new(MutateTool { shared }));
 }
 
-/// The `dashboard.update` event for a tool result, or `None` when the call saved nothing.
-///
-/// For an `execute` or `mutate` output without `error` that persisted something:
-/// `{dashboardId, version, changes, validation}` (plus `deleted: true` when a mutate returned
-/// null and deleted the dashboard; then `changes` is empty and `validation` null).
-/// - `version` is read from the store: the dashboard's current version.
-/// - `changes` are computed from the store, not copied from the (possibly capped) output:
-///   the diff from the previous version to `version`, so for `execute` of a new dashboard
-///   every panel as an `added_panel` entry, for `execute` over an existing `dashboard_id`
-///   the real diff from the replaced version. Entries carry their first detail line only (no
-///   code diff: clients get code from the state), like live `dashboard.patch` messages.
-/// - `validation` is the output's `{panels, allOk}` test-run results.
-///
-/// `None` for `search`, `get_state`, outputs with `error`, a mutate that changed nothing, and
-/// ids the store does not know.
-pub async fn dashboard_update(
-    tools: &Tools,
-    tool: DashboardTool,
-    output: &Value,
-) -> Option<EventBody> {
-    if !tool.writes() || output.get("error").is_some_and(|e| !e.is_null()) {
-        return None;
-    }
-    let id = output.get("dashboard_id")?.as_str().filter(|s| !s.is_empty())?;
-    let rec = tools.dashboards.get(id).await.ok()?;
-    if output.get("deleted").and_then(Value::as_bool) == Some(true) {
-        return Some(EventBody::DashboardUpdate {
-            dashboard_id: id.to_owned(),
-            version: rec.version,
-            changes: json!([]),
-            validation: Value::Null,
-            deleted: true,
-        });
-    }
-    if tool == DashboardTool::Mutate
-        && output.get("changes").and_then(Value::as_array).is_some_and(Vec::is_empty)
-    {
-        return None;
-    }
-    if rec.deleted {
-        return None;
-    }
-    let previous = match rec.version {
-        1 => DashboardState { panels: Vec::new(), ..rec.state.clone() },
-        v => tools.dashboards.get_version(id, v - 1).await.ok()?.state,
-    };
-    let changes: Vec<_> =
-        changes(&previous, &rec.state).iter().map(|c| c.without_code_diff()).collect();
-    Some(EventBody::DashboardUpdate {
-        dashboard_id: id.to_owned(),
-        version: rec.version,
+/// The `dashboard.update` event of a write: its version and changes (code diffs dropped: the
+/// chat shows one line per change) and the validation from the tool's `output`.
+pub fn dashboard_update(output: &Value, written: &Written) -> EventBody {
+    let changes: Vec<_> = written.changes.iter().map(|c| c.without_code_diff()).collect();
+    EventBody::DashboardUpdate {
+        dashboard_id: written.dashboard_id.clone(),
+        version: written.version,
         changes: json!(changes),
-        validation: output.get("validation").cloned().unwrap_or(Value::Null),
-        deleted: false,
-    })
+        validation: if written.deleted {
+            Value::Null
+        } else {
+            output.get("validation").cloned().unwrap_or(Value::Null)
+        },
+        deleted: written.deleted,
+    }
 }
 
 #[cfg(test)]

@@ -117,6 +117,32 @@ pub struct ExecuteOutput {
     /// Why nothing was saved.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What was saved (not part of the output).
+    #[serde(skip)]
+    pub written: Option<Written>,
+}
+
+/// What an `execute` or `mutate` wrote, taken from the write itself (never read back, which
+/// could see a later writer's version): the content of the `dashboard.update` event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Written {
+    /// The dashboard.
+    pub dashboard_id: String,
+    /// The version saved (for a delete: the last version).
+    pub version: u64,
+    /// What changed from the version before (empty for a delete).
+    pub changes: Vec<ChangeEntry>,
+    /// The dashboard was deleted.
+    pub deleted: bool,
+}
+
+/// A call's JSON output and, for a write, what it wrote.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    /// The output (what the model or the REST caller reads).
+    pub output: Value,
+    /// Set when an `execute` or `mutate` saved or deleted a dashboard.
+    pub written: Option<Written>,
 }
 
 /// Input of `get_state`.
@@ -181,6 +207,9 @@ pub struct MutateOutput {
     /// Why nothing was saved.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What was saved or deleted (not part of the output).
+    #[serde(skip)]
+    pub written: Option<Written>,
 }
 
 /// Test-run results.
@@ -304,16 +333,16 @@ impl Tools {
     ) -> Result<Value, ToolError> {
         let tool = DashboardTool::from_name(tool)
             .ok_or_else(|| ToolError::UnknownTool(tool.to_owned()))?;
-        self.call_tool(tool, input, session).await
+        Ok(self.call_tool(tool, input, session).await?.output)
     }
 
-    /// [`Tools::call`] for a known tool.
+    /// [`Tools::call`] for a known tool, with what it wrote.
     pub async fn call_tool(
         &self,
         tool: DashboardTool,
         input: Value,
         session: Option<&str>,
-    ) -> Result<Value, ToolError> {
+    ) -> Result<Answer, ToolError> {
         fn parse<T: serde::de::DeserializeOwned>(
             tool: DashboardTool,
             input: Value,
@@ -323,19 +352,25 @@ impl Tools {
                 message: e.to_string(),
             })
         }
-        let out = match tool {
-            DashboardTool::Search => serde_json::to_value(self.search(parse(tool, input)?).await),
+        let (out, written) = match tool {
+            DashboardTool::Search => {
+                (serde_json::to_value(self.search(parse(tool, input)?).await), None)
+            }
             DashboardTool::Execute => {
-                serde_json::to_value(self.execute(parse(tool, input)?, session).await?)
+                let mut out = self.execute(parse(tool, input)?, session).await?;
+                let written = out.written.take();
+                (serde_json::to_value(out), written)
             }
             DashboardTool::GetState => {
-                serde_json::to_value(self.get_state(parse(tool, input)?, session).await?)
+                (serde_json::to_value(self.get_state(parse(tool, input)?, session).await?), None)
             }
             DashboardTool::Mutate => {
-                serde_json::to_value(self.mutate(parse(tool, input)?, session).await?)
+                let mut out = self.mutate(parse(tool, input)?, session).await?;
+                let written = out.written.take();
+                (serde_json::to_value(out), written)
             }
         };
-        Ok(out.unwrap_or(Value::Null))
+        Ok(Answer { output: out.unwrap_or(Value::Null), written })
     }
 
     /// [`Tools::call`] with the output capped for a model's context ([`cap::cap`], default
@@ -345,8 +380,9 @@ impl Tools {
         tool: DashboardTool,
         input: Value,
         session: Option<&str>,
-    ) -> Result<Value, ToolError> {
-        Ok(cap::cap(&self.call_tool(tool, input, session).await?, cap::DEFAULT_MAX_TOKENS))
+    ) -> Result<Answer, ToolError> {
+        let answer = self.call_tool(tool, input, session).await?;
+        Ok(Answer { output: cap::cap(&answer.output, cap::DEFAULT_MAX_TOKENS), ..answer })
     }
 
     /// The session's state.
@@ -400,6 +436,7 @@ impl Tools {
             state: Value::Null,
             validation: None,
             error: Some(error),
+            written: None,
         };
         let existing = match &input.dashboard_id {
             Some(id) => Some(self.dashboards.get(id).await?),
@@ -417,16 +454,19 @@ impl Tools {
         if let Some(e) = syntax_issues(&state, &runs) {
             return Ok(fail(&target, e));
         }
-        let output = ExecuteOutput {
+        let mut output = ExecuteOutput {
             dashboard_id: id.clone(),
             state: serde_json::to_value(&state).unwrap_or(Value::Null),
             validation: Some(validation(&runs)),
             error: None,
+            written: None,
         };
         let title = state.title.clone();
-        match existing {
+        let (version, changes) = match existing {
             None => {
-                self.dashboards.create(Some(&id), state, "execute", runs).await?;
+                let empty = DashboardState { panels: Vec::new(), ..state.clone() };
+                let changes = crate::dashboard::diff::changes(&empty, &state);
+                (self.dashboards.create(Some(&id), state, "execute", runs).await?.version, changes)
             }
             Some(_) => {
                 let lock = self.dashboards.lock(&id).await;
@@ -435,9 +475,12 @@ impl Tools {
                     return Err(StoreError::Deleted(id).into());
                 }
                 let edit = Edit::new(head, state);
-                self.dashboards.save(&lock, edit, "execute", Runs::Given(runs)).await?;
+                let saved = self.dashboards.save(&lock, edit, "execute", Runs::Given(runs)).await?;
+                (saved.record.version, saved.diff.changes)
             }
-        }
+        };
+        output.written =
+            Some(Written { dashboard_id: id.clone(), version, changes, deleted: false });
         self.sessions.touch(session, &id, &title).await?;
         Ok(output)
     }
@@ -498,6 +541,7 @@ impl Tools {
             validation: None,
             deleted: false,
             error: None,
+            written: None,
         };
         let id = match self.resolve(input.dashboard_id.as_deref(), session).await? {
             Ok(id) => id,
@@ -513,10 +557,17 @@ impl Tools {
         let new = match self.build(&input.code, Some(&head.state)).await {
             Ok(Some(s)) => s,
             Ok(None) => {
+                let version = head.version;
                 drop(lock);
                 self.dashboards.delete(&id, false).await?;
                 self.sessions.forget(session, &id).await?;
-                return Ok(MutateOutput { deleted: true, ..out(&id) });
+                let written = Written {
+                    dashboard_id: id.clone(),
+                    version,
+                    changes: Vec::new(),
+                    deleted: true,
+                };
+                return Ok(MutateOutput { deleted: true, written: Some(written), ..out(&id) });
             }
             Err(e) => return Ok(MutateOutput { error: Some(e), ..out(&id) }),
         };
@@ -533,9 +584,16 @@ impl Tools {
         let saved = self.dashboards.save(&lock, edit, "mutate", Runs::Given(runs)).await?;
         drop(lock);
         self.sessions.touch(session, &id, &title).await?;
+        let written = Written {
+            dashboard_id: id.clone(),
+            version: saved.record.version,
+            changes: saved.diff.changes.clone(),
+            deleted: false,
+        };
         Ok(MutateOutput {
             changes: saved.diff.changes,
             validation: Some(validation(&saved.runs)),
+            written: Some(written),
             ..out(&id)
         })
     }

@@ -1,14 +1,13 @@
 //! The dashboard agent's tools as agent backend tools: the four adapters through a
 //! `BackendTools` registry over a real app (sandbox workers, store), the chat as the session,
-//! the `dashboard.update` payloads, every worked example of `tools/dashboard.backend` run through
+//! the `dashboard.update` payloads, every worked example of `builtin/tools/dashboard.backend` run through
 //! the real tools, and the `dashboard` agent end to end over `/api/query` with a scripted model.
 
 use std::sync::Arc;
 
 use boardsmith::agent::tools::{BackendTools, ToolContext, ToolError};
-use boardsmith::dashboard_agent::DashboardTool;
-use boardsmith::dashboard_agent::Tools;
-use boardsmith::dashboard_agent::backend::{dashboard_update, register_all};
+use boardsmith::dashboard_agent::backend::register_all;
+use boardsmith::dashboard_agent::{DashboardTool, Tools};
 use boardsmith::llm::mock::{MockLlm, Script, Step, Turn};
 use serde_json::{Value, json};
 
@@ -69,6 +68,25 @@ impl Fixture {
 
     async fn ok(&self, chat: &str, tool: &str, args: Value) -> Value {
         self.call(chat, tool, args).await.unwrap_or_else(|e| panic!("{tool}: {e}"))
+    }
+
+    /// A call's result and the events that follow it, as JSON.
+    async fn with_events(&self, chat: &str, tool: &str, args: Value) -> (Value, Vec<Value>) {
+        let ctx = ToolContext::new("run-1", chat).with_tool_id("t1");
+        let reply = self
+            .registry
+            .call_with_events(tool, args, ctx)
+            .await
+            .unwrap_or_else(|e| panic!("{tool}: {e}"));
+        let events = reply.events.iter().map(|e| serde_json::to_value(e).unwrap()).collect();
+        (reply.result, events)
+    }
+
+    /// The one `dashboard.update` after a call (`None`: no event at all).
+    async fn update(&self, chat: &str, tool: &str, args: Value) -> (Value, Option<Value>) {
+        let (out, mut events) = self.with_events(chat, tool, args).await;
+        assert!(events.len() <= 1, "{events:#?}");
+        (out, events.pop())
     }
 
     async fn active(&self, chat: &str) -> Option<String> {
@@ -236,7 +254,6 @@ async fn malformed_input_is_a_tool_error_naming_the_field() {
 #[tokio::test]
 async fn dashboard_update_payloads() {
     let f = Fixture::new().await;
-    let tools = f.tools();
     let gold_two = r#"return {
   title: 'Gold',
   layout: { columns: 2 },
@@ -247,11 +264,10 @@ async fn dashboard_update_payloads() {
       code: "const q = await sdk.market.getQuote({ symbol: 'XAUUSD' });\nreturn { value: q.price, label: 'Gold' };" },
   ],
 };"#;
-    let out = f.ok("chat", "execute", json!({"code": gold_two})).await;
+    let (out, up) = f.update("chat", "execute", json!({"code": gold_two})).await;
     let id = out["dashboard_id"].as_str().unwrap().to_owned();
-    let up =
-        serde_json::to_value(dashboard_update(tools, DashboardTool::Execute, &out).await.unwrap())
-            .unwrap();
+    let up = up.unwrap();
+    assert_eq!(up["type"], "dashboard.update");
     assert_eq!(up["dashboardId"], id.as_str());
     assert_eq!(up["version"], 1);
     let kinds: Vec<(&str, &str)> = up["changes"]
@@ -266,16 +282,14 @@ async fn dashboard_update_payloads() {
     assert!(up.get("deleted").is_none());
 
     // mutate: the next version with its diff (no code diff in the detail).
-    let out = f
-        .ok(
+    let (_, up) = f
+        .update(
             "chat",
             "mutate",
             json!({"code": "async (state) => { state.layout.columns = 3; state.panels[0].code = state.panels[0].code.replace('60', '90'); return state; }"}),
         )
         .await;
-    let up =
-        serde_json::to_value(dashboard_update(tools, DashboardTool::Mutate, &out).await.unwrap())
-            .unwrap();
+    let up = up.unwrap();
     assert_eq!(up["version"], 2);
     let changes = up["changes"].as_array().unwrap();
     assert!(changes.iter().any(|c| c["type"] == "layout_changed"), "{up:#}");
@@ -285,41 +299,37 @@ async fn dashboard_update_payloads() {
     assert_eq!(up["validation"]["panels"][0]["panelId"], "gold-kline");
 
     // execute over an existing id: the real diff from the replaced version.
-    let out = f.ok("chat", "execute", json!({"code": GOLD, "dashboard_id": id})).await;
-    let up =
-        serde_json::to_value(dashboard_update(tools, DashboardTool::Execute, &out).await.unwrap())
-            .unwrap();
+    let (_, up) = f.update("chat", "execute", json!({"code": GOLD, "dashboard_id": id})).await;
+    let up = up.unwrap();
     assert_eq!(up["version"], 3);
     let changes = up["changes"].as_array().unwrap();
     assert!(changes.iter().any(|c| c["type"] == "removed_panel" && c["panel_id"] == "gold-quote"));
     assert!(!changes.iter().any(|c| c["type"] == "added_panel"), "{up:#}");
 
     // Nothing persisted: no update.
-    let noop = f.ok("chat", "mutate", json!({"code": "async (state) => state"})).await;
-    assert!(dashboard_update(tools, DashboardTool::Mutate, &noop).await.is_none());
-    let bad =
-        f.ok("chat", "mutate", json!({"code": "async (state) => ({ ...state, layout: 3 })"})).await;
+    let (_, none) = f.update("chat", "mutate", json!({"code": "async (state) => state"})).await;
+    assert!(none.is_none());
+    let (bad, none) = f
+        .update("chat", "mutate", json!({"code": "async (state) => ({ ...state, layout: 3 })"}))
+        .await;
     assert!(bad["error"].is_string(), "{bad}");
-    assert!(dashboard_update(tools, DashboardTool::Mutate, &bad).await.is_none());
-    let bad = f.ok("chat", "execute", json!({"code": "return { title: '' }"})).await;
-    assert!(dashboard_update(tools, DashboardTool::Execute, &bad).await.is_none());
-    let state = f.ok("chat", "get_state", json!({})).await;
-    assert!(dashboard_update(tools, DashboardTool::GetState, &state).await.is_none());
-    let found = f.ok("chat", "search", json!({"code": "return []"})).await;
-    assert!(dashboard_update(tools, DashboardTool::Search, &found).await.is_none());
+    assert!(none.is_none());
+    let (_, none) = f.update("chat", "execute", json!({"code": "return { title: '' }"})).await;
+    assert!(none.is_none());
+    assert!(f.update("chat", "get_state", json!({})).await.1.is_none());
+    assert!(f.update("chat", "search", json!({"code": "return []"})).await.1.is_none());
+    assert_eq!(f.app.app.dashboards.get(&id).await.unwrap().version, 3, "nothing saved since");
 
     // A delete is announced.
-    let out = f.ok("chat", "mutate", json!({"code": "async (state) => null"})).await;
-    let up =
-        serde_json::to_value(dashboard_update(tools, DashboardTool::Mutate, &out).await.unwrap())
-            .unwrap();
+    let (_, up) = f.update("chat", "mutate", json!({"code": "async (state) => null"})).await;
+    let up = up.unwrap();
     assert_eq!(up["deleted"], true);
     assert_eq!(up["dashboardId"], id.as_str());
     assert_eq!(up["changes"], json!([]));
     f.app.stop().await;
 }
 
-/// The fenced ```js blocks of a tool's description in `tools/dashboard.backend`.
+/// The fenced ```js blocks of a tool's description in `builtin/tools/dashboard.backend`.
 fn examples(defs: &Value, tool: &str) -> Vec<String> {
     let def = defs["tools"].as_array().unwrap().iter().find(|t| t["name"] == tool).unwrap();
     let description = def["description"].as_str().unwrap();
@@ -334,9 +344,11 @@ fn examples(defs: &Value, tool: &str) -> Vec<String> {
 /// every panel ok, in the order a model would use them.
 #[tokio::test]
 async fn tool_description_examples_work() {
-    let text =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tools/dashboard.backend"))
-            .unwrap();
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/builtin/tools/dashboard.backend"
+    ))
+    .unwrap();
     let defs: Value = serde_json::from_str(&text).unwrap();
     let names: Vec<&str> =
         defs["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
@@ -421,6 +433,28 @@ async fn dashboard_agent_builds_in_the_chat_session() {
     let id = executed["dashboard_id"].as_str().unwrap();
     let session = app.app.tools.session(Some(&chat_id)).await.unwrap();
     assert_eq!(session.active.as_deref(), Some(id));
+    // The save is announced right after its result, live and in the chat's history alike.
+    let after_result = |types: &[String]| {
+        let last = types.iter().rposition(|t| t == "tool.result").unwrap();
+        types[last + 1].clone()
+    };
+    let live: Vec<String> = events.iter().map(|(_, t, _)| t.clone()).collect();
+    assert_eq!(after_result(&live), "dashboard.update", "{live:?}");
+    let (_, chat) = app.get(&format!("/api/chat?chatId={chat_id}")).await;
+    let history: Vec<String> = chat["data"]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(after_result(&history), "dashboard.update", "{history:?}");
+    let update = chat["data"]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["type"] == "dashboard.update")
+        .unwrap();
+    assert_eq!((update["dashboardId"].as_str(), &update["version"]), (Some(id), &json!(1)));
 
     // The model was offered exactly the four tools.
     let requests = mock.requests();

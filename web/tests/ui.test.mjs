@@ -176,8 +176,9 @@ test('a scripted chat builds a dashboard, then a new panel appears without a rel
   // Tool cards are collapsed <details>: their parts exist but are not visible.
   const code = await page.locator('.chat-tool[data-tool-name="execute"] .chat-tool-code').textContent();
   assert.match(code, /sdk\.market\.getKline/);
-  // dashboard.update opened the new dashboard.
+  // dashboard.update opened the new dashboard, and marked the call that saved it with a link.
   await page.waitForSelector('.dashboard-view .panel[data-panel-id="desk-kline"]');
+  await page.waitForSelector('.chat-tool[data-tool-name="execute"] .chat-link-button', { state: 'attached' });
   await panelsSettled(page);
   const kline = page.locator('.panel[data-panel-id="desk-kline"]');
   await kline.evaluate((p) => { p.dataset.marker = 'original'; });

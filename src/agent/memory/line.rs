@@ -246,6 +246,10 @@ pub struct ToolEntry {
     /// The tool failed.
     #[serde(rename = "_isError", default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
+    /// The events the tool streamed after its result (e.g. `dashboard.update`), as sent, so the
+    /// chat's history shows them too.
+    #[serde(rename = "_events", default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<serde_json::Value>,
 }
 
 /// Token counts as stored (`total_tokens` = input + output).

@@ -116,7 +116,20 @@ impl RunRecorder {
             action_id: is_action.then_some(stream_id),
             timing: timing_ms,
             is_error,
+            events: Vec::new(),
         }));
+    }
+
+    /// Records the events a tool streamed after its result (recorded before by
+    /// [`RunRecorder::tool_result`]).
+    pub fn tool_events(&mut self, call_id: &str, events: &[EventBody]) {
+        let entry = self.record.messages.iter_mut().rev().find_map(|m| match m {
+            StoredMessage::Tool(t) if t.tool_call_id == call_id => Some(t),
+            _ => None,
+        });
+        if let Some(entry) = entry {
+            entry.events.extend(events.iter().filter_map(|e| serde_json::to_value(e).ok()));
+        }
     }
 
     /// Records a user message sent while the run worked (steering, follow-up), so replay and

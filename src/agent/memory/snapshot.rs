@@ -175,6 +175,12 @@ pub fn snapshot_events(runs: &[RunRecord], action_tools: &BTreeSet<String>) -> V
                         EventBody::ToolResult { tool_id: id, result }
                     };
                     push(body, last);
+                    // An event this version cannot read is left out, like a damaged line.
+                    for event in &t.events {
+                        if let Ok(body) = serde_json::from_value::<EventBody>(event.clone()) {
+                            push(body, last);
+                        }
+                    }
                 }
             }
         }

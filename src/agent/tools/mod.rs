@@ -45,14 +45,17 @@ pub trait BackendTool: Send + Sync + 'static {
     /// future that is dropped must stop the work (the registry drops it on cancellation).
     fn call(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, Result<Value, ToolError>>;
 
-    /// Events the run streams right after this call's `tool.result` (e.g. `dashboard.update`,
-    /// so a chat client can open what the tool changed). Default: none.
-    fn after_result(
+    /// [`BackendTool::call`] with the events the run streams right after this call's
+    /// `tool.result` (e.g. `dashboard.update`, so a chat client can open what the call
+    /// changed). They come from the call itself, so they describe what it did and not what
+    /// another writer did since. Default: the result alone.
+    fn call_with_events(
         &self,
-        _result: &Value,
-        _ctx: &ToolContext,
-    ) -> BoxFuture<'static, Vec<super::events::EventBody>> {
-        Box::pin(std::future::ready(Vec::new()))
+        args: Value,
+        ctx: ToolContext,
+    ) -> BoxFuture<'static, Result<ToolReply, ToolError>> {
+        let fut = self.call(args, ctx);
+        Box::pin(async move { fut.await.map(ToolReply::from) })
     }
 
     /// How a result of this tool from an earlier run is replayed to the model (`result` as
@@ -60,6 +63,21 @@ pub trait BackendTool: Send + Sync + 'static {
     /// later turns need.
     fn condense(&self, _result: &str) -> Option<String> {
         None
+    }
+}
+
+/// A call's answer: the result the model reads and the events that follow it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolReply {
+    /// The result (the `tool.result` payload and what the model reads).
+    pub result: Value,
+    /// Streamed right after the `tool.result`.
+    pub events: Vec<super::events::EventBody>,
+}
+
+impl From<Value> for ToolReply {
+    fn from(result: Value) -> Self {
+        Self { result, events: Vec::new() }
     }
 }
 
@@ -355,14 +373,25 @@ impl BackendTools {
         names
     }
 
-    /// Calls the named executor. Cancelling `ctx.cancel` drops the executor's future (which
-    /// stops its work) and answers [`ToolError::Cancelled`].
+    /// Calls the named executor: its result alone (see [`BackendTools::call_with_events`]).
     pub fn call(
         &self,
         name: &str,
         args: Value,
         ctx: ToolContext,
     ) -> BoxFuture<'static, Result<Value, ToolError>> {
+        let fut = self.call_with_events(name, args, ctx);
+        Box::pin(async move { fut.await.map(|r| r.result) })
+    }
+
+    /// Calls the named executor. Cancelling `ctx.cancel` drops the executor's future (which
+    /// stops its work) and answers [`ToolError::Cancelled`].
+    pub fn call_with_events(
+        &self,
+        name: &str,
+        args: Value,
+        ctx: ToolContext,
+    ) -> BoxFuture<'static, Result<ToolReply, ToolError>> {
         let Some(tool) = self.get(name) else {
             let err = ToolError::UnknownTool {
                 name: name.to_owned(),
@@ -371,7 +400,7 @@ impl BackendTools {
             return Box::pin(std::future::ready(Err(err)));
         };
         let cancel = ctx.cancel.clone();
-        let fut = tool.call(args, ctx);
+        let fut = tool.call_with_events(args, ctx);
         Box::pin(async move {
             if cancel.is_cancelled() {
                 return Err(ToolError::Cancelled);

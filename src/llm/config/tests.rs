@@ -1,8 +1,11 @@
 //! Unit tests of the provider configuration: the file format, the environment, resolution and its errors.
 
 use std::collections::HashMap;
+use std::time::Duration;
 
+use super::registry::T;
 use super::*;
+use crate::llm::types::Usage;
 
 fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
     let map: HashMap<String, String> =

@@ -6,11 +6,16 @@
 // the same blocks, so one renderer draws both.
 //
 // `reduce(model, event)` updates the model in place and returns what it touched:
-// `{run, block?, runChanged?}`, so a renderer can redraw only that block.
+// `{run, block?, runChanged?, also?}`, so a renderer can redraw only that block (and `also`, a
+// second `{run, block}` the event changed).
+//
+// Which tool saved a dashboard is known from the `dashboard.update` the server streams right
+// after that tool's `tool.result` (it sets the tool block's `dashboard`), never from tool names.
 
 /** A fresh, empty model. */
 export function createModel() {
-  return { chatId: null, chatName: null, runs: [], plans: new Map() };
+  // lastResult: the tool `{run, block}` whose tool.result was the event just before.
+  return { chatId: null, chatName: null, runs: [], plans: new Map(), lastResult: null };
 }
 
 function newRun(model, id, query) {
@@ -121,6 +126,8 @@ export function isFrontendType(type) {
 export function reduce(model, ev) {
   if (!ev || typeof ev.type !== 'string') return null;
   const ts = typeof ev.timestamp === 'number' ? ev.timestamp : null;
+  const lastResult = model.lastResult;
+  model.lastResult = null;
   switch (ev.type) {
     case 'request.query': {
       const run = newRun(model, ev.requestId, {
@@ -307,6 +314,7 @@ export function reduce(model, ev) {
       b.hasResult = true;
       b.status = toolFailed(ev.result) ? 'error' : 'done';
       if (b.startedAt && ts) b.durationMs = ts - b.startedAt;
+      model.lastResult = r;
       return r;
     }
     case 'tool.confirm': {
@@ -386,7 +394,10 @@ export function reduce(model, ev) {
         validation: ev.validation,
         deleted: !!ev.deleted,
       });
-      return { run, block };
+      // The server sends it right after the tool.result of the call that saved: that tool's block.
+      if (!lastResult) return { run, block };
+      lastResult.block.dashboard = { dashboardId: ev.dashboardId, version: ev.version, deleted: !!ev.deleted };
+      return { run, block, also: lastResult };
     }
 
     case 'source.snapshot': {

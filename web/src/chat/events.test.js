@@ -156,6 +156,42 @@ test('dashboard.update becomes a dashboard block', () => {
   assert.equal(t.block.deleted, false);
 });
 
+test('dashboard.update marks the tool whose result it follows, whatever the tool is named', () => {
+  const m = createModel();
+  reduce(m, { type: 'request.query', requestId: 'r', chatId: 'c', message: 'x' });
+  // Named like a dashboard tool, with a dashboard id in its result, but no dashboard.update: saved nothing.
+  reduce(m, { type: 'tool.start', toolId: 't1', runId: 'r', toolName: 'execute', toolType: 'backend' });
+  reduce(m, { type: 'tool.result', toolId: 't1', result: { dashboard_id: 'd0', validation: { allOk: true, panels: [] } } });
+  // Any other name, followed by dashboard.update: this call saved d1.
+  reduce(m, { type: 'tool.start', toolId: 't2', runId: 'r', toolName: 'build_board', toolType: 'backend' });
+  reduce(m, { type: 'tool.result', toolId: 't2', result: { id: 'd1' } });
+  const touched = reduce(m, { type: 'dashboard.update', dashboardId: 'd1', version: 2, changes: [], validation: null });
+  const [t1, t2] = m.runs[0].blocks;
+  assert.equal(t1.dashboard, undefined);
+  assert.deepEqual(t2.dashboard, { dashboardId: 'd1', version: 2, deleted: false });
+  assert.equal(touched.block.kind, 'dashboard');
+  assert.equal(touched.also.block, t2, 'the tool block is redrawn too');
+  // Only right after a tool.result: an update after other events marks no tool.
+  reduce(m, { type: 'tool.start', toolId: 't3', runId: 'r', toolName: 'mutate', toolType: 'backend' });
+  reduce(m, { type: 'tool.result', toolId: 't3', result: { dashboard_id: 'd1', changes: [] } });
+  reduce(m, { type: 'content.start', contentId: 'c1', runId: 'r' });
+  assert.equal(reduce(m, { type: 'dashboard.update', dashboardId: 'd1', version: 3, changes: [] }).also, undefined);
+  assert.equal(m.runs[0].blocks.find((b) => b.id === 't3').dashboard, undefined);
+  // A delete is marked as one.
+  reduce(m, { type: 'tool.start', toolId: 't4', runId: 'r', toolName: 'mutate' });
+  reduce(m, { type: 'tool.result', toolId: 't4', result: { dashboard_id: 'd1', deleted: true } });
+  reduce(m, { type: 'dashboard.update', dashboardId: 'd1', version: 3, changes: [], validation: null, deleted: true });
+  assert.equal(m.runs[0].blocks.find((b) => b.id === 't4').dashboard.deleted, true);
+});
+
+test('the chat never decides by tool name that a dashboard changed', () => {
+  // The dashboard tools' names may change; the dashboard.update event is the contract.
+  for (const file of ['events.js', 'render.js', 'pane.js']) {
+    const src = readFileSync(new URL(file, import.meta.url), 'utf8');
+    assert.doesNotMatch(src, /['"`](execute|mutate|get_state)['"`]/, `${file} names a dashboard tool`);
+  }
+});
+
 test('viewport blocks are split out of answer text', () => {
   const text = 'Weather:\n\n```viewport\ntype=html, key=show_weather_card\n{"city": "Shanghai"}\n```\n\nBye.';
   const parts = splitViewports(text);

@@ -9,6 +9,7 @@ import { streamQuery, QueryError } from './stream.js';
 import { runAction } from './actions.js';
 import { pruneFrames } from './viewport.js';
 import { timeAgo } from '../time.js';
+import { h } from '../dom.js';
 
 const DEFAULT_AGENT = 'dashboard';
 const LIST_KEY = 'boardsmith.chat.listCollapsed';
@@ -21,36 +22,21 @@ const SUGGESTIONS = {
   ],
 };
 
-function h(tag, cls, text) {
-  const el = document.createElement(tag);
-  if (cls) el.className = cls;
-  if (text != null) el.textContent = text;
-  return el;
-}
-
 export function createChatPane(el, { api, bus }) {
   el.replaceChildren();
-  const root = h('div', 'chat-pane');
+  const root = h('div.chat-pane');
   el.append(root);
 
   // Header: agent picker, chats toggle, new chat.
-  const header = h('div', 'chat-header');
-  const agentSel = h('select', 'chat-agent');
-  agentSel.title = 'Agent';
-  agentSel.setAttribute('aria-label', 'Agent');
-  const title = h('div', 'chat-title', 'New chat');
-  const listToggle = h('button', 'chat-list-toggle', 'Chats');
-  listToggle.type = 'button';
-  listToggle.title = 'Show or hide the chat list';
-  const newBtn = h('button', 'chat-new', '+ New chat');
-  newBtn.type = 'button';
-  header.append(agentSel, title, listToggle, newBtn);
+  const agentSel = h('select.chat-agent', { title: 'Agent', 'aria-label': 'Agent' });
+  const title = h('div.chat-title', null, 'New chat');
+  const listToggle = h('button.chat-list-toggle', { type: 'button', title: 'Show or hide the chat list' }, 'Chats');
+  const newBtn = h('button.chat-new', { type: 'button' }, '+ New chat');
+  const header = h('div.chat-header', null, agentSel, title, listToggle, newBtn);
 
   // Chat list.
-  const listWrap = h('div', 'chat-list-wrap');
-  const list = h('ul', 'chat-list');
-  list.setAttribute('aria-label', 'Chats');
-  listWrap.append(list);
+  const list = h('ul.chat-list', { 'aria-label': 'Chats' });
+  const listWrap = h('div.chat-list-wrap', null, list);
   const setListCollapsed = (collapsed) => {
     root.classList.toggle('list-collapsed', collapsed);
     listToggle.setAttribute('aria-expanded', String(!collapsed));
@@ -64,28 +50,17 @@ export function createChatPane(el, { api, bus }) {
   listToggle.addEventListener('click', () => setListCollapsed(!root.classList.contains('list-collapsed')));
 
   // Transcript.
-  const scroller = h('div', 'chat-scroll');
-  const runsEl = h('div', 'chat-runs');
-  const empty = h('div', 'chat-empty');
-  scroller.append(empty, runsEl);
+  const runsEl = h('div.chat-runs');
+  const empty = h('div.chat-empty');
+  const scroller = h('div.chat-scroll', null, empty, runsEl);
 
   // Composer.
-  const composer = h('form', 'chat-composer');
-  const input = h('textarea', 'chat-input');
-  input.rows = 1;
-  input.placeholder = 'Message the agent…';
-  input.setAttribute('aria-label', 'Message');
-  const sendBtn = h('button', 'chat-send primary', 'Send');
-  sendBtn.type = 'submit';
-  const stopBtn = h('button', 'chat-stop', 'Stop');
-  stopBtn.type = 'button';
-  stopBtn.hidden = true;
-  const hint = h('div', 'chat-hint', 'Enter to send · Shift+Enter for a new line');
-  const buttons = h('div', 'chat-composer-buttons');
-  buttons.append(stopBtn, sendBtn);
-  const row = h('div', 'chat-composer-row');
-  row.append(input, buttons);
-  composer.append(row, hint);
+  const input = h('textarea.chat-input', { rows: 1, placeholder: 'Message the agent…', 'aria-label': 'Message' });
+  const sendBtn = h('button.chat-send.primary', { type: 'submit' }, 'Send');
+  const stopBtn = h('button.chat-stop', { type: 'button', hidden: true }, 'Stop');
+  const hint = h('div.chat-hint', null, 'Enter to send · Shift+Enter for a new line');
+  const buttons = h('div.chat-composer-buttons', null, stopBtn, sendBtn);
+  const composer = h('form.chat-composer', null, h('div.chat-composer-row', null, input, buttons), hint);
 
   root.append(header, listWrap, scroller, composer);
 
@@ -124,6 +99,8 @@ export function createChatPane(el, { api, bus }) {
       dirtyRuns.add(touched.run);
       dirtyBlocks.set(touched.block, touched.run);
     }
+    // A dashboard.update also changes the tool block that saved the dashboard.
+    if (touched.also) dirtyBlocks.set(touched.also.block, touched.also.run);
     if (!frame) frame = requestAnimationFrame(flush);
   }
   function flush() {
@@ -152,20 +129,18 @@ export function createChatPane(el, { api, bus }) {
     if (!isEmpty) return;
     empty.replaceChildren();
     const agent = agents.find((a) => a.key === agentKey);
-    empty.append(h('div', 'chat-empty-title', agent?.key === 'dashboard' ? 'What should we build?' : `Chat with ${agent?.name || agentKey || 'the agent'}`));
-    if (agent?.description) empty.append(h('div', 'chat-empty-text', agent.description));
+    empty.append(h('div.chat-empty-title', null, agent?.key === 'dashboard' ? 'What should we build?' : `Chat with ${agent?.name || agentKey || 'the agent'}`));
+    if (agent?.description) empty.append(h('div.chat-empty-text', null, agent.description));
     const ideas = SUGGESTIONS[agentKey] || [];
     if (ideas.length) {
-      const box = h('div', 'chat-suggestions');
+      const box = h('div.chat-suggestions');
       for (const idea of ideas) {
-        const b = h('button', 'chat-suggestion', idea);
-        b.type = 'button';
-        b.addEventListener('click', () => {
+        const onclick = () => {
           input.value = idea;
           autosize();
           input.focus();
-        });
-        box.append(b);
+        };
+        box.append(h('button.chat-suggestion', { type: 'button', onclick }, idea));
       }
       empty.append(box);
     }
@@ -215,10 +190,7 @@ export function createChatPane(el, { api, bus }) {
       agents = Array.isArray(list) ? list : [];
       agentSel.replaceChildren();
       for (const a of agents) {
-        const o = h('option', null, a.name || a.key);
-        o.value = a.key;
-        if (a.description) o.title = a.description;
-        agentSel.append(o);
+        agentSel.append(h('option', { value: a.key, title: a.description || null }, a.name || a.key));
       }
       const wanted = agentKey && agents.some((a) => a.key === agentKey) ? agentKey : null;
       const def = wanted || (agents.some((a) => a.key === DEFAULT_AGENT) ? DEFAULT_AGENT : agents[0]?.key);
@@ -247,25 +219,20 @@ export function createChatPane(el, { api, bus }) {
   function paintChats() {
     list.replaceChildren();
     if (!chats.length) {
-      list.append(h('li', 'chat-list-empty', 'No chats yet'));
+      list.append(h('li.chat-list-empty', null, 'No chats yet'));
       return;
     }
     for (const c of chats) {
-      const li = h('li', 'chat-item');
-      li.dataset.chatId = c.chatId;
-      li.tabIndex = 0;
-      li.setAttribute('role', 'button');
-      if (c.chatId === chatId) li.setAttribute('aria-current', 'true');
-      li.append(h('span', 'chat-item-name', c.chatName || 'Untitled chat'), timeAgo(h('span', 'chat-item-time'), c.updatedAt));
-      li.title = c.chatName || '';
-      li.addEventListener('click', () => openChat(c.chatId));
-      li.addEventListener('keydown', (e) => {
+      const onkeydown = (e) => {
         if (e.key === 'Enter' || e.key === ' ') {
           e.preventDefault();
           openChat(c.chatId);
         }
-      });
-      list.append(li);
+      };
+      list.append(h('li.chat-item', {
+        dataset: { chatId: c.chatId }, tabIndex: 0, role: 'button', title: c.chatName || '',
+        'aria-current': c.chatId === chatId ? 'true' : null, onclick: () => openChat(c.chatId), onkeydown,
+      }, h('span.chat-item-name', null, c.chatName || 'Untitled chat'), timeAgo(h('span.chat-item-time'), c.updatedAt)));
     }
   }
   function markCurrent() {

@@ -4,16 +4,9 @@
 import { setMarkdown, addCopyButton } from './markdown.js';
 import { splitViewports, validationOf, isFrontendType, errorMessage } from './events.js';
 import { mountViewport } from './viewport.js';
+import { h } from '../dom.js';
 
-const DASHBOARD_TOOLS = new Set(['execute', 'mutate']);
 const RESULT_LIMIT = 20000;
-
-function h(tag, cls, text) {
-  const el = document.createElement(tag);
-  if (cls) el.className = cls;
-  if (text != null) el.textContent = text;
-  return el;
-}
 
 function pretty(value) {
   if (typeof value === 'string') return value;
@@ -52,10 +45,9 @@ export function createRenderer(listEl, ctx) {
   function runView(run) {
     let v = runViews.get(run.key);
     if (v) return v;
-    const el = h('div', 'chat-run');
-    const blocks = h('div', 'chat-blocks');
-    const footer = h('div', 'chat-run-footer');
-    el.append(blocks, footer);
+    const blocks = h('div.chat-blocks');
+    const footer = h('div.chat-run-footer');
+    const el = h('div.chat-run', null, blocks, footer);
     listEl.append(el);
     v = { el, blocks, footer, userEl: null };
     runViews.set(run.key, v);
@@ -67,20 +59,15 @@ export function createRenderer(listEl, ctx) {
     if (run.runId) v.el.dataset.runId = run.runId;
     v.el.dataset.status = run.status;
     if (run.query && !v.userEl) {
-      const wrap = h('div', 'chat-user-row');
-      const bubble = h('div', 'chat-user', run.query.message);
-      wrap.append(bubble);
-      v.el.prepend(wrap);
+      const bubble = h('div.chat-user', null, run.query.message);
+      v.el.prepend(h('div.chat-user-row', null, bubble));
       v.userEl = bubble;
     }
     v.footer.replaceChildren();
     if (run.status === 'running') {
-      const typing = h('span', 'chat-typing');
-      typing.append(h('i'), h('i'), h('i'));
-      typing.setAttribute('aria-label', 'working');
-      v.footer.append(typing);
+      v.footer.append(h('span.chat-typing', { 'aria-label': 'working' }, h('i'), h('i'), h('i')));
     } else if (run.status === 'cancel') {
-      v.footer.append(h('span', 'chat-stopped', 'Stopped'));
+      v.footer.append(h('span.chat-stopped', null, 'Stopped'));
     }
   }
 
@@ -112,11 +99,9 @@ const MAKERS = {
 };
 
 function makeReasoning(block) {
-  const el = h('details', 'chat-reasoning');
-  const summary = h('summary', 'chat-reasoning-summary');
-  const text = h('div', 'chat-reasoning-text');
-  el.append(summary, text);
-  if (block.streaming) el.open = true;
+  const summary = h('summary.chat-reasoning-summary');
+  const text = h('div.chat-reasoning-text');
+  const el = h('details.chat-reasoning', { open: !!block.streaming }, summary, text);
   let wasStreaming = block.streaming;
   return {
     el,
@@ -132,7 +117,7 @@ function makeReasoning(block) {
 }
 
 function makeContent(block, ctx) {
-  const el = h('div', 'chat-content md');
+  const el = h('div.chat-content.md');
   let segs = []; // [{kind, key, el}]
   return {
     el,
@@ -151,7 +136,7 @@ function makeContent(block, ctx) {
           continue;
         }
         for (const old of segs.splice(i)) old.el.remove();
-        const segEl = h('div', part.kind === 'md' ? 'chat-md' : 'chat-viewport');
+        const segEl = h('div', { class: part.kind === 'md' ? 'chat-md' : 'chat-viewport' });
         if (part.kind === 'md') setMarkdown(segEl, part.text);
         else fillViewport(segEl, part, ctx);
         el.append(segEl);
@@ -164,63 +149,48 @@ function makeContent(block, ctx) {
 
 function fillViewport(el, part, ctx) {
   if (!part.complete) {
-    el.replaceChildren(h('div', 'chat-viewport-pending', 'Preparing view…'));
+    el.replaceChildren(h('div.chat-viewport-pending', null, 'Preparing view…'));
     return;
   }
   if (part.error || !part.key) {
-    const box = h('div', 'chat-viewport-error', `Cannot show this view: ${part.error || 'no key'}`);
-    const pre = h('pre', 'chat-viewport-raw');
-    pre.append(h('code', null, part.raw));
-    el.replaceChildren(box, pre);
+    const box = h('div.chat-viewport-error', null, `Cannot show this view: ${part.error || 'no key'}`);
+    el.replaceChildren(box, h('pre.chat-viewport-raw', null, h('code', null, part.raw)));
     return;
   }
   el.dataset.viewportKey = part.key;
   if (part.viewportType !== 'html') {
-    const pre = h('pre', 'chat-viewport-raw');
-    pre.append(h('code', null, pretty(part.data)));
-    el.replaceChildren(pre);
+    el.replaceChildren(h('pre.chat-viewport-raw', null, h('code', null, pretty(part.data))));
     return;
   }
-  el.replaceChildren(h('div', 'chat-viewport-pending', 'Loading view…'));
+  el.replaceChildren(h('div.chat-viewport-pending', null, 'Loading view…'));
   mountViewport(el, { api: ctx.api, key: part.key, data: part.data }).catch((e) => {
-    el.replaceChildren(h('div', 'chat-viewport-error', `Cannot load view ${part.key}: ${e.message}`));
+    el.replaceChildren(h('div.chat-viewport-error', null, `Cannot load view ${part.key}: ${e.message}`));
   });
 }
 
-/** The validation summary of a dashboard tool result, or null. */
-function validationView(result) {
-  const v = validationOf(result);
-  const err = result && typeof result === 'object' && typeof result.error === 'string' ? result.error : null;
-  if (!v && !err) return null;
-  const box = h('div', 'chat-tool-validation');
-  if (err) {
-    box.dataset.ok = 'false';
-    box.append(h('div', 'chat-validation-head bad', 'Not saved'), h('div', 'chat-validation-error', err));
-    return box;
-  }
+/** The summary of a result's panel validation (`validationOf`): a head line and one row a panel. */
+function validationView(v) {
   const panels = v.panels;
   const bad = panels.filter((p) => p.status !== 'success' && p.status !== 'ok').length;
-  box.dataset.ok = String(!!v.allOk);
+  const box = h('div.chat-tool-validation', { dataset: { ok: String(!!v.allOk) } });
   const head = h(
-    'div',
-    `chat-validation-head ${v.allOk ? 'ok' : 'bad'}`,
+    'div.chat-validation-head',
+    { class: v.allOk ? 'ok' : 'bad' },
     v.allOk
       ? `✓ All ${panels.length} panel${panels.length === 1 ? '' : 's'} OK`
       : `✗ ${bad} of ${panels.length} panel${panels.length === 1 ? '' : 's'} failed`,
   );
   box.append(head);
-  const list = h('ul', 'chat-validation-panels');
+  const list = h('ul.chat-validation-panels');
   for (const p of panels) {
     const ok = p.status === 'success' || p.status === 'ok';
-    const li = h('li', ok ? 'ok' : 'bad');
-    li.dataset.panelId = p.panelId ?? '';
-    li.dataset.status = p.status ?? '';
-    li.append(h('span', 'mark', ok ? '✓' : '✗'), h('span', 'panel-id', p.panelId ?? '?'));
+    const li = h('li', { class: ok ? 'ok' : 'bad', dataset: { panelId: p.panelId ?? '', status: p.status ?? '' } },
+      h('span.mark', null, ok ? '✓' : '✗'), h('span.panel-id', null, p.panelId ?? '?'));
     const meta = [];
     if (ok && p.rowCount != null) meta.push(`${p.rowCount} rows`);
     if (p.duration) meta.push(String(p.duration));
-    if (meta.length) li.append(h('span', 'meta', meta.join(' · ')));
-    if (!ok && p.error) li.append(h('div', 'chat-validation-panel-error', typeof p.error === 'string' ? p.error : errorMessage(p.error)));
+    if (meta.length) li.append(h('span.meta', null, meta.join(' · ')));
+    if (!ok && p.error) li.append(h('div.chat-validation-panel-error', null, typeof p.error === 'string' ? p.error : errorMessage(p.error)));
     list.append(li);
   }
   box.append(list);
@@ -232,25 +202,18 @@ function argsView(args) {
   if (args && typeof args === 'object' && !Array.isArray(args)) {
     const { code, ...rest } = args;
     if (Object.keys(rest).length) {
-      const pre = h('pre', 'chat-tool-args');
-      pre.append(h('code', null, pretty(rest)));
-      frag.append(pre);
+      frag.append(h('pre.chat-tool-args', null, h('code', null, pretty(rest))));
     }
     if (typeof code === 'string') {
-      const pre = h('pre', 'chat-tool-code');
-      pre.append(h('code', 'language-js', code));
+      const pre = h('pre.chat-tool-code', null, h('code.language-js', null, code));
       frag.append(pre);
       addCopyButton(pre);
     } else if (code !== undefined) {
-      const pre = h('pre', 'chat-tool-args');
-      pre.append(h('code', null, pretty({ code })));
-      frag.append(pre);
+      frag.append(h('pre.chat-tool-args', null, h('code', null, pretty({ code }))));
     }
     return frag;
   }
-  const pre = h('pre', 'chat-tool-args');
-  pre.append(h('code', null, pretty(args)));
-  frag.append(pre);
+  frag.append(h('pre.chat-tool-args', null, h('code', null, pretty(args))));
   return frag;
 }
 
@@ -298,27 +261,22 @@ function toolSummary(b) {
 }
 
 function makeTool(block, ctx, run) {
-  const el = h('details', 'chat-tool');
-  el.open = true;
-  const head = h('summary', 'chat-tool-head');
-  const dot = h('span', 'chat-tool-dot');
-  const name = h('span', 'chat-tool-name');
-  const sub = h('span', 'chat-tool-sub');
-  const status = h('span', 'chat-tool-status');
-  head.append(dot, name, sub, status);
-  const body = h('div', 'chat-tool-body');
-  const argsBox = h('div', 'chat-tool-argsbox');
+  const name = h('span.chat-tool-name');
+  const sub = h('span.chat-tool-sub');
+  const status = h('span.chat-tool-status');
+  const head = h('summary.chat-tool-head', null, h('span.chat-tool-dot'), name, sub, status);
+  const argsBox = h('div.chat-tool-argsbox');
   // Only frontend tools get a `.chat-frontend-tool` (made on first need).
-  const frontBox = h('div', 'chat-frontend-tool');
+  const frontBox = h('div.chat-frontend-tool');
   // Only confirmed tools (shell commands) get a `.chat-tool-confirm` (made on first need).
-  const confirmBox = h('div', 'chat-tool-confirm');
-  const valBox = h('div', 'chat-tool-valbox');
-  const resultBox = h('div', 'chat-tool-resultbox');
-  body.append(argsBox, valBox, resultBox);
-  el.append(head, body);
+  const confirmBox = h('div.chat-tool-confirm');
+  const valBox = h('div.chat-tool-valbox');
+  const resultBox = h('div.chat-tool-resultbox');
+  const el = h('details.chat-tool', { open: true }, head, h('div.chat-tool-body', null, argsBox, valBox, resultBox));
 
   let argsKey = null;
   let resultShown = false;
+  let openShown = false;
   let mounted = false;
   let confirmKey = null;
 
@@ -339,17 +297,15 @@ function makeTool(block, ctx, run) {
       const text = key === 'done'
         ? (notRun ? (/declined/.test(b.result.error) ? 'Declined' : 'Not run') : 'Approved')
         : key === 'sent' ? (said ? 'Approved' : 'Declined') : 'Not answered';
-      confirmBox.replaceChildren(h('div', 'chat-frontend-state', text));
+      confirmBox.replaceChildren(h('div.chat-frontend-state', null, text));
       return;
     }
-    const question = h('div', 'chat-tool-confirm-question', 'Run this command?');
-    const pre = h('pre', 'chat-tool-code');
-    pre.append(h('code', null, b.confirm.command));
-    const runBtn = h('button', 'chat-tool-confirm-run', 'Run');
-    const declineBtn = h('button', 'chat-tool-confirm-decline', 'Decline');
-    const state = h('div', 'chat-frontend-state');
-    const buttons = h('div', 'chat-tool-confirm-buttons');
-    buttons.append(runBtn, declineBtn);
+    const question = h('div.chat-tool-confirm-question', null, 'Run this command?');
+    const pre = h('pre.chat-tool-code', null, h('code', null, b.confirm.command));
+    const runBtn = h('button.chat-tool-confirm-run', { type: 'button', onclick: () => answer(true) }, 'Run');
+    const declineBtn = h('button.chat-tool-confirm-decline', { type: 'button', onclick: () => answer(false) }, 'Decline');
+    const state = h('div.chat-frontend-state');
+    const buttons = h('div.chat-tool-confirm-buttons', null, runBtn, declineBtn);
     const answer = (approved) => {
       runBtn.disabled = declineBtn.disabled = true;
       state.textContent = 'Sending…';
@@ -366,10 +322,6 @@ function makeTool(block, ctx, run) {
         },
       );
     };
-    for (const [btn, approved] of [[runBtn, true], [declineBtn, false]]) {
-      btn.type = 'button';
-      btn.addEventListener('click', () => answer(approved));
-    }
     confirmBox.replaceChildren(question, pre, buttons, state);
   }
   let frontState = null;
@@ -403,8 +355,7 @@ function makeTool(block, ctx, run) {
         } else if (b.argsText) {
           // A `code` argument streams in as code; anything else as the raw JSON text.
           const code = partialCode(b.argsText);
-          const pre = h('pre', code != null ? 'chat-tool-code streaming' : 'chat-tool-args streaming');
-          pre.append(h('code', null, code ?? b.argsText));
+          const pre = h('pre', { class: code != null ? 'chat-tool-code streaming' : 'chat-tool-args streaming' }, h('code', null, code ?? b.argsText));
           argsBox.replaceChildren(pre);
           pre.scrollTop = pre.scrollHeight;
         } else {
@@ -420,9 +371,8 @@ function makeTool(block, ctx, run) {
         const viewportKey = b.toolApi || info?.viewportKey || b.name;
         if (!b.history && complete && !b.hasResult && !mounted && run.status === 'running') {
           mounted = true;
-          frontState = h('div', 'chat-frontend-state');
-          const host = h('div', 'chat-viewport');
-          host.append(h('div', 'chat-viewport-pending', 'Loading view…'));
+          frontState = h('div.chat-frontend-state');
+          const host = h('div.chat-viewport', null, h('div.chat-viewport-pending', null, 'Loading view…'));
           frontBox.replaceChildren(host, frontState);
           let sent = false;
           mountViewport(host, {
@@ -449,13 +399,13 @@ function makeTool(block, ctx, run) {
               );
             },
           }).catch((e) => {
-            host.replaceChildren(h('div', 'chat-viewport-error', `Cannot load view ${viewportKey}: ${e.message}`));
+            host.replaceChildren(h('div.chat-viewport-error', null, `Cannot load view ${viewportKey}: ${e.message}`));
           });
         }
         if (b.hasResult) {
           frontBox.dataset.submitted = 'true';
           if (!mounted) {
-            frontBox.replaceChildren(h('div', 'chat-frontend-state', 'Answered'));
+            frontBox.replaceChildren(h('div.chat-frontend-state', null, 'Answered'));
             mounted = true;
           } else if (frontState) {
             frontState.textContent = 'Submitted';
@@ -467,39 +417,35 @@ function makeTool(block, ctx, run) {
 
       if (b.confirm) updateConfirm(b);
 
-      // The result, once: validation summary for dashboard tools, raw JSON collapsed.
+      // The result, once: the validation summary when it carries one, the raw JSON collapsed.
       if (b.hasResult && !resultShown) {
         resultShown = true;
-        const v = DASHBOARD_TOOLS.has(b.name) || validationOf(b.result) ? validationView(b.result) : null;
-        if (v) valBox.replaceChildren(v);
-        const dashId = b.result && typeof b.result === 'object' ? b.result.dashboard_id : null;
-        if (typeof dashId === 'string' && DASHBOARD_TOOLS.has(b.name) && !b.result.error && !b.result.deleted) {
-          const open = h('button', 'chat-link-button', 'Open dashboard');
-          open.type = 'button';
-          open.addEventListener('click', () => ctx.onOpenDashboard?.(dashId));
-          valBox.append(open);
-        }
-        const det = h('details', 'chat-tool-result');
-        det.append(h('summary', null, 'Result'));
-        const pre = h('pre');
-        pre.append(h('code', null, clip(pretty(b.result))));
-        det.append(pre);
-        // Short, non-dashboard results are shown open.
+        const v = validationOf(b.result);
+        if (v) valBox.replaceChildren(validationView(v));
         const text = pretty(b.result);
+        const det = h('details.chat-tool-result', null, h('summary', null, 'Result'), h('pre', null, h('code', null, clip(text))));
+        // Short results without a validation summary are shown open.
         if (!v && text.length < 400) det.open = true;
         resultBox.replaceChildren(det);
+      }
+
+      // The dashboard this call saved, known from the dashboard.update that followed its result
+      // (events.js), never from the tool's name.
+      if (b.dashboard && !b.dashboard.deleted && !openShown) {
+        openShown = true;
+        const { dashboardId } = b.dashboard;
+        const onclick = () => ctx.onOpenDashboard?.(dashboardId);
+        valBox.append(h('button.chat-link-button', { type: 'button', onclick }, 'Open dashboard'));
       }
     },
   };
 }
 
 function makeAction(block) {
-  const el = h('div', 'chat-action');
-  const icon = h('span', 'chat-action-icon', '⚡');
-  const name = h('span', 'chat-action-name');
-  const detail = h('span', 'chat-action-detail');
-  const status = h('span', 'chat-action-status');
-  el.append(icon, name, detail, status);
+  const name = h('span.chat-action-name');
+  const detail = h('span.chat-action-detail');
+  const status = h('span.chat-action-status');
+  const el = h('div.chat-action', null, h('span.chat-action-icon', null, '⚡'), name, detail, status);
   return {
     el,
     update(b) {
@@ -524,10 +470,9 @@ function makeAction(block) {
 }
 
 function makePlan() {
-  const el = h('div', 'chat-plan');
-  const title = h('div', 'chat-plan-title', 'Plan');
-  const list = h('ol', 'chat-plan-steps');
-  el.append(title, list);
+  const title = h('div.chat-plan-title', null, 'Plan');
+  const list = h('ol.chat-plan-steps');
+  const el = h('div.chat-plan', null, title, list);
   return {
     el,
     update(b) {
@@ -535,18 +480,15 @@ function makePlan() {
       const steps = Array.isArray(plan.steps) ? plan.steps : Array.isArray(plan.tasks) ? plan.tasks : [];
       list.replaceChildren();
       if (!steps.length && plan.text) {
-        list.append(h('li', 'pending', plan.text));
+        list.append(h('li.pending', null, plan.text));
       }
       let done = 0;
       for (const s of steps) {
         const st = String(s.status || 'pending');
         if (st === 'completed' || st === 'done') done++;
-        const li = h('li', st);
-        li.dataset.status = st;
         const mark = st === 'completed' || st === 'done' ? '✓' : st === 'failed' ? '✗' : st === 'running' || st === 'in_progress' ? '◐' : '○';
         const text = String(s.title || s.name || s.id || '').replace(/\*\*|__|`/g, '');
-        li.append(h('span', 'mark', mark), h('span', 'step', text));
-        list.append(li);
+        list.append(h('li', { class: st, dataset: { status: st } }, h('span.mark', null, mark), h('span.step', null, text)));
       }
       title.textContent = steps.length ? `Plan · ${done}/${steps.length}` : 'Plan';
     },
@@ -554,33 +496,30 @@ function makePlan() {
 }
 
 function makeDashboard(block, ctx) {
-  const el = h('div', 'chat-dashboard-update');
+  const el = h('div.chat-dashboard-update');
   return {
     el,
     update(b) {
       el.dataset.dashboardId = b.dashboardId ?? '';
       el.replaceChildren();
       if (b.deleted) {
-        el.append(h('span', 'icon', '🗑'), h('span', null, 'Deleted the dashboard'));
+        el.append(h('span.icon', null, '🗑'), h('span', null, 'Deleted the dashboard'));
         return;
       }
-      el.append(h('span', 'icon', '▦'), h('span', null, `Opened dashboard v${b.version}`));
+      el.append(h('span.icon', null, '▦'), h('span', null, `Opened dashboard v${b.version}`));
       const v = b.validation;
       if (v && Array.isArray(v.panels)) {
         const bad = v.panels.filter((p) => p.status !== 'success' && p.status !== 'ok').length;
-        el.append(h('span', v.allOk ? 'pill ok' : 'pill bad', v.allOk ? `${v.panels.length} ok` : `${bad} failing`));
+        el.append(h('span.pill', { class: v.allOk ? 'ok' : 'bad' }, v.allOk ? `${v.panels.length} ok` : `${bad} failing`));
       }
-      const btn = h('button', 'chat-link-button', 'Show');
-      btn.type = 'button';
-      btn.addEventListener('click', () => ctx.onOpenDashboard?.(b.dashboardId));
-      el.append(btn);
+      const onclick = () => ctx.onOpenDashboard?.(b.dashboardId);
+      el.append(h('button.chat-link-button', { type: 'button', onclick }, 'Show'));
     },
   };
 }
 
 function makeError() {
-  const el = h('div', 'chat-error');
-  el.setAttribute('role', 'alert');
+  const el = h('div.chat-error', { role: 'alert' });
   return {
     el,
     update(b) {
@@ -590,24 +529,20 @@ function makeError() {
 }
 
 function makeNote() {
-  const el = h('div', 'chat-note');
+  const el = h('div.chat-note');
   return { el, update: (b) => (el.textContent = b.text) };
 }
 
 function makeSource() {
-  const el = h('div', 'chat-source');
+  const el = h('div.chat-source');
   return {
     el,
     update(b) {
       el.replaceChildren();
       const url = typeof b.url === 'string' && /^https?:\/\//i.test(b.url) ? b.url : null;
-      const a = h(url ? 'a' : 'span', null, b.title || b.url || b.id);
-      if (url) {
-        a.href = url;
-        a.target = '_blank';
-        a.rel = 'noopener noreferrer';
-      }
-      el.append(h('span', 'icon', '↗'), a);
+      const label = b.title || b.url || b.id;
+      const a = url ? h('a', { href: url, target: '_blank', rel: 'noopener noreferrer' }, label) : h('span', null, label);
+      el.append(h('span.icon', null, '↗'), a);
     },
   };
 }

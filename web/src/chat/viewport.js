@@ -8,6 +8,7 @@
 // allow-same-origin), so messages are matched by `event.source`.
 import { currentTheme } from '../theme.js';
 import { bus } from '../bus.js';
+import { h } from '../dom.js';
 
 const cache = new Map();
 const frames = new Map(); // contentWindow → {iframe, onSubmit}
@@ -105,34 +106,25 @@ function isSchema(view) {
   return view && typeof view === 'object' && view.properties && typeof view.properties === 'object';
 }
 
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text != null) e.textContent = String(text);
-  return e;
-}
-
 /** One input for a schema property; returns [element, read()] where read() gives its value. */
 function field(name, prop, value) {
   const type = Array.isArray(prop.type) ? prop.type.find((t) => t !== 'null') : prop.type;
   let input;
   let read;
   if (Array.isArray(prop.enum)) {
-    input = el('select');
+    input = h('select');
     for (const [i, v] of prop.enum.entries()) {
-      const o = el('option', null, prop.enumNames?.[i] ?? v);
-      o.value = String(i);
-      if (v === value) o.selected = true;
-      input.append(o);
+      // String(): a `false` enum value is shown as text (h() leaves false children out).
+      input.append(h('option', { value: String(i), selected: v === value }, String(prop.enumNames?.[i] ?? v ?? '')));
     }
     read = () => prop.enum[Number(input.value)];
   } else if (type === 'boolean') {
-    input = el('input');
+    input = h('input');
     input.type = 'checkbox';
     input.checked = value === true;
     read = () => input.checked;
   } else if (type === 'number' || type === 'integer') {
-    input = el('input');
+    input = h('input');
     input.type = 'number';
     if (prop.minimum != null) input.min = String(prop.minimum);
     if (prop.maximum != null) input.max = String(prop.maximum);
@@ -141,16 +133,14 @@ function field(name, prop, value) {
     read = () => (input.value === '' ? null : Number(input.value));
   } else {
     const long = prop.format === 'textarea' || (prop.maxLength ?? 0) > 200;
-    input = el(long ? 'textarea' : 'input');
+    input = h(long ? 'textarea' : 'input');
     if (!long) input.type = prop.format === 'date' ? 'date' : 'text';
     if (value != null) input.value = String(value);
     read = () => input.value;
   }
   input.name = name;
-  const label = el('label', 'chat-form-field');
-  label.append(el('span', 'chat-form-label', prop.title || name));
-  if (prop.description) label.append(el('span', 'chat-form-help', prop.description));
-  label.append(input);
+  const help = prop.description ? h('span.chat-form-help', null, prop.description) : null;
+  const label = h('label.chat-form-field', null, h('span.chat-form-label', null, prop.title || name), help, input);
   return [label, read, input];
 }
 
@@ -160,9 +150,9 @@ function field(name, prop, value) {
  * schema's defaults; submit calls `onSubmit(values)` once and disables the form.
  */
 export function schemaForm(schema, data, onSubmit) {
-  const form = el('form', 'chat-schema-form');
-  if (schema.title) form.append(el('div', 'chat-form-title', schema.title));
-  if (schema.description) form.append(el('div', 'chat-form-help', schema.description));
+  const form = h('form.chat-schema-form');
+  if (schema.title) form.append(h('div.chat-form-title', null, schema.title));
+  if (schema.description) form.append(h('div.chat-form-help', null, schema.description));
   const required = new Set(Array.isArray(schema.required) ? schema.required : []);
   const readers = [];
   for (const [name, prop] of Object.entries(schema.properties)) {
@@ -173,9 +163,7 @@ export function schemaForm(schema, data, onSubmit) {
     readers.push([name, read]);
     form.append(label);
   }
-  const submit = el('button', 'primary chat-form-submit', schema.submitText || 'Submit');
-  submit.type = 'submit';
-  form.append(submit);
+  form.append(h('button.primary.chat-form-submit', { type: 'submit' }, schema.submitText || 'Submit'));
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     const values = {};

@@ -3,7 +3,8 @@
 //
 // Test hooks: .dashboard-item[data-dashboard-id] (.active when open), .dashboard-new,
 // .dashboard-duplicate, .dashboard-delete, .dashboard-versions with .version-restore buttons.
-import { h, icon, timeAgo } from './util.js';
+import { h, icon } from '../dom.js';
+import { timeAgo } from '../time.js';
 
 const enc = encodeURIComponent;
 

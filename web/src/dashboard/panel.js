@@ -6,7 +6,9 @@
 //
 // The chart instance lives as long as the panel's type/renderer/config stay the same; new data is
 // applied to it in place (`data-updates`); a new instance counts in `data-mounts`.
-import { h, icon, relativeTime, absoluteTime, json } from './util.js';
+import { h, icon } from '../dom.js';
+import { relativeTime, absoluteTime } from '../time.js';
+import { json } from './format.js';
 import { createLightweightRenderer } from './renderers/lightweight.js';
 import { createEchartsRenderer } from './renderers/echarts.js';
 import { createCustomRenderer } from './renderers/custom.js';

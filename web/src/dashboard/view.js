@@ -10,7 +10,8 @@
 // .live-status[data-state=open|connecting|closed]; panels: see panel.js.
 import { applyPatch } from 'fast-json-patch';
 import { themeColors } from '../theme.js';
-import { h, json } from './util.js';
+import { h } from '../dom.js';
+import { json } from './format.js';
 import { createLive } from './live.js';
 import { createPanel } from './panel.js';
 

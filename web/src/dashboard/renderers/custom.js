@@ -1,6 +1,8 @@
 // Plain-HTML panels: table, feed, metric_card. Built with textContent only (the data is
 // model-written). `set(data)` replaces the body content.
-import { h, formatNumber, formatChange, timeAgo, safeUrl } from '../util.js';
+import { h, safeUrl } from '../../dom.js';
+import { timeAgo } from '../../time.js';
+import { formatNumber, formatChange } from '../format.js';
 
 const CHANGE_COL = /(^|_|\b)(chg|change|pct|return|ret|delta|diff)|%|Pct|Change|Chg|Return/;
 

@@ -8,7 +8,8 @@ import {
   GridComponent, TooltipComponent, LegendComponent, VisualMapComponent,
 } from 'echarts/components';
 import { CanvasRenderer } from 'echarts/renderers';
-import { formatNumber, formatAxis, formatTimeLabel, withAlpha } from '../util.js';
+import { formatNumber, formatAxis, formatTimeLabel } from '../format.js';
+import { withAlpha } from '../color.js';
 
 echarts.use([
   BarChart, HeatmapChart, PieChart, RadarChart, ScatterChart,

@@ -11,7 +11,9 @@ import {
   createChart, CandlestickSeries, LineSeries, AreaSeries, HistogramSeries, ColorType, CrosshairMode,
   PriceScaleMode,
 } from 'lightweight-charts';
-import { h, withAlpha, formatAxis } from '../util.js';
+import { h } from '../../dom.js';
+import { withAlpha } from '../color.js';
+import { formatAxis } from '../format.js';
 
 const OHLC = new Set(['time', 'open', 'high', 'low', 'close', 'volume']);
 
