@@ -1,6 +1,6 @@
 // Search helpers, defined on `spec` before the prelude freezes it:
 //   spec.find("gold kline", limit = 10) -> DataSourceMatch[]
-//   spec.methods() -> every {source, method, description, params, returns}
+//   spec.methods() -> every {source, method, description, params, returns, provider, demo}
 (function (spec) {
   'use strict';
   const SYNONYMS = {
@@ -32,9 +32,10 @@
       all.push({ s, m, text, strong });
     }
   }
+  // `demo: true`: invented numbers (the built-in generators), never to be shown as real.
   const match = (e) => ({
     source: e.s.name, method: e.m.name, description: e.m.description,
-    params: e.m.params, returns: e.m.returns,
+    params: e.m.params, returns: e.m.returns, provider: e.m.provider, demo: e.m.demo,
   });
   spec.methods = function methods() { return all.map(match); };
   spec.find = function find(query, limit) {

@@ -15,6 +15,7 @@ pub mod dashboards;
 pub mod eval;
 pub mod live;
 pub mod llm;
+pub mod provenance;
 pub mod sandbox;
 pub mod sdk;
 pub mod server;

@@ -238,7 +238,7 @@ pub async fn engine_breakdown(n: usize) -> anyhow::Result<Vec<(String, Duration,
         catalog: SdkHost::catalog(sdk.as_ref()),
         spec: serde_json::Value::Null,
         limits: Limits::default(),
-        link: Rc::new(Local((*kline).clone(), (*posts).clone())),
+        link: Rc::new(Local(kline.value.clone(), posts.value.clone())),
     };
     let mut out = Vec::new();
     for (name, kind) in

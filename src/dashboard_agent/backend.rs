@@ -22,6 +22,7 @@ use crate::agent::events::EventBody;
 use crate::agent::run::ContextSource;
 use crate::agent::tools::{Args, BackendTool, BackendTools, ToolContext, ToolError, ToolReply};
 use crate::dashboard::summary::context_line;
+use crate::provenance::any_demo;
 use crate::store::StoreError;
 
 /// Checks the arguments of `tool` and returns the input [`Tools::call`] expects: only the
@@ -311,7 +312,25 @@ impl DashboardContext {
             None => None,
         };
         match &active {
-            Some(rec) => text.push_str(&context_line(&rec.id, &rec.state)),
+            Some(rec) => {
+                text.push_str(&context_line(&rec.id, &rec.state));
+                // The panels whose last data was invented, so the model never passes it off
+                // as real (the web app badges them DEMO DATA).
+                let slots = self.tools.dashboards.live().slots(&rec.id);
+                let demo: Vec<&str> = rec
+                    .state
+                    .panels
+                    .iter()
+                    .filter(|p| slots.get(&p.id).is_some_and(|s| any_demo(&s.provenance)))
+                    .map(|p| p.id.as_str())
+                    .collect();
+                if !demo.is_empty() {
+                    text.push_str(&format!(
+                        "\nDemo data (invented numbers, not market data; tell the user): {}",
+                        demo.join(", ")
+                    ));
+                }
+            }
             None => text.push_str(
                 "No active dashboard in this chat yet: `execute` creates one (it becomes active).",
             ),

@@ -26,6 +26,7 @@ use serde_json::{Map, Value};
 
 use crate::dashboard::diff::Diff;
 use crate::dashboard::{ChangeEntry, DashboardState, Panel};
+use crate::provenance::Provenance;
 use crate::sandbox::{ExecError, Sandbox};
 
 pub use outbox::{CLOSE_TOO_FAR_BEHIND, Closed, Outbox, OutboxItem};
@@ -43,6 +44,9 @@ pub struct PanelSlot {
     /// The data when ok.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub data: Option<Value>,
+    /// Where the data came from (see [`Provenance`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub provenance: Vec<Provenance>,
     /// The error when failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ExecError>,
@@ -98,6 +102,8 @@ pub enum Event {
         data: Value,
         /// Rows in `data`.
         row_count: usize,
+        /// Where the data came from, one entry per provider (a demo one makes it demo data).
+        provenance: Vec<Provenance>,
         /// Run time in milliseconds.
         duration_ms: f64,
         /// When it was produced (unix ms).
@@ -702,6 +708,7 @@ impl Live {
             Ok(ok) => {
                 slot.status = RunStatus::Ok;
                 slot.data = Some(ok.data.clone());
+                slot.provenance.clone_from(&ok.provenance);
                 slot.error = None;
                 slot.refreshed_at = Some(run.finished_at);
                 Event::Data {
@@ -710,6 +717,7 @@ impl Live {
                     seq,
                     data: ok.data,
                     row_count: ok.row_count,
+                    provenance: ok.provenance,
                     duration_ms: run.duration.as_secs_f64() * 1e3,
                     refreshed_at: run.finished_at,
                 }
@@ -886,7 +894,14 @@ fn publish_to(w: &Watched, view: Option<&str>, event: &Event) {
 }
 
 fn pending_slot() -> PanelSlot {
-    PanelSlot { status: RunStatus::Pending, data: None, error: None, seq: 0, refreshed_at: None }
+    PanelSlot {
+        status: RunStatus::Pending,
+        data: None,
+        provenance: Vec::new(),
+        error: None,
+        seq: 0,
+        refreshed_at: None,
+    }
 }
 
 /// Moves a watched dashboard to a new version, dropping slots of panels that no longer exist.

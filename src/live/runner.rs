@@ -11,6 +11,7 @@ use tokio::sync::Semaphore;
 
 use crate::dashboard::Panel;
 use crate::dashboard::data::check_data;
+use crate::provenance::Provenance;
 use crate::sandbox::{ErrorKind, ExecError, PanelContext, Sandbox};
 
 /// How long a cached result is reused by [`Runner::run`] (refreshes always run).
@@ -36,6 +37,8 @@ pub struct RunOk {
     pub data: Value,
     /// Rows in `data`.
     pub row_count: usize,
+    /// Where the data came from, one entry per provider its `sdk` calls reached.
+    pub provenance: Vec<Provenance>,
 }
 
 /// The outcome of one panel run.
@@ -150,12 +153,14 @@ impl Runner {
         let result = match self.sandbox.run_panel(code, &ctx).await {
             Ok(out) => match panel {
                 Some(p) => match check_data(p.kind, &out.value) {
-                    Ok(row_count) => Ok(RunOk { data: out.value, row_count }),
+                    Ok(row_count) => {
+                        Ok(RunOk { data: out.value, row_count, provenance: out.provenance })
+                    }
                     Err(e) => Err(ExecError::new(ErrorKind::Result, e.0)),
                 },
                 None => {
                     let row_count = out.value.as_array().map_or(1, Vec::len);
-                    Ok(RunOk { data: out.value, row_count })
+                    Ok(RunOk { data: out.value, row_count, provenance: out.provenance })
                 }
             },
             Err(e) => Err(e),

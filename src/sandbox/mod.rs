@@ -26,6 +26,8 @@ use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::provenance::Provenance;
+
 pub use pool::PoolStats;
 use protocol::JobKind;
 
@@ -41,7 +43,17 @@ pub trait SdkHost: Send + Sync + 'static {
         source: String,
         method: String,
         params: Value,
-    ) -> BoxFuture<'static, Result<Value, String>>;
+    ) -> BoxFuture<'static, Result<SdkAnswer, String>>;
+}
+
+/// One answered `sdk` call: the value the code gets, and where it came from (collected per
+/// execution into [`Outcome::provenance`]; the code never sees it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SdkAnswer {
+    /// What the call returns to the code.
+    pub value: Value,
+    /// Its origin.
+    pub provenance: Provenance,
 }
 
 /// Per-execution limits. Every overrun ends the execution with an [`ExecError`] of kind
@@ -275,6 +287,10 @@ pub struct Outcome {
     pub logs: Vec<LogEntry>,
     /// How many `sdk` calls the code made.
     pub sdk_calls: u32,
+    /// Where the data of its `sdk` calls came from, one entry per provider
+    /// ([`crate::provenance::merge`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub provenance: Vec<Provenance>,
     /// Wall time from submission to result.
     #[serde(with = "duration_ms")]
     pub duration: Duration,

@@ -193,6 +193,7 @@ impl Pool {
         }
         let limits = &self.config.limits;
         let mut calls = 0u32;
+        let mut origins = Vec::new();
         let mut inflight = FuturesUnordered::new();
         loop {
             tokio::select! {
@@ -221,7 +222,7 @@ impl Pool {
                         }
                         Ok(FromWorker::Done { value, logs, sdk_calls, retire }) => {
                             return End::Answered(match serde_json::from_str(value.get()) {
-                                Ok(value) => Ok(Outcome { value, logs, sdk_calls, duration: Duration::ZERO }),
+                                Ok(value) => Ok(Outcome { value, logs, sdk_calls, provenance: origins, duration: Duration::ZERO }),
                                 Err(e) => Err(ExecError::new(ErrorKind::Result, format!("result is not JSON: {e}"))),
                             }, retire);
                         }
@@ -234,7 +235,10 @@ impl Pool {
                 }
                 Some((id, result)) = inflight.next(), if !inflight.is_empty() => {
                     let reply = match result {
-                        Ok(v) => ToWorker::Reply { id, ok: Some(v), err: None },
+                        Ok(answer) => {
+                            crate::provenance::merge(&mut origins, answer.provenance);
+                            ToWorker::Reply { id, ok: Some(answer.value), err: None }
+                        }
                         Err(e) => ToWorker::Reply { id, ok: None, err: Some(e) },
                     };
                     if let Err(e) = write_line(&mut w.stdin, &reply).await {

@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use tokio::sync::OnceCell;
 
 use super::SdkError;
+use crate::sandbox::SdkAnswer;
 
 /// Identity of a call: source, method, canonical params and the data day.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -25,7 +26,7 @@ impl Key {
 }
 
 struct Entry {
-    cell: Arc<OnceCell<Arc<Value>>>,
+    cell: Arc<OnceCell<Arc<SdkAnswer>>>,
     created: Instant,
     ttl: Duration,
 }
@@ -46,10 +47,10 @@ impl Cache {
         key: Key,
         ttl: Duration,
         fetch: F,
-    ) -> Result<Arc<Value>, SdkError>
+    ) -> Result<Arc<SdkAnswer>, SdkError>
     where
         F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<Value, SdkError>>,
+        Fut: Future<Output = Result<SdkAnswer, SdkError>>,
     {
         let cell = {
             let mut map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
@@ -76,6 +77,13 @@ mod tests {
     use super::*;
     use std::sync::atomic::{AtomicU32, Ordering};
 
+    fn answer(v: i64) -> SdkAnswer {
+        SdkAnswer {
+            value: Value::from(v),
+            provenance: crate::provenance::Provenance::demo(None, 0),
+        }
+    }
+
     fn key(s: &str) -> Key {
         Key::new(s, "m", &Map::new(), NaiveDate::from_ymd_opt(2026, 1, 2).unwrap())
     }
@@ -87,13 +95,13 @@ mod tests {
         let fetch = || async {
             calls.fetch_add(1, Ordering::SeqCst);
             tokio::time::sleep(Duration::from_millis(20)).await;
-            Ok(Value::from(7))
+            Ok(answer(7))
         };
         let ttl = Duration::from_secs(60);
         let all =
             futures::future::join_all((0..10).map(|_| cache.get_or_fetch(key("a"), ttl, fetch)))
                 .await;
-        assert!(all.iter().all(|r| r.as_deref() == Ok(&Value::from(7))));
+        assert!(all.iter().all(|r| r.as_ref().is_ok_and(|a| a.value == 7)));
         assert_eq!(calls.load(Ordering::SeqCst), 1);
         cache.get_or_fetch(key("b"), ttl, fetch).await.unwrap();
         assert_eq!(calls.load(Ordering::SeqCst), 2);
@@ -106,7 +114,7 @@ mod tests {
         let ttl = Duration::from_millis(30);
         let ok = || async {
             calls.fetch_add(1, Ordering::SeqCst);
-            Ok(Value::from(1))
+            Ok(answer(1))
         };
         cache.get_or_fetch(key("a"), ttl, ok).await.unwrap();
         cache.get_or_fetch(key("a"), ttl, ok).await.unwrap();

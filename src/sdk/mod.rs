@@ -23,6 +23,9 @@ use serde_json::Value;
 
 pub use spec::{Backing, MethodSpec, ParamSpec, ParamType, Registry, ReturnSpec, SourceSpec};
 
+use crate::provenance::Provenance;
+use crate::sandbox::SdkAnswer;
+
 /// Spec files compiled into the binary.
 pub static EMBEDDED_SPECS: include_dir::Dir<'static> =
     include_dir::include_dir!("$CARGO_MANIFEST_DIR/sdk-spec");
@@ -243,12 +246,13 @@ impl Sdk {
 
     /// Calls `source.method(params)`: validates params against the spec (applying defaults),
     /// then answers from the cache, joins an identical call in flight, or calls the backing.
+    /// The answer says where it came from (a cached one keeps its fetch time).
     pub async fn call(
         &self,
         source: &str,
         method: &str,
         params: Value,
-    ) -> Result<Arc<Value>, SdkError> {
+    ) -> Result<Arc<SdkAnswer>, SdkError> {
         let (src, m) = self.resolve(source, method)?;
         let params = validate::validate(src, m, params)?;
         let now = self.config.asof.unwrap_or_else(Utc::now);
@@ -266,26 +270,50 @@ impl Sdk {
                     method: method.to_owned(),
                     message,
                 };
+                let fetched_at = Utc::now().timestamp_millis();
                 match backing {
                     Backing::Builtin { generator } => {
                         let generator = generator.as_deref().unwrap_or(method);
                         let ctx = builtin::GenContext::new(source, method, &params, now);
-                        builtin::generate(generator, &params, &ctx).map_err(upstream)
+                        let value =
+                            builtin::generate(generator, &params, &ctx).map_err(upstream)?;
+                        let provenance = Provenance::demo(Some(day.to_string()), fetched_at);
+                        Ok(SdkAnswer { value, provenance })
                     }
                     Backing::Http(h) => {
                         let env = |k: &str| self.config.env(k);
-                        http::fetch(&self.http, h, &params, &env).await.map_err(|e| match e {
-                            http::Error::Refused(refused) => SdkError::Refused {
-                                source_name: source.to_owned(),
-                                method: method.to_owned(),
-                                refused,
+                        let value = http::fetch(&self.http, h, &params, &env).await.map_err(
+                            |e| match e {
+                                http::Error::Refused(refused) => SdkError::Refused {
+                                    source_name: source.to_owned(),
+                                    method: method.to_owned(),
+                                    refused,
+                                },
+                                http::Error::Upstream(m) => upstream(m),
                             },
-                            http::Error::Upstream(m) => upstream(m),
-                        })
+                        )?;
+                        let provenance = Provenance {
+                            provider: backing.origin(source).0.to_owned(),
+                            demo: false,
+                            as_of: None,
+                            fetched_at,
+                            url: http::endpoint(h, &params, &env),
+                        };
+                        Ok(SdkAnswer { value, provenance })
                     }
-                    Backing::File(f) => file::read(self.config.data_dir.as_deref(), f, &params)
-                        .await
-                        .map_err(upstream),
+                    Backing::File(f) => {
+                        let value = file::read(self.config.data_dir.as_deref(), f, &params)
+                            .await
+                            .map_err(upstream)?;
+                        let provenance = Provenance {
+                            provider: backing.origin(source).0.to_owned(),
+                            demo: false,
+                            as_of: None,
+                            fetched_at,
+                            url: None,
+                        };
+                        Ok(SdkAnswer { value, provenance })
+                    }
                 }
             })
             .await
@@ -326,11 +354,11 @@ impl crate::sandbox::SdkHost for Sdk {
         source: String,
         method: String,
         params: Value,
-    ) -> futures::future::BoxFuture<'static, Result<Value, String>> {
+    ) -> futures::future::BoxFuture<'static, Result<SdkAnswer, String>> {
         Box::pin(async move {
             Sdk::call(&self, &source, &method, params)
                 .await
-                .map(|v| Value::clone(&v))
+                .map(|a| SdkAnswer::clone(&a))
                 .map_err(|e| e.to_string())
         })
     }

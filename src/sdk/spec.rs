@@ -153,6 +153,18 @@ pub enum Backing {
     File(super::file::FileBacking),
 }
 
+impl Backing {
+    /// Who serves answers of this backing for `source`, and whether they are demo data: the
+    /// built-in generators are `demo`, an HTTP source is its own provider, files are `file`.
+    pub fn origin<'a>(&self, source: &'a str) -> (&'a str, bool) {
+        match self {
+            Backing::Builtin { .. } => (crate::provenance::DEMO_PROVIDER, true),
+            Backing::Http(_) => (source, false),
+            Backing::File(_) => ("file", false),
+        }
+    }
+}
+
 impl Default for Backing {
     fn default() -> Self {
         Self::Builtin { generator: None }
@@ -254,11 +266,15 @@ impl Registry {
                     .methods
                     .iter()
                     .map(|m| {
+                        let (provider, demo) =
+                            m.backing.as_ref().unwrap_or(&s.backing).origin(&s.name);
                         serde_json::json!({
                             "name": m.name,
                             "description": m.description,
                             "params": m.params,
                             "returns": m.returns,
+                            "provider": provider,
+                            "demo": demo,
                         })
                     })
                     .collect();

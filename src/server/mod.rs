@@ -300,7 +300,7 @@ async fn preview_panel(State(app): Api, body: Bytes) -> ApiResult {
     let duration_ms = run.duration.as_secs_f64() * 1e3;
     Ok(ok(match run.result {
         Ok(r) => {
-            json!({ "status": "ok", "data": r.data, "rowCount": r.row_count, "durationMs": duration_ms })
+            json!({ "status": "ok", "data": r.data, "rowCount": r.row_count, "provenance": r.provenance, "durationMs": duration_ms })
         }
         Err(e) => json!({ "status": "error", "error": e, "durationMs": duration_ms }),
     }))

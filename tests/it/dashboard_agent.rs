@@ -223,6 +223,9 @@ async fn a_gold_dashboard_is_built_its_bug_fixed_and_subscribers_see_it_live() {
     assert!(
         context.contains(&id) && context.contains("gold-kline (Gold daily K-line, candlestick)")
     );
+    // Its panels ran on the demo generators, and the context says so.
+    let demo = context.lines().find(|l| l.starts_with("Demo data")).expect("demo line");
+    assert!(demo.contains("gold-kline"), "{context}");
 
     // Refresh needs no agent: the model is gone, panels still refresh and push.
     mock.stop();

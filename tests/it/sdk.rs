@@ -51,7 +51,11 @@ async fn builtin_data_is_deterministic_per_day_and_well_formed() {
         let asof = chrono::DateTime::parse_from_rfc3339(asof).unwrap().with_timezone(&chrono::Utc);
         async move {
             let sdk = Sdk::new(SdkConfig { asof: Some(asof), ..SdkConfig::default() }).unwrap();
-            sdk.call("market", "getKline", json!({"symbol": "XAUUSD", "limit": 120})).await.unwrap()
+            sdk.call("market", "getKline", json!({"symbol": "XAUUSD", "limit": 120}))
+                .await
+                .unwrap()
+                .value
+                .clone()
         }
     };
     let a = call("2026-11-20T09:00:00Z").await;

@@ -180,9 +180,11 @@ async fn binance_klines_map_to_sorted_candles() {
     let out = sdk
         .call("binance", "klines", json!({"symbol": "btcusdt", "interval": "1d", "limit": 3}))
         .await
-        .unwrap();
+        .unwrap()
+        .value
+        .clone();
     assert_eq!(
-        *out,
+        out,
         json!([
             {"time": 1717200000, "open": 67472.41, "high": 67860.0, "low": 67444.47,
              "close": 67706.94, "volume": 8164.00934},
@@ -201,9 +203,10 @@ async fn binance_ticker_maps_string_numbers() {
     let srv = Server::start().await;
     srv.on("/api/v3/ticker/24hr", ok("binance_ticker24hr.json"));
     let sdk = sdk(vec![spec_at("binance.json", &srv.origin)], &srv.origin);
-    let out = sdk.call("binance", "ticker24h", json!({"symbol": "ETHusdt"})).await.unwrap();
+    let out =
+        sdk.call("binance", "ticker24h", json!({"symbol": "ETHusdt"})).await.unwrap().value.clone();
     assert_eq!(
-        *out,
+        out,
         json!({
             "symbol": "BTCUSDT", "lastPrice": 67706.94, "priceChange": 234.53,
             "priceChangePercent": 0.348, "openPrice": 67472.41, "highPrice": 67860.0,
@@ -222,9 +225,11 @@ async fn coingecko_price_maps_entries_to_rows() {
     let out = sdk
         .call("coingecko", "price", json!({"ids": "bitcoin,ethereum", "vsCurrency": "USD"}))
         .await
-        .unwrap();
+        .unwrap()
+        .value
+        .clone();
     assert_eq!(
-        *out,
+        out,
         json!([
             {"id": "bitcoin", "price": 67706, "change24h": 0.3478,
              "marketCap": 1334251234567.89, "volume24h": 21512345678.9},
@@ -245,10 +250,14 @@ async fn coingecko_market_chart_maps_prices_sorted_deduped() {
     let srv = Server::start().await;
     srv.on("/api/v3/coins/bitcoin/market_chart", ok("coingecko_market_chart.json"));
     let sdk = sdk(vec![spec_at("coingecko.json", &srv.origin)], &srv.origin);
-    let out =
-        sdk.call("coingecko", "marketChart", json!({"id": "Bitcoin", "days": 3})).await.unwrap();
+    let out = sdk
+        .call("coingecko", "marketChart", json!({"id": "Bitcoin", "days": 3}))
+        .await
+        .unwrap()
+        .value
+        .clone();
     assert_eq!(
-        *out,
+        out,
         json!([
             {"time": 1714608000, "price": 58254.01},
             {"time": 1714694400, "price": 59123.6},
@@ -264,9 +273,14 @@ async fn frankfurter_latest_maps_rates() {
     let srv = Server::start().await;
     srv.on("/v1/latest", ok("frankfurter_latest.json"));
     let sdk = sdk(vec![spec_at("frankfurter.json", &srv.origin)], &srv.origin);
-    let out = sdk.call("frankfurter", "latest", json!({"symbols": "eur,jpy,gbp"})).await.unwrap();
+    let out = sdk
+        .call("frankfurter", "latest", json!({"symbols": "eur,jpy,gbp"}))
+        .await
+        .unwrap()
+        .value
+        .clone();
     assert_eq!(
-        *out,
+        out,
         json!([
             {"currency": "EUR", "rate": 0.92157},
             {"currency": "JPY", "rate": 157.12},
@@ -286,18 +300,23 @@ async fn frankfurter_timeseries_maps_dates_to_wide_rows() {
     srv.on("/v1/2024-01-02..", ok("frankfurter_timeseries.json"));
     let sdk = sdk(vec![spec_at("frankfurter.json", &srv.origin)], &srv.origin);
     let params = json!({"start": "2024-01-02", "end": "2024-01-05", "symbols": "EUR,JPY"});
-    let out = sdk.call("frankfurter", "timeseries", params).await.unwrap();
+    let out = sdk.call("frankfurter", "timeseries", params).await.unwrap().value.clone();
     let expected = json!([
         {"time": 1704153600, "EUR": 0.9118, "JPY": 141.49},
         {"time": 1704240000, "EUR": 0.9155, "JPY": 142.66},
         {"time": 1704326400, "EUR": 0.9131, "JPY": 143.87},
         {"time": 1704412800, "EUR": 0.9147, "JPY": 144.53}
     ]);
-    assert_eq!(*out, expected);
+    assert_eq!(out, expected);
     assert_eq!(srv.last("/v1/2024-01-02..2024-01-05").0, "from=USD&to=EUR%2CJPY");
     // Open-ended range: `end` omitted → `/{start}..`.
-    let out = sdk.call("frankfurter", "timeseries", json!({"start": "2024-01-02"})).await.unwrap();
-    assert_eq!(*out, expected);
+    let out = sdk
+        .call("frankfurter", "timeseries", json!({"start": "2024-01-02"}))
+        .await
+        .unwrap()
+        .value
+        .clone();
+    assert_eq!(out, expected);
     assert_eq!(srv.hits("/v1/2024-01-02.."), 1);
 }
 
@@ -315,7 +334,7 @@ async fn server_errors_and_429_are_retried() {
         ],
     );
     let sdk = sdk(vec![spec_at("binance.json", &srv.origin)], &srv.origin);
-    let out = sdk.call("binance", "klines", Value::Null).await.unwrap();
+    let out = sdk.call("binance", "klines", Value::Null).await.unwrap().value.clone();
     assert_eq!(out.as_array().unwrap().len(), 3);
     assert_eq!(srv.hits("/api/v3/klines"), 3);
 }
@@ -486,13 +505,22 @@ async fn identical_calls_hit_upstream_once() {
     let srv = Server::start().await;
     srv.on("/v1/latest", ok("frankfurter_latest.json"));
     let sdk = sdk(vec![spec_at("frankfurter.json", &srv.origin)], &srv.origin);
+    let before = chrono::Utc::now().timestamp_millis();
     let a = sdk.call("frankfurter", "latest", json!({"symbols": "EUR"})).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     // Same call after defaults are applied.
     let b =
         sdk.call("frankfurter", "latest", json!({"base": "USD", "symbols": "EUR"})).await.unwrap();
-    assert_eq!(a, b);
+    assert_eq!(a.value, b.value);
     assert_eq!(srv.hits("/v1/latest"), 1);
     assert_eq!(sdk.upstream_calls(), 1);
+    // The answer says where it came from: the provider, real data, the endpoint without its
+    // query, and when it was fetched — a cached answer keeps its fetch time.
+    let p = &a.provenance;
+    assert_eq!((p.provider.as_str(), p.demo), ("frankfurter", false));
+    assert_eq!(p.url.as_deref(), Some(format!("{}/v1/latest", srv.origin).as_str()));
+    assert!(p.fetched_at >= before, "{p:?}");
+    assert_eq!(b.provenance, a.provenance);
 }
 
 #[tokio::test]
@@ -505,7 +533,7 @@ async fn concurrent_identical_calls_are_coalesced() {
     let sdk = sdk(vec![spec_at("binance.json", &srv.origin)], &srv.origin);
     let calls = (0..5).map(|_| sdk.call("binance", "klines", Value::Null));
     for r in futures::future::join_all(calls).await {
-        assert_eq!(r.unwrap().as_array().unwrap().len(), 3);
+        assert_eq!(r.unwrap().value.as_array().unwrap().len(), 3);
     }
     assert_eq!(srv.hits("/api/v3/klines"), 1);
 }
@@ -589,9 +617,14 @@ fn data_dir() -> tempfile::TempDir {
 async fn csv_file_becomes_sorted_rows() {
     let dir = data_dir();
     let sdk = userdata(Some(dir.path()));
-    let out = sdk.call("userdata", "readTable", json!({"file": "prices.csv"})).await.unwrap();
+    let out = sdk
+        .call("userdata", "readTable", json!({"file": "prices.csv"}))
+        .await
+        .unwrap()
+        .value
+        .clone();
     assert_eq!(
-        *out,
+        out,
         json!([
             {"date": 1704153600, "close": 101.2, "volume": 1200, "note": "first day"},
             {"date": 1704240000, "close": 102.7, "volume": 1500, "note": null},
@@ -601,9 +634,11 @@ async fn csv_file_becomes_sorted_rows() {
     let out = sdk
         .call("userdata", "readSeries", json!({"file": "prices.csv", "valueField": "close"}))
         .await
-        .unwrap();
+        .unwrap()
+        .value
+        .clone();
     assert_eq!(
-        *out,
+        out,
         json!([
             {"time": 1704153600, "value": 101.2},
             {"time": 1704240000, "value": 102.7},
@@ -624,14 +659,20 @@ async fn csv_file_becomes_sorted_rows() {
 async fn json_file_is_returned_as_is_or_by_path() {
     let dir = data_dir();
     let sdk = userdata(Some(dir.path()));
-    let whole =
-        sdk.call("userdata", "readTable", json!({"file": "sub/targets.json"})).await.unwrap();
-    assert_eq!(*whole, json!({"data": {"items": [{"name": "a", "target": 1.5}]}}));
+    let whole = sdk
+        .call("userdata", "readTable", json!({"file": "sub/targets.json"}))
+        .await
+        .unwrap()
+        .value
+        .clone();
+    assert_eq!(whole, json!({"data": {"items": [{"name": "a", "target": 1.5}]}}));
     let part = sdk
         .call("userdata", "readJson", json!({"file": "sub/targets.json", "path": "data.items"}))
         .await
-        .unwrap();
-    assert_eq!(*part, json!([{"name": "a", "target": 1.5}]));
+        .unwrap()
+        .value
+        .clone();
+    assert_eq!(part, json!([{"name": "a", "target": 1.5}]));
     let err = sdk
         .call("userdata", "readJson", json!({"file": "sub/targets.json", "path": "data.rows"}))
         .await
@@ -642,7 +683,12 @@ async fn json_file_is_returned_as_is_or_by_path() {
 #[tokio::test]
 async fn list_files_shows_readable_files() {
     let dir = data_dir();
-    let out = userdata(Some(dir.path())).call("userdata", "listFiles", Value::Null).await.unwrap();
+    let out = userdata(Some(dir.path()))
+        .call("userdata", "listFiles", Value::Null)
+        .await
+        .unwrap()
+        .value
+        .clone();
     let files: Vec<(&str, &str)> = out
         .as_array()
         .unwrap()
@@ -673,7 +719,7 @@ async fn path_traversal_is_rejected() {
     );
     assert!(msg.contains("links outside the data folder"), "{msg}");
     // The escaping symlink is not listed either.
-    let listed = sdk.call("userdata", "listFiles", Value::Null).await.unwrap();
+    let listed = sdk.call("userdata", "listFiles", Value::Null).await.unwrap().value.clone();
     assert!(!listed.to_string().contains("link.csv"), "{listed}");
 }
 
@@ -720,10 +766,15 @@ async fn file_paths_never_leave_the_data_folder() {
     );
     assert!(msg.starts_with("file `%2e%2e/secret.csv` not found"), "{msg}");
     // A symlink that stays inside is followed.
-    let rows = sdk.call("userdata", "readTable", json!({"file": "sub/inside.csv"})).await.unwrap();
+    let rows = sdk
+        .call("userdata", "readTable", json!({"file": "sub/inside.csv"}))
+        .await
+        .unwrap()
+        .value
+        .clone();
     assert_eq!(rows.as_array().unwrap().len(), 3);
     // Listing walks neither the escaping directory links nor the escaping file links.
-    let listed = sdk.call("userdata", "listFiles", Value::Null).await.unwrap();
+    let listed = sdk.call("userdata", "listFiles", Value::Null).await.unwrap().value.clone();
     let files: Vec<&str> =
         listed.as_array().unwrap().iter().map(|f| f["file"].as_str().unwrap()).collect();
     assert_eq!(files, ["prices.csv", "sub/inside.csv", "sub/targets.json"]);

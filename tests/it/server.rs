@@ -182,6 +182,11 @@ async fn refresh_pushes_panel_data_without_any_agent() {
     let (d1, _) = ws_until(&mut ws, |m| m["type"] == "panel.data").await;
     assert!(d1["seq"].as_u64().unwrap() > seq0);
     assert_eq!(d1["rowCount"], 30);
+    // The data says where it came from: the generators are demo data, in the snapshot too.
+    let origin = &d1["provenance"][0];
+    assert_eq!((&origin["provider"], &origin["demo"]), (&json!("demo"), &json!(true)), "{d1}");
+    assert!(origin["fetchedAt"].as_i64().unwrap() > 0);
+    assert_eq!(snap["panels"]["gold-kline"]["provenance"][0]["demo"], true, "{snap}");
 
     let (status, body) = app.post(&format!("/api/dashboards/{id}/refresh"), json!({})).await;
     assert_eq!(status, 200, "{body}");
@@ -396,6 +401,17 @@ async fn preview_sources_and_ws_errors() {
         .post("/api/panels/preview", json!({"code": "return [vars.x, 2];", "vars": {"x": 1}}))
         .await;
     assert_eq!((s, &b["data"]["data"]), (200, &json!([1, 2])), "{b}");
+    assert_eq!(b["data"]["provenance"], json!([]), "no sdk call, no origin: {b}");
+    let code = "await sdk.market.getKline({symbol: 'XAUUSD'}); \
+                return await sdk.market.getQuote({symbol: 'XAUUSD'});";
+    let (_, b) = app.post("/api/panels/preview", json!({"code": code})).await;
+    let providers: Vec<(&str, bool)> = b["data"]["provenance"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{b}"))
+        .iter()
+        .map(|p| (p["provider"].as_str().unwrap(), p["demo"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(providers, [("demo", true)], "two calls, one provider: {b}");
     let (_, b) = app.post("/api/panels/preview", json!({"code": "return nope;"})).await;
     assert_eq!(b["data"]["status"], "error");
     assert_eq!(b["data"]["error"]["kind"], "runtime");

@@ -85,7 +85,7 @@ fn sdk_with(url: &str, config: SdkConfig) -> Sdk {
 }
 
 async fn call(sdk: &Sdk) -> Result<Value, SdkError> {
-    sdk.call("probe", "get", Value::Null).await.map(|v| Value::clone(&v))
+    sdk.call("probe", "get", Value::Null).await.map(|a| a.value.clone())
 }
 
 /// The refusal inside an `SdkError::Refused`, after checking its message names the settings.

@@ -8,17 +8,21 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, &[&str])] = &[
     ("text", &[]),
     ("config_file", &[]),
+    ("provenance", &[]),
     ("dashboard", &["text"]),
-    ("sandbox", &["text"]),
-    ("sdk", &["sandbox", "text"]),
+    ("sandbox", &["provenance", "text"]),
+    ("sdk", &["provenance", "sandbox", "text"]),
     // The provider layer knows nothing of agents, dashboards or HTTP.
     ("llm", &["config_file", "text"]),
     ("store", &["dashboard"]),
-    ("live", &["dashboard", "sandbox", "text"]),
+    ("live", &["dashboard", "provenance", "sandbox", "text"]),
     ("dashboards", &["dashboard", "live", "store"]),
     ("access", &["config_file"]),
     ("agent", &["llm", "text", "config_file"]),
-    ("dashboard_agent", &["agent", "dashboard", "dashboards", "live", "sandbox", "store", "text"]),
+    (
+        "dashboard_agent",
+        &["agent", "dashboard", "dashboards", "live", "provenance", "sandbox", "store", "text"],
+    ),
 ];
 
 /// Writes to the store or the live layer's published state: only `dashboards` (and the owning

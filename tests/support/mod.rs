@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use boardsmith::sandbox::{Limits, Sandbox, SandboxConfig, SdkHost};
+use boardsmith::provenance::Provenance;
+use boardsmith::sandbox::{Limits, Sandbox, SandboxConfig, SdkAnswer, SdkHost};
 use boardsmith::sdk::{Sdk, SdkConfig};
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
@@ -52,21 +53,29 @@ impl SdkHost for TestHost {
         source: String,
         method: String,
         params: Value,
-    ) -> BoxFuture<'static, Result<Value, String>> {
+    ) -> BoxFuture<'static, Result<SdkAnswer, String>> {
         if source != "test" {
             return self.sdk.clone().call(source, method, params);
         }
         self.test_calls.fetch_add(1, Ordering::SeqCst);
         Box::pin(async move {
-            match method.as_str() {
+            let value = match method.as_str() {
                 "sleep" => {
                     let ms = params["ms"].as_u64().unwrap_or(0);
                     tokio::time::sleep(Duration::from_millis(ms)).await;
-                    Ok(json!({ "slept": ms }))
+                    json!({ "slept": ms })
                 }
-                "echo" => Ok(params),
-                _ => Err(params["message"].as_str().unwrap_or("test failure").to_owned()),
-            }
+                "echo" => params,
+                _ => return Err(params["message"].as_str().unwrap_or("test failure").to_owned()),
+            };
+            let provenance = Provenance {
+                provider: "test".into(),
+                demo: false,
+                as_of: None,
+                fetched_at: 0,
+                url: None,
+            };
+            Ok(SdkAnswer { value, provenance })
         })
     }
 }

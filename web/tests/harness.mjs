@@ -54,9 +54,9 @@ function stop(child) {
 /**
  * Starts the mock model with `script` and a server that uses it. `agents` are extra agent files
  * `{key: definition}` and `files` extra catalog files `{'tools/x.qlc': json}`, written before
- * start. Returns `{url, dir, log, close()}`.
+ * start; `env` extra variables for the server. Returns `{url, dir, log, close()}`.
  */
-export async function startServer({ script, agents = {}, files = {} } = {}) {
+export async function startServer({ script, agents = {}, files = {}, env: extraEnv = {} } = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'boardsmith-web-'));
   const token = randomBytes(24).toString('hex');
   const env = {
@@ -68,6 +68,7 @@ export async function startServer({ script, agents = {}, files = {} } = {}) {
     AGENT_TOOLS_EXTERNAL_DIR: join(dir, 'tools'),
     AGENT_VIEWPORT_EXTERNAL_DIR: join(dir, 'viewports'),
     RUST_LOG: 'warn',
+    ...extraEnv,
   };
   await mkdir(env.AGENT_EXTERNAL_DIR, { recursive: true });
   for (const [key, def] of Object.entries(agents)) {

@@ -5,6 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createServer } from 'node:http';
 import { startServer, apiOf, newPage, closeBrowser, screenshot, paintedCanvases } from './harness.mjs';
 import { script, confirmAgent, pickerAgent, shellAgent, qlcFiles } from './script.mjs';
 
@@ -141,6 +142,51 @@ test('a 5,000-row table draws its first 1,000 rows and says so', async () => {
   assert.match(await panel.locator('.more-rows').innerText(), /1,000 of 5,000/);
   assert.deepEqual(page.errors, []);
   await page.close();
+});
+
+test('each panel says where its data came from: DEMO DATA for generated numbers, the provider for live ones', async () => {
+  // A recorded Frankfurter answer (the real wire shape) served on loopback in place of the API.
+  const upstream = createServer((req, res) => {
+    if (!req.url.startsWith('/v1/latest')) { res.statusCode = 404; res.end(); return; }
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ amount: 1.0, base: 'USD', date: '2026-11-25', rates: { EUR: 0.9214, JPY: 157.12 } }));
+  });
+  await new Promise((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${upstream.address().port}`;
+  const live = await startServer({
+    env: { BOARDSMITH_LIVE_FRANKFURTER: '1', BOARDSMITH_FRANKFURTER_BASE_URL: origin, BOARDSMITH_OUTBOUND_ALLOW: origin },
+  });
+  try {
+    const created = await apiOf(live.url).post('/api/dashboards', {
+      state: {
+        title: 'Origins', layout: { columns: 2 }, panels: [
+          { id: 'fx', title: 'FX', type: 'table', renderer: 'custom',
+            code: "return await sdk.frankfurter.latest({ symbols: 'EUR,JPY' });" },
+          { id: 'gold', title: 'Gold', type: 'metric_card', renderer: 'custom',
+            code: "const q = await sdk.market.getQuote({ symbol: 'XAUUSD' }); return { label: 'Gold', value: q.price };" },
+        ],
+      },
+    });
+    const page = await newPage();
+    await page.goto(`${live.url}/#d=${created.id}`);
+    await panelsSettled(page);
+    const fx = page.locator('.panel[data-panel-id="fx"]');
+    const gold = page.locator('.panel[data-panel-id="gold"]');
+    assert.equal(await fx.getAttribute('data-demo'), 'false');
+    assert.equal(await fx.locator('.panel-provider').innerText(), 'frankfurter');
+    assert.equal(await fx.locator('.demo-badge').count(), 0);
+    assert.match(await fx.locator('.panel-source').getAttribute('title'), new RegExp(`${origin}/v1/latest`));
+    assert.equal(await gold.getAttribute('data-demo'), 'true');
+    assert.equal(await gold.locator('.demo-badge').innerText(), 'DEMO DATA');
+    // The header dot speaks of the connection only.
+    assert.equal(await page.locator('.live-status .live-label').innerText(), 'Connected');
+    await screenshot(page, 'panel-origins');
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  } finally {
+    await live.close();
+    upstream.close();
+  }
 });
 
 test('a failing panel shows its error, with the line, in that panel only', async () => {

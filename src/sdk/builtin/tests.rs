@@ -102,7 +102,7 @@ async fn every_builtin_method_works_and_matches_its_spec() {
     for (source, method, generator) in &methods {
         let name = format!("{source}.{method}");
         let out = match sdk.call(source, method, params_for(source, method)).await {
-            Ok(v) => v,
+            Ok(a) => a.value.clone(),
             Err(e) => {
                 failures.push(format!("{name}: {e}"));
                 continue;
@@ -164,7 +164,7 @@ fn every_spec_generator_exists() {
 async fn data_is_deterministic_per_day_and_symbol() {
     let call = |now, params: Value| async move {
         let sdk = sdk_at(now);
-        sdk.call("market", "getKline", params).await.expect("kline").as_ref().clone()
+        sdk.call("market", "getKline", params).await.expect("kline").value.clone()
     };
     let p = json!({"symbol": "XAUUSD", "limit": 50});
     let a = call(asof(), p.clone()).await;
@@ -176,8 +176,8 @@ async fn data_is_deterministic_per_day_and_symbol() {
     for (src, m) in
         [("social", "searchPosts"), ("fundamentals", "getIncomeStatement"), ("macro", "getCpi")]
     {
-        let x = sdk_at(asof()).call(src, m, json!({})).await.expect("call");
-        let y = sdk_at(asof()).call(src, m, json!({})).await.expect("call");
+        let x = sdk_at(asof()).call(src, m, json!({})).await.expect("call").value.clone();
+        let y = sdk_at(asof()).call(src, m, json!({})).await.expect("call").value.clone();
         assert_eq!(x, y, "{src}.{m} not deterministic");
     }
 }
@@ -188,11 +188,15 @@ async fn latest_bars_do_not_depend_on_limit() {
     let short = sdk
         .call("market", "getKline", json!({"symbol": "BTCUSDT", "limit": 10}))
         .await
-        .expect("kline");
+        .expect("kline")
+        .value
+        .clone();
     let long = sdk
         .call("market", "getKline", json!({"symbol": "BTCUSDT", "limit": 500}))
         .await
-        .expect("kline");
+        .expect("kline")
+        .value
+        .clone();
     let (s, l) = (short.as_array().expect("rows"), long.as_array().expect("rows"));
     assert_eq!(s.len(), 10);
     assert_eq!(l.len(), 500);
@@ -201,16 +205,25 @@ async fn latest_bars_do_not_depend_on_limit() {
 }
 
 #[tokio::test]
+async fn generated_answers_say_they_are_demo_data() {
+    let sdk = sdk_at(asof());
+    let a = sdk.call("market", "getKline", json!({})).await.expect("kline");
+    let p = &a.provenance;
+    assert_eq!((p.provider.as_str(), p.demo, p.url.as_deref()), ("demo", true, None));
+    assert_eq!(p.as_of.as_deref(), Some(asof().date_naive().to_string().as_str()));
+}
+
+#[tokio::test]
 async fn prices_are_realistic_and_aligned() {
     let sdk = sdk_at(asof());
     let level = |v: &Value| {
         v.as_array().and_then(|r| r.last()).and_then(|r| r["close"].as_f64()).expect("close")
     };
-    let gold = sdk.call("market", "getKline", json!({})).await.expect("kline");
+    let gold = sdk.call("market", "getKline", json!({})).await.expect("kline").value.clone();
     assert!((1800.0..4000.0).contains(&level(&gold)), "gold {}", level(&gold));
-    let btc = sdk.call("crypto", "getKline", json!({})).await.expect("kline");
+    let btc = sdk.call("crypto", "getKline", json!({})).await.expect("kline").value.clone();
     assert!((50_000.0..150_000.0).contains(&level(&btc)), "btc {}", level(&btc));
-    let eur = sdk.call("fx", "getKline", json!({})).await.expect("kline");
+    let eur = sdk.call("fx", "getKline", json!({})).await.expect("kline").value.clone();
     assert!((0.9..1.3).contains(&level(&eur)), "eurusd {}", level(&eur));
     // Daily bars at 00:00 UTC, no weekend bars for FX; 1W bars start on Monday.
     for row in eur.as_array().expect("rows") {
@@ -221,7 +234,9 @@ async fn prices_are_realistic_and_aligned() {
     let w = sdk
         .call("market", "getKline", json!({"timeframe": "1W", "limit": 3}))
         .await
-        .expect("kline");
+        .expect("kline")
+        .value
+        .clone();
     for row in w.as_array().expect("rows") {
         let t = row["time"].as_i64().expect("time");
         assert_eq!(t.div_euclid(86_400).rem_euclid(7), 4, "week must start on Monday");
@@ -229,7 +244,9 @@ async fn prices_are_realistic_and_aligned() {
     let m1 = sdk
         .call("market", "getKline", json!({"timeframe": "1m", "limit": 5}))
         .await
-        .expect("kline");
+        .expect("kline")
+        .value
+        .clone();
     let last = m1.as_array().and_then(|r| r.last()).expect("row")["time"].as_i64().expect("time");
     assert_eq!(last, asof().timestamp() / 60 * 60);
 }
@@ -237,8 +254,12 @@ async fn prices_are_realistic_and_aligned() {
 #[tokio::test]
 async fn fundamentals_are_consistent() {
     let sdk = sdk_at(asof());
-    let bs =
-        sdk.call("fundamentals", "getBalanceSheet", json!({"symbol": "MSFT"})).await.expect("bs");
+    let bs = sdk
+        .call("fundamentals", "getBalanceSheet", json!({"symbol": "MSFT"}))
+        .await
+        .expect("bs")
+        .value
+        .clone();
     for r in bs.as_array().expect("rows") {
         let f = |k: &str| r[k].as_f64().expect("number");
         assert_eq!(f("totalAssets"), f("totalLiabilities") + f("totalEquity"));
@@ -246,13 +267,15 @@ async fn fundamentals_are_consistent() {
     let is = sdk
         .call("fundamentals", "getIncomeStatement", json!({"period": "quarter"}))
         .await
-        .expect("is");
+        .expect("is")
+        .value
+        .clone();
     for r in is.as_array().expect("rows") {
         let f = |k: &str| r[k].as_f64().expect("number");
         assert_eq!(f("grossProfit"), f("revenue") - f("costOfRevenue"));
         assert_eq!(f("operatingIncome"), f("grossProfit") - f("operatingExpenses"));
     }
-    let cf = sdk.call("fundamentals", "getCashFlow", json!({})).await.expect("cf");
+    let cf = sdk.call("fundamentals", "getCashFlow", json!({})).await.expect("cf").value.clone();
     for r in cf.as_array().expect("rows") {
         let f = |k: &str| r[k].as_f64().expect("number");
         assert_eq!(f("freeCashFlow"), f("operatingCashFlow") + f("capitalExpenditure"));
@@ -262,7 +285,12 @@ async fn fundamentals_are_consistent() {
 #[tokio::test]
 async fn posts_mention_the_query() {
     let sdk = sdk_at(asof());
-    let posts = sdk.call("social", "searchPosts", json!({"query": "NVDA"})).await.expect("posts");
+    let posts = sdk
+        .call("social", "searchPosts", json!({"query": "NVDA"}))
+        .await
+        .expect("posts")
+        .value
+        .clone();
     let rows = posts.as_array().expect("rows");
     assert_eq!(rows.len(), 50);
     assert!(rows.iter().all(|r| r["text"].as_str().is_some_and(|t| t.contains("NVDA"))));
@@ -300,8 +328,8 @@ async fn dump_examples() {
     let sdk = sdk_at(asof());
     let mut out = Map::new();
     for (s, m, _) in builtin_methods(sdk.registry()) {
-        if let Ok(v) = sdk.call(&s, &m, json!({})).await {
-            out.insert(format!("{s}.{m}"), trim(&v, 0));
+        if let Ok(a) = sdk.call(&s, &m, json!({})).await {
+            out.insert(format!("{s}.{m}"), trim(&a.value, 0));
         }
     }
     std::fs::write(path, serde_json::to_string_pretty(&Value::Object(out)).expect("json"))

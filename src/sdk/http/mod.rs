@@ -303,6 +303,17 @@ pub async fn fetch(
     mapping::apply(&backing.response, &json, params, &req.label).map_err(Error::Upstream)
 }
 
+/// The endpoint a call of `backing` with `params` reaches: scheme, host and path (never the
+/// query, which may carry a key), as [`crate::provenance::Provenance::url`] shows it.
+pub fn endpoint(
+    backing: &HttpBacking,
+    params: &Map<String, Value>,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
+) -> Option<String> {
+    let req = prepare(backing, params, env).ok()?;
+    Some(format!("{}://{}", req.url.scheme(), req.label))
+}
+
 async fn attempt_once(
     client: &reqwest::Client,
     req: &Prepared,

@@ -1,6 +1,7 @@
 // One dashboard panel: header (title, last refresh, refresh button), body (the chart), the
 // loading and error states, and the test-hook attributes:
 //   .panel[data-panel-id][data-type][data-status=loading|ok|error][data-seq][data-mounts][data-updates]
+//   [data-demo=true|false] (any of the data came from the demo generators: a DEMO DATA badge)
 // plus data-apply: how the last data went in ('update' = lightweight-charts series.update of the
 // last bar, 'set' = setData/setOption, 'replace' = HTML body replaced).
 //
@@ -40,7 +41,9 @@ export function createPanel(def, { onRefresh, colors }) {
     onclick: () => onRefresh(panel.id),
   });
   refresh.append(icon('M13.5 8a5.5 5.5 0 1 1-1.6-3.9M13.5 2.5v3h-3', 1.6));
-  const header = h('header.panel-head', null, title, h('span.panel-meta', null, time), refresh);
+  // Where the data came from: the providers, and DEMO DATA when any of it was invented.
+  const source = h('span.panel-source');
+  const header = h('header.panel-head', null, title, source, h('span.panel-meta', null, time), refresh);
   const body = h('div.panel-body');
   const errorBox = h('div.panel-error', { hidden: true, role: 'alert' });
   const progress = h('div.panel-progress');
@@ -154,8 +157,27 @@ export function createPanel(def, { onRefresh, colors }) {
       Number.isFinite(meta.rowCount) ? `${meta.rowCount} row${meta.rowCount === 1 ? '' : 's'}` : '',
       Number.isFinite(meta.durationMs) ? `${Math.round(meta.durationMs)} ms` : '',
     ].filter(Boolean).join(' · ');
+    showSource(meta.provenance);
     tick();
     draw(data, true);
+  }
+
+  /** The origins of the data (`provenance`: {provider, demo, asOf?, fetchedAt, url?}[]). */
+  function showSource(provenance) {
+    const list = Array.isArray(provenance) ? provenance.filter((p) => p && typeof p === 'object') : [];
+    const demo = list.some((p) => p.demo === true);
+    el.dataset.demo = String(demo);
+    const real = [...new Set(list.filter((p) => p.demo !== true).map((p) => String(p.provider)))];
+    source.replaceChildren(
+      ...(demo ? [h('span.demo-badge', null, 'DEMO DATA')] : []),
+      ...(real.length ? [h('span.panel-provider', null, real.join(' · '))] : []),
+    );
+    source.title = list.map((p) => [
+      p.demo === true ? `${p.provider}: invented numbers from the built-in demo generators, not market data` : String(p.provider),
+      p.asOf ? `as of ${p.asOf}` : '',
+      Number.isFinite(p.fetchedAt) ? `fetched ${absoluteTime(p.fetchedAt)}` : '',
+      p.url ? String(p.url) : '',
+    ].filter(Boolean).join(' · ')).join('\n');
   }
 
   function applyError(error, newSeq) {

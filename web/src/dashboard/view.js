@@ -62,10 +62,11 @@ export function createDashboardView(el, { api, bus }) {
   function onStatus(s, info) {
     statusDot.dataset.state = s;
     const label = statusDot.querySelector('.live-label');
-    label.textContent = s === 'open' ? 'Live' : s === 'connecting' ? 'Connecting…' : 'Offline';
+    // The connection, not the data: whether numbers are real is said on each panel.
+    label.textContent = s === 'open' ? 'Connected' : s === 'connecting' ? 'Connecting…' : 'Offline';
     statusDot.title = s === 'closed' && info.retryAt
       ? `Disconnected; retrying in ${Math.max(1, Math.round((info.retryAt - Date.now()) / 1000))} s`
-      : s === 'open' ? 'Receiving live updates' : 'Connecting to the server';
+      : s === 'open' ? 'Connected to the server: panels update as they change' : 'Connecting to the server';
   }
 
   function setMode(mode) {
@@ -205,7 +206,7 @@ export function createDashboardView(el, { api, bus }) {
       if (!slot) { p.setLoading(); continue; }
       if (slot.status === 'ok') {
         if (slot.seq !== p.seq || !p.el.classList.contains('has-data') || p.el.dataset.status !== 'ok') {
-          p.applyData(slot.data, slot.seq, slot.refreshedAt);
+          p.applyData(slot.data, slot.seq, slot.refreshedAt, slot);
         }
       } else if (slot.status === 'error') {
         if (slot.seq !== p.seq || p.el.dataset.status !== 'error') p.applyError(slot.error, slot.seq);
