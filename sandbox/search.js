@@ -1,6 +1,6 @@
 // Search helpers, defined on `spec` before the prelude freezes it:
 //   spec.find("gold kline", limit = 10) -> DataSourceMatch[]
-//   spec.methods() -> every {source, method, description, params, returns, provider, demo}
+//   spec.methods() -> every {source, method, description, params, returns, provider, providers, demo}
 (function (spec) {
   'use strict';
   const SYNONYMS = {
@@ -35,7 +35,8 @@
   // `demo: true`: invented numbers (the built-in generators), never to be shown as real.
   const match = (e) => ({
     source: e.s.name, method: e.m.name, description: e.m.description,
-    params: e.m.params, returns: e.m.returns, provider: e.m.provider, demo: e.m.demo,
+    params: e.m.params, returns: e.m.returns, provider: e.m.provider, providers: e.m.providers,
+    demo: e.m.demo,
   });
   spec.methods = function methods() { return all.map(match); };
   spec.find = function find(query, limit) {

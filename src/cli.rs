@@ -207,9 +207,42 @@ async fn shutdown_signal(token: tokio_util::sync::CancellationToken) {
 }
 
 /// `boardsmith sdk list`.
-pub fn sdk_list() -> anyhow::Result<ExitCode> {
+pub fn sdk_list(json: bool) -> anyhow::Result<ExitCode> {
     let sdk = load_sdk()?;
     let reg = sdk.registry();
+    let public = sdk.public_json();
+    let sources = public["sources"].as_array().cloned().unwrap_or_default();
+    // Per method: its providers and their status here and now.
+    let methods_of = |s: &serde_json::Value| -> Vec<serde_json::Value> {
+        s["methods"]
+            .as_array()
+            .map(|ms| {
+                ms.iter()
+                    .map(|m| {
+                        let providers: Vec<serde_json::Value> = m["providers"]
+                            .as_array()
+                            .map(|ps| {
+                                ps.iter()
+                                    .map(|p| {
+                                        serde_json::json!({"name": p["name"], "status": p["status"]})
+                                    })
+                                    .collect()
+                            })
+                            .unwrap_or_default();
+                        serde_json::json!({"name": m["name"], "providers": providers})
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    if json {
+        let out: Vec<serde_json::Value> = sources
+            .iter()
+            .map(|s| serde_json::json!({"name": s["name"], "methods": methods_of(s)}))
+            .collect();
+        crate::outln!("{}", serde_json::Value::Array(out));
+        return Ok(ExitCode::SUCCESS);
+    }
     crate::outln!("{:<14} {:>7}  {:<34} tags", "source", "methods", "name");
     for s in reg.sources() {
         crate::outln!(
@@ -224,13 +257,29 @@ pub fn sdk_list() -> anyhow::Result<ExitCode> {
         crate::outln!("{name:<14} {:>7}  (disabled; set {var}=1)", "-");
     }
     crate::outln!("{} sources, {} methods", reg.sources().count(), reg.method_count());
+    crate::outln!("");
+    crate::outln!("{:<40} providers (first usable serves)", "method");
+    for s in &sources {
+        for m in methods_of(s) {
+            let providers: Vec<String> = m["providers"]
+                .as_array()
+                .map(|ps| {
+                    ps.iter()
+                        .map(|p| format!("{} ({})", str_of(&p["name"]), str_of(&p["status"])))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let name = format!("{}.{}", str_of(&s["name"]), str_of(&m["name"]));
+            crate::outln!("{name:<40} {}", providers.join(", "));
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 
 /// `boardsmith sdk show <source>`.
 pub fn sdk_show(source: &str) -> anyhow::Result<ExitCode> {
     let sdk = load_sdk()?;
-    let public = sdk.registry().public_json();
+    let public = sdk.public_json();
     let found = public["sources"].as_array().and_then(|a| a.iter().find(|s| s["name"] == source));
     match found {
         Some(s) => {
@@ -411,4 +460,8 @@ pub async fn llm(args: LlmArgs) -> anyhow::Result<ExitCode> {
         out.flush()?;
     }
     Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+fn str_of(v: &serde_json::Value) -> &str {
+    v.as_str().unwrap_or_default()
 }

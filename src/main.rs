@@ -117,8 +117,13 @@ enum Command {
 
 #[derive(Subcommand)]
 enum SdkCommand {
-    /// List sources with their method counts.
-    List,
+    /// List sources with their method counts, and which provider serves each method.
+    List {
+        /// Print `[{name, methods: [{name, providers: [{name, status}]}]}]` instead; status is
+        /// `live`, `needs-key`, `disabled` or `demo`.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print one source's spec as JSON.
     Show {
         /// Source name, e.g. `market`.
@@ -197,7 +202,7 @@ fn main() -> ExitCode {
         match command {
             Command::Serve { no_auth } => cli::serve(no_auth).await,
             Command::Token => cli::token(),
-            Command::Sdk { command: SdkCommand::List } => cli::sdk_list(),
+            Command::Sdk { command: SdkCommand::List { json } } => cli::sdk_list(json),
             Command::Sdk { command: SdkCommand::Show { source } } => cli::sdk_show(&source),
             Command::Run { kind, file, state, vars } => {
                 cli::run(kind, &file, state.as_deref(), vars).await

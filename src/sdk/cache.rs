@@ -14,14 +14,20 @@ use tokio::sync::OnceCell;
 use super::SdkError;
 use crate::sandbox::SdkAnswer;
 
-/// Identity of a call: source, method, canonical params and the data day.
+/// Identity of a call: source, method, provider, canonical params and the data day.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Key(String);
 
 impl Key {
     /// Builds the key. Params are canonical because validation emits them in spec order.
-    pub fn new(source: &str, method: &str, params: &Map<String, Value>, day: NaiveDate) -> Self {
-        Self(format!("{source}.{method}|{day}|{}", Value::Object(params.clone())))
+    pub fn new(
+        source: &str,
+        method: &str,
+        provider: &str,
+        params: &Map<String, Value>,
+        day: NaiveDate,
+    ) -> Self {
+        Self(format!("{source}.{method}@{provider}|{day}|{}", Value::Object(params.clone())))
     }
 }
 
@@ -85,7 +91,7 @@ mod tests {
     }
 
     fn key(s: &str) -> Key {
-        Key::new(s, "m", &Map::new(), NaiveDate::from_ymd_opt(2026, 1, 2).unwrap())
+        Key::new(s, "m", "p", &Map::new(), NaiveDate::from_ymd_opt(2026, 1, 2).unwrap())
     }
 
     #[tokio::test]

@@ -11,6 +11,7 @@ pub mod builtin;
 mod cache;
 pub mod file;
 pub mod http;
+pub mod provider;
 pub mod spec;
 pub mod validate;
 
@@ -21,6 +22,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+pub use provider::{ProviderSpec, Status};
 pub use spec::{Backing, MethodSpec, ParamSpec, ParamType, Registry, ReturnSpec, SourceSpec};
 
 use crate::provenance::Provenance;
@@ -124,12 +126,14 @@ pub struct SdkConfig {
     /// Let every allowed host be loopback, private or link-local
     /// (`BOARDSMITH_OUTBOUND_ALLOW_PRIVATE=1`).
     pub outbound_allow_private: bool,
+    /// Serve demo data only: every real provider is disabled (`BOARDSMITH_OFFLINE=1`).
+    pub offline: bool,
 }
 
 impl SdkConfig {
     /// Configuration from the process environment: `BOARDSMITH_SDK_SPEC`,
     /// `BOARDSMITH_DATA_FILES`, `BOARDSMITH_ASOF` (RFC 3339), `BOARDSMITH_OUTBOUND_ALLOW`
-    /// (comma-separated), `BOARDSMITH_OUTBOUND_ALLOW_PRIVATE`.
+    /// (comma-separated), `BOARDSMITH_OUTBOUND_ALLOW_PRIVATE`, `BOARDSMITH_OFFLINE`.
     pub fn from_env() -> Self {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
         Self {
@@ -150,6 +154,8 @@ impl SdkConfig {
                 })
                 .unwrap_or_default(),
             outbound_allow_private: var(http::outbound::ALLOW_PRIVATE_VAR)
+                .is_some_and(|v| matches!(v.as_str(), "1" | "true" | "yes")),
+            offline: var(provider::OFFLINE_VAR)
                 .is_some_and(|v| matches!(v.as_str(), "1" | "true" | "yes")),
         }
     }
@@ -173,7 +179,11 @@ impl SdkConfig {
         let mut outbound = http::Outbound::new(listed, self.outbound_allow_private);
         for src in registry.sources() {
             let method_backings = src.methods.iter().filter_map(|m| m.backing.as_ref());
-            for backing in std::iter::once(&src.backing).chain(method_backings) {
+            let provider_backings =
+                src.methods.iter().flat_map(|m| m.providers.iter().map(|p| &p.backing));
+            for backing in
+                std::iter::once(&src.backing).chain(method_backings).chain(provider_backings)
+            {
                 let Backing::Http(h) = backing else { continue };
                 if let Ok(url) = http::template::literal_origin(&h.url) {
                     outbound.declare(&url);
@@ -254,13 +264,26 @@ impl Sdk {
         params: Value,
     ) -> Result<Arc<SdkAnswer>, SdkError> {
         let (src, m) = self.resolve(source, method)?;
+        let (forced, params) =
+            provider::take_forced(params).map_err(|message| SdkError::InvalidParams {
+                source_name: source.to_owned(),
+                method: method.to_owned(),
+                message,
+            })?;
         let params = validate::validate(src, m, params)?;
+        let chosen =
+            provider::choose(src, provider::providers_of(src, m), forced.as_deref(), &params, self)
+                .map_err(|e| SdkError::Upstream {
+                    source_name: source.to_owned(),
+                    method: method.to_owned(),
+                    message: e.to_string(),
+                })?;
+        let backing = &chosen.backing;
         let now = self.config.asof.unwrap_or_else(Utc::now);
-        let backing = m.backing.as_ref().unwrap_or(&src.backing);
         // Builtin data is a pure function of (call, day): the day is part of the key so the
         // cache never serves yesterday's series after midnight.
         let day = now.date_naive();
-        let key = cache::Key::new(source, method, &params, day);
+        let key = cache::Key::new(source, method, &chosen.provider, &params, day);
         let ttl = std::time::Duration::from_secs(m.ttl_secs.unwrap_or(spec::DEFAULT_TTL_SECS));
         self.cache
             .get_or_fetch(key, ttl, || async {
@@ -293,7 +316,7 @@ impl Sdk {
                             },
                         )?;
                         let provenance = Provenance {
-                            provider: backing.origin(source).0.to_owned(),
+                            provider: chosen.provider.clone(),
                             demo: false,
                             as_of: None,
                             fetched_at,
@@ -306,7 +329,7 @@ impl Sdk {
                             .await
                             .map_err(upstream)?;
                         let provenance = Provenance {
-                            provider: backing.origin(source).0.to_owned(),
+                            provider: chosen.provider.clone(),
                             demo: false,
                             as_of: None,
                             fetched_at,
@@ -317,6 +340,38 @@ impl Sdk {
                 }
             })
             .await
+    }
+
+    /// The registry as `search` code and `GET /api/sdk/sources` see it, with each method's
+    /// providers and their status here and now.
+    pub fn public_json(&self) -> Value {
+        self.registry.public_json(self)
+    }
+
+    /// The status of `p` of `source`: demo for the generators; disabled when offline or when
+    /// its switch is off; needs-key when its key variable is unset; live otherwise.
+    pub fn status(&self, source: &SourceSpec, p: &ProviderSpec) -> Status {
+        if let Backing::Builtin { .. } = p.backing {
+            return Status::Demo;
+        }
+        if self.config.offline {
+            return Status::Disabled(provider::OFFLINE_VAR.to_owned());
+        }
+        // The source's own switch already removed a disabled source from the registry.
+        if let Some(var) = &p.enabled_by
+            && source.enabled_by.as_ref() != Some(var)
+            && !self.config.is_enabled(var)
+        {
+            return Status::Disabled(var.clone());
+        }
+        if let Backing::Http(h) = &p.backing
+            && let Some(auth) = &h.auth
+            && !auth.optional
+            && self.config.env(&auth.env).is_none_or(|v| v.trim().is_empty())
+        {
+            return Status::NeedsKey(auth.env.clone());
+        }
+        Status::Live
     }
 
     fn resolve(&self, source: &str, method: &str) -> Result<(&SourceSpec, &MethodSpec), SdkError> {
@@ -340,13 +395,19 @@ impl Sdk {
     }
 }
 
+impl provider::Judge for Sdk {
+    fn status(&self, source: &SourceSpec, p: &ProviderSpec) -> Status {
+        Sdk::status(self, source, p)
+    }
+}
+
 impl crate::sandbox::SdkHost for Sdk {
     fn catalog(&self) -> std::collections::BTreeMap<String, Vec<String>> {
         self.registry.catalog()
     }
 
     fn spec(&self) -> Value {
-        self.registry.public_json()
+        self.public_json()
     }
 
     fn call(

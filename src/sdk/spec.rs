@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::SdkError;
+use super::provider::{self, Judge, PROVIDER_PARAM, ProviderSpec};
 
 /// One data source: a named group of methods served by one backing.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -55,6 +56,10 @@ pub struct MethodSpec {
     /// Overrides the source's backing for this method.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backing: Option<Backing>,
+    /// The providers that serve it, in order (see [`super::provider`]); when empty, its backing
+    /// (or the source's) is its one provider.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub providers: Vec<ProviderSpec>,
 }
 
 /// Default response-cache lifetime.
@@ -257,7 +262,7 @@ impl Registry {
     }
 
     /// The registry as sandboxed `search` code sees it: `{sources: [...]}` without backings.
-    pub fn public_json(&self) -> Value {
+    pub fn public_json(&self, judge: &dyn Judge) -> Value {
         let sources: Vec<Value> = self
             .sources
             .values()
@@ -266,15 +271,34 @@ impl Registry {
                     .methods
                     .iter()
                     .map(|m| {
-                        let (provider, demo) =
-                            m.backing.as_ref().unwrap_or(&s.backing).origin(&s.name);
+                        // Who serves it here and now; `demo` when no live provider can.
+                        let providers: Vec<Value> = provider::providers_of(s, m)
+                            .iter()
+                            .map(|p| {
+                                let mut row = serde_json::json!({
+                                    "name": p.provider,
+                                    "status": judge.status(s, p).as_str(),
+                                });
+                                if !p.when.is_empty() {
+                                    row["when"] = serde_json::json!(p.when);
+                                }
+                                row
+                            })
+                            .collect();
+                        let live = providers.iter().any(|p| p["status"] == "live");
+                        let first = providers
+                            .iter()
+                            .find(|p| p["status"] == "live" || p["status"] == "demo")
+                            .map(|p| p["name"].clone())
+                            .unwrap_or(Value::Null);
                         serde_json::json!({
                             "name": m.name,
                             "description": m.description,
                             "params": m.params,
                             "returns": m.returns,
-                            "provider": provider,
-                            "demo": demo,
+                            "provider": first,
+                            "providers": providers,
+                            "demo": !live,
                         })
                     })
                     .collect();
@@ -323,6 +347,27 @@ fn check_source(spec: &SourceSpec) -> Result<(), SdkError> {
         }
         if !seen.insert(&m.name) {
             return bad(format!("duplicate method `{}`", m.name));
+        }
+        if m.params.iter().any(|p| p.name == PROVIDER_PARAM) {
+            return bad(format!(
+                "method `{}`: `{PROVIDER_PARAM}` is a reserved param name",
+                m.name
+            ));
+        }
+        let mut names = std::collections::BTreeSet::new();
+        for p in &m.providers {
+            if let Err(e) = http_url(Some(&p.backing)) {
+                return bad(format!("method `{}` provider `{}`: {e}", m.name, p.provider));
+            }
+            if !names.insert(&p.provider) {
+                return bad(format!("method `{}`: duplicate provider `{}`", m.name, p.provider));
+            }
+            if let Some(name) = p.when.keys().find(|k| !m.params.iter().any(|q| &q.name == *k)) {
+                return bad(format!(
+                    "method `{}` provider `{}`: `when` names `{name}`, which is not a param",
+                    m.name, p.provider
+                ));
+            }
         }
         for p in &m.params {
             if let Some(d) = &p.default

@@ -307,7 +307,7 @@ async fn preview_panel(State(app): Api, body: Bytes) -> ApiResult {
 }
 
 async fn sdk_sources(State(app): Api) -> ApiResult {
-    Ok(ok(app.sdk.registry().public_json()))
+    Ok(ok(app.sdk.public_json()))
 }
 
 async fn list_templates() -> ApiResult {

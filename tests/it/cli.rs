@@ -56,6 +56,16 @@ fn sdk_list_and_show_describe_the_registry() {
     assert_eq!(code, 0);
     assert!(out.lines().any(|l| l.starts_with("market ")), "{out}");
     assert!(out.contains("(disabled; set BOARDSMITH_LIVE_BINANCE=1)"), "{out}");
+    let kline = out.lines().find(|l| l.starts_with("market.getKline ")).expect("a method row");
+    assert!(kline.ends_with("binance (disabled), demo (demo)"), "{kline}");
+    let (code, json, _) = boardsmith(&["sdk", "list", "--json"]);
+    assert_eq!(code, 0);
+    let market = json.as_array().unwrap().iter().find(|s| s["name"] == "market").unwrap();
+    let quote = market["methods"].as_array().unwrap().iter().find(|m| m["name"] == "getQuote");
+    assert_eq!(
+        quote.unwrap()["providers"],
+        serde_json::json!([{"name": "demo", "status": "demo"}])
+    );
     let (code, json, _) = boardsmith(&["sdk", "show", "market"]);
     assert_eq!(code, 0);
     assert_eq!(json["name"], "market");

@@ -131,6 +131,11 @@ fn each_http(spec: &mut SourceSpec, f: &dyn Fn(&mut HttpBacking)) {
         if let Some(Backing::Http(h)) = &mut m.backing {
             f(h);
         }
+        for p in &mut m.providers {
+            if let Backing::Http(h) = &mut p.backing {
+                f(h);
+            }
+        }
     }
 }
 
@@ -800,4 +805,96 @@ async fn missing_data_folder_config_says_what_to_set() {
         userdata(None).call("userdata", "listFiles", Value::Null).await.unwrap_err(),
     );
     assert!(msg.contains("set BOARDSMITH_DATA_FILES"), "{msg}");
+}
+
+/// `market.getKline` has two providers: Binance for crypto pairs (when enabled), demo for the
+/// rest. The call's provenance names who served it; `provider` forces one or says why it
+/// cannot; offline leaves demo only.
+#[tokio::test]
+async fn a_method_is_served_by_the_first_provider_that_applies() {
+    let srv = Server::start().await;
+    srv.on("/api/v3/klines", ok("binance_klines.json"));
+    let market = || spec_at("market.json", &srv.origin);
+    let config = |enabled: bool, offline: bool| SdkConfig {
+        outbound_allow: vec![srv.origin.clone()],
+        enabled: if enabled { vec!["BOARDSMITH_LIVE_BINANCE".into()] } else { Vec::new() },
+        offline,
+        ..SdkConfig::default()
+    };
+    let make = |enabled, offline| {
+        Sdk::with_registry(
+            Registry::new(vec![market()], &|_| true).unwrap(),
+            config(enabled, offline),
+        )
+        .unwrap()
+    };
+
+    let sdk = make(true, false);
+    let btc =
+        sdk.call("market", "getKline", json!({"symbol": "btcusdt", "limit": 3})).await.unwrap();
+    assert_eq!((btc.provenance.provider.as_str(), btc.provenance.demo), ("binance", false));
+    assert_eq!(btc.value.as_array().unwrap().len(), 3);
+    assert_eq!(btc.value[0]["close"], 67706.94);
+    let (query, _) = srv.last("/api/v3/klines");
+    assert_eq!(
+        query, "interval=1d&limit=3&symbol=BTCUSDT",
+        "the standard params in Binance's terms"
+    );
+    let gold = sdk.call("market", "getKline", json!({"symbol": "XAUUSD"})).await.unwrap();
+    assert_eq!((gold.provenance.provider.as_str(), gold.provenance.demo), ("demo", true));
+    assert_eq!(srv.hits("/api/v3/klines"), 1, "gold never reached Binance");
+
+    // Forced: demo on request; Binance for gold is refused with the reason, not substituted.
+    let forced = sdk
+        .call("market", "getKline", json!({"symbol": "BTCUSDT", "provider": "demo"}))
+        .await
+        .unwrap();
+    assert!(forced.provenance.demo);
+    let e = sdk
+        .call("market", "getKline", json!({"symbol": "XAUUSD", "provider": "binance"}))
+        .await
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("provider `binance` cannot serve this call: symbol=XAUUSD"),
+        "{e}"
+    );
+    let e = sdk.call("market", "getKline", json!({"provider": "yahoo"})).await.unwrap_err();
+    assert!(
+        e.to_string().ends_with("unknown provider `yahoo`; this method's providers: binance, demo"),
+        "{e}"
+    );
+
+    // Binance switched off, or the server offline: demo serves, and says so.
+    for (enabled, offline) in [(false, false), (true, true)] {
+        let sdk = make(enabled, offline);
+        let a = sdk.call("market", "getKline", json!({"symbol": "ETHUSDT"})).await.unwrap();
+        assert!(a.provenance.demo, "enabled={enabled} offline={offline}");
+        let e = sdk
+            .call("market", "getKline", json!({"symbol": "ETHUSDT", "provider": "binance"}))
+            .await
+            .unwrap_err();
+        let why = if offline {
+            "offline (BOARDSMITH_OFFLINE=1)"
+        } else {
+            "set BOARDSMITH_LIVE_BINANCE=1"
+        };
+        assert!(e.to_string().contains(why), "{e}");
+    }
+    assert_eq!(srv.hits("/api/v3/klines"), 1);
+
+    // What search code sees: each provider with its status and condition.
+    let listed = sdk.public_json();
+    let kline = listed["sources"][0]["methods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "getKline")
+        .unwrap()
+        .clone();
+    assert_eq!(kline["providers"][0]["name"], "binance");
+    assert_eq!(kline["providers"][0]["status"], "live");
+    assert!(kline["providers"][0]["when"]["symbol"].as_str().unwrap().contains("USDT"));
+    assert_eq!((&kline["providers"][1]["status"], &kline["demo"]), (&json!("demo"), &json!(false)));
+    let quote = &listed["sources"][0]["methods"][1];
+    assert_eq!((&quote["provider"], &quote["demo"]), (&json!("demo"), &json!(true)), "{quote}");
 }

@@ -27,9 +27,11 @@ fn builtin_methods(reg: &Registry) -> Vec<(String, String, String)> {
     let mut out = Vec::new();
     for s in reg.sources() {
         for m in &s.methods {
-            if let Backing::Builtin { generator } = m.backing.as_ref().unwrap_or(&s.backing) {
-                let g = generator.clone().unwrap_or_else(|| m.name.clone());
-                out.push((s.name.clone(), m.name.clone(), g));
+            for p in crate::sdk::provider::providers_of(s, m) {
+                if let Backing::Builtin { generator } = p.backing {
+                    let g = generator.unwrap_or_else(|| m.name.clone());
+                    out.push((s.name.clone(), m.name.clone(), g));
+                }
             }
         }
     }
