@@ -11,6 +11,7 @@ fn boardsmith(args: &[&str]) -> (i32, Value, String) {
     let out = Command::new(support::program())
         .args(args)
         .env("BOARDSMITH_ASOF", "2026-11-20T12:00:00Z")
+        .env("BOARDSMITH_OFFLINE", "1")
         .output()
         .unwrap();
     let stdout = String::from_utf8(out.stdout).unwrap();
@@ -55,7 +56,7 @@ fn sdk_list_and_show_describe_the_registry() {
     let (code, _, out) = boardsmith(&["sdk", "list"]);
     assert_eq!(code, 0);
     assert!(out.lines().any(|l| l.starts_with("market ")), "{out}");
-    assert!(out.contains("(disabled; set BOARDSMITH_LIVE_BINANCE=1)"), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("binance ")), "on by default: {out}");
     let kline = out.lines().find(|l| l.starts_with("market.getKline ")).expect("a method row");
     assert!(kline.ends_with("binance (disabled), demo (demo)"), "{kline}");
     let (code, json, _) = boardsmith(&["sdk", "list", "--json"]);

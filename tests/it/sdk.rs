@@ -15,9 +15,13 @@ fn registry_covers_the_analyst_surface() {
     let methods = reg.method_count();
     assert!(sources >= 30, "{sources} sources");
     assert!(methods >= 120, "{methods} methods");
-    // Live sources are present but off by default.
+    // The keyless live sources are on by default; offline (as here) they say so.
+    let public = sdk.public_json();
     for live in ["binance", "coingecko", "frankfurter"] {
-        assert!(reg.disabled().contains_key(live), "{live} should be disabled offline");
+        assert!(reg.source(live).is_some(), "{live} is on by default");
+        let src = public["sources"].as_array().unwrap().iter().find(|s| s["name"] == live);
+        let status = &src.unwrap()["methods"][0]["providers"][0]["status"];
+        assert_eq!(status, "disabled", "{live} while offline");
     }
 }
 
@@ -42,7 +46,10 @@ async fn validation_errors_name_the_param_and_the_alternatives() {
         "market.getKline: param `limit` must be an integer, got string \"120\""
     );
     let err = sdk.call("binance", "getKlines", json!({})).await.unwrap_err();
-    assert!(err.to_string().contains("BOARDSMITH_LIVE_BINANCE=1"), "{err}");
+    assert!(err.to_string().contains("did you mean `klines`"), "{err}");
+    // Offline (as every test is), a live-only source says why it cannot answer.
+    let err = sdk.call("binance", "klines", json!({})).await.unwrap_err();
+    assert!(err.to_string().contains("offline (BOARDSMITH_OFFLINE=1)"), "{err}");
 }
 
 #[tokio::test]
@@ -50,7 +57,9 @@ async fn builtin_data_is_deterministic_per_day_and_well_formed() {
     let call = |asof: &str| {
         let asof = chrono::DateTime::parse_from_rfc3339(asof).unwrap().with_timezone(&chrono::Utc);
         async move {
-            let sdk = Sdk::new(SdkConfig { asof: Some(asof), ..SdkConfig::default() }).unwrap();
+            let sdk =
+                Sdk::new(SdkConfig { asof: Some(asof), offline: true, ..SdkConfig::default() })
+                    .unwrap();
             sdk.call("market", "getKline", json!({"symbol": "XAUUSD", "limit": 120}))
                 .await
                 .unwrap()

@@ -546,23 +546,22 @@ async fn concurrent_identical_calls_are_coalesced() {
 // ---------------------------------------------------------------- enabling
 
 #[tokio::test]
-async fn live_sources_are_off_unless_enabled() {
+async fn keyless_live_sources_are_on_and_an_enabled_by_switch_still_works() {
     let specs: Vec<SourceSpec> =
         ["binance.json", "coingecko.json", "frankfurter.json", "userdata.json"]
             .iter()
             .map(|f| load_spec(f))
             .collect();
+    // The real keyless sources need no switch.
     let reg = Registry::new(specs.clone(), &|_| false).unwrap();
     let active: Vec<&str> = reg.sources().map(|s| s.name.as_str()).collect();
-    assert_eq!(active, ["userdata"]);
-    assert_eq!(
-        reg.disabled().get("coingecko").map(String::as_str),
-        Some("BOARDSMITH_LIVE_COINGECKO")
-    );
-    assert_eq!(
-        reg.disabled().get("frankfurter").map(String::as_str),
-        Some("BOARDSMITH_LIVE_FRANKFURTER")
-    );
+    assert_eq!(active, ["binance", "coingecko", "frankfurter", "userdata"]);
+
+    // A spec can still make a source opt-in: off, with the variable named, until enabled.
+    let mut opt_in = load_spec("binance.json");
+    opt_in.enabled_by = Some("BOARDSMITH_LIVE_BINANCE".into());
+    let reg = Registry::new(vec![opt_in.clone()], &|_| false).unwrap();
+    assert_eq!(reg.disabled().get("binance").map(String::as_str), Some("BOARDSMITH_LIVE_BINANCE"));
     let sdk = Sdk::with_registry(reg, SdkConfig::default()).unwrap();
     let err = sdk.call("binance", "klines", Value::Null).await.unwrap_err();
     match &err {
@@ -572,13 +571,10 @@ async fn live_sources_are_off_unless_enabled() {
         other => panic!("{other:?}"),
     }
     assert!(err.to_string().contains("set BOARDSMITH_LIVE_BINANCE=1"), "{err}");
-
-    // Enabled through the config list.
     let config =
         SdkConfig { enabled: vec!["BOARDSMITH_LIVE_BINANCE".into()], ..Default::default() };
-    let reg = Registry::new(specs, &|v| config.enabled.iter().any(|e| e == v)).unwrap();
+    let reg = Registry::new(vec![opt_in], &|v| config.enabled.iter().any(|e| e == v)).unwrap();
     assert!(reg.source("binance").is_some());
-    assert!(reg.source("coingecko").is_none());
 }
 
 #[test]
@@ -807,14 +803,20 @@ async fn missing_data_folder_config_says_what_to_set() {
     assert!(msg.contains("set BOARDSMITH_DATA_FILES"), "{msg}");
 }
 
-/// `market.getKline` has two providers: Binance for crypto pairs (when enabled), demo for the
+/// `market.getKline` has two providers: Binance for crypto pairs, demo for the
 /// rest. The call's provenance names who served it; `provider` forces one or says why it
 /// cannot; offline leaves demo only.
 #[tokio::test]
 async fn a_method_is_served_by_the_first_provider_that_applies() {
     let srv = Server::start().await;
     srv.on("/api/v3/klines", ok("binance_klines.json"));
-    let market = || spec_at("market.json", &srv.origin);
+    // Binance behind a switch here, to show a provider-level `enabledBy` too.
+    let market = || {
+        let mut spec = spec_at("market.json", &srv.origin);
+        let kline = spec.methods.iter_mut().find(|m| m.name == "getKline").unwrap();
+        kline.providers[0].enabled_by = Some("BOARDSMITH_LIVE_BINANCE".into());
+        spec
+    };
     let config = |enabled: bool, offline: bool| SdkConfig {
         outbound_allow: vec![srv.origin.clone()],
         enabled: if enabled { vec!["BOARDSMITH_LIVE_BINANCE".into()] } else { Vec::new() },

@@ -25,9 +25,15 @@ pub fn asof() -> chrono::DateTime<chrono::Utc> {
         .with_timezone(&chrono::Utc)
 }
 
-/// The real SDK with embedded specs and a pinned clock.
+/// The SDK tests use: embedded specs, a pinned clock, offline (tests never reach real hosts;
+/// a test that wants a live provider builds its own SDK pointed at a loopback server).
+pub fn sdk_config() -> SdkConfig {
+    SdkConfig { asof: Some(asof()), offline: true, ..SdkConfig::default() }
+}
+
+/// The real SDK with [`sdk_config`].
 pub fn sdk() -> Arc<Sdk> {
-    Arc::new(Sdk::new(SdkConfig { asof: Some(asof()), ..SdkConfig::default() }).unwrap())
+    Arc::new(Sdk::new(sdk_config()).unwrap())
 }
 
 /// Host: the real SDK plus `sdk.test.sleep({ms})`, `sdk.test.echo(params)`,
@@ -136,7 +142,7 @@ pub async fn spawn_app_with(
 ) -> TestApp {
     let mut config = boardsmith::app::AppConfig::from_env(program());
     config.data_dir = dir.path().to_path_buf();
-    config.sdk = SdkConfig { asof: Some(asof()), ..SdkConfig::default() };
+    config.sdk = sdk_config();
     config.sandbox.workers = 2;
     config.sandbox.limits = Limits::default();
     config.live.tick = Duration::from_millis(100);

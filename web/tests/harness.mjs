@@ -68,6 +68,8 @@ export async function startServer({ script, agents = {}, files = {}, env: extraE
     AGENT_TOOLS_EXTERNAL_DIR: join(dir, 'tools'),
     AGENT_VIEWPORT_EXTERNAL_DIR: join(dir, 'viewports'),
     RUST_LOG: 'warn',
+    // Tests never reach real hosts: only demo data unless a test points a provider at loopback.
+    BOARDSMITH_OFFLINE: '1',
     ...extraEnv,
   };
   await mkdir(env.AGENT_EXTERNAL_DIR, { recursive: true });

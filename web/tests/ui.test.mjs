@@ -154,7 +154,7 @@ test('each panel says where its data came from: DEMO DATA for generated numbers,
   await new Promise((resolve) => upstream.listen(0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${upstream.address().port}`;
   const live = await startServer({
-    env: { BOARDSMITH_LIVE_FRANKFURTER: '1', BOARDSMITH_FRANKFURTER_BASE_URL: origin, BOARDSMITH_OUTBOUND_ALLOW: origin },
+    env: { BOARDSMITH_OFFLINE: '0', BOARDSMITH_FRANKFURTER_BASE_URL: origin, BOARDSMITH_OUTBOUND_ALLOW: origin },
   });
   try {
     const created = await apiOf(live.url).post('/api/dashboards', {

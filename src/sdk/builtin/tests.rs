@@ -18,7 +18,8 @@ fn asof() -> DateTime<Utc> {
 
 fn sdk_at(now: DateTime<Utc>) -> Sdk {
     let reg = Registry::embedded(&|_| false).expect("embedded specs parse");
-    Sdk::with_registry(reg, SdkConfig { asof: Some(now), ..Default::default() })
+    // Offline: these tests are about the generators (and never reach real hosts).
+    Sdk::with_registry(reg, SdkConfig { asof: Some(now), offline: true, ..Default::default() })
         .expect("sdk builds")
 }
 
