@@ -288,7 +288,7 @@ pub fn sdk_show(source: &str) -> anyhow::Result<ExitCode> {
         }
         None => {
             let names: Vec<&str> = sdk.registry().sources().map(|s| s.name.as_str()).collect();
-            let near = crate::sdk::validate::closest(source, &names);
+            let near = crate::text::closest(source, &names);
             eprintln!("unknown source `{source}`; closest: {}", near.join(", "));
             Ok(ExitCode::FAILURE)
         }

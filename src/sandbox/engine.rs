@@ -15,12 +15,12 @@ use std::rc::Rc;
 use boa_engine::builtins::promise::PromiseState;
 use boa_engine::job::JobExecutor;
 use boa_engine::module::IdleModuleLoader;
-use boa_engine::object::builtins::JsPromise;
+use boa_engine::object::builtins::{JsPromise, JsProxy};
 use boa_engine::object::{IntegrityLevel, ObjectInitializer};
-use boa_engine::property::{Attribute, PropertyDescriptor};
+use boa_engine::property::{Attribute, PropertyDescriptor, PropertyKey};
 use boa_engine::{
-    Context, JsArgs, JsError, JsNativeError, JsObject, JsResult, JsString, JsValue, NativeFunction,
-    Script, Source, js_string,
+    Context, JsArgs, JsError, JsNativeError, JsObject, JsResult, JsString, JsSymbol, JsValue,
+    NativeFunction, Script, Source, js_string,
 };
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -236,7 +236,8 @@ fn define_global(ctx: &mut Context, name: &str, value: JsValue) -> JsResult<()> 
     ctx.register_global_property(JsString::from(name), value, Attribute::READONLY)
 }
 
-/// `sdk.<source>.<method>(params) -> Promise`, one native function per catalog entry.
+/// `sdk.<source>.<method>(params) -> Promise`, one native function per catalog entry. The
+/// objects are frozen and wrapped by [`strict`], so a misspelt name throws a hint.
 fn build_sdk(ctx: &mut Context, catalog: &BTreeMap<String, Vec<String>>) -> JsResult<JsObject> {
     let mut sources = Vec::with_capacity(catalog.len());
     for (source, methods) in catalog {
@@ -246,7 +247,11 @@ fn build_sdk(ctx: &mut Context, catalog: &BTreeMap<String, Vec<String>>) -> JsRe
             let f = NativeFunction::from_copy_closure_with_captures(sdk_method, names);
             obj.function(f, JsString::from(method.as_str()), 1);
         }
-        sources.push((source, obj.build()));
+        // The proxy's hint reads which object it guards from here.
+        let tag = JsString::from(format!("sdk.{source}").as_str());
+        obj.property(JsSymbol::to_string_tag(), tag, Attribute::empty());
+        let obj = obj.build();
+        sources.push((source, strict(obj, ctx)?));
     }
     let mut sdk = ObjectInitializer::new(ctx);
     for (name, obj) in sources {
@@ -256,7 +261,49 @@ fn build_sdk(ctx: &mut Context, catalog: &BTreeMap<String, Vec<String>>) -> JsRe
             Attribute::READONLY | Attribute::ENUMERABLE,
         );
     }
-    Ok(sdk.build())
+    sdk.property(JsSymbol::to_string_tag(), js_string!("sdk"), Attribute::empty());
+    let sdk = sdk.build();
+    strict(sdk, ctx)
+}
+
+/// Names a missing name is read by without being used as data: promise resolution and
+/// `JSON.stringify` probe them, so they must stay `undefined`.
+const PROBED: [&str; 2] = ["then", "toJSON"];
+
+/// Freezes `target` and wraps it in a proxy whose `get` throws for a name it does not have
+/// (`sdk.markt` → "unknown source `markt` in sdk; did you mean `market`?") instead of giving
+/// `undefined`, which code would turn into a bare "cannot convert undefined to object".
+fn strict(target: JsObject, ctx: &mut Context) -> JsResult<JsObject> {
+    target.set_integrity_level(IntegrityLevel::Frozen, ctx)?;
+    Ok(JsProxy::builder(target).get(strict_get).build(ctx)?.into())
+}
+
+fn strict_get(_this: &JsValue, args: &[JsValue], ctx: &mut Context) -> JsResult<JsValue> {
+    let target = args
+        .get_or_undefined(0)
+        .as_object()
+        .ok_or_else(|| JsNativeError::typ().with_message("sdk proxy without a target"))?;
+    let key = args.get_or_undefined(1).to_property_key(ctx)?;
+    let PropertyKey::String(name) = &key else { return target.get(key, ctx) };
+    let name = name.to_std_string_escaped();
+    if target.has_property(key.clone(), ctx)? || PROBED.contains(&name.as_str()) {
+        return target.get(key, ctx);
+    }
+    let tag = target.get(JsSymbol::to_string_tag(), ctx)?.to_string(ctx)?.to_std_string_escaped();
+    let mut names = Vec::new();
+    for k in target.own_property_keys(ctx)? {
+        if let PropertyKey::String(s) = k {
+            names.push(s.to_std_string_escaped());
+        }
+    }
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let hint = match crate::text::closest(&name, &names).as_slice() {
+        [] => format!("; it has: {}", crate::text::clip(&names.join(", "), 300)),
+        [one] => format!("; did you mean `{one}`?"),
+        many => format!("; did you mean one of: {}?", many.join(", ")),
+    };
+    let what = if tag == "sdk" { "source" } else { "method" };
+    Err(JsNativeError::typ().with_message(format!("unknown {what} `{name}` in {tag}{hint}")).into())
 }
 
 fn sdk_method(

@@ -348,13 +348,15 @@ impl Sdk {
         self.registry.public_json(self)
     }
 
-    /// The status of `p` of `source`: demo for the generators; disabled when offline or when
-    /// its switch is off; needs-key when its key variable is unset; live otherwise.
+    /// The status of `p` of `source`: demo for the generators; disabled when it needs the
+    /// network and the server is offline, or when its switch is off; needs-key when its key
+    /// variable is unset; live otherwise.
     pub fn status(&self, source: &SourceSpec, p: &ProviderSpec) -> Status {
         if let Backing::Builtin { .. } = p.backing {
             return Status::Demo;
         }
-        if self.config.offline {
+        // Offline means no network: the user's own files still serve.
+        if self.config.offline && matches!(p.backing, Backing::Http(_)) {
             return Status::Disabled(provider::OFFLINE_VAR.to_owned());
         }
         // The source's own switch already removed a disabled source from the registry.
@@ -379,7 +381,7 @@ impl Sdk {
             let names: Vec<&str> = self.registry.sources().map(|s| s.name.as_str()).collect();
             return Err(SdkError::UnknownSource {
                 name: source.to_owned(),
-                suggestions: validate::closest(source, &names),
+                suggestions: crate::text::closest(source, &names),
                 disabled_by: self.registry.disabled().get(source).cloned(),
             });
         };
@@ -388,7 +390,7 @@ impl Sdk {
             return Err(SdkError::UnknownMethod {
                 source_name: source.to_owned(),
                 name: method.to_owned(),
-                suggestions: validate::closest(method, &names),
+                suggestions: crate::text::closest(method, &names),
             });
         };
         Ok((src, m))

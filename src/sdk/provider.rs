@@ -91,8 +91,8 @@ pub enum Status {
     Demo,
     /// A real provider whose key variable is not set.
     NeedsKey(String),
-    /// Switched off: its `enabledBy` variable is unset, or the server is offline
-    /// (`BOARDSMITH_OFFLINE=1`, which leaves only demo data).
+    /// Switched off: its `enabledBy` variable is unset, or it needs the network and the server
+    /// is offline (`BOARDSMITH_OFFLINE=1`: demo data and the user's files only).
     Disabled(String),
 }
 
@@ -120,7 +120,7 @@ impl Status {
                 format!("needs an API key: the environment variable {var} is not set")
             }
             Status::Disabled(var) if var == OFFLINE_VAR => {
-                format!("the server is offline ({OFFLINE_VAR}=1): only demo data")
+                format!("the server is offline ({OFFLINE_VAR}=1): no network data")
             }
             Status::Disabled(var) => format!("disabled: set {var}=1 to enable it"),
         }

@@ -123,32 +123,7 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
-/// Up to three names closest to `wanted` (case-insensitive Jaro-Winkler, plus substring
-/// matches), best first.
-pub fn closest(wanted: &str, names: &[&str]) -> Vec<String> {
-    let w = wanted.to_lowercase();
-    let mut scored: Vec<(f64, &str)> = names
-        .iter()
-        .map(|n| {
-            let l = n.to_lowercase();
-            let mut s = strsim::jaro_winkler(&w, &l);
-            if !w.is_empty() && (l.contains(&w) || w.contains(&l)) {
-                s += 0.2;
-            }
-            (s, *n)
-        })
-        .filter(|(s, _)| *s >= 0.75)
-        .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-    // A clear winner is shown alone; near-ties are all shown.
-    let best = scored.first().map_or(0.0, |s| s.0);
-    scored
-        .into_iter()
-        .take_while(|(s, _)| *s >= best - 0.1)
-        .take(3)
-        .map(|(_, n)| n.to_owned())
-        .collect()
-}
+use crate::text::closest;
 
 #[cfg(test)]
 mod tests {

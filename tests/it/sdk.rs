@@ -114,9 +114,27 @@ async fn panel_code_gets_sdk_errors_it_can_act_on() {
         .unwrap_err();
     assert_eq!(e.kind, ErrorKind::Sdk);
     assert!(e.message.contains("unknown param `symbl`; did you mean `symbol`?"), "{e}");
-    let e =
-        sb.run_panel("return await sdk.nosuch.x();", &PanelContext::default()).await.unwrap_err();
-    assert!(e.message.contains("Cannot read") || e.message.contains("undefined"), "{e}");
+    // A misspelt source or method names the closest ones instead of a bare TypeError.
+    let none = PanelContext::default();
+    let run = |code: &'static str| sb.run_panel(code, &none);
+    let e = run("return await sdk.markt.getKline();").await.unwrap_err();
+    assert!(e.message.contains("unknown source `markt` in sdk; did you mean `market`?"), "{e}");
+    assert_eq!(e.line, Some(1), "{e:?}");
+    let e = run("return await sdk.market.getKlines();").await.unwrap_err();
+    assert!(
+        e.message.contains("unknown method `getKlines` in sdk.market; did you mean `getKline`?"),
+        "{e}"
+    );
+    let e = run("return await sdk.zzzz.x();").await.unwrap_err();
+    assert!(e.message.contains("unknown source `zzzz` in sdk; it has: "), "{e}");
+    // Names code may probe stay usable: `in`, keys, thenable and JSON checks, Object methods.
+    let out = run(
+        "return ['nosuch' in sdk, Object.keys(sdk).includes('market'), sdk.then === undefined, \
+         typeof sdk.market.getKline, String(sdk.market), sdk.hasOwnProperty('market')];",
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.value, json!([false, true, true, "function", "[object sdk.market]", true]));
 }
 
 #[tokio::test]

@@ -595,9 +595,11 @@ fn spec_files_round_trip_and_reject_unknown_backing_fields() {
 
 // ---------------------------------------------------------------- file backing
 
+/// The `userdata` source over `dir`, offline: the user's files need no network and still serve.
 fn userdata(dir: Option<&Path>) -> Sdk {
     let reg = Registry::new(vec![load_spec("userdata.json")], &|_| false).unwrap();
-    let config = SdkConfig { data_dir: dir.map(Path::to_path_buf), ..Default::default() };
+    let config =
+        SdkConfig { data_dir: dir.map(Path::to_path_buf), offline: true, ..Default::default() };
     Sdk::with_registry(reg, config).unwrap()
 }
 
@@ -618,12 +620,9 @@ fn data_dir() -> tempfile::TempDir {
 async fn csv_file_becomes_sorted_rows() {
     let dir = data_dir();
     let sdk = userdata(Some(dir.path()));
-    let out = sdk
-        .call("userdata", "readTable", json!({"file": "prices.csv"}))
-        .await
-        .unwrap()
-        .value
-        .clone();
+    let answer = sdk.call("userdata", "readTable", json!({"file": "prices.csv"})).await.unwrap();
+    assert_eq!((answer.provenance.provider.as_str(), answer.provenance.demo), ("file", false));
+    let out = answer.value.clone();
     assert_eq!(
         out,
         json!([

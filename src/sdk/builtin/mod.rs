@@ -280,7 +280,7 @@ pub fn generate(
         other => {
             let mut names: Vec<&str> = GENERATORS.to_vec();
             names.extend(mt::PROFILES.iter().map(|p| p.id));
-            let near = super::validate::closest(other, &names);
+            let near = crate::text::closest(other, &names);
             return Err(format!(
                 "no builtin generator `{other}` (spec error in the method's backing){}",
                 if near.is_empty() {
