@@ -878,7 +878,7 @@ pub fn company_profile(params: &Map<String, Value>, ctx: &GenContext) -> Value {
                     [(u("ceo") * 4.0) as usize % 4]
             ),
         ),
-        ("website", json!(format!("https://www.{}.com", co.symbol.to_lowercase()))),
+        ("website", json!(format!("https://demo.invalid/company/{}", co.symbol.to_lowercase()))),
         ("marketCap", numr(co.price * co.shares, 0)),
         (
             "description",
@@ -978,7 +978,7 @@ pub fn filings(params: &Map<String, Value>, ctx: &GenContext) -> Value {
             (
                 "url",
                 json!(format!(
-                    "https://www.sec.gov/Archives/edgar/data/{}/{:06}",
+                    "https://demo.invalid/filings/{}/{:06}",
                     hash(&co.symbol) % 1_000_000,
                     k
                 )),

@@ -175,16 +175,13 @@ pub fn influencers(params: &Map<String, Value>, ctx: &GenContext) -> Value {
     Value::Array(rows.into_iter().take(n).map(|r| r.1).collect())
 }
 
+/// Invented news is never attributed to a real publisher (an analyst would believe it).
 const NEWS_SOURCES: &[&str] = &[
-    "Reuters",
-    "Bloomberg",
-    "Financial Times",
-    "WSJ",
-    "CNBC",
-    "MarketWatch",
-    "Caixin (财新)",
-    "CoinDesk",
-    "Nikkei Asia",
+    "Demo Wire",
+    "Demo Markets Desk",
+    "Demo Macro Desk",
+    "Demo Asia Desk (示例)",
+    "Demo Crypto Desk",
 ];
 const HEADLINES_POS: &[&str] = &[
     "{q} rallies as investors price in faster rate cuts",
@@ -228,7 +225,8 @@ fn news_items(q: &str, symbols: Vec<String>, n: usize, ctx: &GenContext, key: &s
             ("source", json!(src)),
             ("title", json!(title)),
             ("summary", json!(format!("{title}. Market participants weighed the latest moves in {q} against the macro backdrop and positioning data."))),
-            ("url", json!(format!("https://news.example.com/{id}"))),
+            // `.invalid` can never resolve: no invented story links to a real-looking page.
+            ("url", json!(format!("https://demo.invalid/news/{id}"))),
             ("symbols", json!(symbols)),
             ("sentiment", numr(s, 3)),
         ]));

@@ -338,3 +338,27 @@ async fn dump_examples() {
     std::fs::write(path, serde_json::to_string_pretty(&Value::Object(out)).expect("json"))
         .expect("write");
 }
+
+#[tokio::test]
+async fn invented_news_and_filings_name_no_real_publisher_or_site() {
+    let sdk = sdk_at(asof());
+    let mut rows = Vec::new();
+    for (s, m) in [("news", "searchNews"), ("news", "getTopStories"), ("company", "getFilings")] {
+        let out = sdk.call(s, m, json!({})).await.expect("call");
+        assert!(out.provenance.demo, "{s}.{m}");
+        rows.extend(out.value.as_array().expect("rows").clone());
+    }
+    let profile = sdk.call("company", "getProfile", json!({})).await.expect("profile");
+    rows.push(profile.value.clone());
+    assert!(rows.len() > 10);
+    for r in &rows {
+        if let Some(source) = r["source"].as_str() {
+            assert!(source.starts_with("Demo "), "a real-sounding publisher: {r}");
+        }
+        for key in ["url", "website"] {
+            if let Some(url) = r[key].as_str() {
+                assert!(url.starts_with("https://demo.invalid/"), "a real-looking link: {r}");
+            }
+        }
+    }
+}
