@@ -210,35 +210,30 @@ async fn shutdown_signal(token: tokio_util::sync::CancellationToken) {
 pub fn sdk_list(json: bool) -> anyhow::Result<ExitCode> {
     let sdk = load_sdk()?;
     let reg = sdk.registry();
-    let public = sdk.public_json();
-    let sources = public["sources"].as_array().cloned().unwrap_or_default();
-    // Per method: its providers and their status here and now.
-    let methods_of = |s: &serde_json::Value| -> Vec<serde_json::Value> {
-        s["methods"]
-            .as_array()
-            .map(|ms| {
-                ms.iter()
-                    .map(|m| {
-                        let providers: Vec<serde_json::Value> = m["providers"]
-                            .as_array()
-                            .map(|ps| {
-                                ps.iter()
-                                    .map(|p| {
-                                        serde_json::json!({"name": p["name"], "status": p["status"]})
-                                    })
-                                    .collect()
-                            })
-                            .unwrap_or_default();
-                        serde_json::json!({"name": m["name"], "providers": providers})
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
+    // Per method: its providers in order, with their status here and now.
+    let providers = |src, m| -> Vec<(String, &'static str)> {
+        crate::sdk::provider::providers_of(src, m)
+            .iter()
+            .map(|p| (p.provider.clone(), sdk.status(src, p).as_str()))
+            .collect()
     };
     if json {
-        let out: Vec<serde_json::Value> = sources
-            .iter()
-            .map(|s| serde_json::json!({"name": s["name"], "methods": methods_of(s)}))
+        let out: Vec<serde_json::Value> = reg
+            .sources()
+            .map(|src| {
+                let methods: Vec<serde_json::Value> = src
+                    .methods
+                    .iter()
+                    .map(|m| {
+                        let ps: Vec<serde_json::Value> = providers(src, m)
+                            .into_iter()
+                            .map(|(name, status)| serde_json::json!({"name": name, "status": status}))
+                            .collect();
+                        serde_json::json!({"name": m.name, "providers": ps})
+                    })
+                    .collect();
+                serde_json::json!({"name": src.name, "methods": methods})
+            })
             .collect();
         crate::outln!("{}", serde_json::Value::Array(out));
         return Ok(ExitCode::SUCCESS);
@@ -259,18 +254,14 @@ pub fn sdk_list(json: bool) -> anyhow::Result<ExitCode> {
     crate::outln!("{} sources, {} methods", reg.sources().count(), reg.method_count());
     crate::outln!("");
     crate::outln!("{:<40} providers (first usable serves)", "method");
-    for s in &sources {
-        for m in methods_of(s) {
-            let providers: Vec<String> = m["providers"]
-                .as_array()
-                .map(|ps| {
-                    ps.iter()
-                        .map(|p| format!("{} ({})", str_of(&p["name"]), str_of(&p["status"])))
-                        .collect()
-                })
-                .unwrap_or_default();
-            let name = format!("{}.{}", str_of(&s["name"]), str_of(&m["name"]));
-            crate::outln!("{name:<40} {}", providers.join(", "));
+    for src in reg.sources() {
+        for m in &src.methods {
+            let listed: Vec<String> = providers(src, m)
+                .iter()
+                .map(|(name, status)| format!("{name} ({status})"))
+                .collect();
+            let name = format!("{}.{}", src.name, m.name);
+            crate::outln!("{name:<40} {}", listed.join(", "));
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -460,8 +451,4 @@ pub async fn llm(args: LlmArgs) -> anyhow::Result<ExitCode> {
         out.flush()?;
     }
     Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
-}
-
-fn str_of(v: &serde_json::Value) -> &str {
-    v.as_str().unwrap_or_default()
 }
