@@ -293,32 +293,16 @@ fn time_value(v: &Value) -> Option<i64> {
 
 /// CSV/TSV with a header row → rows.
 fn parse_csv(bytes: &[u8], delimiter: u8) -> Result<Value, String> {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let mut rdr = csv::ReaderBuilder::new()
-        .delimiter(delimiter)
-        .flexible(true)
-        .trim(csv::Trim::All)
-        .from_reader(bytes);
-    let headers: Vec<String> = rdr
-        .headers()
-        .map_err(|e| format!("cannot read the header row: {e}"))?
-        .iter()
-        .enumerate()
-        .map(|(i, h)| if h.is_empty() { format!("column{}", i + 1) } else { h.to_owned() })
-        .collect();
+    let (headers, records) = super::http::mapping::csv_table(bytes, delimiter)?;
     if headers.is_empty() {
         return Err("the file is empty (expected a header row)".into());
     }
     let time_col = headers.iter().position(|h| is_time_column(h));
     let mut rows = Vec::new();
-    for (i, rec) in rdr.records().enumerate() {
-        let rec = rec.map_err(|e| format!("row {}: {e}", i + 2))?;
-        if rec.iter().all(str::is_empty) {
-            continue;
-        }
+    for rec in records {
         let mut row = Map::new();
         for (j, h) in headers.iter().enumerate() {
-            let cell = rec.get(j).unwrap_or("");
+            let cell = rec.get(j).map_or("", String::as_str);
             let v = if cell.is_empty() {
                 Value::Null
             } else {

@@ -11,6 +11,7 @@ pub mod builtin;
 mod cache;
 pub mod file;
 pub mod http;
+pub mod limit;
 pub mod provider;
 pub mod spec;
 pub mod validate;
@@ -128,12 +129,16 @@ pub struct SdkConfig {
     pub outbound_allow_private: bool,
     /// Serve demo data only: every real provider is disabled (`BOARDSMITH_OFFLINE=1`).
     pub offline: bool,
+    /// When a provider is unavailable, let the next one in the method's order serve
+    /// (`BOARDSMITH_DATA_FALLBACK=1`); off by default, so a failing source is an error, not a
+    /// silent switch to another (possibly demo) provider.
+    pub fallback: bool,
 }
 
 impl SdkConfig {
     /// Configuration from the process environment: `BOARDSMITH_SDK_SPEC`,
     /// `BOARDSMITH_DATA_FILES`, `BOARDSMITH_ASOF` (RFC 3339), `BOARDSMITH_OUTBOUND_ALLOW`
-    /// (comma-separated), `BOARDSMITH_OUTBOUND_ALLOW_PRIVATE`, `BOARDSMITH_OFFLINE`.
+    /// (comma-separated), `BOARDSMITH_OUTBOUND_ALLOW_PRIVATE`, `BOARDSMITH_OFFLINE`, `BOARDSMITH_DATA_FALLBACK`.
     pub fn from_env() -> Self {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
         Self {
@@ -156,6 +161,8 @@ impl SdkConfig {
             outbound_allow_private: var(http::outbound::ALLOW_PRIVATE_VAR)
                 .is_some_and(|v| matches!(v.as_str(), "1" | "true" | "yes")),
             offline: var(provider::OFFLINE_VAR)
+                .is_some_and(|v| matches!(v.as_str(), "1" | "true" | "yes")),
+            fallback: var(provider::FALLBACK_VAR)
                 .is_some_and(|v| matches!(v.as_str(), "1" | "true" | "yes")),
         }
     }
@@ -212,6 +219,23 @@ pub struct Sdk {
     cache: cache::Cache,
     http: http::Client,
     upstream_calls: AtomicU64,
+    /// Per HTTP provider: its rate limit and circuit breaker.
+    gates: std::collections::BTreeMap<String, Gate>,
+}
+
+/// How calls to one HTTP provider are paced and cut off.
+#[derive(Debug, Default)]
+struct Gate {
+    bucket: Option<limit::Bucket>,
+    breaker: limit::Breaker,
+}
+
+/// How serving with one provider failed.
+enum Served {
+    /// The provider is down, overloaded or its breaker is open: another may serve.
+    Unavailable(SdkError),
+    /// Anything else (bad params for it, a rejected request, a mapping error).
+    Other(SdkError),
 }
 
 impl std::fmt::Debug for Sdk {
@@ -235,12 +259,24 @@ impl Sdk {
     /// `outbound_allow` entry.
     pub fn with_registry(registry: Registry, config: SdkConfig) -> Result<Self, SdkError> {
         let http = http::Client::new(config.outbound(&registry)?).map_err(SdkError::Config)?;
+        let now = std::time::Instant::now();
+        let gates = registry
+            .sources()
+            .flat_map(|s| s.methods.iter().flat_map(|m| provider::providers_of(s, m)))
+            .filter(|p| matches!(p.backing, Backing::Http(_)))
+            .map(|p| {
+                let limit = registry.provider(&p.provider).and_then(|d| d.rate_limit);
+                let bucket = limit.map(|l| limit::Bucket::new(l.requests, l.per(), now));
+                (p.provider, Gate { bucket, breaker: limit::Breaker::default() })
+            })
+            .collect();
         Ok(Self {
             registry,
             config,
             cache: cache::Cache::default(),
             http,
             upstream_calls: AtomicU64::new(0),
+            gates,
         })
     }
 
@@ -255,8 +291,11 @@ impl Sdk {
     }
 
     /// Calls `source.method(params)`: validates params against the spec (applying defaults),
-    /// then answers from the cache, joins an identical call in flight, or calls the backing.
-    /// The answer says where it came from (a cached one keeps its fetch time).
+    /// picks the provider, then answers from the cache, joins an identical call in flight, or
+    /// calls the backing. The answer says where it came from (a cached one keeps its fetch
+    /// time). When the provider is unavailable (down, or its breaker open) and the user allowed
+    /// fallback (`BOARDSMITH_DATA_FALLBACK=1`), the next provider in the order serves instead,
+    /// and its answer names it; a forced provider never falls back.
     pub async fn call(
         &self,
         source: &str,
@@ -271,61 +310,108 @@ impl Sdk {
                 message,
             })?;
         let params = validate::validate(src, m, params)?;
-        let chosen =
-            provider::choose(src, provider::providers_of(src, m), forced.as_deref(), &params, self)
-                .map_err(|e| SdkError::Upstream {
-                    source_name: source.to_owned(),
-                    method: method.to_owned(),
-                    message: e.to_string(),
+        let mut providers = provider::providers_of(src, m);
+        let mut failed: Vec<String> = Vec::new();
+        loop {
+            let chosen = provider::choose(src, providers.clone(), forced.as_deref(), &params, self)
+                .map_err(|e| {
+                    let mut message = e.to_string();
+                    if !failed.is_empty() {
+                        message = format!("{}; before that: {message}", failed.join("; "));
+                    }
+                    SdkError::Upstream {
+                        source_name: source.to_owned(),
+                        method: method.to_owned(),
+                        message,
+                    }
                 })?;
+            match self.serve(src, m, &chosen, &params).await {
+                Err(Served::Unavailable(e)) if self.config.fallback && forced.is_none() => {
+                    failed.push(format!("{} failed: {e}", chosen.provider));
+                    providers.retain(|p| p.provider != chosen.provider);
+                }
+                Err(Served::Unavailable(e) | Served::Other(e)) => return Err(e),
+                Ok(answer) => return Ok(answer),
+            }
+        }
+    }
+
+    /// Answers a call with one provider: cache, coalescing, then its backing.
+    async fn serve(
+        &self,
+        src: &SourceSpec,
+        m: &MethodSpec,
+        chosen: &ProviderSpec,
+        params: &serde_json::Map<String, Value>,
+    ) -> Result<Arc<SdkAnswer>, Served> {
+        let (source, method) = (src.name.as_str(), m.name.as_str());
         let backing = &chosen.backing;
         let now = self.config.asof.unwrap_or_else(Utc::now);
         // Builtin data is a pure function of (call, day): the day is part of the key so the
         // cache never serves yesterday's series after midnight.
         let day = now.date_naive();
-        let key = cache::Key::new(source, method, &chosen.provider, &params, day);
+        let key = cache::Key::new(source, method, &chosen.provider, params, day);
         let ttl = std::time::Duration::from_secs(m.ttl_secs.unwrap_or(spec::DEFAULT_TTL_SECS));
-        self.cache
+        let upstream = |message: String| SdkError::Upstream {
+            source_name: source.to_owned(),
+            method: method.to_owned(),
+            message,
+        };
+        let unavailable = std::sync::atomic::AtomicBool::new(false);
+        let result = self
+            .cache
             .get_or_fetch(key, ttl, || async {
                 self.upstream_calls.fetch_add(1, Ordering::Relaxed);
-                let upstream = |message: String| SdkError::Upstream {
-                    source_name: source.to_owned(),
-                    method: method.to_owned(),
-                    message,
-                };
                 let fetched_at = Utc::now().timestamp_millis();
                 match backing {
                     Backing::Builtin { generator } => {
                         let generator = generator.as_deref().unwrap_or(method);
-                        let ctx = builtin::GenContext::new(source, method, &params, now);
-                        let value =
-                            builtin::generate(generator, &params, &ctx).map_err(upstream)?;
+                        let ctx = builtin::GenContext::new(source, method, params, now);
+                        let value = builtin::generate(generator, params, &ctx).map_err(upstream)?;
                         let provenance = Provenance::demo(Some(day.to_string()), fetched_at);
                         Ok(SdkAnswer { value, provenance })
                     }
                     Backing::Http(h) => {
+                        let gate = self.gates.get(&chosen.provider);
+                        if let Some(g) = gate
+                            && let Err(open) = g.breaker.admit(std::time::Instant::now())
+                        {
+                            unavailable.store(true, Ordering::Relaxed);
+                            return Err(upstream(format!("{}: {open}", chosen.provider)));
+                        }
                         let env = |k: &str| self.config.env(k);
-                        let value = http::fetch(&self.http, h, &params, &env).await.map_err(
-                            |e| match e {
-                                http::Error::Refused(refused) => SdkError::Refused {
-                                    source_name: source.to_owned(),
-                                    method: method.to_owned(),
-                                    refused,
-                                },
-                                http::Error::Upstream(m) => upstream(m),
+                        let pace = gate.and_then(|g| g.bucket.as_ref());
+                        let fetched = http::fetch(&self.http, h, params, &env, pace).await;
+                        if let Some(g) = gate {
+                            let outcome = match &fetched {
+                                Err(http::Error::Unavailable(m)) => Err(m.as_str()),
+                                _ => Ok(()),
+                            };
+                            g.breaker.record(std::time::Instant::now(), outcome);
+                        }
+                        let value = fetched.map_err(|e| match e {
+                            http::Error::Refused(refused) => SdkError::Refused {
+                                source_name: source.to_owned(),
+                                method: method.to_owned(),
+                                refused,
                             },
-                        )?;
+                            http::Error::Unavailable(m) => {
+                                unavailable.store(true, Ordering::Relaxed);
+                                upstream(m)
+                            }
+                            http::Error::Upstream(m) => upstream(m),
+                        })?;
                         let provenance = Provenance {
                             provider: chosen.provider.clone(),
                             demo: false,
                             as_of: None,
                             fetched_at,
-                            url: http::endpoint(h, &params, &env),
+                            url: http::endpoint(h, params, &env),
                         };
                         Ok(SdkAnswer { value, provenance })
                     }
                     Backing::File(f) => {
-                        let value = file::read(self.config.data_dir.as_deref(), f, &params)
+                        let value = file::read(self.config.data_dir.as_deref(), f, params)
                             .await
                             .map_err(upstream)?;
                         let provenance = Provenance {
@@ -339,7 +425,14 @@ impl Sdk {
                     }
                 }
             })
-            .await
+            .await;
+        result.map_err(|e| {
+            if unavailable.load(Ordering::Relaxed) {
+                Served::Unavailable(e)
+            } else {
+                Served::Other(e)
+            }
+        })
     }
 
     /// The registry as `search` code and `GET /api/sdk/sources` see it, with each method's

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::SdkError;
+use super::provider::def::{self as provider_def, ProviderDef};
 use super::provider::{self, Judge, PROVIDER_PARAM, ProviderSpec};
 
 /// One data source: a named group of methods served by one backing.
@@ -182,15 +183,36 @@ pub struct Registry {
     sources: BTreeMap<String, SourceSpec>,
     /// Sources found on disk but switched off (`enabledBy` unset), with the variable to set.
     disabled: BTreeMap<String, String>,
+    /// Provider definitions (`providers/*.json`) by name.
+    providers: BTreeMap<String, ProviderDef>,
 }
 
 impl Registry {
-    /// Builds a registry from parsed specs, keeping sources whose `enabledBy` is in `enabled`
-    /// (or unset). Rejects duplicate names, duplicate methods and params with defaults of the
-    /// wrong type, naming the source and method.
+    /// Builds a registry from parsed specs without provider definitions (see [`Registry::build`]).
     pub fn new(specs: Vec<SourceSpec>, enabled: &dyn Fn(&str) -> bool) -> Result<Self, SdkError> {
+        Self::build(specs, Vec::new(), enabled)
+    }
+
+    /// Builds a registry from parsed specs and provider definitions, keeping sources whose
+    /// `enabledBy` is in `enabled` (or unset). Rejects duplicate names, duplicate methods and
+    /// params with defaults of the wrong type, naming the source and method. Every `http`
+    /// backing inherits its provider's definition ([`provider_def::inherit`]).
+    pub fn build(
+        specs: Vec<SourceSpec>,
+        defs: Vec<ProviderDef>,
+        enabled: &dyn Fn(&str) -> bool,
+    ) -> Result<Self, SdkError> {
         let mut reg = Self::default();
-        for spec in specs {
+        for def in defs {
+            if reg.providers.contains_key(&def.name) {
+                return Err(SdkError::Spec(format!(
+                    "duplicate provider definition `{}`",
+                    def.name
+                )));
+            }
+            reg.providers.insert(def.name.clone(), def);
+        }
+        for mut spec in specs {
             check_source(&spec)?;
             if let Some(var) = &spec.enabled_by
                 && !enabled(var)
@@ -201,36 +223,82 @@ impl Registry {
             if reg.sources.contains_key(&spec.name) {
                 return Err(SdkError::Spec(format!("duplicate source name `{}`", spec.name)));
             }
+            reg.inherit(&mut spec);
             reg.sources.insert(spec.name.clone(), spec);
         }
         Ok(reg)
     }
 
-    /// Parses every `*.json` file of a directory.
-    pub fn load_dir(dir: &Path, enabled: &dyn Fn(&str) -> bool) -> Result<Self, SdkError> {
-        let mut specs = Vec::new();
-        let entries = std::fs::read_dir(dir)
-            .map_err(|e| SdkError::Spec(format!("cannot read {}: {e}", dir.display())))?;
-        let mut paths: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-        paths.sort();
-        for path in paths.iter().filter(|p| p.extension().is_some_and(|x| x == "json")) {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| SdkError::Spec(format!("cannot read {}: {e}", path.display())))?;
-            specs.push(parse_spec(&path.display().to_string(), &text)?);
-        }
-        Self::new(specs, enabled)
-    }
-
-    /// Parses the spec files embedded in the binary at build time.
-    pub fn embedded(enabled: &dyn Fn(&str) -> bool) -> Result<Self, SdkError> {
-        let mut specs = Vec::new();
-        for file in super::EMBEDDED_SPECS.files() {
-            if file.path().extension().is_some_and(|x| x == "json") {
-                let text = file.contents_utf8().unwrap_or_default();
-                specs.push(parse_spec(&file.path().display().to_string(), text)?);
+    /// Lets each `http` backing of `spec` inherit from its provider's definition: a source's
+    /// or method's own backing is served by the provider named after the source.
+    fn inherit(&self, spec: &mut SourceSpec) {
+        let source = spec.name.clone();
+        let apply = |b: &mut Backing, provider: &str| {
+            if let Backing::Http(h) = b {
+                provider_def::inherit(h, provider, self.providers.get(provider));
+            }
+        };
+        apply(&mut spec.backing, &source);
+        for m in &mut spec.methods {
+            if let Some(b) = &mut m.backing {
+                apply(b, &source);
+            }
+            for p in &mut m.providers {
+                let name = p.provider.clone();
+                apply(&mut p.backing, &name);
             }
         }
-        Self::new(specs, enabled)
+    }
+
+    /// Parses every `*.json` file of a directory, and the provider definitions in its
+    /// `providers/` folder if it has one.
+    pub fn load_dir(dir: &Path, enabled: &dyn Fn(&str) -> bool) -> Result<Self, SdkError> {
+        let specs = json_files(dir)?
+            .iter()
+            .map(|(file, text)| parse_spec(file, text))
+            .collect::<Result<Vec<_>, _>>()?;
+        let providers_dir = dir.join("providers");
+        let defs = if providers_dir.is_dir() {
+            json_files(&providers_dir)?
+                .iter()
+                .map(|(file, text)| provider_def::parse(file, text).map_err(SdkError::Spec))
+                .collect::<Result<Vec<_>, _>>()?
+        } else {
+            Vec::new()
+        };
+        Self::build(specs, defs, enabled)
+    }
+
+    /// Parses the spec files (and provider definitions) embedded in the binary at build time.
+    pub fn embedded(enabled: &dyn Fn(&str) -> bool) -> Result<Self, SdkError> {
+        let json = |dir: &include_dir::Dir<'static>| {
+            dir.files()
+                .filter(|f| f.path().extension().is_some_and(|x| x == "json"))
+                .map(|f| (f.path().display().to_string(), f.contents_utf8().unwrap_or_default()))
+                .collect::<Vec<_>>()
+        };
+        let specs = json(&super::EMBEDDED_SPECS)
+            .into_iter()
+            .map(|(file, text)| parse_spec(&file, text))
+            .collect::<Result<Vec<_>, _>>()?;
+        let defs = super::EMBEDDED_SPECS
+            .get_dir("providers")
+            .map(json)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(file, text)| provider_def::parse(&file, text).map_err(SdkError::Spec))
+            .collect::<Result<Vec<_>, _>>()?;
+        Self::build(specs, defs, enabled)
+    }
+
+    /// The definition of a provider, if it has one.
+    pub fn provider(&self, name: &str) -> Option<&ProviderDef> {
+        self.providers.get(name)
+    }
+
+    /// Every provider definition, by name.
+    pub fn provider_defs(&self) -> impl Iterator<Item = &ProviderDef> {
+        self.providers.values()
     }
 
     /// Looks up a source.
@@ -313,6 +381,23 @@ impl Registry {
             .collect();
         serde_json::json!({ "sources": sources })
     }
+}
+
+/// `(path, text)` of each `*.json` file directly in `dir`, sorted by name.
+fn json_files(dir: &Path) -> Result<Vec<(String, String)>, SdkError> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| SdkError::Spec(format!("cannot read {}: {e}", dir.display())))?;
+    let mut paths: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    paths
+        .iter()
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "json"))
+        .map(|path| {
+            std::fs::read_to_string(path)
+                .map(|text| (path.display().to_string(), text))
+                .map_err(|e| SdkError::Spec(format!("cannot read {}: {e}", path.display())))
+        })
+        .collect()
 }
 
 /// Parses one spec file, naming the file in errors.

@@ -115,11 +115,14 @@ fn ok(name: &str) -> Vec<Reply> {
     vec![Reply::Body(200, fixture(name))]
 }
 
-/// Loads a real spec file.
+/// A real source as the registry holds it: its spec file, with what its providers' definition
+/// files (`sdk-spec/providers/`) add (base-URL variable, key, headers).
 fn load_spec(file: &str) -> SourceSpec {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("sdk-spec").join(file);
-    let text = std::fs::read_to_string(&p).unwrap();
-    parse_spec(file, &text).unwrap()
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("sdk-spec");
+    let text = std::fs::read_to_string(dir.join(file)).unwrap();
+    let name = parse_spec(file, &text).unwrap().name;
+    let reg = Registry::load_dir(&dir, &|_| true).unwrap();
+    reg.source(&name).unwrap().clone()
 }
 
 /// Applies `f` to every http backing of a spec.
@@ -456,7 +459,7 @@ async fn auth_header_comes_from_the_environment_variable() {
     let backing = http_backing(&spec, "price");
     let env = |k: &str| (k == "COINGECKO_API_KEY").then(|| "CG-test-key".to_owned());
     let params = json!({"ids": "bitcoin", "vsCurrency": "usd"});
-    http::fetch(&client_for(&srv.origin), &backing, params.as_object().unwrap(), &env)
+    http::fetch(&client_for(&srv.origin), &backing, params.as_object().unwrap(), &env, None)
         .await
         .unwrap();
     let (query, headers) = srv.last("/api/v3/simple/price");
@@ -484,7 +487,7 @@ async fn required_auth_missing_names_the_variable() {
     // With the variable, the key goes into the query.
     let Backing::Http(h) = &spec.backing else { unreachable!() };
     let env = |k: &str| (k == "KEYED_API_KEY").then(|| "k1".to_owned());
-    http::fetch(&client_for(&srv.origin), h, &serde_json::Map::new(), &env).await.unwrap();
+    http::fetch(&client_for(&srv.origin), h, &serde_json::Map::new(), &env, None).await.unwrap();
     assert_eq!(srv.last("/data").0, "apikey=k1");
 }
 
@@ -498,9 +501,10 @@ async fn base_url_env_redirects_the_origin() {
     let origin = srv.origin.clone();
     let env = move |k: &str| (k == "BOARDSMITH_BINANCE_BASE_URL").then(|| origin.clone());
     let params = json!({"symbol": "BTCUSDT", "interval": "1h", "limit": 2});
-    let out = http::fetch(&client_for(&srv.origin), &backing, params.as_object().unwrap(), &env)
-        .await
-        .unwrap();
+    let out =
+        http::fetch(&client_for(&srv.origin), &backing, params.as_object().unwrap(), &env, None)
+            .await
+            .unwrap();
     assert_eq!(out.as_array().unwrap().len(), 3);
     assert_eq!(srv.hits("/api/v3/klines"), 1);
 }

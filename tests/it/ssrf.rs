@@ -295,7 +295,7 @@ async fn a_name_rebound_to_loopback_is_refused_at_connect_time() {
         o.declare(&reqwest::Url::parse(&backing.url).unwrap());
         http::Client::with_lookup(o, lookup.clone()).unwrap()
     };
-    let err = http::fetch(&declared(vec![]), backing, &serde_json::Map::new(), &|_| None)
+    let err = http::fetch(&declared(vec![]), backing, &serde_json::Map::new(), &|_| None, None)
         .await
         .unwrap_err();
     assert_eq!(
@@ -309,7 +309,8 @@ async fn a_name_rebound_to_loopback_is_refused_at_connect_time() {
     assert_eq!(l.hits(), 0);
     // Listed by the operator, the same name connects to exactly the resolved address.
     let client = declared(vec!["rebind.example".parse().unwrap()]);
-    let out = http::fetch(&client, backing, &serde_json::Map::new(), &|_| None).await.unwrap();
+    let out =
+        http::fetch(&client, backing, &serde_json::Map::new(), &|_| None, None).await.unwrap();
     assert_eq!(out, json!({"ok": true}));
     assert_eq!(l.hits(), 1);
 }

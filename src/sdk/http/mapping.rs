@@ -10,7 +10,13 @@
 //!
 //! Exactly one of `rows` (array → rows), `entries` (object of entries → rows) or `object`
 //! (object → one object) may be given; with none, the selected value is returned as is. Rows
-//! that all carry a numeric `time` are sorted ascending and de-duplicated (last one wins).
+//! that all carry a numeric `time` are sorted ascending and de-duplicated (last one wins), then
+//! the `then` steps run ([`super::transform`]).
+//!
+//! A body may be CSV (`"format": "csv"`: rows of header → cell, empty cells null); `transpose`
+//! turns an object of parallel arrays (`{"form": [...], "date": [...]}`) into rows; `errors` lists
+//! paths that, when present in a body, mean the provider answered with an error (some do so with
+//! HTTP 200).
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -36,6 +42,36 @@ pub struct ResponseMap {
     /// The selected value is an object mapped onto one result object with these fields.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub object: Option<FieldList>,
+    /// How the body is parsed (default JSON).
+    #[serde(default, skip_serializing_if = "BodyFormat::is_json")]
+    pub format: BodyFormat,
+    /// The selected value is an object of parallel arrays: turn it into rows first.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub transpose: bool,
+    /// Paths whose presence (non-null) in the body means an error, whose text is reported.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<String>,
+    /// Steps applied to the rows after mapping.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub then: Vec<super::transform::Step>,
+}
+
+/// How a response body is parsed.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum BodyFormat {
+    /// JSON.
+    #[default]
+    Json,
+    /// CSV with a header row: an array of `{header: cell}` objects, cells as strings, empty
+    /// cells null.
+    Csv,
+}
+
+impl BodyFormat {
+    fn is_json(&self) -> bool {
+        *self == BodyFormat::Json
+    }
 }
 
 #[derive(Deserialize)]
@@ -49,6 +85,14 @@ struct RawResponseMap {
     entries: Option<Entries>,
     #[serde(default)]
     object: Option<FieldList>,
+    #[serde(default)]
+    format: BodyFormat,
+    #[serde(default)]
+    transpose: bool,
+    #[serde(default)]
+    errors: Vec<String>,
+    #[serde(default)]
+    then: Vec<super::transform::Step>,
 }
 
 impl TryFrom<RawResponseMap> for ResponseMap {
@@ -70,7 +114,19 @@ impl TryFrom<RawResponseMap> for ResponseMap {
                 );
             }
         }
-        Ok(Self { select: r.select, rows: r.rows, entries: r.entries, object: r.object })
+        if !r.then.is_empty() && r.rows.is_none() && r.entries.is_none() {
+            return Err("response.then: steps apply to rows; give `rows` or `entries`".into());
+        }
+        Ok(Self {
+            select: r.select,
+            rows: r.rows,
+            entries: r.entries,
+            object: r.object,
+            format: r.format,
+            transpose: r.transpose,
+            errors: r.errors,
+            then: r.then,
+        })
     }
 }
 
@@ -103,15 +159,31 @@ pub struct Entries {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Field {
     /// Dot path relative to the element (`"4"` for the 5th item of an array, `"lastPrice"`);
-    /// may contain `{param}` placeholders.
+    /// may contain `{param}` placeholders. A key that itself holds dots (a CSV header such as
+    /// `"1.5 Month"`) is found whole. Empty with `value`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub from: String,
+    /// A constant instead of a path (`{"value": "Binance"}`), expanded from the params when a
+    /// string (`"{symbol}"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<Value>,
     /// Conversion (default `raw`).
     #[serde(default, rename = "as")]
     pub conv: Conv,
-    /// When the value is missing or null, emit null instead of failing.
+    /// `chrono` format of a `date` conversion (`"%m/%d/%Y"`; default `%Y-%m-%d`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+    /// Multiply a numeric result (`100` turns a rate of 0.0001 into 0.01 percent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<f64>,
+    /// When the value is missing or null, emit null instead of failing. Providers' placeholders
+    /// for "no value" (`""`, `"."`, `"null"`, `"N/A"`, `"NaN"`) count as null then.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub optional: bool,
 }
+
+/// What providers send for "no value" in numeric and date fields.
+const PLACEHOLDERS: &[&str] = &["", ".", "null", "N/A", "n/a", "NaN", "-"];
 
 /// Value conversions.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
@@ -128,6 +200,12 @@ pub enum Conv {
     MsToS,
     /// ISO 8601 date or date-time string (UTC if no offset) → epoch seconds (integer).
     IsoToS,
+    /// A date or date-time in the field's `format` (UTC) → epoch seconds.
+    Date,
+    /// A string, upper-cased.
+    Upper,
+    /// A string, lower-cased.
+    Lower,
 }
 
 impl Conv {
@@ -176,7 +254,43 @@ pub fn apply(
         Some(s) => template::expand_plain(s, params),
         None => String::new(),
     };
-    let root = select(body, &sel_path).map_err(|e| format!("response from {origin}: {e}"))?;
+    for path in &map.errors {
+        if let Ok(v) = select(body, path)
+            && !v.is_null()
+        {
+            let text = match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            return Err(format!(
+                "{origin} answered with an error: {}",
+                crate::text::clip(&text, 300)
+            ));
+        }
+    }
+    let selected = select(body, &sel_path).map_err(|e| format!("response from {origin}: {e}"))?;
+    let transposed;
+    let root = if map.transpose {
+        transposed = transpose(selected).map_err(|e| format!("response from {origin}: {e}"))?;
+        &transposed
+    } else {
+        selected
+    };
+    let finish = |rows: Vec<Map<String, Value>>| -> Result<Value, String> {
+        let rows = match finish_rows(rows) {
+            Value::Array(items) => items
+                .into_iter()
+                .filter_map(|v| match v {
+                    Value::Object(o) => Some(o),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        let rows = super::transform::apply(&map.then, rows, params)
+            .map_err(|e| format!("response from {origin}: {e}"))?;
+        Ok(Value::Array(rows.into_iter().map(Value::Object).collect()))
+    };
     let at = if sel_path.is_empty() { "the top level".to_owned() } else { format!("`{sel_path}`") };
     let prefix = if sel_path.is_empty() { String::new() } else { format!("{sel_path}.") };
     let bad = |what: &str, v: &Value| {
@@ -191,7 +305,7 @@ pub fn apply(
                 .map_err(|e| format!("response from {origin}: {e}"))?;
             rows.push(row);
         }
-        return Ok(finish_rows(rows));
+        return finish(rows);
     }
     if let Some(e) = &map.entries {
         let Value::Object(obj) = root else { return Err(bad("an object", root)) };
@@ -230,7 +344,7 @@ pub fn apply(
             }
             rows.push(row);
         }
-        return Ok(finish_rows(rows));
+        return finish(rows);
     }
     if let Some(fields) = &map.object {
         if !root.is_object() {
@@ -252,6 +366,9 @@ fn expand_fields(fields: &FieldList, params: &Map<String, Value>) -> Vec<(String
         .map(|(k, f)| {
             let mut f = f.clone();
             f.from = template::expand_plain(&f.from, params);
+            if let Some(Value::String(t)) = &f.value {
+                f.value = Some(Value::String(template::expand_plain(t, params)));
+            }
             (k.clone(), f)
         })
         .collect()
@@ -264,11 +381,16 @@ fn map_fields(
 ) -> Result<Map<String, Value>, String> {
     let mut row = Map::new();
     for (name, f) in fields {
+        if let Some(v) = &f.value {
+            row.insert(name.clone(), v.clone());
+            continue;
+        }
         let path = if here.is_empty() { f.from.clone() } else { format!("{here}.{}", f.from) };
+        let placeholder = |v: &Value| v.as_str().is_some_and(|s| PLACEHOLDERS.contains(&s.trim()));
         let v = match select(item, &f.from) {
-            Ok(v) if !v.is_null() => convert(v, f.conv).map_err(|m| format!("at `{path}`: {m}"))?,
-            Ok(_) | Err(_) if f.optional => Value::Null,
-            Ok(v) => convert(v, f.conv).map_err(|m| format!("at `{path}`: {m}"))?,
+            Ok(v) if f.optional && (v.is_null() || placeholder(v)) => Value::Null,
+            Err(_) if f.optional => Value::Null,
+            Ok(v) => convert_field(v, f).map_err(|m| format!("at `{path}`: {m}"))?,
             Err(_) => {
                 return Err(format!(
                     "missing `{path}` (expected field `{name}` there), element is {}",
@@ -299,8 +421,189 @@ pub fn finish_rows(mut rows: Vec<Map<String, Value>>) -> Value {
     Value::Array(rows.into_iter().map(Value::Object).collect())
 }
 
-/// Walks a dot path (`"a.b.0"`); an empty path is the value itself.
+/// Applies a field's conversion, date format and scale.
+fn convert_field(v: &Value, f: &Field) -> Result<Value, String> {
+    let out = match (f.conv, &f.format) {
+        (Conv::Date, format) => {
+            let format = format.as_deref().unwrap_or("%Y-%m-%d");
+            let s = match v {
+                Value::String(s) => s.trim(),
+                other => {
+                    return Err(format!("expected a date like `{format}`, got {}", describe(other)));
+                }
+            };
+            parse_dated(s, format)
+                .map(Value::from)
+                .ok_or_else(|| format!("expected a date like `{format}`, got {}", describe(v)))?
+        }
+        (conv, _) => convert(v, conv)?,
+    };
+    match (f.scale, out.as_f64()) {
+        (Some(k), Some(x)) => Ok(super::expr::to_json(Some(x * k))),
+        (Some(_), None) if !out.is_null() => {
+            Err(format!("`scale` needs a number, got {}", describe(&out)))
+        }
+        _ => Ok(out),
+    }
+}
+
+/// A date or date-time in `format` (UTC) as epoch seconds.
+fn parse_dated(s: &str, format: &str) -> Option<i64> {
+    if let Ok(d) = NaiveDateTime::parse_from_str(s, format) {
+        return Some(d.and_utc().timestamp());
+    }
+    NaiveDate::parse_from_str(s, format)
+        .ok()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|t| t.and_utc().timestamp())
+}
+
+/// `{"a": [1, 2], "b": [3, 4]}` → `[{"a": 1, "b": 3}, {"a": 2, "b": 4}]` (arrays of equal length).
+fn transpose(v: &Value) -> Result<Value, String> {
+    let Value::Object(cols) = v else {
+        return Err(format!(
+            "expected an object of parallel arrays to transpose, got {}",
+            describe(v)
+        ));
+    };
+    let mut len = None;
+    for (k, c) in cols {
+        let Value::Array(items) = c else { continue };
+        match len {
+            None => len = Some(items.len()),
+            Some(n) if n != items.len() => {
+                return Err(format!(
+                    "cannot transpose: `{k}` has {} items, others {n}",
+                    items.len()
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    let rows = (0..len.unwrap_or(0))
+        .map(|i| {
+            let row: Map<String, Value> = cols
+                .iter()
+                .filter_map(|(k, c)| c.as_array().map(|a| (k.clone(), a[i].clone())))
+                .collect();
+            Value::Object(row)
+        })
+        .collect();
+    Ok(Value::Array(rows))
+}
+
+/// Appends the array at `select` in `page` to the one at the same path in `first`.
+pub fn append_page(first: &mut Value, page: &Value, select: &str) -> Result<(), String> {
+    let pointer: String = select
+        .split('.')
+        .filter(|s| !s.is_empty())
+        .map(|s| format!("/{}", s.replace('~', "~0").replace('/', "~1")))
+        .collect();
+    let more = match page.pointer(&pointer) {
+        Some(Value::Array(items)) => items.clone(),
+        Some(other) => {
+            return Err(format!("expected an array at `{select}`, got {}", describe(other)));
+        }
+        None => return Err(format!("missing `{select}`")),
+    };
+    match first.pointer_mut(&pointer) {
+        Some(Value::Array(items)) => {
+            items.extend(more);
+            Ok(())
+        }
+        _ => Err(format!("expected an array at `{select}` of the first page")),
+    }
+}
+
+/// Parses a body in `format`; errors name the host/path and show the body's start.
+pub fn parse_body(format: BodyFormat, body: &[u8], origin: &str) -> Result<Value, String> {
+    match format {
+        BodyFormat::Json => serde_json::from_slice(body).map_err(|e| {
+            format!(
+                "response from {origin} is not valid JSON ({e}); body starts with: {}",
+                snippet(body)
+            )
+        }),
+        BodyFormat::Csv => csv_rows(body, b',').map_err(|e| {
+            format!(
+                "response from {origin} is not valid CSV ({e}); body starts with: {}",
+                snippet(body)
+            )
+        }),
+    }
+}
+
+/// First 300 characters of a body, on one line, for error messages.
+pub fn snippet(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.is_empty() {
+        return "(empty body)".into();
+    }
+    crate::text::clip(&one_line, 300)
+}
+
+/// Delimited text with a header row → `[{header: cell}]`, cells as strings (empty → null). A
+/// header-only or empty body gives no rows.
+pub fn csv_rows(bytes: &[u8], delimiter: u8) -> Result<Value, String> {
+    let (headers, records) = csv_table(bytes, delimiter)?;
+    let rows = records
+        .into_iter()
+        .map(|rec| {
+            let row: Map<String, Value> = headers
+                .iter()
+                .zip(rec)
+                .map(|(h, cell)| {
+                    let v = if cell.is_empty() { Value::Null } else { Value::String(cell) };
+                    (h.clone(), v)
+                })
+                .collect();
+            Value::Object(row)
+        })
+        .collect();
+    Ok(Value::Array(rows))
+}
+
+/// Header names (empty ones as `columnN`) and the non-blank records, cells trimmed; a UTF-8 BOM
+/// is skipped. Records may be shorter than the header (missing cells are empty); cells beyond
+/// the header are dropped.
+pub fn csv_table(bytes: &[u8], delimiter: u8) -> Result<(Vec<String>, Vec<Vec<String>>), String> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let mut rdr = csv::ReaderBuilder::new()
+        .delimiter(delimiter)
+        .flexible(true)
+        .trim(csv::Trim::All)
+        .from_reader(bytes);
+    let headers: Vec<String> = rdr
+        .headers()
+        .map_err(|e| format!("cannot read the header row: {e}"))?
+        .iter()
+        .enumerate()
+        .map(|(i, h)| if h.is_empty() { format!("column{}", i + 1) } else { h.to_owned() })
+        .collect();
+    let mut records = Vec::new();
+    for (i, rec) in rdr.records().enumerate() {
+        let rec = rec.map_err(|e| format!("row {}: {e}", i + 2))?;
+        if rec.iter().all(str::is_empty) {
+            continue;
+        }
+        let mut cells: Vec<String> = rec.iter().map(str::to_owned).collect();
+        cells.resize(headers.len(), String::new());
+        cells.truncate(headers.len());
+        records.push(cells);
+    }
+    Ok((headers, records))
+}
+
+/// Walks a dot path (`"a.b.0"`); an empty path is the value itself. Where an object holds the
+/// rest of the path as one key (`"1.5 Month"`), that key is taken.
 pub fn select<'a>(v: &'a Value, path: &str) -> Result<&'a Value, String> {
+    if let Value::Object(o) = v
+        && path.contains('.')
+        && let Some(whole) = o.get(path)
+    {
+        return Ok(whole);
+    }
     let mut cur = v;
     let mut walked = String::new();
     for seg in path.split('.').filter(|s| !s.is_empty()) {
@@ -373,6 +676,26 @@ pub fn convert(v: &Value, conv: Conv) -> Result<Value, String> {
             Value::Number(_) => Ok(v.clone()),
             other => Err(format!("expected an ISO 8601 date string, got {}", describe(other))),
         },
+        Conv::Date => convert_field(v, &Field::date()),
+        Conv::Upper | Conv::Lower => match convert(v, Conv::String)? {
+            Value::String(s) if conv == Conv::Upper => Ok(Value::String(s.to_uppercase())),
+            Value::String(s) => Ok(Value::String(s.to_lowercase())),
+            other => Ok(other),
+        },
+    }
+}
+
+impl Field {
+    /// A `date` field in the default format (for `entries` keys and values).
+    fn date() -> Self {
+        Field {
+            from: String::new(),
+            value: None,
+            conv: Conv::Date,
+            format: None,
+            scale: None,
+            optional: false,
+        }
     }
 }
 

@@ -10,9 +10,11 @@
 //! Every request goes through [`Client`], which applies the [`outbound`] policy (allowed hosts,
 //! no private addresses) before sending, on each redirect hop and when a name resolves.
 
+pub mod expr;
 pub mod mapping;
 pub mod outbound;
 pub mod template;
+pub mod transform;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -23,7 +25,8 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-pub use mapping::{Conv, Entries, Field, FieldList, ResponseMap};
+use mapping::snippet;
+pub use mapping::{BodyFormat, Conv, Entries, Field, FieldList, ResponseMap};
 pub use outbound::{AllowedHost, Outbound, Refused};
 
 /// Default per-attempt timeout.
@@ -74,6 +77,34 @@ pub struct HttpBacking {
     /// How the JSON body becomes the result (default: as is).
     #[serde(default)]
     pub response: Box<ResponseMap>,
+    /// Fetch every page of a paged answer (rows of all pages are mapped together).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paginate: Option<Paginate>,
+}
+
+/// Page-numbered pagination: the page number goes in a query parameter, the body says how many
+/// pages there are.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Paginate {
+    /// The query parameter carrying the page number (`page`, `page[number]`).
+    pub param: String,
+    /// Number of the first page (default 1); the first request may omit the param.
+    #[serde(default = "first_page")]
+    pub first: u32,
+    /// Dot path to the total number of pages in a body (`meta.total-pages`, `0.pages`).
+    pub total_pages: String,
+    /// Most pages fetched per call (default 10, at most [`MAX_PAGES`]).
+    #[serde(default = "max_pages")]
+    pub max_pages: u32,
+}
+
+fn first_page() -> u32 {
+    1
+}
+
+fn max_pages() -> u32 {
+    10
 }
 
 /// A credential from the environment, sent as a header or a query parameter.
@@ -148,13 +179,21 @@ pub enum Error {
     /// The outbound policy refused the request (or a redirect, or the resolved address).
     #[error(transparent)]
     Refused(#[from] Refused),
-    /// Anything else: spec, credential, transport, status, body or mapping.
+    /// The provider failed on its side, after the retries: network, timeout, 429, 5xx, or 451
+    /// (it refuses this region). These count towards its circuit breaker.
+    #[error("{0}")]
+    Unavailable(String),
+    /// Anything else: spec, credential, a request it rejected, body or mapping.
     #[error("{0}")]
     Upstream(String),
 }
 
+/// Longest a call waits for its turn under a provider's rate limit before failing instead.
+pub const MAX_PACE_WAIT: Duration = Duration::from_secs(5);
+
 /// A prepared request: URL, headers, and the label (host + path, never the query) used in
 /// messages.
+#[derive(Clone)]
 struct Prepared {
     method: reqwest::Method,
     url: reqwest::Url,
@@ -244,6 +283,9 @@ fn prepare(
 struct Failure {
     message: String,
     retryable: bool,
+    /// The provider's fault (it is down, slow, overloaded or refuses this region), as opposed
+    /// to a request it rejected.
+    provider_side: bool,
     /// Server-requested delay (`Retry-After` seconds), if any.
     retry_after: Option<Duration>,
     /// Set when the outbound policy stopped the attempt (never retried).
@@ -256,21 +298,95 @@ struct Failure {
 ///
 /// The URL is checked against the client's outbound policy first: a refused request is never
 /// sent, and a refusal at connect time or on a redirect is not retried.
+///
+/// With a `pace` bucket (the provider's rate limit) each attempt waits its turn, at most
+/// [`MAX_PACE_WAIT`], and a `Retry-After` holds the bucket for every caller.
 pub async fn fetch(
     client: &Client,
     backing: &HttpBacking,
     params: &Map<String, Value>,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
+    pace: Option<&crate::sdk::limit::Bucket>,
 ) -> Result<Value, Error> {
     let req = prepare(backing, params, env).map_err(Error::Upstream)?;
     client.outbound.check(&req.url, false)?;
+    let body = send(client, backing, &req, pace).await?;
+    let format = backing.response.format;
+    let mut json = mapping::parse_body(format, &body, &req.label).map_err(Error::Upstream)?;
+    if let Some(pages) = &backing.paginate {
+        let total = mapping::select(&json, &pages.total_pages)
+            .ok()
+            .and_then(|v| mapping::to_number(v)?.as_u64())
+            .ok_or_else(|| {
+                Error::Upstream(format!(
+                    "response from {}: expected the page count at `{}`",
+                    req.label, pages.total_pages
+                ))
+            })?;
+        let last = u64::from(pages.first)
+            .saturating_add(total.saturating_sub(1))
+            .min(u64::from(pages.first) + u64::from(pages.max_pages.clamp(1, MAX_PAGES)) - 1);
+        let select = backing.response.select.as_deref().unwrap_or_default();
+        let select = template::expand_plain(select, params);
+        for page in u64::from(pages.first) + 1..=last {
+            let mut next = Prepared { url: req.url.clone(), ..req.clone() };
+            let kept: Vec<(String, String)> = next
+                .url
+                .query_pairs()
+                .filter(|(k, _)| k != &pages.param)
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect();
+            next.url
+                .query_pairs_mut()
+                .clear()
+                .extend_pairs(kept)
+                .append_pair(&pages.param, &page.to_string());
+            let body = send(client, backing, &next, pace).await?;
+            let more = mapping::parse_body(format, &body, &req.label).map_err(Error::Upstream)?;
+            mapping::append_page(&mut json, &more, &select).map_err(|e| {
+                Error::Upstream(format!("response from {} page {page}: {e}", req.label))
+            })?;
+        }
+    }
+    mapping::apply(&backing.response, &json, params, &req.label).map_err(Error::Upstream)
+}
+
+/// Most pages one call fetches.
+pub const MAX_PAGES: u32 = 50;
+
+/// Sends one prepared request with retries (transient failures, honouring `Retry-After`) and the
+/// provider's pace; the body of the first success.
+async fn send(
+    client: &Client,
+    backing: &HttpBacking,
+    req: &Prepared,
+    pace: Option<&crate::sdk::limit::Bucket>,
+) -> Result<Vec<u8>, Error> {
     let timeout = Duration::from_millis(backing.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS));
     let retries = backing.retries.unwrap_or(DEFAULT_RETRIES);
     let base = backing.retry_base_ms.unwrap_or(DEFAULT_RETRY_BASE_MS);
     let mut attempt: u32 = 0;
-    let body = loop {
-        match attempt_once(&client.inner, &req, timeout).await {
-            Ok(body) => break body,
+    loop {
+        if let Some(bucket) = pace {
+            match bucket.reserve(std::time::Instant::now(), MAX_PACE_WAIT) {
+                Ok(wait) if wait.is_zero() => {}
+                Ok(wait) => tokio::time::sleep(wait).await,
+                Err(wait) => {
+                    return Err(Error::Upstream(format!(
+                        "{}: too many requests to this provider right now (its rate limit); \
+                         try again in {} s",
+                        req.label,
+                        wait.as_secs().max(1)
+                    )));
+                }
+            }
+        }
+        let outcome = attempt_once(&client.inner, req, timeout).await;
+        if let (Some(bucket), Err(Failure { retry_after: Some(ra), .. })) = (pace, &outcome) {
+            bucket.hold(std::time::Instant::now() + *ra);
+        }
+        match outcome {
+            Ok(body) => return Ok(body),
             Err(Failure { refused: Some(r), .. }) => return Err(Error::Refused(r)),
             Err(f) if f.retryable && attempt < retries => {
                 let backoff = base.saturating_mul(1u64 << attempt.min(16));
@@ -289,18 +405,15 @@ pub async fn fetch(
                 } else {
                     String::new()
                 };
-                return Err(Error::Upstream(format!("{}{tries}", f.message)));
+                let message = format!("{}{tries}", f.message);
+                return Err(if f.provider_side {
+                    Error::Unavailable(message)
+                } else {
+                    Error::Upstream(message)
+                });
             }
         }
-    };
-    let json: Value = serde_json::from_slice(&body).map_err(|e| {
-        Error::Upstream(format!(
-            "response from {} is not valid JSON ({e}); body starts with: {}",
-            req.label,
-            snippet(&body)
-        ))
-    })?;
-    mapping::apply(&backing.response, &json, params, &req.label).map_err(Error::Upstream)
+    }
 }
 
 /// The endpoint a call of `backing` with `params` reaches: scheme, host and path (never the
@@ -326,6 +439,7 @@ async fn attempt_once(
             Failure {
                 message: r.to_string(),
                 retryable: false,
+                provider_side: false,
                 retry_after: None,
                 refused: Some(r),
             }
@@ -333,6 +447,7 @@ async fn attempt_once(
             Failure {
                 message: format!("request to {label} timed out (timeout {secs} s)"),
                 retryable: true,
+                provider_side: true,
                 retry_after: None,
                 refused: None,
             }
@@ -340,6 +455,7 @@ async fn attempt_once(
             Failure {
                 message: format!("request to {label} failed: {}", root_cause(&e)),
                 retryable: e.is_connect() || e.is_request() || e.is_body(),
+                provider_side: true,
                 retry_after: None,
                 refused: None,
             }
@@ -382,6 +498,7 @@ async fn attempt_once(
             snippet(&body)
         ),
         retryable: code == 429 || status.is_server_error(),
+        provider_side: code == 429 || code == 451 || status.is_server_error(),
         retry_after,
         refused: None,
     })
@@ -391,6 +508,7 @@ fn too_large(label: &str) -> Failure {
     Failure {
         message: format!("response from {label} is larger than {} MiB", MAX_BODY_BYTES >> 20),
         retryable: false,
+        provider_side: false,
         retry_after: None,
         refused: None,
     }
@@ -421,16 +539,6 @@ fn root_cause(e: &reqwest::Error) -> String {
         return e.to_string().split(" for url").next().unwrap_or_default().to_owned();
     }
     msg
-}
-
-/// First 300 characters of a body, on one line.
-fn snippet(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(body);
-    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one_line.is_empty() {
-        return "(empty body)".into();
-    }
-    crate::text::clip(&one_line, 300)
 }
 
 #[cfg(test)]

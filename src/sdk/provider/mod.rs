@@ -9,6 +9,8 @@
 //!
 //! Owns the selection rule and the statuses; knows nothing of HTTP or caching.
 
+pub mod def;
+
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -129,6 +131,9 @@ impl Status {
 
 /// The variable that leaves only demo providers.
 pub const OFFLINE_VAR: &str = "BOARDSMITH_OFFLINE";
+
+/// The variable that lets the next provider serve when the chosen one is unavailable.
+pub const FALLBACK_VAR: &str = "BOARDSMITH_DATA_FALLBACK";
 
 /// How the SDK judges a provider: its key, its switch, the offline flag.
 pub trait Judge {
