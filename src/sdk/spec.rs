@@ -350,6 +350,9 @@ impl Registry {
                                 if !p.when.is_empty() {
                                     row["when"] = serde_json::json!(p.when);
                                 }
+                                if !p.omits.is_empty() {
+                                    row["omits"] = serde_json::json!(p.omits);
+                                }
                                 row
                             })
                             .collect();

@@ -1,5 +1,5 @@
-//! Price series: OHLCV klines (GARCH-like volatility clustering, generated backward from a
-//! symbol-day anchor so the latest bars do not depend on `limit`), quotes and quote lists,
+//! Price series: OHLCV klines (a deterministic path per symbol, so history never changes as the
+//! clock moves and recent bars do not depend on `limit`), quotes and quote lists,
 //! trades and order books, technical indicators, correlation and FX crosses.
 
 use chrono::{DateTime, Utc};
@@ -27,62 +27,91 @@ pub struct Bar {
 }
 
 /// Generates `n` bars of size `step` ending with the bar that contains `now`.
+///
+/// Every price is a pure function of the symbol and the instant ([`price_at`]), so a past bar
+/// never changes as the clock moves, and bars of different sizes agree where they meet (the
+/// 1-hour close at 16:00 is the 1-day close of a day ending then). Only the forming bar, whose
+/// close is the price now, moves.
 pub fn bars(symbol: &str, step: i64, n: usize, now: DateTime<Utc>) -> (SymbolProfile, Vec<Bar>) {
     let prof = profile(symbol);
-    let mut rng = rng_anchor(&format!("kline|{}|{step}", prof.symbol), now);
     let skip = prof.class != AssetClass::Crypto;
     let times = time_grid(now, step, n, skip);
-    let day_no = now.timestamp().div_euclid(DAY) as f64;
-    let phase = unit(&prof.symbol) * std::f64::consts::TAU;
-    // The level drifts slowly from day to day around the symbol's typical price.
-    let level = prof.price
-        * (0.4 * prof.vol * (day_no / 37.0 + phase).sin() + 0.1 * prof.vol * gauss(&mut rng)).exp();
+    let now_s = now.timestamp();
+    let seed = hash(&format!("path|{}", prof.symbol));
+    let dec = price_decimals(prof.price);
     let sigma = prof.vol / periods_per_year(prof.class, step).sqrt();
-    let var0 = sigma * sigma;
-    let (a, b) = (0.05, 0.92);
-    let mut var = var0 * (0.6 + 0.8 * rng.random::<f64>());
-    // closes[i] for i in 0..=n (index n is the latest close), built backward; each bar's other
-    // draws are taken in the same backward pass so recent bars do not depend on `n`.
-    let mut closes = vec![0.0; n + 1];
-    let mut sig = vec![sigma; n + 1];
-    let mut draws = vec![[0.0f64; 4]; n + 1];
-    let pull = (0.015 * step as f64 / DAY as f64).min(0.05);
-    let mut c = level;
-    for i in (0..=n).rev() {
-        closes[i] = c;
-        let s = var.sqrt();
-        sig[i] = s;
-        // Fat tails: occasional jumps.
-        let z = gauss(&mut rng) * if rng.random::<f64>() < 0.02 { 2.5 } else { 1.0 };
-        draws[i] = [gauss(&mut rng), gauss(&mut rng).abs(), gauss(&mut rng).abs(), gauss(&mut rng)];
-        let r = s * z;
-        // Weak pull toward the symbol's level keeps long histories in a realistic range.
-        c = (c.ln() - r + pull * (level.ln() - c.ln())).exp();
-        var = (var0 * (1.0 - a - b) + a * r * r + b * var).clamp(0.3 * var0, 3.0 * var0);
-    }
-    let dec = price_decimals(level);
     let vol_per_bar = prof.daily_volume * (step as f64 / DAY as f64).min(7.0);
     let out = times
         .iter()
-        .enumerate()
-        .map(|(k, &time)| {
-            let i = k + 1;
-            let s = sig[i];
-            let [gz, hz, lz, vz] = draws[i];
-            let close = closes[i];
-            let gap = if prof.class == AssetClass::Crypto { 0.0 } else { 0.15 * s * gz };
-            let open = round(closes[i - 1] * gap.exp(), dec);
+        .map(|&time| {
+            let end = (time + step).min(now_s);
+            // Draws for this bar only: a function of (symbol, size, time).
+            let draw = |k: u64| unit_hash(mix(seed ^ k, step as u64, time as u64));
+            let close = price_at(&prof, seed, end);
+            let start = price_at(&prof, seed, time);
+            // Markets that close overnight gap at the open; crypto trades through.
+            let gap = if skip { 0.15 * sigma * (2.0 * draw(1) - 1.0) } else { 0.0 };
+            let open = round(start * gap.exp(), dec);
             let close = round(close, dec);
-            let high = round(open.max(close) * (0.6 * s * hz).exp(), dec).max(open.max(close));
-            let low =
-                round(open.min(close) * (-0.6 * s * lz).exp(), dec).min(open.min(close)).max(0.0);
-            let move_ratio = ((close / open).ln().abs() / s.max(1e-9)).min(6.0);
-            let vol = vol_per_bar * (0.35 * vz).exp() * (0.7 + 0.3 * move_ratio);
+            let high =
+                round(open.max(close) * (0.6 * sigma * draw(2)).exp(), dec).max(open.max(close));
+            let low = round(open.min(close) * (-0.6 * sigma * draw(3)).exp(), dec)
+                .min(open.min(close))
+                .max(0.0);
+            let move_ratio = ((close / open).ln().abs() / sigma.max(1e-9)).min(6.0);
+            let vol = vol_per_bar * (0.7 * (draw(4) - 0.5)).exp() * (0.7 + 0.3 * move_ratio);
             let vd = if vol > 1000.0 { 0 } else { 3 };
             Bar { time, open, high, low, close, volume: round(vol.max(1e-3), vd).max(0.001) }
         })
         .collect();
     (prof, out)
+}
+
+/// Finest time scale of the demo price path (seconds); each octave doubles it.
+const PATH_BASE_SECS: f64 = 60.0;
+/// Octaves: from a minute to about a year (longer ones would wander too far from the typical price).
+const PATH_OCTAVES: i32 = 20;
+const YEAR_SECS: f64 = 365.25 * DAY as f64;
+
+/// The demo price of `prof` at Unix second `t`: its typical price times `exp(x(t))`, where `x`
+/// is a sum of value-noise octaves (one per time scale from a minute to years) whose amplitudes
+/// grow with the square root of the scale, as a random walk's do, with slowly varying volatility.
+/// Deterministic in `(symbol, t)` and bounded, so the level stays realistic.
+pub fn price_at(prof: &SymbolProfile, seed: u64, t: i64) -> f64 {
+    let t = t as f64;
+    // Volatility regimes lasting days to weeks.
+    let regime = (0.35 * noise(seed ^ 0x5eed, t / (9.0 * DAY as f64))).exp();
+    let mut x = 0.0;
+    for j in 0..PATH_OCTAVES {
+        let scale = PATH_BASE_SECS * f64::from(1u32 << j);
+        let amp = 0.45 * prof.vol * (scale / YEAR_SECS).sqrt();
+        let amp = if scale < 3.0 * DAY as f64 { amp * regime } else { amp };
+        x += amp * noise(seed.wrapping_add(j as u64), t / scale);
+    }
+    prof.price * x.exp()
+}
+
+/// Value noise: uniform values in `[-√3, √3]` (unit variance) at integer points of `u`,
+/// smoothly interpolated between them.
+fn noise(seed: u64, u: f64) -> f64 {
+    let k = u.floor();
+    let f = u - k;
+    let at = |i: f64| (2.0 * unit_hash(mix(seed, i as i64 as u64, 0x9e37)) - 1.0) * 3f64.sqrt();
+    let w = f * f * (3.0 - 2.0 * f);
+    at(k) * (1.0 - w) + at(k + 1.0) * w
+}
+
+/// SplitMix64 over three words: a fast, well-spread hash for lattice points and bar draws.
+fn mix(a: u64, b: u64, c: u64) -> u64 {
+    let mut z = a ^ b.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ c.wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A hash as a number in `[0, 1)`.
+fn unit_hash(h: u64) -> f64 {
+    (h >> 11) as f64 / (1u64 << 53) as f64
 }
 
 fn bar_json(b: &Bar) -> Value {

@@ -362,3 +362,44 @@ async fn invented_news_and_filings_name_no_real_publisher_or_site() {
         }
     }
 }
+
+/// The demo close of a past day is the same whenever it is asked (it used to drift as the clock
+/// moved: 2025-01-09 read 266.97, then 252.48, then 247.85), and bar sizes agree where they meet.
+#[tokio::test]
+async fn past_prices_never_change_as_the_clock_moves() {
+    let day = Utc.with_ymd_and_hms(2025, 1, 9, 0, 0, 0).single().expect("valid date").timestamp();
+    let close_on = |rows: &Value| {
+        rows.as_array()
+            .and_then(|r| r.iter().find(|b| b["time"] == json!(day)))
+            .map(|b| b["close"].clone())
+            .expect("the day is in the series")
+    };
+    let mut seen = Vec::new();
+    for (m, d) in [(1, 20), (3, 2), (6, 11)] {
+        let now = Utc.with_ymd_and_hms(2025, m, d, 15, 30, 0).single().expect("valid date");
+        let sdk = sdk_at(now);
+        let rows = sdk
+            .call("market", "getKline", json!({"symbol": "AAPL", "timeframe": "1D", "limit": 200}))
+            .await
+            .expect("kline");
+        seen.push(close_on(&rows.value));
+    }
+    assert!(seen.windows(2).all(|w| w[0] == w[1]), "{seen:?}");
+    // Hourly bars: the close of the hour ending at midnight is the daily open's source price.
+    let now = asof();
+    let (_, daily) = super::series::bars("BTCUSDT", super::util::DAY, 30, now);
+    let (_, hourly) = super::series::bars("BTCUSDT", 3600, 30 * 24, now);
+    let d = &daily[10];
+    let h = hourly.iter().find(|h| h.time + 3600 == d.time + super::util::DAY).expect("hour");
+    assert_eq!(h.close, d.close, "the last hour of a day closes where the day does");
+    // And the path still moves like the asset: realized volatility of daily closes near the
+    // profile's (BTC 60%, AAPL 25% a year).
+    for (sym, vol, days) in [("BTCUSDT", 0.6, 365.0), ("AAPL", 0.25, 252.0)] {
+        let (_, b) = super::series::bars(sym, super::util::DAY, 500, now);
+        let r: Vec<f64> = b.windows(2).map(|w| (w[1].close / w[0].close).ln()).collect();
+        let mean = r.iter().sum::<f64>() / r.len() as f64;
+        let var = r.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (r.len() - 1) as f64;
+        let realized = (var * days).sqrt();
+        assert!((0.4 * vol..2.0 * vol).contains(&realized), "{sym}: realized vol {realized}");
+    }
+}

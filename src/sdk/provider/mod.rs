@@ -34,6 +34,10 @@ pub struct ProviderSpec {
     /// Environment variable that must be `1`/`true` for this provider to be used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled_by: Option<String>,
+    /// Fields of the standard shape this provider cannot fill (they are null in its answers);
+    /// `search` shows them so panel code can allow for them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub omits: Vec<String>,
     /// How it is served.
     pub backing: Backing,
 }
@@ -153,6 +157,7 @@ pub fn providers_of(src: &SourceSpec, m: &MethodSpec) -> Vec<ProviderSpec> {
         provider: name.to_owned(),
         when: BTreeMap::new(),
         enabled_by: src.enabled_by.clone(),
+        omits: Vec::new(),
         backing,
     }]
 }
