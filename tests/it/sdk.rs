@@ -3,7 +3,7 @@
 
 use boardsmith::sandbox::{ErrorKind, PanelContext};
 use boardsmith::sdk::{Sdk, SdkConfig, SdkError};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::support;
 
@@ -69,10 +69,15 @@ async fn builtin_data_is_deterministic_per_day_and_well_formed() {
     };
     let a = call("2026-11-20T09:00:00Z").await;
     let b = call("2026-11-20T17:00:00Z").await;
-    let c = call("2026-11-21T09:00:00Z").await;
-    assert_eq!(a, b, "same day, same data");
-    assert_ne!(a, c, "a new day moves the series");
-    let rows = a.as_array().unwrap();
+    let c = call("2026-11-23T09:00:00Z").await;
+    let (ra, rb, rc) = (a.as_array().unwrap(), b.as_array().unwrap(), c.as_array().unwrap());
+    // Closed bars never change as the clock moves; only the forming bar (the last) does.
+    assert_eq!(ra[..119], rb[..119], "same day, same closed bars");
+    assert_ne!(ra[119]["close"], rb[119]["close"], "the forming bar moves during the day");
+    let past: Vec<&Value> = ra[..119].iter().filter(|r| rc.contains(r)).collect();
+    assert!(past.len() >= 110, "a later day keeps the earlier days' bars: {} kept", past.len());
+    assert_ne!(ra.last(), rc.last(), "a new day adds a bar");
+    let rows = ra;
     assert_eq!(rows.len(), 120);
     let times: Vec<i64> = rows.iter().map(|r| r["time"].as_i64().unwrap()).collect();
     assert!(times.windows(2).all(|w| w[0] < w[1]), "ascending, de-duplicated");

@@ -298,6 +298,11 @@ pub fn rotation(params: &Map<String, Value>, ctx: &GenContext) -> Value {
     )
 }
 
+/// The ETF tickers the demo knows.
+pub fn etf_symbols() -> impl Iterator<Item = &'static str> {
+    ETFS.iter().map(|e| e.0)
+}
+
 const ETFS: &[(&str, &str, &str, &str, f64, f64)] = &[
     ("SPY", "SPDR S&P 500 ETF Trust", "State Street", "US Equity", 610e9, 0.0945),
     ("QQQ", "Invesco QQQ Trust", "Invesco", "US Equity", 320e9, 0.2),

@@ -158,6 +158,62 @@ pub const GENERATORS: &[&str] = &[
     "fearGreedNow",
 ];
 
+/// Params that name a market symbol; the demo answers only for symbols it knows.
+const SYMBOL_PARAMS: &[&str] = &["symbol", "symbols", "symbolA", "symbolB", "benchmark", "pair"];
+
+/// Every symbol the demo has data for (normalised), besides pairs of known currencies.
+pub fn demo_symbols() -> &'static std::collections::BTreeSet<String> {
+    static SET: std::sync::OnceLock<std::collections::BTreeSet<String>> =
+        std::sync::OnceLock::new();
+    SET.get_or_init(|| {
+        let stocks = series::STOCKS.iter().map(|s| s.0);
+        let indices = series::INDICES.iter().map(|s| s.0);
+        let commodities = series::COMMODITIES.iter().map(|s| s.0);
+        let crypto = series::CRYPTO.iter().map(|s| s.0);
+        let sectors = series::SECTORS.iter().map(|s| s.1);
+        util::known_symbols()
+            .chain(stocks)
+            .chain(indices)
+            .chain(commodities)
+            .chain(crypto)
+            .chain(sectors)
+            .chain(lists::etf_symbols())
+            .map(util::norm_symbol)
+            .collect()
+    })
+}
+
+/// Refuses symbols the demo does not know: it would have to invent a company or a coin.
+fn check_symbols(params: &Map<String, Value>) -> Result<(), String> {
+    let known = demo_symbols();
+    for key in SYMBOL_PARAMS {
+        for given in util::p_list(params, key, &[]) {
+            let sym = util::norm_symbol(&given);
+            if known.contains(&sym) || util::is_fx_pair(&sym) {
+                continue;
+            }
+            let names: Vec<&str> = known.iter().map(String::as_str).collect();
+            let near = crate::text::closest(&sym, &names);
+            let hint = if near.is_empty() {
+                String::new()
+            } else {
+                format!("; did you mean {}?", near.join(", "))
+            };
+            let sample: Vec<&str> =
+                ["AAPL", "MSFT", "NVDA", "SPX", "BTCUSDT", "ETHUSDT", "EURUSD", "XAUUSD", "WTI"]
+                    .into_iter()
+                    .collect();
+            return Err(format!(
+                "the demo data has no symbol `{given}`{hint} (it covers a fixed set of {} symbols, \
+                 such as {}, and currency pairs like EURJPY); real data for it needs a live provider",
+                known.len(),
+                sample.join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Runs generator `name` with validated params (defaults applied). Errors are written for the
 /// model that made the call.
 pub fn generate(
@@ -171,6 +227,7 @@ pub fn generate(
     use lists as ls;
     use metrics as mt;
     use series as sr;
+    check_symbols(params)?;
     if let Some(r) = mt::metric(name, params, ctx) {
         return r;
     }

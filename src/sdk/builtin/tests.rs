@@ -403,3 +403,24 @@ async fn past_prices_never_change_as_the_clock_moves() {
         assert!((0.4 * vol..2.0 * vol).contains(&realized), "{sym}: realized vol {realized}");
     }
 }
+
+/// The demo never invents a company or a coin: an unknown symbol is an error that names
+/// known ones, while known symbols and pairs of known currencies answer.
+#[tokio::test]
+async fn unknown_symbols_get_no_invented_data() {
+    let sdk = sdk_at(asof());
+    for (source, method, params) in [
+        ("market", "getKline", json!({"symbol": "ZZZQ"})),
+        ("fundamentals", "getIncomeStatement", json!({"symbol": "ZZZQ"})),
+        ("market", "getQuotes", json!({"symbols": ["AAPL", "ZZZQ"]})),
+    ] {
+        let e = sdk.call(source, method, params).await.expect_err("unknown symbol").to_string();
+        assert!(e.contains("the demo data has no symbol `ZZZQ`"), "{source}.{method}: {e}");
+        assert!(e.contains("AAPL") && e.contains("live provider"), "{e}");
+    }
+    let e = sdk.call("market", "getKline", json!({"symbol": "AAPLL"})).await.expect_err("typo");
+    assert!(e.to_string().contains("did you mean AAPL"), "{e}");
+    for symbol in ["aapl", "BTC/USDT", "EURJPY", "XLK", "SPY"] {
+        sdk.call("market", "getKline", json!({"symbol": symbol})).await.expect(symbol);
+    }
+}

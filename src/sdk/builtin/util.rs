@@ -336,6 +336,16 @@ const CCY: &[&str] = &[
     "NOK", "MXN", "INR", "KRW", "BRL", "ZAR", "TRY",
 ];
 
+/// Symbols with a profile of their own (the demo's fixed universe, besides FX pairs).
+pub fn known_symbols() -> impl Iterator<Item = &'static str> {
+    KNOWN.iter().map(|(s, ..)| *s)
+}
+
+/// Whether `sym` (normalised) is a pair of two currencies the demo knows (`EURJPY`).
+pub fn is_fx_pair(sym: &str) -> bool {
+    sym.len() == 6 && sym.is_ascii() && CCY.contains(&&sym[..3]) && CCY.contains(&&sym[3..])
+}
+
 fn guess(sym: &str) -> (f64, f64, AssetClass) {
     let u = unit(sym);
     let crypto_quote =
