@@ -267,6 +267,34 @@ pub fn sdk_list(json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `boardsmith sdk check [--json]`.
+pub async fn sdk_check(json: bool) -> anyhow::Result<ExitCode> {
+    let sdk = load_sdk()?;
+    let checks = sdk.check().await;
+    let failed = checks.iter().filter(|c| !c.ok).count();
+    if json {
+        crate::outln!("{}", serde_json::to_string(&checks)?);
+    } else if checks.is_empty() {
+        crate::outln!(
+            "no live provider to check (offline, or every one needs a key or is disabled)"
+        );
+    } else {
+        crate::outln!("{:<18} {:<4} {:>9}  {:<32} error", "provider", "ok", "latency", "method");
+        for c in &checks {
+            crate::outln!(
+                "{:<18} {:<4} {:>7.0}ms  {:<32} {}",
+                c.provider,
+                if c.ok { "ok" } else { "FAIL" },
+                c.latency_ms,
+                c.method,
+                c.error.as_deref().unwrap_or("")
+            );
+        }
+        crate::outln!("{} of {} providers answered", checks.len() - failed, checks.len());
+    }
+    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
 /// `boardsmith sdk show <source>`.
 pub fn sdk_show(source: &str) -> anyhow::Result<ExitCode> {
     let sdk = load_sdk()?;

@@ -129,6 +129,13 @@ enum SdkCommand {
         /// Source name, e.g. `market`.
         source: String,
     },
+    /// Call each live provider once with default parameters and print ok, latency or the
+    /// error (exit 1 if any failed): whether this machine reaches its data providers.
+    Check {
+        /// Print `[{provider, method, ok, latencyMs, error}]` instead.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -177,6 +184,22 @@ enum BenchTarget {
         #[arg(long, default_value_t = 10_000)]
         idle: usize,
     },
+    /// Upstream requests of one live dashboard watched by many viewers (a loopback provider
+    /// counts them): at most one per panel per refresh interval.
+    Upstream {
+        /// Viewers (WebSockets) of the dashboard.
+        #[arg(long, default_value_t = 200)]
+        viewers: usize,
+        /// Live panels, each a different pair (at most 16).
+        #[arg(long, default_value_t = 12)]
+        panels: usize,
+        /// Refresh interval in seconds (at least 5).
+        #[arg(long, default_value_t = 5)]
+        refresh: u64,
+        /// Refresh intervals measured.
+        #[arg(long, default_value_t = 8)]
+        intervals: u64,
+    },
 }
 
 fn main() -> ExitCode {
@@ -204,6 +227,7 @@ fn main() -> ExitCode {
             Command::Token => cli::token(),
             Command::Sdk { command: SdkCommand::List { json } } => cli::sdk_list(json),
             Command::Sdk { command: SdkCommand::Show { source } } => cli::sdk_show(&source),
+            Command::Sdk { command: SdkCommand::Check { json } } => cli::sdk_check(json).await,
             Command::Run { kind, file, state, vars } => {
                 cli::run(kind, &file, state.as_deref(), vars).await
             }
@@ -213,6 +237,9 @@ fn main() -> ExitCode {
             Command::Bench { target: BenchTarget::Dashboards { subscribers, rounds, idle } } => {
                 boardsmith::bench::dashboards(subscribers, rounds, idle).await
             }
+            Command::Bench {
+                target: BenchTarget::Upstream { viewers, panels, refresh, intervals },
+            } => boardsmith::bench::upstream(viewers, panels, refresh, intervals).await,
             Command::MockLlm { script, demo: _, port } => {
                 cli::mock_llm(script.as_deref(), port).await
             }

@@ -17,7 +17,9 @@ use crate::sandbox::{Limits, PanelContext, Sandbox};
 use crate::sdk::Sdk;
 
 mod gateway;
+mod upstream;
 pub use gateway::gateway;
+pub use upstream::upstream;
 
 /// The typical panel of the targets: two sdk calls in parallel, then an indicator.
 pub const TYPICAL_PANEL: &str = "const [k, posts] = await Promise.all([

@@ -119,6 +119,10 @@ pub struct SdkConfig {
     pub enabled: Vec<String>,
     /// Consult the process environment for `enabledBy` and HTTP auth variables.
     pub use_env: bool,
+    /// Variables the SDK reads (API keys, `BOARDSMITH_<PROVIDER>_BASE_URL`, `enabledBy`
+    /// switches) set here rather than in the process: consulted before the process environment,
+    /// and also when `use_env` is false (tests and embedders inject keys and base URLs this way).
+    pub env: std::collections::BTreeMap<String, String>,
     /// Pin "now" for builtin generators (tests, reproducible demos). Default: the real clock.
     pub asof: Option<DateTime<Utc>>,
     /// Hosts `http` backings may reach besides those declared by the spec files, also on
@@ -146,6 +150,7 @@ impl SdkConfig {
             data_dir: var("BOARDSMITH_DATA_FILES").map(PathBuf::from),
             enabled: Vec::new(),
             use_env: true,
+            env: std::collections::BTreeMap::new(),
             asof: var("BOARDSMITH_ASOF")
                 .and_then(|s| DateTime::parse_from_rfc3339(&s).ok())
                 .map(|d| d.with_timezone(&Utc)),
@@ -167,8 +172,11 @@ impl SdkConfig {
         }
     }
 
-    /// A variable of the process environment, when `use_env` is set.
+    /// A variable: from `env`, else from the process environment when `use_env` is set.
     fn env(&self, var: &str) -> Option<String> {
+        if let Some(v) = self.env.get(var) {
+            return Some(v.clone());
+        }
         if self.use_env { std::env::var(var).ok() } else { None }
     }
 
@@ -207,8 +215,7 @@ impl SdkConfig {
 
     fn is_enabled(&self, var: &str) -> bool {
         self.enabled.iter().any(|v| v == var)
-            || (self.use_env
-                && std::env::var(var).is_ok_and(|v| matches!(v.as_str(), "1" | "true" | "yes")))
+            || self.env(var).is_some_and(|v| matches!(v.as_str(), "1" | "true" | "yes"))
     }
 }
 
@@ -221,6 +228,22 @@ pub struct Sdk {
     upstream_calls: AtomicU64,
     /// Per HTTP provider: its rate limit and circuit breaker.
     gates: std::collections::BTreeMap<String, Gate>,
+}
+
+/// How one provider answered `boardsmith sdk check`.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Check {
+    /// The provider.
+    pub provider: String,
+    /// The method called (`source.method`).
+    pub method: String,
+    /// Whether it answered and the answer mapped.
+    pub ok: bool,
+    /// Time to the mapped answer (or the error), in milliseconds.
+    pub latency_ms: f64,
+    /// What went wrong.
+    pub error: Option<String>,
 }
 
 /// How calls to one HTTP provider are paced and cut off.
@@ -433,6 +456,44 @@ impl Sdk {
                 Served::Other(e)
             }
         })
+    }
+
+    /// Calls each live HTTP provider once, concurrently, with the default params of the first
+    /// method it can serve with them (forcing that provider), and reports how it went. For
+    /// `boardsmith sdk check`: whether this machine reaches its providers.
+    pub async fn check(&self) -> Vec<Check> {
+        let mut probes: Vec<(String, String, String)> = Vec::new();
+        for src in self.registry.sources() {
+            for m in &src.methods {
+                for p in provider::providers_of(src, m) {
+                    let fresh = !probes.iter().any(|(name, ..)| *name == p.provider);
+                    if !fresh
+                        || !matches!(p.backing, Backing::Http(_))
+                        || self.status(src, &p) != Status::Live
+                    {
+                        continue;
+                    }
+                    // Only a method whose defaults suffice and match the provider's patterns.
+                    let Ok(params) = validate::validate(src, m, Value::Null) else { continue };
+                    if p.applies(&params) {
+                        probes.push((p.provider.clone(), src.name.clone(), m.name.clone()));
+                    }
+                }
+            }
+        }
+        let runs = probes.into_iter().map(|(provider, source, method)| async move {
+            let started = std::time::Instant::now();
+            let params = serde_json::json!({ provider::PROVIDER_PARAM: provider });
+            let result = self.call(&source, &method, params).await;
+            Check {
+                provider,
+                method: format!("{source}.{method}"),
+                ok: result.is_ok(),
+                latency_ms: started.elapsed().as_secs_f64() * 1000.0,
+                error: result.err().map(|e| e.to_string()),
+            }
+        });
+        futures::future::join_all(runs).await
     }
 
     /// The registry as `search` code and `GET /api/sdk/sources` see it, with each method's

@@ -101,3 +101,59 @@ fn a_closed_pipe_ends_a_command_quietly() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(out.status.code(), Some(0), "{stderr}");
 }
+
+/// `sdk check` calls each live provider once (defaults, forced provider) and reports ok, latency
+/// and the error; a provider whose methods all need params is not called; exit 1 if any failed.
+#[tokio::test]
+async fn sdk_check_calls_each_live_provider_once() {
+    use axum::http::StatusCode;
+    let app = axum::Router::new()
+        .route("/good", axum::routing::get(|| async { axum::Json(serde_json::json!({"v": 1})) }))
+        .route("/bad", axum::routing::get(|| async { (StatusCode::SERVICE_UNAVAILABLE, "down") }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let dir = tempfile::tempdir().unwrap();
+    let http = |provider: &str, path: &str| {
+        serde_json::json!({"provider": provider,
+            "backing": {"kind": "http", "url": format!("http://{addr}/{path}"), "retries": 0}})
+    };
+    let method = |name: &str, params: Value, provider: Value| {
+        serde_json::json!({"name": name, "description": "d", "params": params,
+            "returns": {"type": "object", "description": "r"}, "providers": [provider]})
+    };
+    let needs_param =
+        serde_json::json!([{"name": "x", "type": "string", "required": true, "description": "x"}]);
+    let spec = serde_json::json!({"name": "probe", "displayName": "Probe", "description": "d", "methods": [
+        method("a", serde_json::json!([]), http("good", "good")),
+        method("b", serde_json::json!([]), http("bad", "bad")),
+        method("c", needs_param, http("unprobed", "good")),
+    ]});
+    std::fs::write(dir.path().join("probe.json"), spec.to_string()).unwrap();
+    let spec_dir = dir.path().to_owned();
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new(support::program())
+            .args(["sdk", "check", "--json"])
+            .env("BOARDSMITH_SDK_SPEC", &spec_dir)
+            .env("BOARDSMITH_OUTBOUND_ALLOW", addr.to_string())
+            .env_remove("BOARDSMITH_OFFLINE")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "one provider failed: {stdout}");
+    let checks: Vec<Value> = serde_json::from_str(&stdout).unwrap();
+    let by = |p: &str| checks.iter().find(|c| c["provider"] == p).cloned();
+    let good = by("good").expect("good checked");
+    assert_eq!(
+        (good["ok"].clone(), good["method"].clone()),
+        (Value::from(true), Value::from("probe.a"))
+    );
+    assert!(good["latencyMs"].as_f64().unwrap() >= 0.0);
+    let bad = by("bad").expect("bad checked");
+    assert_eq!(bad["ok"], false);
+    assert!(bad["error"].as_str().unwrap().contains("HTTP 503"), "{bad}");
+    assert!(by("unprobed").is_none(), "needs a param: not called: {stdout}");
+}
