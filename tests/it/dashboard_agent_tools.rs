@@ -502,6 +502,7 @@ async fn eval_runs_a_case_and_fails_cleanly_without_a_key() {
         .env("OPENAI_API_KEY", "sk-test")
         .env("OPENAI_BASE_URL", format!("{}/v1", mock.url()))
         .env("BOARDSMITH_WORKERS", "2")
+        .env("BOARDSMITH_OFFLINE", "1")
         .env_remove("BOARDSMITH_MODEL")
         .env_remove("BOARDSMITH_CONFIG")
         .output()

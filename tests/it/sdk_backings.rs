@@ -4,105 +4,15 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::collections::{HashMap, VecDeque};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::Router;
-use axum::extract::{Request, State};
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
 use boardsmith::sdk::http::{self, HttpBacking};
 use boardsmith::sdk::spec::parse_spec;
 use boardsmith::sdk::{Backing, Registry, Sdk, SdkConfig, SdkError, SourceSpec};
 use serde_json::{Value, json};
 
-// ---------------------------------------------------------------- loopback upstream
-
-/// One scripted reply.
-#[derive(Clone)]
-enum Reply {
-    /// Status and body (sent as `application/json`).
-    Body(u16, String),
-    /// Sleep, then 200 with the body.
-    Slow(Duration, String),
-}
-
-struct Hit {
-    path: String,
-    query: String,
-    headers: HeaderMap,
-}
-
-#[derive(Default)]
-struct Upstream {
-    hits: Mutex<Vec<Hit>>,
-    /// path → replies; the last one repeats.
-    script: Mutex<HashMap<String, VecDeque<Reply>>>,
-}
-
-async fn handle(State(up): State<Arc<Upstream>>, req: Request) -> Response {
-    let path = req.uri().path().to_owned();
-    up.hits.lock().unwrap().push(Hit {
-        path: path.clone(),
-        query: req.uri().query().unwrap_or_default().to_owned(),
-        headers: req.headers().clone(),
-    });
-    let reply = {
-        let mut script = up.script.lock().unwrap();
-        match script.get_mut(&path) {
-            Some(q) if q.len() > 1 => q.pop_front(),
-            Some(q) => q.front().cloned(),
-            None => None,
-        }
-    };
-    let json = |code: u16, body: String| {
-        let status = StatusCode::from_u16(code).unwrap();
-        (status, [("content-type", "application/json")], body).into_response()
-    };
-    match reply {
-        Some(Reply::Body(code, body)) => json(code, body),
-        Some(Reply::Slow(d, body)) => {
-            tokio::time::sleep(d).await;
-            json(200, body)
-        }
-        None => json(404, format!("{{\"error\":\"no route {path}\"}}")),
-    }
-}
-
-struct Server {
-    origin: String,
-    up: Arc<Upstream>,
-}
-
-impl Server {
-    async fn start() -> Self {
-        let up = Arc::new(Upstream::default());
-        let app = Router::new().fallback(handle).with_state(up.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move {
-            axum::serve(listener, app).await.unwrap();
-        });
-        Self { origin: format!("http://{addr}"), up }
-    }
-
-    fn on(&self, path: &str, replies: Vec<Reply>) {
-        self.up.script.lock().unwrap().insert(path.to_owned(), replies.into());
-    }
-
-    fn hits(&self, path: &str) -> usize {
-        self.up.hits.lock().unwrap().iter().filter(|h| h.path == path).count()
-    }
-
-    /// Query string and headers of the last hit on `path`.
-    fn last(&self, path: &str) -> (String, HeaderMap) {
-        let hits = self.up.hits.lock().unwrap();
-        let h = hits.iter().rev().find(|h| h.path == path).expect("no hit");
-        (h.query.clone(), h.headers.clone())
-    }
-}
+use crate::support::upstream::{Reply, Server};
 
 // ---------------------------------------------------------------- helpers
 

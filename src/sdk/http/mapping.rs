@@ -164,8 +164,8 @@ pub struct Field {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub from: String,
     /// A constant instead of a path (`{"value": "Binance"}`), expanded from the params when a
-    /// string (`"{symbol}"`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// string (`"{symbol}"`); `{"value": null}` for a standard field the provider cannot fill.
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     pub value: Option<Value>,
     /// Conversion (default `raw`).
     #[serde(default, rename = "as")]
@@ -177,9 +177,15 @@ pub struct Field {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale: Option<f64>,
     /// When the value is missing or null, emit null instead of failing. Providers' placeholders
-    /// for "no value" (`""`, `"."`, `"null"`, `"N/A"`, `"NaN"`) count as null then.
+    /// for "no value" (`""`, `"."`, `"null"`, `"N/A"`, `"NaN"`) count as null then. A key that
+    /// no element of a non-empty answer has is still an error: the provider's format changed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub optional: bool,
+}
+
+/// A field that is present, even as `null`, is `Some` (absent is `None` by `default`).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
 }
 
 /// What providers send for "no value" in numeric and date fields.
@@ -305,6 +311,7 @@ pub fn apply(
                 .map_err(|e| format!("response from {origin}: {e}"))?;
             rows.push(row);
         }
+        check_drift(&fields, items.iter()).map_err(|e| format!("response from {origin}: {e}"))?;
         return finish(rows);
     }
     if let Some(e) = &map.entries {
@@ -374,6 +381,32 @@ fn expand_fields(fields: &FieldList, params: &Map<String, Value>) -> Vec<(String
         .collect()
 }
 
+/// An optional field whose key no element has: the provider renamed or dropped it, which must
+/// not pass as a column of nulls.
+fn check_drift<'a>(
+    fields: &[(String, Field)],
+    mut items: impl Iterator<Item = &'a Value> + Clone,
+) -> Result<(), String> {
+    if items.clone().next().is_none() {
+        return Ok(());
+    }
+    for (name, f) in fields {
+        if f.optional
+            && f.value.is_none()
+            && !f.from.is_empty()
+            && items.clone().all(|it| select(it, &f.from).is_err())
+        {
+            let first = items.next().map(describe).unwrap_or_default();
+            return Err(format!(
+                "no element has `{}` (expected field `{name}` there; first element is {first}): \
+                 the provider's format may have changed",
+                f.from
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn map_fields(
     fields: &[(String, Field)],
     item: &Value,
@@ -429,7 +462,10 @@ fn convert_field(v: &Value, f: &Field) -> Result<Value, String> {
             let s = match v {
                 Value::String(s) => s.trim(),
                 other => {
-                    return Err(format!("expected a date like `{format}`, got {}", describe(other)));
+                    return Err(format!(
+                        "expected a date like `{format}`, got {}",
+                        describe(other)
+                    ));
                 }
             };
             parse_dated(s, format)
@@ -763,6 +799,25 @@ mod tests {
         let body = json!([[2000, "2.5"], [1000, "1"], [2000, "3"]]);
         let out = apply(&m, &body, &Map::new(), "h/p").unwrap();
         assert_eq!(out, json!([{"time": 1, "close": 1}, {"time": 2, "close": 3}]));
+    }
+
+    #[test]
+    fn optional_fields_tolerate_gaps_but_not_a_renamed_key() {
+        let m = map(json!({"rows": {
+            "v": {"from": "v", "as": "number", "optional": true},
+            "x": {"value": null}
+        }}));
+        let p = Map::new();
+        let gaps = json!([{"v": "."}, {"w": 1}, {"v": "2.5"}]);
+        let out = apply(&m, &gaps, &p, "h").unwrap();
+        assert_eq!(
+            out,
+            json!([{"v": null, "x": null}, {"v": null, "x": null}, {"v": 2.5, "x": null}])
+        );
+        let renamed = json!([{"value": 1}, {"value": 2}]);
+        let e = apply(&m, &renamed, &p, "h").unwrap_err();
+        assert!(e.contains("no element has `v`") && e.contains("format may have changed"), "{e}");
+        assert_eq!(apply(&m, &json!([]), &p, "h").unwrap(), json!([]));
     }
 
     #[test]

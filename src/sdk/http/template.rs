@@ -1,8 +1,24 @@
 //! `{param}` placeholders in URLs, query values, headers and mapping paths.
 //!
 //! `{name}` is replaced by the param's value: strings as is, whole numbers without a decimal
-//! point, booleans as `true`/`false`, arrays joined with commas. `{name|upper}` and
-//! `{name|lower}` change case.
+//! point, booleans as `true`/`false`, arrays joined with commas. Filters, applied left to right
+//! (`{symbol|slice:3:6|upper}`), turn the value into what a provider expects:
+//!
+//! - `upper`, `lower`: change case.
+//! - `slice:FROM:TO`: characters FROM (inclusive) to TO (exclusive), 0-based; TO may be left
+//!   out (`slice:3:`). `EURUSD` with `slice:0:3` is `EUR`.
+//! - `map:K=V,K=V`: replace a value equal to a key (case-insensitive) by its value; other values
+//!   pass unchanged (`{timeframe|map:1D=1d,1W=1w}`).
+//! - `unless:A,B`: a value equal to one of these (case-insensitive) counts as absent, so the
+//!   query pair or `then` step naming it is skipped (`{category|unless:all}`).
+//! - `mul:K`: a number times K (`{limit|mul:1.5}`), rounded up to a whole number.
+//! - `cap:N`: a number, at most N (`{limit|cap:1000}` for a provider's page-size limit).
+//! - `days_ago` / `days_ago:FORMAT`: the UTC date that many days before today, as `YYYY-MM-DD`
+//!   or in the `chrono` FORMAT (`{limit|days_ago}` for a range start, `{limit|days_ago:%Y}`).
+//! - `today:FORMAT`: today's UTC date in the `chrono` FORMAT, whatever the value (the param only
+//!   has to be present): `{tenor|today:%Y}` is the current year.
+//!
+//! An unknown filter leaves the value unchanged.
 
 use serde_json::{Map, Value};
 
@@ -22,7 +38,8 @@ pub fn format_value(v: &Value) -> String {
 }
 
 /// Expands placeholders; `encode` is applied to each substituted value. Returns `None` if a
-/// referenced param is absent (the caller decides: omit a query pair, or use empty).
+/// referenced param is absent, or a filter (`unless`) makes it so (the caller decides: omit a
+/// query pair, or use empty).
 pub fn expand(
     template: &str,
     params: &Map<String, Value>,
@@ -39,21 +56,14 @@ pub fn expand(
             rest = "";
             break;
         };
-        let inner = &after[..end];
-        let (name, filter) = match inner.split_once('|') {
-            Some((n, f)) => (n.trim(), Some(f.trim())),
-            None => (inner.trim(), None),
-        };
-        match params.get(name).filter(|v| !v.is_null()) {
-            Some(v) => {
-                let mut s = format_value(v);
-                match filter {
-                    Some("upper") => s = s.to_uppercase(),
-                    Some("lower") => s = s.to_lowercase(),
-                    _ => {}
-                }
-                out.push_str(&encode(&s));
-            }
+        let mut parts = after[..end].split('|');
+        let name = parts.next().unwrap_or_default().trim();
+        let value = params
+            .get(name)
+            .filter(|v| !v.is_null())
+            .and_then(|v| parts.try_fold(format_value(v), |s, f| apply_filter(s, f.trim())));
+        match value {
+            Some(s) => out.push_str(&encode(&s)),
             None => complete = false,
         }
         rest = &after[end + 1..];
@@ -62,22 +72,81 @@ pub fn expand(
     complete.then_some(out)
 }
 
+/// Applies one filter (`slice:0:3`); `None` when it makes the value absent.
+fn apply_filter(s: String, filter: &str) -> Option<String> {
+    let (name, arg) = match filter.split_once(':') {
+        Some((n, a)) => (n, Some(a)),
+        None => (filter, None),
+    };
+    let arg = arg.unwrap_or_default();
+    Some(match name {
+        "upper" => s.to_uppercase(),
+        "lower" => s.to_lowercase(),
+        "slice" => {
+            let (from, to) = arg.split_once(':').unwrap_or((arg, ""));
+            let from: usize = from.trim().parse().unwrap_or(0);
+            let chars: Vec<char> = s.chars().collect();
+            let to: usize = to.trim().parse().unwrap_or(chars.len()).min(chars.len());
+            chars.get(from.min(to)..to).map(|c| c.iter().collect()).unwrap_or_default()
+        }
+        "map" => arg
+            .split(',')
+            .filter_map(|pair| pair.split_once('='))
+            .find(|(k, _)| k.trim().eq_ignore_ascii_case(s.trim()))
+            .map_or(s, |(_, v)| v.trim().to_owned()),
+        "unless" => {
+            if arg.split(',').any(|a| a.trim().eq_ignore_ascii_case(s.trim())) {
+                return None;
+            }
+            s
+        }
+        "mul" => match (s.trim().parse::<f64>(), arg.trim().parse::<f64>()) {
+            (Ok(x), Ok(k)) if (x * k).is_finite() => format!("{}", (x * k).ceil() as i64),
+            _ => s,
+        },
+        "cap" => match (s.trim().parse::<f64>(), arg.trim().parse::<f64>()) {
+            (Ok(x), Ok(n)) if x > n => format_value(&Value::from(n)),
+            _ => s,
+        },
+        "today" => return format_date(chrono::Utc::now().date_naive(), arg),
+        "days_ago" => {
+            let days: i64 = s.trim().parse::<f64>().ok()?.round() as i64;
+            let date = chrono::Utc::now().date_naive() - chrono::Duration::days(days.max(0));
+            return format_date(date, if arg.is_empty() { "%Y-%m-%d" } else { arg });
+        }
+        _ => s,
+    })
+}
+
+/// `date` in a `chrono` format; `None` for an invalid format (instead of chrono's panic).
+fn format_date(date: chrono::NaiveDate, format: &str) -> Option<String> {
+    use std::fmt::Write;
+    let mut out = String::new();
+    write!(out, "{}", date.format(format)).ok()?;
+    Some(out)
+}
+
 /// Expands without encoding; absent params become empty.
 pub fn expand_plain(template: &str, params: &Map<String, Value>) -> String {
     expand_lenient(template, params, &|s| s.to_owned())
 }
 
-/// Expands; absent params become empty.
+/// Expands; absent params (and values a filter makes absent) become empty.
 pub fn expand_lenient(
     template: &str,
     params: &Map<String, Value>,
     encode: &dyn Fn(&str) -> String,
 ) -> String {
-    let mut filled = params.clone();
-    for name in names(template) {
-        filled.entry(name).or_insert(Value::String(String::new()));
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(start) = rest.find('{') {
+        let Some(end) = rest[start..].find('}').map(|e| start + e) else { break };
+        out.push_str(&rest[..start]);
+        out.push_str(&expand(&rest[start..=end], params, encode).unwrap_or_default());
+        rest = &rest[end + 1..];
     }
-    expand(template, &filled, encode).unwrap_or_default()
+    out.push_str(rest);
+    out
 }
 
 /// The param names a template references.
@@ -150,6 +219,37 @@ mod tests {
         assert_eq!(expand("{missing}", p, &|s| s.to_owned()), None);
         assert_eq!(expand_plain("{missing}_x", p), "_x");
         assert_eq!(expand_plain("../{s}", p), "../btc usdt");
+    }
+
+    #[test]
+    fn filters_chain_left_to_right() {
+        let p = json!({"pair": "eurusd", "tf": "1D", "cat": "all", "dex": "DEX", "n": 10});
+        let p = p.as_object().unwrap();
+        let plain = |t: &str| expand(t, p, &|s| s.to_owned());
+        assert_eq!(plain("{pair|slice:0:3|upper}/{pair|slice:3:|upper}").unwrap(), "EUR/USD");
+        assert_eq!(plain("{pair|slice:4:99}{pair|slice:9:12}").unwrap(), "sd");
+        assert_eq!(plain("{tf|map:1D=1d,1W=1w}").unwrap(), "1d");
+        assert_eq!(plain("{dex|unless:all|map:dex=Dexes}").unwrap(), "Dexes");
+        assert_eq!(plain("{cat|unless:all}"), None, "`unless` makes the value absent");
+        assert_eq!(expand_plain("x{cat|unless:all}y{n}", p), "xy10");
+        assert_eq!(plain("{n|mul:1.45}").unwrap(), "15");
+        assert_eq!(plain("{n|cap:5}/{n|cap:50}/{tf|cap:5}").unwrap(), "5/10/1D");
+        assert_eq!(plain("{tf|bogus}").unwrap(), "1D", "unknown filters change nothing");
+    }
+
+    #[test]
+    fn days_ago_counts_back_from_today_utc() {
+        let p = json!({"n": 30, "zero": 0, "bad": "x"});
+        let p = p.as_object().unwrap();
+        let today = chrono::Utc::now().date_naive();
+        let want = (today - chrono::Duration::days(30)).format("%Y-%m-%d").to_string();
+        assert_eq!(expand("{n|days_ago}", p, &|s| s.to_owned()).unwrap(), want);
+        let year = today.format("%Y").to_string();
+        assert_eq!(expand("{zero|days_ago:%Y}", p, &|s| s.to_owned()).unwrap(), year);
+        assert_eq!(expand("{bad|today:%Y}", p, &|s| s.to_owned()).unwrap(), year);
+        assert_eq!(expand("{missing|today:%Y}", p, &|s| s.to_owned()), None);
+        assert_eq!(expand("{n|today:%Q}", p, &|s| s.to_owned()), None, "bad format: absent");
+        assert_eq!(expand("{bad|days_ago}", p, &|s| s.to_owned()), None);
     }
 
     #[test]
