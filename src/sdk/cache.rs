@@ -45,6 +45,11 @@ pub struct Cache {
 
 /// Above this many entries, expired ones are swept on insert.
 const SWEEP_AT: usize = 4096;
+/// The most entries kept: the bound on the cache's size whatever the TTLs.
+const MAX_ENTRIES: usize = 8192;
+/// Longer than any fetch can take (timeouts and retries included): an empty cell older than
+/// this was left by a failed fetch.
+const IN_FLIGHT: Duration = Duration::from_secs(120);
 
 impl Cache {
     /// Returns the cached value for `key`, joins an in-flight fetch, or runs `fetch`.
@@ -66,7 +71,23 @@ impl Cache {
                 Some(e) if fresh(e) => e.cell.clone(),
                 _ => {
                     if map.len() >= SWEEP_AT {
-                        map.retain(|_, e| fresh(e));
+                        // Expired answers go, and so do cells left empty by a failed fetch
+                        // (their key is retried on a new cell) once no fetch can still be on them.
+                        let settled = |e: &Entry| {
+                            if e.cell.initialized() {
+                                now.duration_since(e.created) < e.ttl
+                            } else {
+                                now.duration_since(e.created) < IN_FLIGHT
+                            }
+                        };
+                        map.retain(|_, e| settled(e));
+                    }
+                    if map.len() >= MAX_ENTRIES {
+                        // Still full of live answers: the oldest quarter makes room.
+                        let mut ages: Vec<Instant> = map.values().map(|e| e.created).collect();
+                        ages.sort_unstable();
+                        let cutoff = ages[ages.len() / 4];
+                        map.retain(|_, e| e.created > cutoff);
                     }
                     let cell = Arc::new(OnceCell::new());
                     map.insert(key, Entry { cell: cell.clone(), created: now, ttl });
@@ -111,6 +132,29 @@ mod tests {
         assert_eq!(calls.load(Ordering::SeqCst), 1);
         cache.get_or_fetch(key("b"), ttl, fetch).await.unwrap();
         assert_eq!(calls.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn the_cache_never_holds_more_than_its_bound() {
+        let cache = Cache::default();
+        let ttl = Duration::from_secs(3600);
+        for i in 0..(MAX_ENTRIES + 100) {
+            cache.get_or_fetch(key(&i.to_string()), ttl, || async { Ok(answer(1)) }).await.unwrap();
+        }
+        let n = cache.entries.lock().unwrap().len();
+        assert!(n <= MAX_ENTRIES, "{n} entries");
+        assert!(n >= MAX_ENTRIES / 2, "only the oldest go: {n} left");
+        // The newest answers are still there.
+        let calls = AtomicU32::new(0);
+        let last = key(&(MAX_ENTRIES + 99).to_string());
+        cache
+            .get_or_fetch(last, ttl, || async {
+                calls.fetch_add(1, Ordering::SeqCst);
+                Ok(answer(2))
+            })
+            .await
+            .unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 0);
     }
 
     #[tokio::test]

@@ -99,7 +99,7 @@ impl std::fmt::Display for Open {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "the provider failed {} times in a row (last: {}); not calling it again for {} s",
+            "failed {} times in a row (last: {}); not calling it again for {} s",
             self.failures,
             self.last,
             self.retry_in.as_secs().max(1)

@@ -200,8 +200,11 @@ impl SdkConfig {
                 std::iter::once(&src.backing).chain(method_backings).chain(provider_backings)
             {
                 let Backing::Http(h) = backing else { continue };
-                if let Ok(url) = http::template::literal_origin(&h.url) {
-                    outbound.declare(&url);
+                let lookup = h.lookup.as_ref().map(|l| l.url.as_str());
+                for u in std::iter::once(h.url.as_str()).chain(lookup) {
+                    if let Ok(url) = http::template::literal_origin(u) {
+                        outbound.declare(&url);
+                    }
                 }
                 if let Some(base) = h.base_url_env.as_deref().and_then(|v| self.env(v))
                     && let Ok(url) = reqwest::Url::parse(base.trim())
@@ -400,7 +403,7 @@ impl Sdk {
                             && let Err(open) = g.breaker.admit(std::time::Instant::now())
                         {
                             unavailable.store(true, Ordering::Relaxed);
-                            return Err(upstream(format!("{}: {open}", chosen.provider)));
+                            return Err(upstream(format!("provider {} {open}", chosen.provider)));
                         }
                         let env = |k: &str| self.config.env(k);
                         let pace = gate.and_then(|g| g.bucket.as_ref());
@@ -420,9 +423,19 @@ impl Sdk {
                             },
                             http::Error::Unavailable(m) => {
                                 unavailable.store(true, Ordering::Relaxed);
-                                upstream(m)
+                                let next = if self.config.fallback {
+                                    ""
+                                } else {
+                                    "; BOARDSMITH_DATA_FALLBACK=1 would let the next provider serve"
+                                };
+                                upstream(format!(
+                                    "provider {} is unavailable: {m}; try again later{next}",
+                                    chosen.provider
+                                ))
                             }
-                            http::Error::Upstream(m) => upstream(m),
+                            http::Error::Upstream(m) => {
+                                upstream(format!("provider {}: {m}", chosen.provider))
+                            }
                         })?;
                         let provenance = Provenance {
                             provider: chosen.provider.clone(),

@@ -419,7 +419,13 @@ fn check_source(spec: &SourceSpec) -> Result<(), SdkError> {
         return bad("name must be an identifier".into());
     }
     let http_url = |b: Option<&Backing>| match b {
-        Some(Backing::Http(h)) => super::http::template::literal_origin(&h.url).map(|_| ()),
+        Some(Backing::Http(h)) => {
+            super::http::template::literal_origin(&h.url)?;
+            match &h.lookup {
+                Some(l) => super::http::template::literal_origin(&l.url).map(|_| ()),
+                None => Ok(()),
+            }
+        }
         _ => Ok(()),
     };
     if let Err(e) = http_url(Some(&spec.backing)) {

@@ -24,6 +24,7 @@ mod hostile;
 mod llm_anthropic;
 mod llm_ollama;
 mod llm_openai;
+mod provider_gates;
 mod providers;
 mod sdk;
 mod sdk_backings;

@@ -30,6 +30,7 @@ const LIVE: &[&str] = &[
     "gdelt",
     "tiingo",
     "alphavantage",
+    "sec",
 ];
 
 /// (source, method) of every method given a live provider here.
@@ -53,6 +54,8 @@ const SERVED: &[(&str, &str)] = &[
     ("macro", "getGdp"),
     ("news", "searchNews"),
     ("equities", "getKline"),
+    ("macro", "getCpi"),
+    ("company", "getFilings"),
 ];
 
 fn fixture(name: &str) -> String {
@@ -589,6 +592,17 @@ async fn fred_serves_yields_unemployment_and_gdp_with_its_key() {
     assert!(srv.last(obs).0.contains("series_id=A191RL1Q225SBEA"));
     let cn = sdk.call("macro", "getGdp", json!({"country": "CN"})).await.unwrap();
     assert!(cn.provenance.demo, "FRED serves US only here");
+    // CPI: the index from FRED, year-over-year and month-over-month computed from it; months
+    // without a year of history before them are left out rather than invented.
+    srv.on(obs, ok(rec("fred/series_observations_CPIAUCSL_desc.json")));
+    let cpi = live(&sdk, "fred", "macro", "getCpi", json!({"limit": 5})).await;
+    let rows = cpi.as_array().unwrap();
+    assert_eq!(rows.len(), 2, "14 months give 2 with a YoY: {cpi}");
+    assert_eq!(rows[1]["time"], 1738368000);
+    assert_eq!(rows[1]["index"], 319.775);
+    assert_close(&rows[1]["value"], (319.775 / 311.054 - 1.0) * 100.0);
+    assert_close(&rows[1]["mom"], (319.775 / 319.086 - 1.0) * 100.0);
+    assert!(srv.last(obs).0.contains("series_id=CPIAUCSL"));
 
     // Without the key: needs-key, and forcing it says which variable to set.
     let keyless = sdk_for(&srv, &[], false);
@@ -609,6 +623,56 @@ async fn fred_serves_yields_unemployment_and_gdp_with_its_key() {
     srv.on(obs, ok(rec("fred/series_observations_DGS10.json").replace("\"date\"", "\"day\"")));
     let e = fails(&sdk_for(&srv, &key, false), "macro", "getUnemployment", json!({})).await;
     assert!(e.contains("expected field `time`"), "{e}");
+}
+
+// ---------------------------------------------------------------- SEC EDGAR
+
+#[tokio::test]
+async fn sec_serves_filings_after_looking_up_the_cik_and_declares_a_contact() {
+    let srv = Server::start().await;
+    let (list, subs) = ("/files/company_tickers.json", "/submissions/CIK0000320193.json");
+    srv.on(list, ok(rec("sec/company_tickers.json")));
+    srv.on(subs, ok(rec("sec/submissions_CIK0000320193.json")));
+    let contact = [("BOARDSMITH_SEC_CONTACT", "Jane Doe jane@example.com")];
+    let sdk = sdk_for(&srv, &contact, false);
+    let f = live(&sdk, "sec", "company", "getFilings", json!({"symbol": "aapl", "limit": 3})).await;
+    // Oldest first, the last `limit`; links to the document on sec.gov.
+    assert_eq!(
+        f,
+        json!([
+            {"time": 1730392247, "form": "8-K", "title": "Apple Inc. — 8-K",
+             "url": "https://www.sec.gov/Archives/edgar/data/320193/000032019324000120/aapl-20241031.htm"},
+            {"time": 1730399531, "form": "4", "title": "Apple Inc. — FORM 4",
+             "url": "https://www.sec.gov/Archives/edgar/data/320193/000114036124045310/xslF345X05/wk-form4_1730413925.xml"},
+            {"time": 1730440896, "form": "10-K", "title": "Apple Inc. — 10-K",
+             "url": "https://www.sec.gov/Archives/edgar/data/320193/000032019324000123/aapl-20240928.htm"}
+        ])
+    );
+    // SEC asks every client to say who it is.
+    let (_, headers) = srv.last(subs);
+    assert_eq!(headers["user-agent"], "Boardsmith Jane Doe jane@example.com");
+    // The ticker list is fetched once and kept.
+    live(&sdk, "sec", "company", "getFilings", json!({"symbol": "AAPL", "limit": 2})).await;
+    assert_eq!(srv.hits(list), 1);
+    // An unknown ticker is an error naming it, not invented filings.
+    let e =
+        fails(&sdk, "company", "getFilings", json!({"symbol": "ZZZQ", "provider": "sec"})).await;
+    assert!(e.contains("lists no entry with ticker = ZZZQ"), "{e}");
+    // Without a contact, SEC is not called: demo serves, and forcing SEC says what to set.
+    let anonymous = sdk_for(&srv, &[], false);
+    assert!(anonymous.call("company", "getFilings", json!({})).await.unwrap().provenance.demo);
+    let e = fails(&anonymous, "company", "getFilings", json!({"provider": "sec"})).await;
+    assert!(e.contains("BOARDSMITH_SEC_CONTACT"), "{e}");
+    // SEC's block page for undeclared tools is HTML with 403: a clear error.
+    srv.on(
+        subs,
+        vec![Reply::Text(
+            403,
+            "<html><title>SEC.gov | Request Rate Threshold Exceeded</title></html>".into(),
+        )],
+    );
+    let e = fails(&sdk_for(&srv, &contact, false), "company", "getFilings", json!({})).await;
+    assert!(e.contains("HTTP 403") && e.contains("Request Rate Threshold Exceeded"), "{e}");
 }
 
 // ---------------------------------------------------------------- GDELT
@@ -773,7 +837,8 @@ async fn offline_every_method_falls_to_demo_and_keyed_providers_need_their_keys(
         let providers = method_providers(&listed, source, method);
         assert_eq!(providers.last().unwrap()["name"], "demo", "{source}.{method}: demo is last");
         for p in &providers[..providers.len() - 1] {
-            let keyed = matches!(p["name"].as_str(), Some("fred" | "tiingo" | "alphavantage"));
+            let keyed =
+                matches!(p["name"].as_str(), Some("fred" | "tiingo" | "alphavantage" | "sec"));
             let want = if keyed { "needs-key" } else { "live" };
             assert_eq!(p["status"], want, "{source}.{method}: {p}");
         }

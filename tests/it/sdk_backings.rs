@@ -278,7 +278,10 @@ async fn client_errors_are_not_retried_and_show_status_and_body() {
     let sdk = sdk(vec![spec_at("binance.json", &srv.origin)], &srv.origin);
     let err = sdk.call("binance", "klines", json!({"symbol": "NOPE"})).await.unwrap_err();
     let text = err.to_string();
-    assert!(text.starts_with("binance.klines: HTTP 400 Bad Request from 127.0.0.1:"), "{text}");
+    assert!(
+        text.starts_with("binance.klines: provider binance: HTTP 400 Bad Request from 127.0.0.1:"),
+        "{text}"
+    );
     assert!(text.contains("/api/v3/klines"), "{text}");
     assert!(text.contains("Invalid symbol."), "{text}");
     assert!(!text.contains("symbol=NOPE"), "query must not be echoed: {text}");

@@ -17,8 +17,8 @@ pub enum Expr {
     Field(String),
     /// `sum(field)` over every row.
     Sum(String),
-    /// `prev(field)`: the previous row's field.
-    Prev(String),
+    /// `prev(field, n)`: the field `n` rows back (`prev(field)` is `n = 1`).
+    Prev(String, usize),
     /// `first(field)`: the first row's field.
     First(String),
     /// `-e`.
@@ -132,12 +132,26 @@ impl Parser<'_> {
         }
         self.ws();
         let arg = self.ident();
-        if arg.is_empty() || !self.eat(b')') {
-            return Err(self.expected("a field name and `)`"));
+        if arg.is_empty() {
+            return Err(self.expected("a field name"));
+        }
+        let mut back = 1;
+        if name == "prev" && self.eat(b',') {
+            self.ws();
+            let start = self.i;
+            while self.i < self.s.len() && self.s[self.i].is_ascii_digit() {
+                self.i += 1;
+            }
+            back = String::from_utf8_lossy(&self.s[start..self.i])
+                .parse()
+                .map_err(|_| self.expected("a row count"))?;
+        }
+        if !self.eat(b')') {
+            return Err(self.expected("`)`"));
         }
         match name.as_str() {
             "sum" => Ok(Expr::Sum(arg)),
-            "prev" => Ok(Expr::Prev(arg)),
+            "prev" => Ok(Expr::Prev(arg, back)),
             "first" => Ok(Expr::First(arg)),
             other => Err(format!("unknown function `{other}` (known: sum, prev, first)")),
         }
@@ -171,7 +185,7 @@ impl Expr {
             Expr::Num(n) => Some(*n),
             Expr::Field(f) => field(rows.get(i), f),
             Expr::Sum(f) => rows.iter().map(|r| field(Some(r), f)).sum(),
-            Expr::Prev(f) => field(i.checked_sub(1).and_then(|j| rows.get(j)), f),
+            Expr::Prev(f, n) => field(i.checked_sub(*n).and_then(|j| rows.get(j)), f),
             Expr::First(f) => field(rows.first(), f),
             Expr::Neg(e) => e.eval(rows, i).map(|v| -v),
             Expr::Bin(a, op, b) => {
@@ -227,6 +241,10 @@ mod tests {
         assert_eq!(eval("v - prev(v)", &data, 1), Some(2.0));
         assert_eq!(eval("v - prev(v)", &data, 0), None, "no previous row");
         assert_eq!(eval("v / first(v)", &data, 1), Some(3.0));
+        assert_eq!(eval("v - prev(v, 1)", &data, 1), Some(2.0));
+        assert_eq!(eval("prev(v, 2)", &data, 1), None, "two rows back is before the first");
+        let year = rows(json!([{"i": 100}, {"i": 101}, {"i": 103}]));
+        assert_eq!(to_json(eval("(i / prev(i, 2) - 1) * 100", &year, 2)), json!(3.0));
         assert_eq!(eval("w * 2", &data, 1), None, "null operand");
         assert_eq!(eval("missing + 1", &data, 0), None);
         assert_eq!(eval("v / 0", &data, 0), None, "no infinities");

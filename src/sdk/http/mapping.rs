@@ -483,8 +483,24 @@ fn convert_field(v: &Value, f: &Field) -> Result<Value, String> {
     }
 }
 
-/// A date or date-time in `format` (UTC) as epoch seconds.
+/// A date or date-time in `format` (UTC) as epoch seconds. Two formats chrono cannot parse
+/// alone are understood too: `%Y` (a year: its 1 January) and `%YQ%q` (a quarter: its first
+/// day), as statistics agencies date annual and quarterly data (`"2023"`, `"2025Q4"`).
 fn parse_dated(s: &str, format: &str) -> Option<i64> {
+    let day = |y: i32, m: u32| {
+        NaiveDate::from_ymd_opt(y, m, 1)
+            .and_then(|d| d.and_hms_opt(0, 0, 0))
+            .map(|t| t.and_utc().timestamp())
+    };
+    match format {
+        "%Y" => return s.parse().ok().and_then(|y| day(y, 1)),
+        "%YQ%q" => {
+            let (y, q) = s.split_once(['Q', 'q'])?;
+            let q: u32 = q.parse().ok().filter(|q| (1..=4).contains(q))?;
+            return day(y.parse().ok()?, 3 * q - 2);
+        }
+        _ => {}
+    }
     if let Ok(d) = NaiveDateTime::parse_from_str(s, format) {
         return Some(d.and_utc().timestamp());
     }
@@ -799,6 +815,15 @@ mod tests {
         let body = json!([[2000, "2.5"], [1000, "1"], [2000, "3"]]);
         let out = apply(&m, &body, &Map::new(), "h/p").unwrap();
         assert_eq!(out, json!([{"time": 1, "close": 1}, {"time": 2, "close": 3}]));
+    }
+
+    #[test]
+    fn dates_in_a_format_including_years_and_quarters() {
+        assert_eq!(parse_dated("11/25/2026", "%m/%d/%Y"), Some(1_795_564_800));
+        assert_eq!(parse_dated("2023", "%Y"), Some(1_672_531_200));
+        assert_eq!(parse_dated("2025Q4", "%YQ%q"), Some(1_759_276_800));
+        assert_eq!(parse_dated("2025Q5", "%YQ%q"), None);
+        assert_eq!(parse_dated("soon", "%Y"), None);
     }
 
     #[test]

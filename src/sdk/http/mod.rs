@@ -80,6 +80,35 @@ pub struct HttpBacking {
     /// Fetch every page of a paged answer (rows of all pages are mapped together).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paginate: Option<Paginate>,
+    /// Look a value up in a list the provider publishes before the call (SEC: a ticker's CIK).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lookup: Option<Box<Lookup>>,
+}
+
+/// A lookup before the call: fetch a list (kept for `ttlSecs`), find the entry whose fields
+/// equal the `match` templates (case-insensitive), and copy fields of it into the call's params
+/// (`set`: param → entry field), for the URL and mapping to use.
+///
+/// ```json
+/// "lookup": {"url": "https://www.sec.gov/files/company_tickers.json",
+///            "match": {"ticker": "{symbol}"}, "set": {"cik": "cik_str"}}
+/// ```
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Lookup {
+    /// The list's absolute URL (its origin follows the backing's base-URL variable too).
+    pub url: String,
+    /// Dot path of the entries in the list (an array, or an object whose values are entries).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub select: Option<String>,
+    /// Entry field → the template it must equal.
+    #[serde(rename = "match")]
+    pub matches: BTreeMap<String, String>,
+    /// Param → the entry field whose value it takes.
+    pub set: BTreeMap<String, String>,
+    /// How long the list is kept, in seconds (default a day).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_secs: Option<u64>,
 }
 
 /// Page-numbered pagination: the page number goes in a query parameter, the body says how many
@@ -147,6 +176,8 @@ fn rebase(url: &str, origin: &str) -> String {
 pub struct Client {
     inner: reqwest::Client,
     outbound: Arc<Outbound>,
+    /// Lists fetched by lookups, by URL: when fetched, and the parsed body.
+    lists: Arc<std::sync::Mutex<Lists>>,
 }
 
 impl Client {
@@ -169,9 +200,12 @@ impl Client {
             .redirect(outbound.redirect_policy())
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
-        Ok(Self { inner, outbound })
+        Ok(Self { inner, outbound, lists: Arc::default() })
     }
 }
+
+/// Lists fetched by lookups: URL → (when fetched, parsed body).
+type Lists = std::collections::HashMap<String, (std::time::Instant, Arc<Value>)>;
 
 /// Why a call failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -308,6 +342,14 @@ pub async fn fetch(
     env: &(dyn Fn(&str) -> Option<String> + Sync),
     pace: Option<&crate::sdk::limit::Bucket>,
 ) -> Result<Value, Error> {
+    let looked_up;
+    let params = match &backing.lookup {
+        Some(l) => {
+            looked_up = look_up(client, backing, l, params, env, pace).await?;
+            &looked_up
+        }
+        None => params,
+    };
     let req = prepare(backing, params, env).map_err(Error::Upstream)?;
     client.outbound.check(&req.url, false)?;
     let body = send(client, backing, &req, pace).await?;
@@ -349,6 +391,88 @@ pub async fn fetch(
         }
     }
     mapping::apply(&backing.response, &json, params, &req.label).map_err(Error::Upstream)
+}
+
+/// `params` plus the fields a lookup copies from the matching entry of its list.
+async fn look_up(
+    client: &Client,
+    backing: &HttpBacking,
+    l: &Lookup,
+    params: &Map<String, Value>,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
+    pace: Option<&crate::sdk::limit::Bucket>,
+) -> Result<Map<String, Value>, Error> {
+    let list_backing = HttpBacking {
+        url: l.url.clone(),
+        method: None,
+        query: BTreeMap::new(),
+        response: Box::default(),
+        paginate: None,
+        lookup: None,
+        ..backing.clone()
+    };
+    let req = prepare(&list_backing, params, env).map_err(Error::Upstream)?;
+    let ttl = Duration::from_secs(l.ttl_secs.unwrap_or(86_400));
+    let key = req.url.to_string();
+    let cached = {
+        let lists = client.lists.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        lists.get(&key).filter(|(at, _)| at.elapsed() < ttl).map(|(_, v)| Arc::clone(v))
+    };
+    let list = match cached {
+        Some(v) => v,
+        None => {
+            client.outbound.check(&req.url, false)?;
+            let body = send(client, &list_backing, &req, pace).await?;
+            let v = Arc::new(
+                mapping::parse_body(BodyFormat::Json, &body, &req.label)
+                    .map_err(Error::Upstream)?,
+            );
+            let mut lists = client.lists.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            // A few fixed lists in practice; a template in a lookup URL must not grow it forever.
+            if lists.len() >= 64 {
+                lists.clear();
+            }
+            lists.insert(key, (std::time::Instant::now(), Arc::clone(&v)));
+            v
+        }
+    };
+    let select = template::expand_plain(l.select.as_deref().unwrap_or_default(), params);
+    let entries: Vec<&Value> = match mapping::select(&list, &select)
+        .map_err(|e| Error::Upstream(format!("list from {}: {e}", req.label)))?
+    {
+        Value::Array(items) => items.iter().collect(),
+        Value::Object(o) => o.values().collect(),
+        other => {
+            return Err(Error::Upstream(format!(
+                "list from {}: expected entries, got {}",
+                req.label,
+                mapping::describe(other)
+            )));
+        }
+    };
+    let wanted: Vec<(&String, String)> =
+        l.matches.iter().map(|(field, tpl)| (field, template::expand_plain(tpl, params))).collect();
+    let found = entries.into_iter().find(|e| {
+        wanted.iter().all(|(field, want)| {
+            mapping::select(e, field)
+                .is_ok_and(|v| template::format_value(v).eq_ignore_ascii_case(want.trim()))
+        })
+    });
+    let Some(entry) = found else {
+        let what: Vec<String> = wanted.iter().map(|(f, v)| format!("{f} = {v}")).collect();
+        return Err(Error::Upstream(format!(
+            "{} lists no entry with {}: check the symbol",
+            req.label,
+            what.join(" and ")
+        )));
+    };
+    let mut out = params.clone();
+    for (param, field) in &l.set {
+        let v = mapping::select(entry, field)
+            .map_err(|e| Error::Upstream(format!("list from {}: {e}", req.label)))?;
+        out.insert(param.clone(), v.clone());
+    }
+    Ok(out)
 }
 
 /// Most pages one call fetches.
@@ -424,6 +548,11 @@ pub fn endpoint(
     env: &(dyn Fn(&str) -> Option<String> + Sync),
 ) -> Option<String> {
     let req = prepare(backing, params, env).ok()?;
+    // A path naming a value the call does not have (one a lookup supplies) is not shown half
+    // filled: the host alone is.
+    if template::expand(&backing.url, params, &|s| s.to_owned()).is_none() {
+        return Some(format!("{}://{}", req.url.scheme(), req.url.authority()));
+    }
     Some(format!("{}://{}", req.url.scheme(), req.label))
 }
 

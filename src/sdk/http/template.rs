@@ -17,6 +17,8 @@
 //!   or in the `chrono` FORMAT (`{limit|days_ago}` for a range start, `{limit|days_ago:%Y}`).
 //! - `today:FORMAT`: today's UTC date in the `chrono` FORMAT, whatever the value (the param only
 //!   has to be present): `{tenor|today:%Y}` is the current year.
+//! - `pad:N`: zero-padded on the left to N characters (`{cik|pad:10}`: `320193` → `0000320193`).
+//! - `strip:CHARS`: without these characters (`{accession|strip:-}`).
 //!
 //! An unknown filter leaves the value unchanged.
 
@@ -109,6 +111,11 @@ fn apply_filter(s: String, filter: &str) -> Option<String> {
             _ => s,
         },
         "today" => return format_date(chrono::Utc::now().date_naive(), arg),
+        "pad" => {
+            let width: usize = arg.trim().parse().unwrap_or(0).min(64);
+            format!("{s:0>width$}")
+        }
+        "strip" => s.chars().filter(|c| !arg.contains(*c)).collect(),
         "days_ago" => {
             let days: i64 = s.trim().parse::<f64>().ok()?.round() as i64;
             let date = chrono::Utc::now().date_naive() - chrono::Duration::days(days.max(0));
@@ -235,6 +242,14 @@ mod tests {
         assert_eq!(plain("{n|mul:1.45}").unwrap(), "15");
         assert_eq!(plain("{n|cap:5}/{n|cap:50}/{tf|cap:5}").unwrap(), "5/10/1D");
         assert_eq!(plain("{tf|bogus}").unwrap(), "1D", "unknown filters change nothing");
+    }
+
+    #[test]
+    fn pad_and_strip() {
+        let p = json!({"cik": 320193, "acc": "0000320193-24-000123"}).as_object().unwrap().clone();
+        assert_eq!(expand_plain("CIK{cik|pad:10}", &p), "CIK0000320193");
+        assert_eq!(expand_plain("{acc|strip:-}", &p), "000032019324000123");
+        assert_eq!(expand_plain("{cik|pad:3}", &p), "320193", "never truncates");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Steps applied to mapped rows, in order (`"then": [...]` in a response mapping): keep the rows
 //! a param asks for, sort, keep the first or last N, derive fields by arithmetic
-//! ([`super::expr`]), drop helper fields.
+//! ([`super::expr`]), build text fields from templates, drop helper fields.
 //!
 //! ```json
 //! "then": [
@@ -33,6 +33,10 @@ pub enum Step {
     Last(String),
     /// Add fields computed from others: name → expression.
     Derive(Derived),
+    /// Add string fields from templates over the row's fields (and the call's params):
+    /// `{"url": "https://host/{cik}/{accession|strip:-}"}`; a template naming an absent or null
+    /// field gives null.
+    Format(std::collections::BTreeMap<String, String>),
     /// Remove fields (helpers used only to derive others).
     Drop(Vec<String>),
 }
@@ -151,6 +155,17 @@ pub fn apply(
                     let values: Vec<Value> =
                         (0..rows.len()).map(|i| expr::to_json(e.eval(&rows, i))).collect();
                     for (row, v) in rows.iter_mut().zip(values) {
+                        row.insert(name.clone(), v);
+                    }
+                }
+            }
+            Step::Format(templates) => {
+                for row in &mut rows {
+                    let mut scope = params.clone();
+                    scope.extend(row.iter().map(|(k, v)| (k.clone(), v.clone())));
+                    for (name, tpl) in templates {
+                        let v = template::expand(tpl, &scope, &|s| s.to_owned())
+                            .map_or(Value::Null, Value::String);
                         row.insert(name.clone(), v);
                     }
                 }
@@ -284,6 +299,14 @@ mod tests {
         );
         let last = run(json!([{"last": "2"}]), rows, json!({})).unwrap();
         assert_eq!(last[0]["n"], "c");
+    }
+
+    #[test]
+    fn format_builds_text_from_row_fields_and_params() {
+        let rows = json!([{"acc": "0001-24-7", "doc": "a.htm"}, {"acc": "0002-24-8", "doc": null}]);
+        let steps = json!([{"format": {"url": "https://h/{cik}/{acc|strip:-}/{doc}"}}, {"drop": ["acc", "doc"]}]);
+        let out = run(steps, rows, json!({"cik": 42})).unwrap();
+        assert_eq!(out, json!([{"url": "https://h/42/0001247/a.htm"}, {"url": null}]));
     }
 
     #[test]
