@@ -302,6 +302,26 @@ impl ServerChild {
         Ok(reqwest::Client::builder().default_headers(headers).build()?)
     }
 
+    /// Creates a dashboard from `state`: its id and the created document (`data`).
+    async fn create_dashboard(
+        &self,
+        http: &reqwest::Client,
+        state: serde_json::Value,
+    ) -> anyhow::Result<(String, serde_json::Value)> {
+        let created: serde_json::Value = http
+            .post(format!("http://{}/api/dashboards", self.addr))
+            .json(&serde_json::json!({ "state": state }))
+            .send()
+            .await?
+            .json()
+            .await?;
+        let id = created["data"]["id"]
+            .as_str()
+            .ok_or_else(|| anyhow::anyhow!("create failed: {created}"))?
+            .to_owned();
+        Ok((id, created))
+    }
+
     /// A signed-in WebSocket to the child's `/ws`.
     async fn connect(&self) -> anyhow::Result<Client> {
         use tokio_tungstenite::tungstenite::client::IntoClientRequest;
@@ -424,17 +444,7 @@ pub async fn dashboards(
         start_server_in(temp_dir("bench")?, &[("BOARDSMITH_MAX_WEBSOCKETS", &websockets)]).await?;
     let http = server.client()?;
     let base = format!("http://{}", server.addr);
-    let created: serde_json::Value = http
-        .post(format!("{base}/api/dashboards"))
-        .json(&serde_json::json!({"state": bench_dashboard(24)}))
-        .send()
-        .await?
-        .json()
-        .await?;
-    let id = created["data"]["id"]
-        .as_str()
-        .ok_or_else(|| anyhow::anyhow!("create failed: {created}"))?
-        .to_owned();
+    let (id, created) = server.create_dashboard(&http, bench_dashboard(24)).await?;
     let full_state_bytes = serde_json::to_string(&created["data"]["state"])?.len();
 
     // Subscribers, each recording when it sees each patch.
@@ -503,14 +513,7 @@ pub async fn dashboards(
     }
 
     // Refresh of a 12-panel dashboard.
-    let twelve: serde_json::Value = http
-        .post(format!("{base}/api/dashboards"))
-        .json(&serde_json::json!({"state": bench_dashboard(12)}))
-        .send()
-        .await?
-        .json()
-        .await?;
-    let twelve_id = twelve["data"]["id"].as_str().unwrap_or_default().to_owned();
+    let (twelve_id, _) = server.create_dashboard(&http, bench_dashboard(12)).await?;
     let mut refresh = Vec::new();
     for _ in 0..30 {
         let t = Instant::now();

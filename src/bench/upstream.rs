@@ -102,17 +102,7 @@ pub async fn upstream(
         })
         .collect();
     let state = serde_json::json!({"title": "Live crypto", "layout": {"columns": 4}, "refresh": format!("{refresh}s"), "panels": panels_json});
-    let created: serde_json::Value = http
-        .post(format!("http://{}/api/dashboards", server.addr))
-        .json(&serde_json::json!({ "state": state }))
-        .send()
-        .await?
-        .json()
-        .await?;
-    let id = created["data"]["id"]
-        .as_str()
-        .ok_or_else(|| anyhow::anyhow!("create failed: {created}"))?
-        .to_owned();
+    let (id, _) = server.create_dashboard(&http, state).await?;
 
     // Viewers: each counts the live panel results it receives.
     let received = Arc::new(AtomicUsize::new(0));
