@@ -31,6 +31,9 @@ const LIVE: &[&str] = &[
     "tiingo",
     "alphavantage",
     "sec",
+    "ecb",
+    "worldbank",
+    "cftc",
 ];
 
 /// (source, method) of every method given a live provider here.
@@ -56,6 +59,12 @@ const SERVED: &[(&str, &str)] = &[
     ("equities", "getKline"),
     ("macro", "getCpi"),
     ("company", "getFilings"),
+    ("fundamentals", "getIncomeStatement"),
+    ("fundamentals", "getBalanceSheet"),
+    ("fundamentals", "getCashFlow"),
+    ("macro", "getIndicator"),
+    ("rates", "getYieldCurve"),
+    ("futures", "getCotReport"),
 ];
 
 fn fixture(name: &str) -> String {
@@ -564,6 +573,73 @@ async fn treasury_csv_serves_yield_history_without_a_fred_key() {
 }
 
 #[tokio::test]
+async fn treasury_csv_serves_the_latest_us_yield_curve_one_row_per_tenor() {
+    let srv = Server::start().await;
+    let path = treasury_path();
+    let csv = rec("us_treasury/daily_treasury_par_yield_curve_2026.csv");
+    srv.on(&path, vec![Reply::Text(200, csv.clone())]);
+    let sdk = sdk_for(&srv, &[], false);
+    let curve = live(&sdk, "us-treasury", "rates", "getYieldCurve", json!({})).await;
+    let rows = curve.as_array().unwrap();
+    // 10/02/2026, the newest line, by maturity; changes against 10/01/2026 in basis points;
+    // three days of file are not a month back.
+    let tenors: Vec<&str> = rows.iter().map(|r| r["tenor"].as_str().unwrap()).collect();
+    assert_eq!(
+        tenors,
+        ["1M", "1.5M", "2M", "3M", "4M", "6M", "1Y", "2Y", "3Y", "5Y", "7Y", "10Y", "20Y", "30Y"]
+    );
+    let at = |i: usize| &rows[i];
+    assert_close(&at(0)["years"], 1.0 / 12.0);
+    assert_eq!((&at(0)["yield"], &at(0)["change1mBps"]), (&json!(4.04), &Value::Null));
+    assert_close(&at(0)["change1dBps"], -2.0);
+    assert_eq!((&at(1)["years"], &at(1)["yield"]), (&json!(0.125), &json!(4.09)));
+    assert_close(&at(1)["change1dBps"], -1.0);
+    assert_eq!((&at(11)["years"], &at(11)["yield"]), (&json!(10.0), &json!(5.28)));
+    assert_close(&at(11)["change1dBps"], 4.0);
+    assert_close(&at(13)["change1dBps"], 2.0);
+    assert_eq!(
+        at(13).as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["tenor", "years", "yield", "change1dBps", "change1mBps"]
+    );
+    let year = chrono::Utc::now().format("%Y").to_string();
+    assert_eq!(
+        srv.last(&path).0,
+        format!("type=daily_treasury_yield_curve&page&_format=csv&field_tdr_date_value={year}")
+    );
+    assert!(
+        sdk.call("rates", "getYieldCurve", json!({"country": "DE"})).await.unwrap().provenance.demo
+    );
+
+    // An empty cell the day before: no 1-day change; an empty cell today: no such tenor today.
+    srv.on(
+        &path,
+        vec![Reply::Text(
+            200,
+            rec("us_treasury/daily_treasury_par_yield_curve_2025_empty_cell.csv"),
+        )],
+    );
+    let curve =
+        live(&sdk_for(&srv, &[], false), "us-treasury", "rates", "getYieldCurve", json!({})).await;
+    assert_eq!(curve[1]["tenor"], "1.5M");
+    assert_eq!((&curve[1]["yield"], &curve[1]["change1dBps"]), (&json!(4.41), &Value::Null));
+    srv.on(&path, vec![Reply::Text(200, csv.replacen("4.04,4.09,", "4.04,,", 1))]);
+    let curve =
+        live(&sdk_for(&srv, &[], false), "us-treasury", "rates", "getYieldCurve", json!({})).await;
+    assert_eq!(curve.as_array().unwrap().len(), 13);
+    assert_eq!(curve[1]["tenor"], "2M");
+
+    srv.on(&path, vec![Reply::Text(503, "Service Unavailable".into())]);
+    let e = fails(&sdk_for(&srv, &[], false), "rates", "getYieldCurve", json!({})).await;
+    assert!(e.contains("HTTP 503") && e.contains(&format!("{}{path}", host(&srv))), "{e}");
+    srv.on(&path, vec![Reply::Text(200, csv.replacen("Date", "Day", 1))]);
+    let e = fails(&sdk_for(&srv, &[], false), "rates", "getYieldCurve", json!({})).await;
+    assert!(e.contains("missing `0.Date` (expected field `time` there)"), "{e}");
+    srv.on(&path, vec![Reply::Text(200, csv.replacen("\"20 Yr\"", "\"20 Yr Bond\"", 1))]);
+    let e = fails(&sdk_for(&srv, &[], false), "rates", "getYieldCurve", json!({})).await;
+    assert!(e.contains("member `20 Yr Bond`: expected a maturity"), "{e}");
+}
+
+#[tokio::test]
 async fn fred_serves_yields_unemployment_and_gdp_with_its_key() {
     let srv = Server::start().await;
     let obs = "/fred/series/observations";
@@ -590,8 +666,9 @@ async fn fred_serves_yields_unemployment_and_gdp_with_its_key() {
     assert!(srv.last(obs).0.contains("series_id=UNRATE"));
     live(&sdk, "fred", "macro", "getGdp", json!({"country": "us"})).await;
     assert!(srv.last(obs).0.contains("series_id=A191RL1Q225SBEA"));
-    let cn = sdk.call("macro", "getGdp", json!({"country": "CN"})).await.unwrap();
-    assert!(cn.provenance.demo, "FRED serves US only here");
+    // FRED serves the US only here (other countries are the World Bank's).
+    let e = fails(&sdk, "macro", "getGdp", json!({"country": "CN", "provider": "fred"})).await;
+    assert!(e.contains("country=CN does not match"), "{e}");
     // CPI: the index from FRED, year-over-year and month-over-month computed from it; months
     // without a year of history before them are left out rather than invented.
     srv.on(obs, ok(rec("fred/series_observations_CPIAUCSL_desc.json")));
@@ -623,6 +700,46 @@ async fn fred_serves_yields_unemployment_and_gdp_with_its_key() {
     srv.on(obs, ok(rec("fred/series_observations_DGS10.json").replace("\"date\"", "\"day\"")));
     let e = fails(&sdk_for(&srv, &key, false), "macro", "getUnemployment", json!({})).await;
     assert!(e.contains("expected field `time`"), "{e}");
+}
+
+#[tokio::test]
+async fn fred_core_cpi_payrolls_and_spreads_and_the_treasury_spread_without_a_key() {
+    let srv = Server::start().await;
+    let obs = "/fred/series/observations";
+    srv.on(obs, ok(rec("fred/series_observations_CPIAUCSL_desc.json")));
+    let key = [("BOARDSMITH_FRED_API_KEY", "abcdef0123456789abcdef0123456789")];
+    let sdk = sdk_for(&srv, &key, false);
+    // Core CPI: the same arithmetic on CPILFESL, YoY only.
+    let core = live(&sdk, "fred", "macro", "getCoreCpi", json!({"limit": 1})).await;
+    assert!(srv.last(obs).0.contains("series_id=CPILFESL"));
+    assert_eq!(core[0].as_object().unwrap().keys().collect::<Vec<_>>(), ["time", "value"]);
+    assert_close(&core[0]["value"], (319.775 / 311.054 - 1.0) * 100.0);
+    // Payrolls: PAYEMS is a level; the standard value is the month's change.
+    let pay = live(&sdk, "fred", "macro", "getNonfarmPayrolls", json!({"limit": 2})).await;
+    assert!(srv.last(obs).0.contains("series_id=PAYEMS"));
+    assert_close(&pay[1]["value"], 319.775 - 319.086);
+    assert_close(&pay[0]["value"], 319.086 - 317.603);
+    // Spreads FRED publishes come from FRED; the others from the Treasury's curve.
+    srv.on(obs, ok(rec("fred/series_observations_DGS10.json")));
+    let s = live(&sdk, "fred", "rates", "getSpreadHistory", json!({"spread": "3m10y", "limit": 1}))
+        .await;
+    assert!(srv.last(obs).0.contains("series_id=T10Y3M"), "{:?}", srv.last(obs));
+    assert_eq!(s, json!([{"time": 1717113600, "value": 4.51}]));
+    let path = treasury_path();
+    srv.on(
+        &path,
+        vec![Reply::Text(200, rec("us_treasury/daily_treasury_par_yield_curve_2026.csv"))],
+    );
+    let t =
+        live(&sdk, "us-treasury", "rates", "getSpreadHistory", json!({"spread": "5s30s"})).await;
+    let t = t.as_array().unwrap();
+    assert_eq!(t.len(), 3, "this year's three days in the file");
+    assert_eq!(t[2]["time"], 1790899200);
+    assert_close(&t[2]["value"], 5.63 - 5.06);
+    let keyless = sdk_for(&srv, &[], false);
+    let k = live(&keyless, "us-treasury", "rates", "getSpreadHistory", json!({"limit": 2})).await;
+    assert_close(&k[1]["value"], 5.28 - 4.83);
+    assert_close(&k[0]["value"], 5.24 - 4.78);
 }
 
 // ---------------------------------------------------------------- SEC EDGAR
@@ -673,6 +790,106 @@ async fn sec_serves_filings_after_looking_up_the_cik_and_declares_a_contact() {
     );
     let e = fails(&sdk_for(&srv, &contact, false), "company", "getFilings", json!({})).await;
     assert!(e.contains("HTTP 403") && e.contains("Request Rate Threshold Exceeded"), "{e}");
+}
+
+/// Epoch seconds of a UTC date.
+fn day(d: &str) -> i64 {
+    let d: chrono::NaiveDate = d.parse().unwrap();
+    d.and_hms_opt(0, 0, 0).unwrap().and_utc().timestamp()
+}
+
+#[tokio::test]
+async fn sec_company_facts_become_income_balance_and_cash_flow_statements() {
+    let srv = Server::start().await;
+    let facts = "/api/xbrl/companyfacts/CIK0000320193.json";
+    srv.on("/files/company_tickers.json", ok(rec("sec/company_tickers.json")));
+    srv.on(facts, ok(rec("sec/companyfacts_CIK0000320193.json")));
+    let sdk = sdk_for(&srv, &[("BOARDSMITH_SEC_CONTACT", "Jane Doe jane@example.com")], false);
+    let call = |method: &'static str, params: Value| {
+        let sdk = &sdk;
+        async move { live(sdk, "sec", "fundamentals", method, params).await }
+    };
+    let b = 1e6;
+    // Annual: the fiscal years as filed, each line from the concept Apple reports it under.
+    let inc = call("getIncomeStatement", json!({"symbol": "AAPL", "limit": 2})).await;
+    let inc = inc.as_array().unwrap();
+    assert_eq!(inc.len(), 2, "{inc:?}");
+    let fy24 = &inc[1];
+    assert_eq!(
+        (fy24["fiscalPeriod"].as_str(), fy24["time"].as_i64()),
+        (Some("FY2024"), Some(day("2023-09-30")))
+    );
+    assert_eq!(inc[0]["fiscalPeriod"], "FY2023");
+    assert_close(&fy24["revenue"], 391_035.0 * b);
+    assert_close(&fy24["costOfRevenue"], 210_352.0 * b);
+    assert_close(&fy24["grossProfit"], 180_683.0 * b);
+    assert_close(&fy24["operatingIncome"], 123_216.0 * b);
+    assert_close(&fy24["ebitda"], (123_216.0 + 11_445.0) * b);
+    assert_close(&fy24["netIncome"], 93_736.0 * b);
+    assert_close(&fy24["eps"], 6.08);
+    // Lines Apple does not report under the listed concepts are null, never invented.
+    assert_eq!(fy24["interestExpense"], Value::Null);
+    assert!(fy24.get("depreciation").is_none(), "helper field dropped: {fy24}");
+    // Quarters: three from the 10-Qs, the fourth the year minus the first three.
+    let q = call("getIncomeStatement", json!({"symbol": "AAPL", "period": "quarter", "limit": 4}))
+        .await;
+    let q = q.as_array().unwrap();
+    let labels: Vec<&str> = q.iter().map(|r| r["fiscalPeriod"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["2024-Q1", "2024-Q2", "2024-Q3", "2024-Q4"]);
+    assert_close(&q[3]["revenue"], (391_035.0 - 296_105.0) * b);
+    assert_eq!(q[3]["time"].as_i64(), Some(day("2024-06-30")));
+    assert_close(&q[3]["netIncome"], 14_736.0 * b);
+    assert_eq!(q[3]["eps"], Value::Null, "per-share values are not subtracted");
+    // Balance sheet: the identity holds on the filed numbers; time opens the period it closes.
+    let bs = call("getBalanceSheet", json!({"symbol": "AAPL", "limit": 5})).await;
+    let bs = bs.as_array().unwrap();
+    assert_eq!(bs.len(), 3, "FY2022, FY2023 and FY2024 balance-sheet dates: {bs:?}");
+    let last = &bs[2];
+    assert_eq!(
+        (last["fiscalPeriod"].as_str(), last["time"].as_i64()),
+        (Some("FY2024"), Some(day("2023-09-30")))
+    );
+    let (assets, liab, eq) = (
+        last["totalAssets"].as_f64().unwrap(),
+        last["totalLiabilities"].as_f64().unwrap(),
+        last["totalEquity"].as_f64().unwrap(),
+    );
+    assert_close(&json!(liab + eq), assets);
+    assert_close(&last["nonCurrentAssets"], (364_980.0 - 152_987.0) * b);
+    assert_close(&last["sharesOutstanding"], 15_116_786_000.0);
+    // Cash flow: outflows negative; quarters from the year-to-date amounts 10-Qs state.
+    let cf = call("getCashFlow", json!({"symbol": "AAPL", "limit": 1})).await;
+    assert_close(&cf[0]["capitalExpenditure"], -9_447.0 * b);
+    assert_close(&cf[0]["freeCashFlow"], (118_254.0 - 9_447.0) * b);
+    assert_close(&cf[0]["shareRepurchases"], -94_949.0 * b);
+    let cq = call("getCashFlow", json!({"symbol": "AAPL", "period": "quarter", "limit": 4})).await;
+    let ocf: Vec<f64> = cq
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["operatingCashFlow"].as_f64().unwrap() / b)
+        .collect();
+    assert_eq!(ocf, [39_895.0, 22_690.0, 28_858.0, 26_811.0]);
+    // The ticker list is fetched once; an unknown ticker is an error, not invented statements.
+    assert_eq!(srv.hits("/files/company_tickers.json"), 1);
+    let e = fails(
+        &sdk,
+        "fundamentals",
+        "getIncomeStatement",
+        json!({"symbol": "ZZZQ", "provider": "sec"}),
+    )
+    .await;
+    assert!(e.contains("lists no entry with ticker = ZZZQ"), "{e}");
+    // A body that is not a company-facts document reads as such.
+    srv.on(facts, ok(json!({"cik": 320193}).to_string()));
+    let e = fails(
+        &sdk,
+        "fundamentals",
+        "getBalanceSheet",
+        json!({"symbol": "AAPL", "period": "quarter"}),
+    )
+    .await;
+    assert!(e.contains("company-facts") && e.contains(&host(&srv)), "{e}");
 }
 
 // ---------------------------------------------------------------- GDELT
@@ -800,6 +1017,198 @@ async fn alphavantage_serves_daily_bars_and_its_200_errors_are_errors() {
     );
     let e = fails(&sdk_for(&srv, &key, false), "equities", "getKline", json!({})).await;
     assert!(e.contains("expected field `close`"), "{e}");
+}
+
+// ---------------------------------------------------------------- ECB Data Portal
+
+#[tokio::test]
+async fn ecb_serves_euro_area_hicp_inflation_yoy_only() {
+    let srv = Server::start().await;
+    let path = "/service/data/ICP/M.U2.N.000000.4.ANR";
+    let csv = rec("ecb/ICP_M.U2.N.000000.4.ANR_csvdata_first11cols.csv");
+    srv.on(path, vec![Reply::Text(200, csv.clone())]);
+    let sdk = sdk_for(&srv, &[], false);
+    let cpi = live(&sdk, "ecb", "macro", "getCpi", json!({"country": "ea", "limit": 3})).await;
+    // Months "2024-04".."2024-06" at their first day; the ECB publishes the annual rate only.
+    assert_eq!(
+        cpi,
+        json!([
+            {"time": 1711929600, "value": 2.4, "mom": null, "index": null},
+            {"time": 1714521600, "value": 2.6, "mom": null, "index": null},
+            {"time": 1717200000, "value": 2.5, "mom": null, "index": null}
+        ])
+    );
+    assert_eq!(srv.last(path).0, "detail=dataonly&format=csvdata&lastNObservations=3");
+    // U2 (the ECB's code for the euro area) is the same series; other countries are not ECB's.
+    live(&sdk, "ecb", "macro", "getCpi", json!({"country": "U2"})).await;
+    assert!(sdk.call("macro", "getCpi", json!({"country": "DE"})).await.unwrap().provenance.demo);
+    let e = fails(&sdk, "macro", "getCpi", json!({"country": "DE", "provider": "ecb"})).await;
+    assert!(e.contains("country=DE does not match"), "{e}");
+    let listed = sdk.public_json();
+    let src = listed["sources"].as_array().unwrap().iter().find(|s| s["name"] == "macro").unwrap();
+    let m = src["methods"].as_array().unwrap().iter().find(|m| m["name"] == "getCpi").unwrap();
+    let ecb = m["providers"].as_array().unwrap().iter().find(|p| p["name"] == "ecb").unwrap();
+    assert_eq!(ecb["omits"], json!(["mom", "index"]));
+
+    // CRLF line ends (as the live service sends) and an empty provisional value.
+    let crlf = csv.replace(",2.5,A,F", ",,A,F").replace('\n', "\r\n");
+    srv.on(path, vec![Reply::Text(200, crlf)]);
+    let cpi =
+        live(&sdk_for(&srv, &[], false), "ecb", "macro", "getCpi", json!({"country": "EA"})).await;
+    let rows = cpi.as_array().unwrap();
+    assert_eq!(rows.len(), 5, "the empty June value is left out: {cpi}");
+    assert_eq!(rows[4], json!({"time": 1714521600, "value": 2.6, "mom": null, "index": null}));
+
+    srv.on(path, vec![Reply::Body(404, rec("ecb/error_404_no_series.json"))]);
+    let e = fails(&sdk_for(&srv, &[], false), "macro", "getCpi", json!({"country": "EA"})).await;
+    assert!(
+        e.contains(&format!("HTTP 404 Not Found from {}{path}", host(&srv)))
+            && e.contains("No Series was returned"),
+        "{e}"
+    );
+    srv.on(path, vec![Reply::Text(200, csv.replace("OBS_VALUE", "OBS_VAL"))]);
+    let e = fails(&sdk_for(&srv, &[], false), "macro", "getCpi", json!({"country": "EA"})).await;
+    assert!(e.contains("no element has `OBS_VALUE` (expected field `value` there"), "{e}");
+}
+
+// ---------------------------------------------------------------- World Bank
+
+#[tokio::test]
+async fn worldbank_serves_annual_gdp_growth_and_indicators_by_id() {
+    let srv = Server::start().await;
+    let growth = "/v2/country/DE/indicator/NY.GDP.MKTP.KD.ZG";
+    srv.on(growth, ok(rec("worldbank/country_DE_indicator_NY.GDP.MKTP.KD.ZG.json")));
+    let sdk = sdk_for(&srv, &[], false);
+    // Newest first on the wire, 2025 not out yet (null): the last 3 published years, ascending.
+    let gdp =
+        live(&sdk, "worldbank", "macro", "getGdp", json!({"country": "de", "limit": 3})).await;
+    assert_eq!(
+        gdp,
+        json!([
+            {"time": 1640995200, "value": 1.809934582},
+            {"time": 1672531200, "value": -0.266430014},
+            {"time": 1704067200, "value": -0.241896317}
+        ])
+    );
+    assert_eq!(srv.last(growth).0, "format=json&per_page=1000");
+    // The euro area is the World Bank's EMU; the US stays FRED's (demo without its key).
+    let emu = "/v2/country/EMU/indicator/NY.GDP.MKTP.KD.ZG";
+    srv.on(emu, ok(rec("worldbank/country_DE_indicator_NY.GDP.MKTP.KD.ZG.json")));
+    live(&sdk, "worldbank", "macro", "getGdp", json!({"country": "EA"})).await;
+    assert_eq!(srv.hits(emu), 1);
+    for us in ["US", "usa"] {
+        let a = sdk.call("macro", "getGdp", json!({"country": us})).await.unwrap();
+        assert!(a.provenance.demo, "{us}");
+    }
+
+    // Any World Bank indicator id, ISO2 or ISO3 country.
+    let mx = "/v2/country/MX/indicator/NY.GDP.MKTP.CD";
+    srv.on(mx, ok(rec("worldbank/country_MX_indicator_NY.GDP.MKTP.CD_recorded.json")));
+    let p = json!({"indicator": "ny.gdp.mktp.cd", "country": "MX"});
+    let ind = live(&sdk, "worldbank", "macro", "getIndicator", p).await;
+    assert_eq!(
+        ind,
+        json!([
+            {"time": 1704067200, "value": 1830489311088.89},
+            {"time": 1735689600, "value": 1832641364775.52}
+        ])
+    );
+    let usa = "/v2/country/USA/indicator/NY.GDP.MKTP.CD";
+    srv.on(usa, ok(rec("worldbank/country_USA_indicator_NY.GDP.MKTP.CD.json")));
+    let p = json!({"indicator": "NY.GDP.MKTP.CD", "country": "USA", "limit": 2});
+    let ind = live(&sdk, "worldbank", "macro", "getIndicator", p).await;
+    assert_eq!(
+        ind,
+        json!([{"time": 1640995200, "value": 25744108000000u64},
+               {"time": 1672531200, "value": 27360935000000u64}])
+    );
+    // Codes that are no World Bank id are demo's; "all" countries is no single series.
+    let a = sdk.call("macro", "getIndicator", json!({})).await.unwrap();
+    assert!(a.provenance.demo);
+    let p = json!({"indicator": "NY.GDP.MKTP.CD", "country": "all", "provider": "worldbank"});
+    let e = fails(&sdk, "macro", "getIndicator", p).await;
+    assert!(e.contains("country=all does not match"), "{e}");
+
+    // No data for the range: `[meta, null]`, an empty answer rather than an error.
+    srv.on(mx, ok(rec("worldbank/no_data.json")));
+    let p = json!({"indicator": "NY.GDP.MKTP.CD", "country": "MX"});
+    let none = live(&sdk_for(&srv, &[], false), "worldbank", "macro", "getIndicator", p).await;
+    assert_eq!(none, json!([]));
+}
+
+#[tokio::test]
+async fn worldbank_errors_sent_with_200_or_http_name_the_host() {
+    let srv = Server::start().await;
+    let path = "/v2/country/ZZ/indicator/NY.GDP.MKTP.KD.ZG";
+    srv.on(path, ok(rec("worldbank/error_invalid_value.json")));
+    let p = json!({"country": "ZZ"});
+    let e = fails(&sdk_for(&srv, &[], false), "macro", "getGdp", p.clone()).await;
+    assert!(
+        e.contains(&format!(
+            "{}{path} answered with an error: The provided parameter value is not valid",
+            host(&srv)
+        )),
+        "{e}"
+    );
+    srv.on(path, vec![Reply::Body(502, "<html>Bad Gateway</html>".into())]);
+    let e = fails(&sdk_for(&srv, &[], false), "macro", "getGdp", p.clone()).await;
+    assert!(e.contains(&format!("HTTP 502 Bad Gateway from {}{path}", host(&srv))), "{e}");
+    let drift = rec("worldbank/country_DE_indicator_NY.GDP.MKTP.KD.ZG.json")
+        .replace("\"date\"", "\"year\"");
+    srv.on(path, ok(drift));
+    let e = fails(&sdk_for(&srv, &[], false), "macro", "getGdp", p).await;
+    assert!(e.contains("missing `1.0.date` (expected field `time` there)"), "{e}");
+}
+
+// ---------------------------------------------------------------- CFTC
+
+#[tokio::test]
+async fn cftc_serves_commitments_of_traders_nets_for_listed_markets() {
+    let srv = Server::start().await;
+    let path = "/resource/6dca-aqww.json";
+    srv.on(path, ok(rec("cftc/legacy_futures_only_6dca-aqww_gold.json")));
+    let sdk = sdk_for(&srv, &[], false);
+    // Strings on the wire, newest first; nets are long minus short per group, ascending.
+    let cot = live(&sdk, "cftc", "futures", "getCotReport", json!({"limit": 2})).await;
+    assert_eq!(
+        cot,
+        json!([
+            {"time": 1788825600, "nonCommercialNet": 221132.0, "commercialNet": -235509.0,
+             "smallTradersNet": 14377.0, "openInterest": 402311.0},
+            {"time": 1789430400, "nonCommercialNet": 230338.0, "commercialNet": -245338.0,
+             "smallTradersNet": 15000.0, "openInterest": 409899.0}
+        ])
+    );
+    let (q, _) = srv.last(path);
+    assert!(
+        q.starts_with("%24limit=2&%24order=report_date_as_yyyy_mm_dd+DESC&%24select=")
+            && q.ends_with("&cftc_contract_market_code=088691"),
+        "{q}"
+    );
+    live(&sdk, "cftc", "futures", "getCotReport", json!({"market": "SPX"})).await;
+    assert!(srv.last(path).0.ends_with("&cftc_contract_market_code=13874A"));
+    // A market without a CFTC code is refused, naming the supported ones, never invented.
+    let e = fails(&sdk, "futures", "getCotReport", json!({"market": "LUMBER"})).await;
+    assert!(e.contains("must be one of \"GOLD\", \"SILVER\"") && e.contains("\"VIX\""), "{e}");
+
+    // Socrata's JSON error (its shape UNCONFIRMED, see the fixtures README).
+    let soql = json!({"code": "query.soql.no-such-column", "error": true,
+        "message": "No such column: noncomm_positions_long_al", "data": {}});
+    srv.on(path, vec![Reply::Body(400, soql.to_string())]);
+    let e = fails(&sdk_for(&srv, &[], false), "futures", "getCotReport", json!({})).await;
+    assert!(
+        e.contains(&format!("HTTP 400 Bad Request from {}{path}", host(&srv)))
+            && e.contains("No such column"),
+        "{e}"
+    );
+    srv.on(path, ok(soql.to_string()));
+    let e = fails(&sdk_for(&srv, &[], false), "futures", "getCotReport", json!({})).await;
+    assert!(e.contains("answered with an error: No such column"), "{e}");
+    let drift = rec("cftc/legacy_futures_only_6dca-aqww_gold.json")
+        .replace("comm_positions_short_all", "comm_positions_short");
+    srv.on(path, ok(drift));
+    let e = fails(&sdk_for(&srv, &[], false), "futures", "getCotReport", json!({})).await;
+    assert!(e.contains("missing `0.noncomm_positions_short_all`"), "{e}");
 }
 
 // ---------------------------------------------------------------- offline, keys, listing

@@ -2,11 +2,13 @@
 //! liabilities + equity, margins applied to revenue, FCF = OCF + capex), key metrics, estimates,
 //! analyst ratings, ownership, dividends, profiles and IPOs.
 
+use chrono::DateTime;
 use rand::Rng;
 use serde_json::{Map, Value, json};
 
 use super::GenContext;
 use super::series::{STOCKS, bars, day_change};
+use super::stable;
 use super::util::*;
 
 /// The stable economics of a company.
@@ -52,7 +54,10 @@ pub fn company(symbol: &str, ctx: &GenContext) -> Company {
     };
     let (_, b) = bars(&sym, DAY, 1, ctx.now);
     let price = b[0].close;
-    let shares = mcap_bn * 1e9 / price;
+    // Share count from a fixed day's price, so per-share history does not move with the price.
+    let fixed = DateTime::from_timestamp(1_735_776_000, 0).unwrap_or_default();
+    let (_, b2025) = bars(&sym, DAY, 1, fixed);
+    let shares = mcap_bn * 1e9 / b2025[0].close;
     let (gross, op, ps) = match sector.as_str() {
         "Technology" => (0.55 + 0.2 * u("g"), 0.25 + 0.15 * u("o"), 8.0 + 10.0 * u("ps")),
         "Communication Services" => {
@@ -95,6 +100,8 @@ struct Period {
     net: f64,
     shares: f64,
     da: f64,
+    /// Period index (months since 1970 over the period's length): seeds its draws.
+    k: i64,
 }
 
 fn periods(co: &Company, params: &Map<String, Value>, ctx: &GenContext) -> Vec<Period> {
@@ -102,20 +109,22 @@ fn periods(co: &Company, params: &Map<String, Value>, ctx: &GenContext) -> Vec<P
     let n = p_int(params, "limit", if quarterly { 8 } else { 5 }, 1, 40) as usize;
     let months = if quarterly { 3 } else { 12 };
     let times = period_grid(ctx.now, months, n);
-    let mut rng = rng_anchor(&format!("fin|{}|{months}", co.symbol), ctx.now);
+    // Every figure is a function of (company, period): a past quarter never changes. Revenue
+    // grows at the company's rate through its typical level at the start of 2025.
+    let seed = hash(&format!("fin|{}|{months}", co.symbol));
+    let per = i64::from(months);
+    let ks: Vec<i64> = times.iter().map(|&t| month_index(t) / per).collect();
+    let k_ref = (2025 - 1970) * 12 / per;
     let scale = if quarterly { 0.25 } else { 1.0 };
     let g = if quarterly { (1.0 + co.growth).powf(0.25) } else { 1.0 + co.growth };
-    let mut rev = co.revenue * scale;
-    let mut revs = Vec::with_capacity(n);
-    for _ in 0..n {
-        revs.push(rev);
-        rev /= g * (0.03 * gauss(&mut rng)).exp();
-    }
-    revs.reverse();
+    let wiggle = stable::ar_path(seed, 0.8, &ks);
     times
         .iter()
-        .zip(revs)
-        .map(|(&t, revenue)| {
+        .zip(&ks)
+        .zip(wiggle)
+        .map(|((&t, &k), z)| {
+            let draw = |j: i64| stable::normal_at(seed, k * 8 + j);
+            let revenue = co.revenue * scale * g.powf((k - k_ref) as f64) * (0.03 * z).exp();
             let d = date_str(t);
             let year = d.get(0..4).unwrap_or("2024");
             let label = if quarterly {
@@ -124,8 +133,8 @@ fn periods(co: &Company, params: &Map<String, Value>, ctx: &GenContext) -> Vec<P
             } else {
                 format!("FY{year}")
             };
-            let gross = (co.gross + 0.015 * gauss(&mut rng)).clamp(0.05, 0.95);
-            let op = (co.op + 0.015 * gauss(&mut rng)).clamp(-0.2, gross - 0.02);
+            let gross = (co.gross + 0.015 * draw(1)).clamp(0.05, 0.95);
+            let op = (co.op + 0.015 * draw(2)).clamp(-0.2, gross - 0.02);
             let revenue = revenue.round();
             let cogs = (revenue * (1.0 - gross)).round();
             let opex = (revenue * (gross - op)).round();
@@ -141,8 +150,9 @@ fn periods(co: &Company, params: &Map<String, Value>, ctx: &GenContext) -> Vec<P
                 interest,
                 tax,
                 net: pretax - tax,
-                shares: (co.shares * (1.0 + 0.005 * gauss(&mut rng))).round(),
+                shares: (co.shares * (1.0 + 0.005 * draw(3))).round(),
                 da: (revenue * 0.04).round(),
+                k,
             }
         })
         .collect()
@@ -182,15 +192,16 @@ pub fn income(params: &Map<String, Value>, ctx: &GenContext) -> Value {
 pub fn balance(params: &Map<String, Value>, ctx: &GenContext) -> Value {
     let co = company(p_str(params, "symbol", "AAPL"), ctx);
     let annualize = if p_str(params, "period", "annual") == "quarter" { 4.0 } else { 1.0 };
-    let mut rng = rng_anchor(&format!("bs|{}", co.symbol), ctx.now);
+    let seed = hash(&format!("bs|{}", co.symbol));
     let lev = 0.4 + 0.4 * unit(&format!("{}|lev", co.symbol));
     Value::Array(
         periods(&co, params, ctx)
             .iter()
             .map(|p| {
                 let rev = p.revenue * annualize;
-                let assets = (rev * (1.0 + 0.15 * gauss(&mut rng).abs() + 0.6)).round();
-                let cash = (assets * (0.08 + 0.04 * gauss(&mut rng).abs())).round();
+                let draw = |j: i64| stable::normal_at(seed, p.k * 8 + j);
+                let assets = (rev * (1.0 + 0.15 * draw(1).abs() + 0.6)).round();
+                let cash = (assets * (0.08 + 0.04 * draw(2).abs())).round();
                 let receivables = (rev * 0.12).round();
                 let inventory = (rev * 0.05).round();
                 let current = cash + receivables + inventory + (assets * 0.05).round();
@@ -220,12 +231,12 @@ pub fn balance(params: &Map<String, Value>, ctx: &GenContext) -> Value {
 /// Cash-flow statements, oldest first (freeCashFlow = operatingCashFlow + capitalExpenditure).
 pub fn cashflow(params: &Map<String, Value>, ctx: &GenContext) -> Value {
     let co = company(p_str(params, "symbol", "AAPL"), ctx);
-    let mut rng = rng_anchor(&format!("cf|{}", co.symbol), ctx.now);
+    let seed = hash(&format!("cf|{}", co.symbol));
     Value::Array(
         periods(&co, params, ctx)
             .iter()
             .map(|p| {
-                let ocf = (p.net + p.da + p.revenue * 0.02 * gauss(&mut rng)).round();
+                let ocf = (p.net + p.da + p.revenue * 0.02 * stable::normal_at(seed, p.k)).round();
                 let capex = -(p.revenue * (0.03 + 0.03 * unit(&co.symbol))).round();
                 let fcf = ocf + capex;
                 let div = -(p.net.max(0.0) * co.payout).round();

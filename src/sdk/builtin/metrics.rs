@@ -1,11 +1,13 @@
 //! Indicator time series: a table of `{time, value}` profiles (macro prints, on-chain counts,
-//! sentiment indices, spreads, rates...) generated as mean-reverting walks backward from a
-//! day anchor, plus multi-column series (flows, liquidations, balance sheets, positioning).
+//! sentiment indices, spreads, rates...) generated as mean-reverting processes whose value at
+//! each period is a function of (series, period) alone ([`super::stable`]), plus multi-column
+//! series (flows, liquidations, balance sheets, positioning).
 
 use rand::Rng;
 use serde_json::{Map, Value, json};
 
 use super::GenContext;
+use super::stable;
 use super::util::*;
 
 /// Sampling frequency of a series.
@@ -242,30 +244,21 @@ fn metric_with(
         (Freq::Secs(step, skip), None) => time_grid(ctx.now, step, n, skip),
         (Freq::Months(m), _) => period_grid(ctx.now, m, n),
     };
-    let mut rng = rng_anchor(&format!("metric|{}|{key}", p.id), ctx.now);
-    let mean = level(p, &key);
-    let (lo, hi) = if p.log { (p.lo, p.hi) } else { (p.lo.min(mean), p.hi.max(mean)) };
-    let start = if p.log {
-        mean * (p.vol * 2.0 * gauss(&mut rng)).exp()
-    } else {
-        mean + p.vol * 2.0 * gauss(&mut rng)
+    // Each value is a function of (series, period index): a past period never changes.
+    // `k_ref` is the index of the start of 2025.
+    const Y2025: i64 = 1_735_689_600;
+    let by_step = |step: i64| -> (Vec<i64>, i64) {
+        (times.iter().map(|&t| t.div_euclid(step)).collect(), Y2025.div_euclid(step))
     };
-    let vals: Vec<f64> = if p.log {
-        // Multiplicative: walk the log level; `revert` pulls toward the mean, and series without
-        // reversion get a gentle uptrend (supplies, hash rate).
-        let drift = if p.revert == 0.0 { p.vol * 0.5 } else { 0.0 };
-        let (lm, lv) = (mean.ln(), start.clamp(lo, hi).ln());
-        let mut x = lv;
-        let mut out = Vec::with_capacity(n);
-        for _ in 0..n {
-            out.push(x.exp().clamp(lo, hi));
-            x = x - drift + p.revert * (lm - x) + p.vol * gauss(&mut rng);
+    let (ks, k_ref) = match (p.freq, params.get("timeframe").and_then(Value::as_str)) {
+        (Freq::Months(m), _) => {
+            let m = i64::from(m);
+            (times.iter().map(|&t| month_index(t) / m).collect(), month_index(Y2025) / m)
         }
-        out.reverse();
-        out
-    } else {
-        walk_back(&mut rng, n, start.clamp(lo, hi), mean, p.vol, p.revert, lo, hi)
+        (_, Some(tf)) => by_step(timeframe_secs(tf)?),
+        (Freq::Secs(step, _), None) => by_step(step),
     };
+    let vals = values_at(p, &key, &ks, k_ref);
     Ok(Value::Array(
         times
             .iter()
@@ -273,6 +266,29 @@ fn metric_with(
             .map(|(&t, v)| obj([("time", json!(t)), ("value", numr(v, p.dec))]))
             .collect(),
     ))
+}
+
+/// The values of profile `p` (level key `key`) at period indices `ks` (ascending), `k_ref` being
+/// the index of the start of 2025: each a function of (series, index) alone.
+fn values_at(p: &Profile, key: &str, ks: &[i64], k_ref: i64) -> Vec<f64> {
+    let seed = hash(&format!("metric|{}|{}", p.id, key.to_uppercase()));
+    let mean = level(p, key);
+    let (lo, hi) = if p.log { (p.lo, p.hi) } else { (p.lo.min(mean), p.hi.max(mean)) };
+    // Series without reversion (supplies, hash rate) trend gently upward through `mean`, which
+    // they reach at the start of 2025, with slow wiggles around the trend.
+    let phi = if p.revert == 0.0 { 0.98 } else { 1.0 - p.revert };
+    let trend = |k: i64| if p.revert == 0.0 { p.vol * 0.5 * (k - k_ref) as f64 } else { 0.0 };
+    let noise = stable::ar_path(seed, phi, ks);
+    ks.iter()
+        .zip(&noise)
+        .map(|(&k, &z)| {
+            if p.log {
+                (mean.ln() + trend(k) + p.vol * z).exp().clamp(lo, hi)
+            } else {
+                (mean + p.vol * z).clamp(lo, hi)
+            }
+        })
+        .collect()
 }
 
 fn n_times(
@@ -566,29 +582,39 @@ pub fn cpi_detail(params: &Map<String, Value>, ctx: &GenContext) -> Result<Value
     let Some(Ok(Value::Array(yoy))) = metric("macroCpi", params, ctx) else {
         return Err("internal: CPI profile missing".into());
     };
-    let mut rng = rng_anchor(&format!("cpimom|{}", p_str(params, "country", "US")), ctx.now);
-    let last_idx = 315.0;
-    let n = yoy.len();
-    let mut idx = vec![last_idx; n];
-    let mut moms = vec![0.0; n];
-    for i in (0..n.saturating_sub(1)).rev() {
-        let y = yoy[i + 1]["value"].as_f64().unwrap_or(2.5);
-        let mom = y / 12.0 + 0.12 * gauss(&mut rng);
-        moms[i + 1] = mom;
-        idx[i] = idx[i + 1] / (1.0 + mom / 100.0);
+    let Some(p) = PROFILES.iter().find(|p| p.id == "macroCpi") else {
+        return Err("internal: CPI profile missing".into());
+    };
+    // The index is 315 at the start of 2025 and moves by each month's change, itself a
+    // function of the month (a twelfth of that month's YoY plus noise): stable history.
+    let country = p_str(params, "country", "US");
+    let seed = hash(&format!("cpimom|{}", country.to_uppercase()));
+    let ks: Vec<i64> = yoy.iter().filter_map(|r| r["time"].as_i64()).map(month_index).collect();
+    let k_ref = (2025 - 1970) * 12;
+    let (Some(&first), Some(&last)) = (ks.first(), ks.last()) else {
+        return Ok(Value::Array(Vec::new()));
+    };
+    let span: Vec<i64> = (first.min(k_ref)..=last.max(k_ref)).collect();
+    let yoy_span = values_at(p, country, &span, k_ref);
+    let mom_at = |i: usize| yoy_span[i] / 12.0 + 0.12 * stable::normal_at(seed, span[i]);
+    let at_ref = (k_ref - span[0]) as usize;
+    let mut index = vec![315.0; span.len()];
+    for i in at_ref + 1..span.len() {
+        index[i] = index[i - 1] * (1.0 + mom_at(i) / 100.0);
     }
-    if n > 0 {
-        moms[0] = yoy[0]["value"].as_f64().unwrap_or(2.5) / 12.0;
+    for i in (0..at_ref).rev() {
+        index[i] = index[i + 1] / (1.0 + mom_at(i + 1) / 100.0);
     }
     Ok(Value::Array(
         yoy.iter()
-            .enumerate()
-            .map(|(i, r)| {
+            .zip(&ks)
+            .map(|(r, &k)| {
+                let i = (k - span[0]) as usize;
                 obj([
                     ("time", r["time"].clone()),
                     ("value", r["value"].clone()),
-                    ("mom", numr(moms[i], 2)),
-                    ("index", numr(idx[i], 3)),
+                    ("mom", numr(mom_at(i), 2)),
+                    ("index", numr(index[i], 3)),
                 ])
             })
             .collect(),

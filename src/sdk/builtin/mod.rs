@@ -18,6 +18,7 @@ pub mod feeds;
 pub mod lists;
 pub mod metrics;
 pub mod series;
+pub mod stable;
 pub mod util;
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use rand::Rng;
 use serde_json::{Map, Value, json};
 
 use super::GenContext;
+use super::stable::{mix, unit_hash};
 use super::util::*;
 
 /// One OHLCV bar.
@@ -99,19 +100,6 @@ fn noise(seed: u64, u: f64) -> f64 {
     let at = |i: f64| (2.0 * unit_hash(mix(seed, i as i64 as u64, 0x9e37)) - 1.0) * 3f64.sqrt();
     let w = f * f * (3.0 - 2.0 * f);
     at(k) * (1.0 - w) + at(k + 1.0) * w
-}
-
-/// SplitMix64 over three words: a fast, well-spread hash for lattice points and bar draws.
-fn mix(a: u64, b: u64, c: u64) -> u64 {
-    let mut z = a ^ b.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ c.wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// A hash as a number in `[0, 1)`.
-fn unit_hash(h: u64) -> f64 {
-    (h >> 11) as f64 / (1u64 << 53) as f64
 }
 
 fn bar_json(b: &Bar) -> Value {

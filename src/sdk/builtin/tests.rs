@@ -404,6 +404,53 @@ async fn past_prices_never_change_as_the_clock_moves() {
     }
 }
 
+/// Indicator series and financial statements keep their past too: a month's CPI, a day's
+/// on-chain count or a past quarter's revenue read the same a month or a season later.
+#[tokio::test]
+async fn past_indicator_values_and_statements_never_change_as_the_clock_moves() {
+    let calls = [
+        ("macro", "getCpi", json!({"country": "JP", "limit": 24, "provider": "demo"})),
+        ("onchain", "getActiveAddresses", json!({"asset": "ETH", "limit": 120})),
+        ("centralbank", "getMoneySupply", json!({"limit": 24})),
+        (
+            "fundamentals",
+            "getIncomeStatement",
+            json!({"period": "quarter", "limit": 8, "provider": "demo"}),
+        ),
+        (
+            "fundamentals",
+            "getBalanceSheet",
+            json!({"period": "quarter", "limit": 8, "provider": "demo"}),
+        ),
+        (
+            "fundamentals",
+            "getCashFlow",
+            json!({"period": "quarter", "limit": 4, "provider": "demo"}),
+        ),
+    ];
+    let early = sdk_at(Utc.with_ymd_and_hms(2025, 5, 20, 9, 0, 0).single().expect("date"));
+    let late = sdk_at(Utc.with_ymd_and_hms(2025, 8, 2, 17, 0, 0).single().expect("date"));
+    for (source, method, params) in calls {
+        let a = early.call(source, method, params.clone()).await.expect("early").value.clone();
+        let b = late.call(source, method, params).await.expect("late").value.clone();
+        let by_time = |rows: &Value| -> Vec<(i64, Value)> {
+            rows.as_array()
+                .expect("rows")
+                .iter()
+                .map(|r| (r["time"].as_i64().expect("time"), r.clone()))
+                .collect()
+        };
+        let (a, b) = (by_time(&a), by_time(&b));
+        let shared: Vec<_> = a.iter().filter(|(t, _)| b.iter().any(|(u, _)| u == t)).collect();
+        assert!(!shared.is_empty(), "{source}.{method}: the two answers overlap");
+        for (t, row) in shared {
+            let later = &b.iter().find(|(u, _)| u == t).expect("shared").1;
+            assert_eq!(row, later, "{source}.{method} at {t}");
+        }
+        assert!(b.last().map(|x| x.0) > a.last().map(|x| x.0), "{source}.{method} moved on");
+    }
+}
+
 /// The demo never invents a company or a coin: an unknown symbol is an error that names
 /// known ones, while known symbols and pairs of known currencies answer.
 #[tokio::test]

@@ -146,6 +146,12 @@ pub fn time_grid(now: DateTime<Utc>, step: i64, n: usize, skip_weekends: bool) -
     out
 }
 
+/// Months since January 1970 of the UTC instant `t` (the index of a monthly period).
+pub fn month_index(t: i64) -> i64 {
+    let d = DateTime::from_timestamp(t, 0).unwrap_or_default();
+    i64::from(d.year()) * 12 + i64::from(d.month0()) - 1970 * 12
+}
+
 /// Calendar periods for low-frequency data (monthly/quarterly/annual), ascending, the last one the
 /// latest *completed* period before `now` (a release lags its period). Times are period starts.
 pub fn period_grid(now: DateTime<Utc>, months: u32, n: usize) -> Vec<i64> {

@@ -8,10 +8,11 @@
 //! }
 //! ```
 //!
-//! Exactly one of `rows` (array → rows), `entries` (object of entries → rows) or `object`
-//! (object → one object) may be given; with none, the selected value is returned as is. Rows
-//! that all carry a numeric `time` are sorted ascending and de-duplicated (last one wins), then
-//! the `then` steps run ([`super::transform`]).
+//! Exactly one of `rows` (array → rows), `entries` (object of entries → rows), `object`
+//! (object → one object) or `facts` (XBRL company facts → a row per fiscal period,
+//! [`super::xbrl`]) may be given; with none, the selected value is returned as is. Rows that all
+//! carry a numeric `time` are sorted ascending and de-duplicated (last one wins), then the
+//! `then` steps run ([`super::transform`]).
 //!
 //! A body may be CSV (`"format": "csv"`: rows of header → cell, empty cells null); `transpose`
 //! turns an object of parallel arrays (`{"form": [...], "date": [...]}`) into rows; `errors` lists
@@ -33,7 +34,7 @@ pub struct ResponseMap {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub select: Option<String>,
     /// The selected value is an array (of arrays or objects); each element becomes a row with
-    /// these fields, whose `from` paths are relative to the element.
+    /// these fields, whose `from` paths are relative to the element. A null there is no rows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rows: Option<FieldList>,
     /// The selected value is an object whose entries become rows.
@@ -54,6 +55,10 @@ pub struct ResponseMap {
     /// Steps applied to the rows after mapping.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub then: Vec<super::transform::Step>,
+    /// The selected value is an XBRL company-facts document: one row per fiscal period
+    /// ([`super::xbrl`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub facts: Option<super::xbrl::Facts>,
 }
 
 /// How a response body is parsed.
@@ -93,6 +98,8 @@ struct RawResponseMap {
     errors: Vec<String>,
     #[serde(default)]
     then: Vec<super::transform::Step>,
+    #[serde(default)]
+    facts: Option<super::xbrl::Facts>,
 }
 
 impl TryFrom<RawResponseMap> for ResponseMap {
@@ -100,9 +107,10 @@ impl TryFrom<RawResponseMap> for ResponseMap {
     fn try_from(r: RawResponseMap) -> Result<Self, String> {
         let n = usize::from(r.rows.is_some())
             + usize::from(r.entries.is_some())
-            + usize::from(r.object.is_some());
+            + usize::from(r.object.is_some())
+            + usize::from(r.facts.is_some());
         if n > 1 {
-            return Err("response: give at most one of `rows`, `entries`, `object`".into());
+            return Err("response: give at most one of `rows`, `entries`, `object`, `facts`".into());
         }
         if let Some(e) = &r.entries {
             let m = usize::from(e.value.is_some())
@@ -114,8 +122,10 @@ impl TryFrom<RawResponseMap> for ResponseMap {
                 );
             }
         }
-        if !r.then.is_empty() && r.rows.is_none() && r.entries.is_none() {
-            return Err("response.then: steps apply to rows; give `rows` or `entries`".into());
+        if !r.then.is_empty() && r.rows.is_none() && r.entries.is_none() && r.facts.is_none() {
+            return Err(
+                "response.then: steps apply to rows; give `rows`, `entries` or `facts`".into()
+            );
         }
         Ok(Self {
             select: r.select,
@@ -126,6 +136,7 @@ impl TryFrom<RawResponseMap> for ResponseMap {
             transpose: r.transpose,
             errors: r.errors,
             then: r.then,
+            facts: r.facts,
         })
     }
 }
@@ -160,7 +171,8 @@ pub struct Entries {
 pub struct Field {
     /// Dot path relative to the element (`"4"` for the 5th item of an array, `"lastPrice"`);
     /// may contain `{param}` placeholders. A key that itself holds dots (a CSV header such as
-    /// `"1.5 Month"`) is found whole. Empty with `value`.
+    /// `"1.5 Month"`) is found whole. Empty: the whole element (kept for an `unpivot` step), or
+    /// unused with `value`.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub from: String,
     /// A constant instead of a path (`{"value": "Binance"}`), expanded from the params when a
@@ -189,7 +201,7 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::E
 }
 
 /// What providers send for "no value" in numeric and date fields.
-const PLACEHOLDERS: &[&str] = &["", ".", "null", "N/A", "n/a", "NaN", "-"];
+pub(super) const PLACEHOLDERS: &[&str] = &["", ".", "null", "N/A", "n/a", "NaN", "-"];
 
 /// Value conversions.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
@@ -212,6 +224,11 @@ pub enum Conv {
     Upper,
     /// A string, lower-cased.
     Lower,
+    /// A maturity label (`"1 Mo"`, `"1.5 Month"`, `"2 Yr"`) → the standard tenor (`"1M"`,
+    /// `"1.5M"`, `"2Y"`; [`super::tenor`]).
+    Tenor,
+    /// A maturity label → the maturity in years (`"6 Mo"` → 0.5).
+    Years,
 }
 
 impl Conv {
@@ -303,7 +320,13 @@ pub fn apply(
         format!("response from {origin}: expected {what} at {at}, got {}", describe(v))
     };
     if let Some(fields) = &map.rows {
-        let Value::Array(items) = root else { return Err(bad("an array", root)) };
+        // A null array is no rows (World Bank answers `[meta, null]` when nothing matches); a
+        // missing one is still an error.
+        let items: &[Value] = match root {
+            Value::Array(items) => items,
+            Value::Null => &[],
+            other => return Err(bad("an array", other)),
+        };
         let fields = expand_fields(fields, params);
         let mut rows = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
@@ -351,6 +374,11 @@ pub fn apply(
             }
             rows.push(row);
         }
+        return finish(rows);
+    }
+    if let Some(facts) = &map.facts {
+        let rows = super::xbrl::apply(facts, root, params)
+            .map_err(|e| format!("response from {origin}: {e}"))?;
         return finish(rows);
     }
     if let Some(fields) = &map.object {
@@ -483,9 +511,10 @@ fn convert_field(v: &Value, f: &Field) -> Result<Value, String> {
     }
 }
 
-/// A date or date-time in `format` (UTC) as epoch seconds. Two formats chrono cannot parse
-/// alone are understood too: `%Y` (a year: its 1 January) and `%YQ%q` (a quarter: its first
-/// day), as statistics agencies date annual and quarterly data (`"2023"`, `"2025Q4"`).
+/// A date or date-time in `format` (UTC) as epoch seconds. Formats chrono cannot parse alone
+/// are understood too: `%Y` (a year: its 1 January), `%YQ%q` (a quarter: its first day) and
+/// a month without a day (`%Y-%m`, `%YM%m`: its first day), as statistics agencies date
+/// annual, quarterly and monthly data (`"2023"`, `"2025Q4"`, `"2024-06"`).
 fn parse_dated(s: &str, format: &str) -> Option<i64> {
     let day = |y: i32, m: u32| {
         NaiveDate::from_ymd_opt(y, m, 1)
@@ -505,6 +534,14 @@ fn parse_dated(s: &str, format: &str) -> Option<i64> {
         return Some(d.and_utc().timestamp());
     }
     NaiveDate::parse_from_str(s, format)
+        // No day in the format: the month's first day.
+        .or_else(|e| {
+            if format.contains("%d") {
+                Err(e)
+            } else {
+                NaiveDate::parse_from_str(&format!("{s}|1"), &format!("{format}|%d"))
+            }
+        })
         .ok()
         .and_then(|d| d.and_hms_opt(0, 0, 0))
         .map(|t| t.and_utc().timestamp())
@@ -734,6 +771,15 @@ pub fn convert(v: &Value, conv: Conv) -> Result<Value, String> {
             Value::String(s) => Ok(Value::String(s.to_lowercase())),
             other => Ok(other),
         },
+        Conv::Tenor | Conv::Years => {
+            let t = v.as_str().and_then(super::tenor::Tenor::parse).ok_or_else(|| {
+                format!("expected a maturity like `3 Mo` or `10 Yr`, got {}", describe(v))
+            })?;
+            Ok(match conv {
+                Conv::Tenor => Value::String(t.label()),
+                _ => super::expr::to_json(Some(t.years())),
+            })
+        }
     }
 }
 
@@ -824,6 +870,9 @@ mod tests {
         assert_eq!(parse_dated("2025Q4", "%YQ%q"), Some(1_759_276_800));
         assert_eq!(parse_dated("2025Q5", "%YQ%q"), None);
         assert_eq!(parse_dated("soon", "%Y"), None);
+        assert_eq!(parse_dated("2024-06", "%Y-%m"), Some(1_717_200_000));
+        assert_eq!(parse_dated("2026M02", "%YM%m"), Some(1_769_904_000));
+        assert_eq!(parse_dated("2024-13", "%Y-%m"), None);
     }
 
     #[test]
@@ -843,6 +892,7 @@ mod tests {
         let e = apply(&m, &renamed, &p, "h").unwrap_err();
         assert!(e.contains("no element has `v`") && e.contains("format may have changed"), "{e}");
         assert_eq!(apply(&m, &json!([]), &p, "h").unwrap(), json!([]));
+        assert_eq!(apply(&m, &Value::Null, &p, "h").unwrap(), json!([]), "null is no rows");
     }
 
     #[test]

@@ -14,7 +14,9 @@ pub mod expr;
 pub mod mapping;
 pub mod outbound;
 pub mod template;
+pub mod tenor;
 pub mod transform;
+pub mod xbrl;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

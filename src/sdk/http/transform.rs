@@ -1,6 +1,7 @@
 //! Steps applied to mapped rows, in order (`"then": [...]` in a response mapping): keep the rows
 //! a param asks for, sort, keep the first or last N, derive fields by arithmetic
-//! ([`super::expr`]), build text fields from templates, drop helper fields.
+//! ([`super::expr`]), build text fields from templates, drop helper fields, turn the columns of
+//! a wide row into rows of their own (`unpivot`), run steps per group of rows (`per`).
 //!
 //! ```json
 //! "then": [
@@ -12,11 +13,21 @@
 //! ```
 //! A step whose template names a param the caller did not give is skipped, so one declaration
 //! serves "all categories" and "only DEXes".
+//!
+//! A yield-curve file has one row per date and one column per tenor; the curve is one row per
+//! tenor. `rows` keeps the whole element in a field (`"cells": {"from": ""}`), then:
+//! ```json
+//! {"unpivot": {"from": "cells", "except": ["Date"], "key": {"tenor": "tenor", "years": "years"},
+//!              "value": "yield", "valueAs": "number"}},
+//! {"per": {"by": "tenor", "then": [{"derive": {"change1dBps": "(yield - prev(yield)) * 100"}},
+//!                                  {"last": "1"}]}}
+//! ```
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::expr::{self, Expr};
+use super::mapping::{self, Conv};
 use super::template;
 
 /// One step.
@@ -39,6 +50,43 @@ pub enum Step {
     Format(std::collections::BTreeMap<String, String>),
     /// Remove fields (helpers used only to derive others).
     Drop(Vec<String>),
+    /// Turn each member of an object field into a row of its own.
+    Unpivot(Unpivot),
+    /// Run steps on each group of rows sharing a field's value (groups in the order they first
+    /// appear), then put the groups back together: `prev` and `last` per tenor, per symbol.
+    Per(Per),
+}
+
+/// Members of the object in field `from` become rows: each carries the row's other fields, the
+/// member's name in the `key` fields (each converted its way) and its value in `value`. Null
+/// values stay null (a `filter` with `present` drops them), so a missing cell never shifts
+/// `prev` onto another date.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Unpivot {
+    /// The row field holding the object; it is removed from the new rows.
+    pub from: String,
+    /// Members left out (`["Date"]`: not a tenor).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub except: Vec<String>,
+    /// Row fields receiving the member's name, each with its conversion
+    /// (`{"tenor": "tenor", "years": "years"}`).
+    pub key: std::collections::BTreeMap<String, Conv>,
+    /// Row field receiving the member's value.
+    pub value: String,
+    /// Conversion of the value (default `raw`); a provider's "no value" placeholder is null.
+    #[serde(default, rename = "valueAs")]
+    pub value_as: Conv,
+}
+
+/// Steps per group of rows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Per {
+    /// The field whose value makes the groups.
+    pub by: String,
+    /// The steps run on each group.
+    pub then: Vec<Step>,
 }
 
 /// A row test. Exactly one of the comparisons is given; strings compare case-insensitively.
@@ -173,13 +221,61 @@ pub fn apply(
             Step::Drop(fields) => {
                 for row in &mut rows {
                     for f in fields {
-                        row.remove(f);
+                        // Keep the order of the other fields (the standard shape's).
+                        row.shift_remove(f);
                     }
+                }
+            }
+            Step::Unpivot(u) => rows = unpivot(u, rows)?,
+            Step::Per(p) => {
+                let mut groups: Vec<Vec<Map<String, Value>>> = Vec::new();
+                let mut index = std::collections::HashMap::new();
+                for row in rows {
+                    let key = row.get(&p.by).map_or_else(String::new, text);
+                    let at = *index.entry(key).or_insert_with(|| {
+                        groups.push(Vec::new());
+                        groups.len() - 1
+                    });
+                    groups[at].push(row);
+                }
+                rows = Vec::new();
+                for group in groups {
+                    rows.extend(apply(&p.then, group, params)?);
                 }
             }
         }
     }
     Ok(rows)
+}
+
+fn unpivot(u: &Unpivot, rows: Vec<Map<String, Value>>) -> Result<Vec<Map<String, Value>>, String> {
+    let mut out = Vec::new();
+    for (i, mut row) in rows.into_iter().enumerate() {
+        let Some(Value::Object(members)) = row.shift_remove(&u.from) else {
+            return Err(format!("unpivot: row {i} has no object in `{}`", u.from));
+        };
+        for (name, v) in members {
+            if u.except.contains(&name) {
+                continue;
+            }
+            let mut new = row.clone();
+            for (field, conv) in &u.key {
+                let k = mapping::convert(&Value::String(name.clone()), *conv)
+                    .map_err(|e| format!("unpivot: member `{name}`: {e}"))?;
+                new.insert(field.clone(), k);
+            }
+            let placeholder = v.as_str().is_some_and(|s| mapping::PLACEHOLDERS.contains(&s.trim()));
+            let v = if v.is_null() || placeholder {
+                Value::Null
+            } else {
+                mapping::convert(&v, u.value_as)
+                    .map_err(|e| format!("unpivot: at `{name}` of row {i}: {e}"))?
+            };
+            new.insert(u.value.clone(), v);
+            out.push(new);
+        }
+    }
+    Ok(out)
 }
 
 fn compare(a: &Value, b: &Value) -> std::cmp::Ordering {
@@ -307,6 +403,49 @@ mod tests {
         let steps = json!([{"format": {"url": "https://h/{cik}/{acc|strip:-}/{doc}"}}, {"drop": ["acc", "doc"]}]);
         let out = run(steps, rows, json!({"cik": 42})).unwrap();
         assert_eq!(out, json!([{"url": "https://h/42/0001247/a.htm"}, {"url": null}]));
+    }
+
+    #[test]
+    fn unpivot_turns_columns_into_rows_and_per_runs_steps_by_group() {
+        let rows = json!([
+            {"time": 1, "cells": {"Date": "d1", "1 Mo": "4.06", "1.5 Month": null, "2 Yr": "4.78"}},
+            {"time": 2, "cells": {"Date": "d2", "1 Mo": "4.04", "1.5 Month": "4.09", "2 Yr": "N/A"}}
+        ]);
+        let steps = json!([
+            {"unpivot": {"from": "cells", "except": ["Date"],
+                         "key": {"tenor": "tenor", "years": "years"},
+                         "value": "y", "valueAs": "number"}},
+            {"per": {"by": "tenor", "then": [
+                {"derive": {"d": "(y - prev(y)) * 100"}}, {"last": "1"}]}},
+            {"drop": ["years"]}
+        ]);
+        let out = run(steps, rows.clone(), json!({})).unwrap();
+        // Each tenor's last row; a gap the day before gives no change rather than one across
+        // two days, and a placeholder is no value.
+        assert_eq!(
+            out,
+            json!([
+                {"time": 2, "tenor": "1M", "y": 4.04, "d": -2.0},
+                {"time": 2, "tenor": "1.5M", "y": 4.09, "d": null},
+                {"time": 2, "tenor": "2Y", "y": null, "d": null}
+            ])
+        );
+        let years = json!([{"unpivot": {"from": "cells", "except": ["Date"],
+                                         "key": {"years": "years"}, "value": "y"}}]);
+        let out = run(years, rows.clone(), json!({})).unwrap();
+        assert_eq!(out[1], json!({"time": 1, "years": 0.125, "y": null}));
+
+        let e = run(
+            json!([{"unpivot": {"from": "cells", "key": {"t": "tenor"}, "value": "y"}}]),
+            rows.clone(),
+            json!({}),
+        )
+        .unwrap_err();
+        assert!(e.contains("member `Date`: expected a maturity"), "{e}");
+        let e =
+            run(json!([{"unpivot": {"from": "cols", "key": {}, "value": "y"}}]), rows, json!({}))
+                .unwrap_err();
+        assert!(e.contains("row 0 has no object in `cols`"), "{e}");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Who a real provider is: one file per provider in `sdk-spec/providers/` giving its
-//! documentation and terms, its credential, the headers it asks for, its documented rate limit
-//! and timeouts. When the registry is built every `http` backing of the provider inherits these,
+//! documentation and terms, its credential, the headers it asks for, its documented rate limit,
+//! timeouts and a lookup its calls need first. When the registry is built every `http` backing of the provider inherits these,
 //! so a method's declaration says only what is particular to its endpoint.
 //!
 //! Every `http` backing also gets the base-URL variable `BOARDSMITH_<PROVIDER>_BASE_URL` (unless
@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::sdk::http::{Auth, HttpBacking};
+use crate::sdk::http::{Auth, HttpBacking, Lookup};
 
 /// A provider definition file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -37,6 +37,9 @@ pub struct ProviderDef {
     /// Per-attempt timeout in milliseconds for its calls.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// A lookup its calls make first (SEC's endpoints all want the CIK of a ticker).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lookup: Option<Box<Lookup>>,
 }
 
 /// `requests` per `perSecs` seconds.
@@ -72,7 +75,7 @@ pub fn base_url_var(provider: &str) -> String {
 }
 
 /// Fills what `backing` (served by `provider`) leaves unsaid from the provider's definition:
-/// base-URL variable, credential, headers (the backing's own win), timeout.
+/// base-URL variable, credential, headers (the backing's own win), timeout, lookup.
 pub fn inherit(backing: &mut HttpBacking, provider: &str, def: Option<&ProviderDef>) {
     if backing.base_url_env.is_none() {
         backing.base_url_env = Some(base_url_var(provider));
@@ -88,6 +91,9 @@ pub fn inherit(backing: &mut HttpBacking, provider: &str, def: Option<&ProviderD
     }
     if backing.timeout_ms.is_none() {
         backing.timeout_ms = def.timeout_ms;
+    }
+    if backing.lookup.is_none() {
+        backing.lookup = def.lookup.clone();
     }
 }
 
