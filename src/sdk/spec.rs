@@ -453,8 +453,15 @@ fn check_source(spec: &SourceSpec) -> Result<(), SdkError> {
             if let Err(e) = http_url(Some(&p.backing)) {
                 return bad(format!("method `{}` provider `{}`: {e}", m.name, p.provider));
             }
-            if !names.insert(&p.provider) {
-                return bad(format!("method `{}`: duplicate provider `{}`", m.name, p.provider));
+            // One provider may be listed twice when each entry says by `when` which params it
+            // serves (DefiLlama: one URL for a chain, another for all chains).
+            let split = |q: &ProviderSpec| q.provider != p.provider || !q.when.is_empty();
+            if !names.insert(&p.provider) && !m.providers.iter().all(split) {
+                return bad(format!(
+                    "method `{}`: duplicate provider `{}` (entries of one provider each need a \
+                     `when`)",
+                    m.name, p.provider
+                ));
             }
             if let Some(name) = p.when.keys().find(|k| !m.params.iter().any(|q| &q.name == *k)) {
                 return bad(format!(

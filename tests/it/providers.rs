@@ -194,9 +194,14 @@ async fn defillama_serves_tvl_chains_protocols_pools_and_stablecoins() {
             {"time": 1717113600, "value": 61.78321451}
         ])
     );
-    // "all" (the default) has no per-chain endpoint: demo serves it, and says so.
-    let all = sdk.call("defi", "getTvlHistory", json!({})).await.unwrap();
-    assert!(all.provenance.demo);
+    // "all" (the default) is the chain-less endpoint: a second defillama entry, chosen by `when`
+    // (also when forced).
+    srv.on("/v2/historicalChainTvl", ok(rec("defillama/v2_historicalChainTvl_Ethereum.json")));
+    let all = live(&sdk, "defillama", "defi", "getTvlHistory", json!({"limit": 1})).await;
+    assert_eq!(all, json!([{"time": 1717113600, "value": 61.78321451}]));
+    assert_eq!(srv.hits("/v2/historicalChainTvl"), 1);
+    let forced = json!({"chain": "ALL", "limit": 1, "provider": "defillama"});
+    assert_eq!(live(&sdk, "defillama", "defi", "getTvlHistory", forced).await, all);
 
     // Chains: sorted by TVL, share of the total derived, change1dPct not available (null).
     let chains = live(&sdk, "defillama", "defi", "getChainTvl", json!({})).await;

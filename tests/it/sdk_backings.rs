@@ -510,6 +510,32 @@ fn spec_files_round_trip_and_reject_unknown_backing_fields() {
     assert!(e.contains("tiemout"), "{e}");
 }
 
+#[test]
+fn one_provider_may_be_listed_twice_only_when_each_entry_says_which_params_it_serves() {
+    let spec = |when_a: Value, when_b: Value| {
+        let entry = |when: Value| json!({"provider": "p", "when": when, "backing": {"kind": "builtin", "generator": "x"}});
+        json!({
+            "name": "x", "displayName": "X", "description": "d",
+            "backing": {"kind": "builtin"},
+            "methods": [{
+                "name": "m", "description": "d",
+                "params": [{"name": "chain", "type": "string", "description": "c"}],
+                "returns": {"type": "array", "description": "r"},
+                "providers": [entry(when_a), entry(when_b)]
+            }]
+        })
+        .to_string()
+    };
+    let registry = |text: String| Registry::new(vec![parse_spec("x.json", &text)?], &|_| false);
+    assert!(registry(spec(json!({"chain": "^all$"}), json!({"chain": "^b"}))).is_ok());
+    let e = registry(spec(json!({"chain": "^all$"}), json!({}))).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("duplicate provider `p` (entries of one provider each need a `when`)"),
+        "{e}"
+    );
+}
+
 // ---------------------------------------------------------------- file backing
 
 /// The `userdata` source over `dir`, offline: the user's files need no network and still serve.

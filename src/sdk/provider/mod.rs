@@ -206,9 +206,14 @@ pub fn choose(
 ) -> Result<ProviderSpec, Unserved> {
     if let Some(name) = forced {
         let known = providers.iter().map(|p| p.provider.as_str()).collect::<Vec<_>>().join(", ");
-        let Some(p) = providers.into_iter().find(|p| p.provider == name) else {
+        // Of several entries of the provider (split by `when`), the one for these params.
+        let mut same: Vec<ProviderSpec> =
+            providers.into_iter().filter(|p| p.provider == name).collect();
+        let at = same.iter().position(|p| p.mismatch(params).is_none()).unwrap_or(0);
+        if same.is_empty() {
             return Err(Unserved::Unknown { given: name.to_owned(), known });
-        };
+        }
+        let p = same.swap_remove(at);
         let status = judge.status(src, &p);
         if !status.usable() {
             return Err(Unserved::Forced { provider: p.provider, reason: status.reason() });
