@@ -162,7 +162,7 @@ pub fn templates() -> Vec<(String, serde_json::Value)> {
 impl App {
     /// Opens the store, starts the pool and the scheduler, loads templates on first start.
     pub async fn start(config: AppConfig) -> anyhow::Result<Arc<Self>> {
-        let sdk = Arc::new(Sdk::new(config.sdk.clone()).context("loading data-source specs")?);
+        let sdk = Sdk::shared(config.sdk.clone()).context("loading data-source specs")?;
         std::fs::create_dir_all(&config.data_dir)
             .with_context(|| format!("creating {}", config.data_dir.display()))?;
         let options = StoreOptions { quotas: config.store_quotas, ..StoreOptions::default() };

@@ -1,6 +1,11 @@
 //! The shared response cache: per-method TTL plus request coalescing. Identical calls in flight
 //! or within the TTL cause one backing call (ten panels reading the same kline → one fetch).
 //! Errors are not cached: the next caller tries again.
+//!
+//! Stale-while-revalidate: for one more TTL after an answer expires, [`Cache::stale`] hands it
+//! out at once and tells exactly one caller to renew it in the background ([`Cache::put`] when
+//! that succeeds, [`Cache::renewal_failed`] when not), so a scheduled refresh never waits on a
+//! provider and the provider still sees one request per key per TTL.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -35,6 +40,14 @@ struct Entry {
     cell: Arc<OnceCell<Arc<SdkAnswer>>>,
     created: Instant,
     ttl: Duration,
+    /// A background renewal of this stale answer is under way.
+    renewing: bool,
+}
+
+impl Entry {
+    fn new(cell: Arc<OnceCell<Arc<SdkAnswer>>>, created: Instant, ttl: Duration) -> Self {
+        Self { cell, created, ttl, renewing: false }
+    }
 }
 
 /// TTL cache with coalescing.
@@ -75,7 +88,8 @@ impl Cache {
                         // (their key is retried on a new cell) once no fetch can still be on them.
                         let settled = |e: &Entry| {
                             if e.cell.initialized() {
-                                now.duration_since(e.created) < e.ttl
+                                // Kept while it may still be served stale.
+                                now.duration_since(e.created) < e.ttl * 2
                             } else {
                                 now.duration_since(e.created) < IN_FLIGHT
                             }
@@ -90,12 +104,42 @@ impl Cache {
                         map.retain(|_, e| e.created > cutoff);
                     }
                     let cell = Arc::new(OnceCell::new());
-                    map.insert(key, Entry { cell: cell.clone(), created: now, ttl });
+                    map.insert(key, Entry::new(cell.clone(), now, ttl));
                     cell
                 }
             }
         };
         cell.get_or_try_init(|| async { fetch().await.map(Arc::new) }).await.cloned()
+    }
+
+    /// An answer past its TTL but within one more: `(answer, renew)`, `renew` true for exactly
+    /// one caller until the renewal ends. `None` when there is nothing to serve stale (absent,
+    /// still fresh, in flight, or too old).
+    pub fn stale(&self, key: &Key) -> Option<(Arc<SdkAnswer>, bool)> {
+        let mut map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        let e = map.get_mut(key)?;
+        let age = Instant::now().duration_since(e.created);
+        let answer = e.cell.get()?.clone();
+        if age < e.ttl || age >= e.ttl * 2 {
+            return None;
+        }
+        let renew = !std::mem::replace(&mut e.renewing, true);
+        Some((answer, renew))
+    }
+
+    /// Stores a renewed answer, fresh from now.
+    pub fn put(&self, key: Key, ttl: Duration, answer: Arc<SdkAnswer>) {
+        let cell = Arc::new(OnceCell::new_with(Some(answer)));
+        let mut map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        map.insert(key, Entry::new(cell, Instant::now(), ttl));
+    }
+
+    /// A renewal failed: the stale answer stays (until it is too old) and the next caller tries.
+    pub fn renewal_failed(&self, key: &Key) {
+        let mut map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(e) = map.get_mut(key) {
+            e.renewing = false;
+        }
     }
 }
 
@@ -155,6 +199,27 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(calls.load(Ordering::SeqCst), 0);
+    }
+
+    #[tokio::test]
+    async fn a_stale_answer_is_served_while_one_caller_renews_it() {
+        let cache = Cache::default();
+        let ttl = Duration::from_millis(40);
+        cache.get_or_fetch(key("a"), ttl, || async { Ok(answer(1)) }).await.unwrap();
+        assert!(cache.stale(&key("a")).is_none(), "fresh: served normally");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let (first, renew) = cache.stale(&key("a")).unwrap();
+        assert_eq!((first.value.clone(), renew), (Value::from(1), true));
+        let (_, again) = cache.stale(&key("a")).unwrap();
+        assert!(!again, "one renewal at a time");
+        cache.renewal_failed(&key("a"));
+        assert!(cache.stale(&key("a")).unwrap().1, "after a failure the next caller renews");
+        cache.put(key("a"), ttl, Arc::new(answer(2)));
+        assert!(cache.stale(&key("a")).is_none());
+        let got = cache.get_or_fetch(key("a"), ttl, || async { Ok(answer(3)) }).await.unwrap();
+        assert_eq!(got.value, 2, "the renewed answer is fresh");
+        tokio::time::sleep(Duration::from_millis(90)).await;
+        assert!(cache.stale(&key("a")).is_none(), "too old to serve stale");
     }
 
     #[tokio::test]

@@ -231,6 +231,8 @@ pub struct Sdk {
     upstream_calls: AtomicU64,
     /// Per HTTP provider: its rate limit and circuit breaker.
     gates: std::collections::BTreeMap<String, Gate>,
+    /// This SDK's own `Arc` when built by [`Sdk::shared`]: background renewals run on it.
+    me: std::sync::Weak<Sdk>,
 }
 
 /// How one provider answered `boardsmith sdk check`.
@@ -303,6 +305,22 @@ impl Sdk {
             http,
             upstream_calls: AtomicU64::new(0),
             gates,
+            me: std::sync::Weak::new(),
+        })
+    }
+
+    /// [`Sdk::new`] shared behind an `Arc`, which also lets stale answers be renewed in the
+    /// background while they are served (stale-while-revalidate).
+    pub fn shared(config: SdkConfig) -> Result<Arc<Self>, SdkError> {
+        Ok(Self::new(config)?.into_shared())
+    }
+
+    /// This SDK behind an `Arc` that knows itself (see [`Sdk::shared`]).
+    pub fn into_shared(self) -> Arc<Self> {
+        let mut sdk = self;
+        Arc::new_cyclic(|me| {
+            sdk.me = me.clone();
+            sdk
         })
     }
 
@@ -362,7 +380,8 @@ impl Sdk {
         }
     }
 
-    /// Answers a call with one provider: cache, coalescing, then its backing.
+    /// Answers a call with one provider: cache (a stale HTTP answer is served at once while one
+    /// background fetch renews it), coalescing, then its backing.
     async fn serve(
         &self,
         src: &SourceSpec,
@@ -370,97 +389,23 @@ impl Sdk {
         chosen: &ProviderSpec,
         params: &serde_json::Map<String, Value>,
     ) -> Result<Arc<SdkAnswer>, Served> {
-        let (source, method) = (src.name.as_str(), m.name.as_str());
-        let backing = &chosen.backing;
         let now = self.config.asof.unwrap_or_else(Utc::now);
         // Builtin data is a pure function of (call, day): the day is part of the key so the
         // cache never serves yesterday's series after midnight.
-        let day = now.date_naive();
-        let key = cache::Key::new(source, method, &chosen.provider, params, day);
+        let key = cache::Key::new(&src.name, &m.name, &chosen.provider, params, now.date_naive());
         let ttl = std::time::Duration::from_secs(m.ttl_secs.unwrap_or(spec::DEFAULT_TTL_SECS));
-        let upstream = |message: String| SdkError::Upstream {
-            source_name: source.to_owned(),
-            method: method.to_owned(),
-            message,
-        };
+        if matches!(chosen.backing, Backing::Http(_))
+            && let Some((answer, renew)) = self.cache.stale(&key)
+        {
+            if renew {
+                self.renew(src, m, chosen, params, key, ttl);
+            }
+            return Ok(answer);
+        }
         let unavailable = std::sync::atomic::AtomicBool::new(false);
         let result = self
             .cache
-            .get_or_fetch(key, ttl, || async {
-                self.upstream_calls.fetch_add(1, Ordering::Relaxed);
-                let fetched_at = Utc::now().timestamp_millis();
-                match backing {
-                    Backing::Builtin { generator } => {
-                        let generator = generator.as_deref().unwrap_or(method);
-                        let ctx = builtin::GenContext::new(source, method, params, now);
-                        let value = builtin::generate(generator, params, &ctx).map_err(upstream)?;
-                        let provenance = Provenance::demo(Some(day.to_string()), fetched_at);
-                        Ok(SdkAnswer { value, provenance })
-                    }
-                    Backing::Http(h) => {
-                        let gate = self.gates.get(&chosen.provider);
-                        if let Some(g) = gate
-                            && let Err(open) = g.breaker.admit(std::time::Instant::now())
-                        {
-                            unavailable.store(true, Ordering::Relaxed);
-                            return Err(upstream(format!("provider {} {open}", chosen.provider)));
-                        }
-                        let env = |k: &str| self.config.env(k);
-                        let pace = gate.and_then(|g| g.bucket.as_ref());
-                        let fetched = http::fetch(&self.http, h, params, &env, pace).await;
-                        if let Some(g) = gate {
-                            let outcome = match &fetched {
-                                Err(http::Error::Unavailable(m)) => Err(m.as_str()),
-                                _ => Ok(()),
-                            };
-                            g.breaker.record(std::time::Instant::now(), outcome);
-                        }
-                        let value = fetched.map_err(|e| match e {
-                            http::Error::Refused(refused) => SdkError::Refused {
-                                source_name: source.to_owned(),
-                                method: method.to_owned(),
-                                refused,
-                            },
-                            http::Error::Unavailable(m) => {
-                                unavailable.store(true, Ordering::Relaxed);
-                                let next = if self.config.fallback {
-                                    ""
-                                } else {
-                                    "; BOARDSMITH_DATA_FALLBACK=1 would let the next provider serve"
-                                };
-                                upstream(format!(
-                                    "provider {} is unavailable: {m}; try again later{next}",
-                                    chosen.provider
-                                ))
-                            }
-                            http::Error::Upstream(m) => {
-                                upstream(format!("provider {}: {m}", chosen.provider))
-                            }
-                        })?;
-                        let provenance = Provenance {
-                            provider: chosen.provider.clone(),
-                            demo: false,
-                            as_of: None,
-                            fetched_at,
-                            url: http::endpoint(h, params, &env),
-                        };
-                        Ok(SdkAnswer { value, provenance })
-                    }
-                    Backing::File(f) => {
-                        let value = file::read(self.config.data_dir.as_deref(), f, params)
-                            .await
-                            .map_err(upstream)?;
-                        let provenance = Provenance {
-                            provider: chosen.provider.clone(),
-                            demo: false,
-                            as_of: None,
-                            fetched_at,
-                            url: None,
-                        };
-                        Ok(SdkAnswer { value, provenance })
-                    }
-                }
-            })
+            .get_or_fetch(key, ttl, || self.fetch(src, m, chosen, params, now, &unavailable))
             .await;
         result.map_err(|e| {
             if unavailable.load(Ordering::Relaxed) {
@@ -469,6 +414,131 @@ impl Sdk {
                 Served::Other(e)
             }
         })
+    }
+
+    /// Fetches a stale answer's replacement in the background (on this SDK's own `Arc`; an SDK
+    /// not built by [`Sdk::shared`] has none and fetches on the next call instead).
+    fn renew(
+        &self,
+        src: &SourceSpec,
+        m: &MethodSpec,
+        chosen: &ProviderSpec,
+        params: &serde_json::Map<String, Value>,
+        key: cache::Key,
+        ttl: std::time::Duration,
+    ) {
+        let Some(me) = self.me.upgrade() else {
+            self.cache.renewal_failed(&key);
+            return;
+        };
+        let (source, method) = (src.name.clone(), m.name.clone());
+        let (chosen, params) = (chosen.clone(), params.clone());
+        tokio::spawn(async move {
+            let Ok((src, m)) = me.resolve(&source, &method) else { return };
+            let now = me.config.asof.unwrap_or_else(Utc::now);
+            let unavailable = std::sync::atomic::AtomicBool::new(false);
+            match me.fetch(src, m, &chosen, &params, now, &unavailable).await {
+                Ok(answer) => me.cache.put(key, ttl, Arc::new(answer)),
+                Err(e) => {
+                    tracing::debug!(%source, %method, error = %e, "renewing a stale answer failed");
+                    me.cache.renewal_failed(&key);
+                }
+            }
+        });
+    }
+
+    /// One call to a provider's backing (no cache). Marks `unavailable` when the provider is
+    /// down or cut off, so the caller may fall back.
+    async fn fetch(
+        &self,
+        src: &SourceSpec,
+        m: &MethodSpec,
+        chosen: &ProviderSpec,
+        params: &serde_json::Map<String, Value>,
+        now: DateTime<Utc>,
+        unavailable: &std::sync::atomic::AtomicBool,
+    ) -> Result<SdkAnswer, SdkError> {
+        let (source, method) = (src.name.as_str(), m.name.as_str());
+        let backing = &chosen.backing;
+        let day = now.date_naive();
+        let upstream = |message: String| SdkError::Upstream {
+            source_name: source.to_owned(),
+            method: method.to_owned(),
+            message,
+        };
+        self.upstream_calls.fetch_add(1, Ordering::Relaxed);
+        let fetched_at = Utc::now().timestamp_millis();
+        match backing {
+            Backing::Builtin { generator } => {
+                let generator = generator.as_deref().unwrap_or(method);
+                let ctx = builtin::GenContext::new(source, method, params, now);
+                let value = builtin::generate(generator, params, &ctx).map_err(upstream)?;
+                let provenance = Provenance::demo(Some(day.to_string()), fetched_at);
+                Ok(SdkAnswer { value, provenance })
+            }
+            Backing::Http(h) => {
+                let gate = self.gates.get(&chosen.provider);
+                if let Some(g) = gate
+                    && let Err(open) = g.breaker.admit(std::time::Instant::now())
+                {
+                    unavailable.store(true, Ordering::Relaxed);
+                    return Err(upstream(format!("provider {} {open}", chosen.provider)));
+                }
+                let env = |k: &str| self.config.env(k);
+                let pace = gate.and_then(|g| g.bucket.as_ref());
+                let fetched = http::fetch(&self.http, h, params, &env, pace).await;
+                if let Some(g) = gate {
+                    let outcome = match &fetched {
+                        Err(http::Error::Unavailable(m)) => Err(m.as_str()),
+                        _ => Ok(()),
+                    };
+                    g.breaker.record(std::time::Instant::now(), outcome);
+                }
+                let value = fetched.map_err(|e| match e {
+                    http::Error::Refused(refused) => SdkError::Refused {
+                        source_name: source.to_owned(),
+                        method: method.to_owned(),
+                        refused,
+                    },
+                    http::Error::Unavailable(m) => {
+                        unavailable.store(true, Ordering::Relaxed);
+                        let next = if self.config.fallback {
+                            ""
+                        } else {
+                            "; BOARDSMITH_DATA_FALLBACK=1 would let the next provider serve"
+                        };
+                        upstream(format!(
+                            "provider {} is unavailable: {m}; try again later{next}",
+                            chosen.provider
+                        ))
+                    }
+                    http::Error::Upstream(m) => {
+                        upstream(format!("provider {}: {m}", chosen.provider))
+                    }
+                })?;
+                let provenance = Provenance {
+                    provider: chosen.provider.clone(),
+                    demo: false,
+                    as_of: None,
+                    fetched_at,
+                    url: http::endpoint(h, params, &env),
+                };
+                Ok(SdkAnswer { value, provenance })
+            }
+            Backing::File(f) => {
+                let value = file::read(self.config.data_dir.as_deref(), f, params)
+                    .await
+                    .map_err(upstream)?;
+                let provenance = Provenance {
+                    provider: chosen.provider.clone(),
+                    demo: false,
+                    as_of: None,
+                    fetched_at,
+                    url: None,
+                };
+                Ok(SdkAnswer { value, provenance })
+            }
+        }
     }
 
     /// Calls each live HTTP provider once, concurrently, with the default params of the first

@@ -97,3 +97,33 @@ async fn the_rate_limit_of_the_definition_file_caps_calls() {
     sdk.call("probe", "get", json!({"n": 1})).await.unwrap();
     assert_eq!(srv.hits("/data"), 2);
 }
+
+#[tokio::test]
+async fn a_stale_answer_is_served_at_once_while_one_request_renews_it() {
+    use std::time::{Duration, Instant};
+    let srv = Server::start().await;
+    let slow = Reply::Slow(Duration::from_millis(600), "[2]".into());
+    srv.on("/data", vec![Reply::Body(200, "[1]".into()), slow]);
+    let mut spec = source(&srv.origin);
+    spec.methods[0].ttl_secs = Some(1);
+    let registry = Registry::build(vec![spec], Vec::new(), &|_| true).unwrap();
+    let config = SdkConfig { outbound_allow: vec![srv.origin.clone()], ..SdkConfig::default() };
+    let sdk = Sdk::with_registry(registry, config).unwrap().into_shared();
+    let first = sdk.call("probe", "get", Value::Null).await.unwrap();
+    assert_eq!(first.value, json!([1]));
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    // Expired: every caller gets the old answer at once (its fetch time says how old) while
+    // one request renews it in the background.
+    let started = Instant::now();
+    let calls = (0..10).map(|_| sdk.call("probe", "get", Value::Null));
+    for a in futures::future::join_all(calls).await {
+        let a = a.unwrap();
+        assert_eq!((&a.value, a.provenance.fetched_at), (&json!([1]), first.provenance.fetched_at));
+    }
+    assert!(started.elapsed() < Duration::from_millis(400), "nobody waited on the renewal");
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    let renewed = sdk.call("probe", "get", Value::Null).await.unwrap();
+    assert_eq!(renewed.value, json!([2]));
+    assert!(renewed.provenance.fetched_at > first.provenance.fetched_at);
+    assert_eq!(srv.hits("/data"), 2, "one request per expiry");
+}
