@@ -3,12 +3,14 @@
 //! each period is a function of (series, period) alone ([`super::stable`]), plus multi-column
 //! series (flows, liquidations, balance sheets, positioning).
 
-use rand::Rng;
 use serde_json::{Map, Value, json};
 
 use super::GenContext;
 use super::stable;
 use super::util::*;
+
+/// 2025-01-01T00:00:00Z: where trending demo series reach their typical level.
+const Y2025: i64 = 1_735_689_600;
 
 /// Sampling frequency of a series.
 #[derive(Debug, Clone, Copy)]
@@ -246,7 +248,6 @@ fn metric_with(
     };
     // Each value is a function of (series, period index): a past period never changes.
     // `k_ref` is the index of the start of 2025.
-    const Y2025: i64 = 1_735_689_600;
     let by_step = |step: i64| -> (Vec<i64>, i64) {
         (times.iter().map(|&t| t.div_euclid(step)).collect(), Y2025.div_euclid(step))
     };
@@ -314,29 +315,38 @@ pub fn etf_flows(params: &Map<String, Value>, ctx: &GenContext) -> Value {
         "TLT" => 58e9,
         _ => 2e9 * 100f64.powf(unit(&sym)),
     };
-    let mut rng = rng_anchor(&format!("etfflow|{sym}"), ctx.now);
-    let mut rows: Vec<Value> = Vec::with_capacity(times.len());
-    let mut aum = aum0;
-    let mut flows = Vec::with_capacity(times.len());
-    for _ in &times {
-        let f = aum * 0.002 * gauss(&mut rng) + aum * 0.0003;
-        flows.push(f);
-        aum -= f + aum * 0.004 * gauss(&mut rng);
-        aum = aum.max(aum0 * 0.2);
-    }
-    flows.reverse();
-    let mut aum = aum.max(aum0 * 0.2);
-    let mut cum = 0.0;
-    for (t, f) in times.iter().zip(flows) {
-        cum += f;
-        aum += f + aum * 0.0003;
-        rows.push(obj([
-            ("time", json!(t)),
-            ("netFlow", numr(f, 0)),
-            ("cumulativeFlow", numr(cum, 0)),
-            ("aum", numr(aum, 0)),
-        ]));
-    }
+    // A day's flow is a function of (fund, day); the cumulative flow counts from the start of
+    // 2025 and AUM drifts around the fund's size plus that flow, so no past day moves.
+    let seed = hash(&format!("etfflow|{sym}"));
+    let flow = |k: i64| aum0 * 0.002 * stable::normal(seed, k, 1) + aum0 * 0.0003;
+    let skip = |k: i64| is_weekend(k * DAY);
+    let k_ref = Y2025 / DAY;
+    let ks: Vec<i64> = times.iter().map(|&t| t.div_euclid(DAY)).collect();
+    let Some(&first) = ks.first() else { return Value::Array(Vec::new()) };
+    // Flow summed from the start of 2025 up to (and including) the first row's day.
+    let mut cum: f64 = if first >= k_ref {
+        (k_ref + 1..=first).filter(|&k| !skip(k)).map(flow).sum()
+    } else {
+        -(first + 1..=k_ref).filter(|&k| !skip(k)).map(flow).sum::<f64>()
+    };
+    let wander = stable::ar_path(seed ^ 1, 0.98, &ks);
+    let mut prev = first;
+    let rows = ks
+        .iter()
+        .zip(&times)
+        .zip(wander)
+        .map(|((&k, &t), w)| {
+            cum += (prev + 1..=k).filter(|&j| !skip(j)).map(flow).sum::<f64>();
+            prev = k;
+            let aum = (aum0 * (0.004 * w).exp() + cum).max(aum0 * 0.2);
+            obj([
+                ("time", json!(t)),
+                ("netFlow", numr(flow(k), 0)),
+                ("cumulativeFlow", numr(cum, 0)),
+                ("aum", numr(aum, 0)),
+            ])
+        })
+        .collect();
     Value::Array(rows)
 }
 
@@ -349,15 +359,17 @@ pub fn exchange_flows(params: &Map<String, Value>, ctx: &GenContext) -> Value {
         "ETH" => 420_000.0,
         _ => 1e6 * (0.1 + unit(&asset)),
     };
-    let mut rng = rng_anchor(&format!("xflow|{asset}"), ctx.now);
-    let tilt = walk_back(&mut rng, times.len(), 0.0, 0.0, 0.04, 0.15, -0.4, 0.4);
+    let seed = hash(&format!("xflow|{asset}"));
+    let ks: Vec<i64> = times.iter().map(|&t| t.div_euclid(DAY)).collect();
+    let tilt = stable::reverting(seed, &ks, 0.0, 0.04, 0.15, -0.4, 0.4);
     Value::Array(
         times
             .iter()
+            .zip(&ks)
             .zip(tilt)
-            .map(|(&t, k)| {
-                let total = base * (0.3 * gauss(&mut rng)).exp();
-                let inflow = total * (0.5 + k / 2.0);
+            .map(|((&t, &k), tilt)| {
+                let total = base * (0.3 * stable::normal(seed, k, 1)).exp();
+                let inflow = total * (0.5 + tilt / 2.0);
                 let outflow = total - inflow;
                 obj([
                     ("time", json!(t)),
@@ -376,14 +388,16 @@ pub fn liquidations(params: &Map<String, Value>, ctx: &GenContext) -> Result<Val
     let step = timeframe_secs(p_str(params, "timeframe", "1h"))?;
     let times = n_times(params, ctx, step, false, 120);
     let scale = 4e8 * profile(&sym).price.max(1.0).log10() / 5.0 * step as f64 / DAY as f64;
-    let mut rng = rng_anchor(&format!("liq|{sym}|{step}"), ctx.now);
+    let seed = hash(&format!("liq|{sym}|{step}"));
     Ok(Value::Array(
         times
             .iter()
             .map(|&t| {
-                let spike = if rng.random::<f64>() < 0.05 { 6.0 } else { 1.0 };
-                let l = scale * (1.0 * gauss(&mut rng)).exp() * spike * rng.random::<f64>();
-                let s = scale * (1.0 * gauss(&mut rng)).exp() * rng.random::<f64>();
+                let k = t.div_euclid(step);
+                let (n, u) = (|j| stable::normal(seed, k, j), |j| stable::uniform(seed, k, j));
+                let spike = if u(1) < 0.05 { 6.0 } else { 1.0 };
+                let l = scale * n(2).exp() * spike * u(3);
+                let s = scale * n(4).exp() * u(5);
                 obj([
                     ("time", json!(t)),
                     ("longLiquidations", numr(l, 0)),
@@ -402,18 +416,11 @@ pub fn open_interest(params: &Map<String, Value>, ctx: &GenContext) -> Result<Va
     let times = n_times(params, ctx, step, false, 120);
     let prof = profile(&sym);
     let (_, b) = super::series::bars(&sym, step, times.len(), ctx.now);
-    let mut rng = rng_anchor(&format!("oi|{sym}|{step}"), ctx.now);
     let units0 = prof.daily_volume * 0.8;
-    let units = walk_back(
-        &mut rng,
-        times.len(),
-        units0,
-        units0,
-        units0 * 0.02,
-        0.03,
-        units0 * 0.2,
-        units0 * 5.0,
-    );
+    let ks: Vec<i64> = b.iter().map(|bar| bar.time.div_euclid(step)).collect();
+    let seed = hash(&format!("oi|{sym}|{step}"));
+    let units =
+        stable::reverting(seed, &ks, units0, units0 * 0.02, 0.03, units0 * 0.2, units0 * 5.0);
     Ok(Value::Array(
         b.iter()
             .zip(units)
@@ -440,15 +447,16 @@ pub fn cb_balance_sheet(params: &Map<String, Value>, ctx: &GenContext) -> Value 
         "PBOC" => 44_000.0,
         _ => 6900.0,
     };
-    let mut rng = rng_anchor(&format!("cbbs|{bank}"), ctx.now);
-    // Quantitative tightening: shrinking ~0.3 %/week going forward, so growing backward.
-    let mut x = total0;
-    let mut totals = Vec::with_capacity(times.len());
-    for _ in &times {
-        totals.push(x);
-        x *= 1.003 + 0.002 * gauss(&mut rng);
-    }
-    totals.reverse();
+    // Quantitative tightening: shrinking ~0.3 %/week through `total0` at the start of 2025,
+    // with wiggles; a function of (bank, week).
+    let week = 7 * DAY;
+    let ks: Vec<i64> = times.iter().map(|&t| t.div_euclid(week)).collect();
+    let wiggle = stable::ar_path(hash(&format!("cbbs|{bank}")), 0.9, &ks);
+    let totals: Vec<f64> = ks
+        .iter()
+        .zip(wiggle)
+        .map(|(&k, w)| total0 * (-0.003 * (k - Y2025 / week) as f64 + 0.002 * w).exp())
+        .collect();
     Value::Array(
         times
             .iter()
@@ -478,9 +486,16 @@ pub fn inventories(params: &Map<String, Value>, ctx: &GenContext) -> Value {
         "natgas" => (3400.0, 80.0),
         _ => (430.0, 3.5),
     };
-    let mut rng = rng_anchor(&format!("inv|{product}"), ctx.now);
-    let vals =
-        walk_back(&mut rng, times.len() + 1, base, base, unit_vol, 0.05, base * 0.6, base * 1.4);
+    let seed = hash(&format!("inv|{product}"));
+    let week = 7 * DAY;
+    // One week before the first row too, for its change.
+    let ks: Vec<i64> = times
+        .first()
+        .map(|&t| t.div_euclid(week) - 1)
+        .into_iter()
+        .chain(times.iter().map(|&t| t.div_euclid(week)))
+        .collect();
+    let vals = stable::reverting(seed, &ks, base, unit_vol, 0.05, base * 0.6, base * 1.4);
     Value::Array(
         times
             .iter()
@@ -492,7 +507,10 @@ pub fn inventories(params: &Map<String, Value>, ctx: &GenContext) -> Value {
                     ("time", json!(t)),
                     ("value", numr(v, 1)),
                     ("change", numr(change, 2)),
-                    ("expectedChange", numr(change + unit_vol * 0.6 * gauss(&mut rng), 2)),
+                    (
+                        "expectedChange",
+                        numr(change + unit_vol * 0.6 * stable::normal(seed, ks[i + 1], 1), 2),
+                    ),
                 ])
             })
             .collect(),
@@ -504,16 +522,17 @@ pub fn cot(params: &Map<String, Value>, ctx: &GenContext) -> Value {
     let market = norm_symbol(p_str(params, "market", "GOLD"));
     let times = n_times(params, ctx, 7 * DAY, false, 52);
     let oi0 = 250_000.0 + 400_000.0 * unit(&market);
-    let mut rng = rng_anchor(&format!("cot|{market}"), ctx.now);
-    let spec = walk_back(&mut rng, times.len(), 0.25, 0.15, 0.03, 0.05, -0.6, 0.7);
-    let oi = walk_back(&mut rng, times.len(), oi0, oi0, oi0 * 0.02, 0.05, oi0 * 0.5, oi0 * 2.0);
+    let seed = hash(&format!("cot|{market}"));
+    let ks: Vec<i64> = times.iter().map(|&t| t.div_euclid(7 * DAY)).collect();
+    let spec = stable::reverting(seed, &ks, 0.15, 0.03, 0.05, -0.6, 0.7);
+    let oi = stable::reverting(seed ^ 1, &ks, oi0, oi0 * 0.02, 0.05, oi0 * 0.5, oi0 * 2.0);
     Value::Array(
         times
             .iter()
-            .zip(spec.iter().zip(oi))
-            .map(|(&t, (s, o))| {
+            .zip(ks.iter().zip(spec.iter().zip(oi)))
+            .map(|(&t, (&k, (s, o)))| {
                 let nc = (o * s).round();
-                let small = (o * 0.04 * gauss(&mut rng)).round();
+                let small = (o * 0.04 * stable::normal(seed, k, 2)).round();
                 obj([
                     ("time", json!(t)),
                     ("nonCommercialNet", num(nc)),
@@ -529,15 +548,16 @@ pub fn cot(params: &Map<String, Value>, ctx: &GenContext) -> Value {
 /// AAII-style weekly investor sentiment survey (percentages summing to 100).
 pub fn aaii(params: &Map<String, Value>, ctx: &GenContext) -> Value {
     let times = n_times(params, ctx, 7 * DAY, false, 52);
-    let mut rng = rng_anchor("aaii", ctx.now);
-    let bull = walk_back(&mut rng, times.len(), 38.0, 37.5, 4.0, 0.2, 15.0, 60.0);
+    let seed = hash("aaii");
+    let ks: Vec<i64> = times.iter().map(|&t| t.div_euclid(7 * DAY)).collect();
+    let bull = stable::reverting(seed, &ks, 37.5, 4.0, 0.2, 15.0, 60.0);
     Value::Array(
         times
             .iter()
-            .zip(bull)
-            .map(|(&t, b)| {
-                let bear =
-                    ((100.0 - b) * (0.45 + 0.1 * gauss(&mut rng))).clamp(10.0, 100.0 - b - 5.0);
+            .zip(ks.iter().zip(bull))
+            .map(|(&t, (&k, b))| {
+                let tilt = 0.45 + 0.1 * stable::normal(seed, k, 1);
+                let bear = ((100.0 - b) * tilt).clamp(10.0, 100.0 - b - 5.0);
                 let b = round(b, 1);
                 let bear = round(bear, 1);
                 obj([
@@ -556,16 +576,17 @@ pub fn aaii(params: &Map<String, Value>, ctx: &GenContext) -> Value {
 pub fn ipo_stats(params: &Map<String, Value>, ctx: &GenContext) -> Value {
     let n = p_int(params, "limit", 24, 1, 240) as usize;
     let times = period_grid(ctx.now, 1, n);
-    let mut rng = rng_anchor("ipostats", ctx.now);
-    let lvl = walk_back(&mut rng, n, 14.0, 14.0, 2.5, 0.2, 1.0, 60.0);
+    let seed = hash("ipostats");
+    let ks: Vec<i64> = times.iter().map(|&t| month_index(t)).collect();
+    let lvl = stable::reverting(seed, &ks, 14.0, 2.5, 0.2, 1.0, 60.0);
     Value::Array(
         times
             .iter()
-            .zip(lvl)
-            .map(|(&t, c)| {
+            .zip(ks.iter().zip(lvl))
+            .map(|(&t, (&k, c))| {
                 let count = c.round().max(0.0);
-                let proceeds = count * 0.35 * (0.5 * gauss(&mut rng)).exp();
-                let ret = 15.0 + 20.0 * gauss(&mut rng);
+                let proceeds = count * 0.35 * (0.5 * stable::normal(seed, k, 1)).exp();
+                let ret = 15.0 + 20.0 * stable::normal(seed, k, 2);
                 obj([
                     ("time", json!(t)),
                     ("count", num(count)),

@@ -24,6 +24,31 @@ pub fn normal_at(seed: u64, k: i64) -> f64 {
     (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
 }
 
+/// A uniform draw in `[0, 1)` for the `j`-th quantity of period `k` of series `seed`.
+pub fn uniform(seed: u64, k: i64, j: u64) -> f64 {
+    unit_hash(mix(seed ^ j.wrapping_mul(0xa076_1d64_78bd_642f), k as u64, 3))
+}
+
+/// A standard normal draw for the `j`-th quantity of period `k` of series `seed`.
+pub fn normal(seed: u64, k: i64, j: u64) -> f64 {
+    normal_at(seed ^ j.wrapping_mul(0xe703_7ed1_a0b4_28db), k)
+}
+
+/// A mean-reverting series at indices `ks`: `mean` plus `vol` times the AR(1) path with
+/// `phi = 1 - revert`, clamped to `[lo, hi]` (what a walk pulled toward `mean` looks like).
+pub fn reverting(
+    seed: u64,
+    ks: &[i64],
+    mean: f64,
+    vol: f64,
+    revert: f64,
+    lo: f64,
+    hi: f64,
+) -> Vec<f64> {
+    let phi = (1.0 - revert).clamp(0.0, 0.995);
+    ar_path(seed, phi, ks).into_iter().map(|z| (mean + vol * z).clamp(lo, hi)).collect()
+}
+
 /// Terms after which an AR(1) weight `phi^j` is below 1e-3 (at most 2000).
 fn memory(phi: f64) -> i64 {
     if phi <= 0.0 { 1 } else { ((1e-3f64).ln() / phi.ln()).ceil().clamp(1.0, 2000.0) as i64 }
