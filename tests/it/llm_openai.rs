@@ -967,6 +967,25 @@ impl std::io::Write for Captured {
 /// stage; secret-looking fields masked; nothing when the switch is off.
 #[tokio::test(flavor = "current_thread")]
 async fn the_interaction_log_has_the_request_and_every_delta() {
+    // Tracing caches each callsite's interest process-wide: another test's thread reaching a
+    // callsite while this one's subscriber is in place can leave it cached as "never" (0 delta
+    // lines, seen under load). So the check runs alone, in a child process of this binary.
+    const CHILD: &str = "BOARDSMITH_INTERACTION_LOG_CHILD";
+    if std::env::var_os(CHILD).is_none() {
+        let name = "llm_openai::the_interaction_log_has_the_request_and_every_delta";
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", name, "--test-threads=1"])
+            .env(CHILD, "1")
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success() && text.contains("1 passed"), "{text}");
+        return;
+    }
     let m = mock(vec![steps(vec![text_step("Gold is up", 3)])]).await;
     let run = |enabled: bool| {
         let m = m.clone();
