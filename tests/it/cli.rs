@@ -62,9 +62,10 @@ fn sdk_list_and_show_describe_the_registry() {
     let (code, json, _) = boardsmith(&["sdk", "list", "--json"]);
     assert_eq!(code, 0);
     let market = json.as_array().unwrap().iter().find(|s| s["name"] == "market").unwrap();
-    let quote = market["methods"].as_array().unwrap().iter().find(|m| m["name"] == "getQuote");
+    // A method with no live provider.
+    let quotes = market["methods"].as_array().unwrap().iter().find(|m| m["name"] == "getQuotes");
     assert_eq!(
-        quote.unwrap()["providers"],
+        quotes.unwrap()["providers"],
         serde_json::json!([{"name": "demo", "status": "demo"}])
     );
     let (code, json, _) = boardsmith(&["sdk", "show", "market"]);

@@ -39,6 +39,7 @@ const LIVE: &[&str] = &[
 /// (source, method) of every method given a live provider here.
 const SERVED: &[(&str, &str)] = &[
     ("sentiment", "getCryptoFearGreed"),
+    ("sentiment", "getFearGreedNow"),
     ("defi", "getTvlHistory"),
     ("defi", "getChainTvl"),
     ("defi", "listProtocols"),
@@ -50,6 +51,9 @@ const SERVED: &[(&str, &str)] = &[
     ("crypto", "listMarkets"),
     ("crypto", "getKline"),
     ("crypto", "getQuote"),
+    ("orderbook", "getDepth"),
+    ("orderbook", "getTrades"),
+    ("market", "getQuote"),
     ("fx", "getHistory"),
     ("fx", "getRate"),
     ("rates", "getYieldHistory"),
@@ -65,6 +69,7 @@ const SERVED: &[(&str, &str)] = &[
     ("macro", "getIndicator"),
     ("rates", "getYieldCurve"),
     ("futures", "getCotReport"),
+    ("rates", "getPolicyRateHistory"),
 ];
 
 fn fixture(name: &str) -> String {
@@ -164,6 +169,50 @@ async fn fear_greed_comes_from_alternative_me_oldest_first() {
     let e = fails(&sdk_for(&srv, &[], false), "sentiment", "getCryptoFearGreed", json!({})).await;
     assert!(
         e.contains(&format!("{}/fng/ answered with an error: Invalid limit", host(&srv))),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn fear_greed_now_for_crypto_comes_from_alternative_me_and_stocks_stay_demo() {
+    let srv = Server::start().await;
+    srv.on("/fng/", ok(rec("alternative_me/fng_limit8.json")));
+    let sdk = sdk_for(&srv, &[], false);
+    let p = json!({"market": "crypto"});
+    let now = live(&sdk, "alternative-me", "sentiment", "getFearGreedNow", p.clone()).await;
+    // Newest first on the wire: today, yesterday, and 7 days before today.
+    assert_eq!(
+        now,
+        json!({"time": 1717200000, "value": 73, "label": "Greed", "previousClose": 72,
+               "weekAgo": 54, "components": null})
+    );
+    assert_eq!(srv.last("/fng/").0, "format=json&limit=8");
+    let row = provider_row(&sdk, "sentiment", "getFearGreedNow", "alternative-me");
+    assert_eq!(row["omits"], json!(["components"]));
+    let stocks = sdk.call("sentiment", "getFearGreedNow", json!({})).await.unwrap();
+    assert!(stocks.provenance.demo, "stocks (the default) are demo data");
+
+    // A history shorter than a week has no week-ago reading.
+    srv.on("/fng/", ok(rec("alternative_me/fng_limit5.json")));
+    let short = live(
+        &sdk_for(&srv, &[], false),
+        "alternative-me",
+        "sentiment",
+        "getFearGreedNow",
+        p.clone(),
+    )
+    .await;
+    assert_eq!((&short["previousClose"], &short["weekAgo"]), (&json!(72), &Value::Null));
+
+    srv.on("/fng/", vec![Reply::Body(502, "bad gateway".into())]);
+    let e = fails(&sdk_for(&srv, &[], false), "sentiment", "getFearGreedNow", p.clone()).await;
+    assert!(e.contains("HTTP 502") && e.contains(&format!("{}/fng/", host(&srv))), "{e}");
+    let drift =
+        rec("alternative_me/fng_limit8.json").replace("\"value_classification\"", "\"class\"");
+    srv.on("/fng/", ok(drift));
+    let e = fails(&sdk_for(&srv, &[], false), "sentiment", "getFearGreedNow", p).await;
+    assert!(
+        e.contains("missing `data.0.value_classification` (expected field `label` there)"),
         "{e}"
     );
 }
@@ -456,22 +505,112 @@ async fn binance_spot_serves_crypto_klines_and_quotes() {
     assert_close(&q["bid"], num("bidPrice"));
     assert_close(&q["ask"], num("askPrice"));
     assert_eq!(q["updatedAt"], btc["closeTime"].as_i64().unwrap() / 1000);
+    // market.getQuote: the same ticker for crypto pairs, demo for the rest.
+    let mq = live(&sdk, "binance", "market", "getQuote", json!({"symbol": "btcusdt"})).await;
+    assert_eq!(mq, q);
+    assert_eq!(srv.last("/api/v3/ticker/24hr").0, "symbol=BTCUSDT");
+    let gold = sdk.call("market", "getQuote", json!({})).await.unwrap();
+    assert!(gold.provenance.demo, "XAUUSD (the default) is demo data");
 
     srv.on(
         "/api/v3/ticker/24hr",
         vec![Reply::Body(451, rec("binance/error_451_restricted_location.json"))],
     );
+    for source in ["crypto", "market"] {
+        let p = json!({"symbol": "BTCUSDT"});
+        let e = fails(&sdk_for(&srv, &[], false), source, "getQuote", p).await;
+        assert!(
+            e.contains(&format!(
+                "HTTP 451 Unavailable For Legal Reasons from {}/api/v3/ticker/24hr",
+                host(&srv)
+            )),
+            "{source}: {e}"
+        );
+    }
+    srv.on("/api/v3/ticker/24hr", ok(btc.to_string().replace("\"bidPrice\"", "\"bid\"")));
     let e = fails(&sdk_for(&srv, &[], false), "crypto", "getQuote", json!({})).await;
+    assert!(e.contains("expected field `bid`"), "{e}");
+}
+
+#[tokio::test]
+async fn binance_spot_serves_the_order_book_with_cumulative_sizes() {
+    let srv = Server::start().await;
+    srv.on("/api/v3/depth", ok(rec("binance/api_v3_depth.json")));
+    let sdk = sdk_for(&srv, &[], false);
+
+    let p = json!({"symbol": "btcusdt", "levels": 3});
+    let d = live(&sdk, "binance", "orderbook", "getDepth", p).await;
+    // Best bid 67706.93, best ask 67706.94; totals are running sums of the sizes; Binance sends
+    // no time with the book.
+    assert_eq!(
+        d,
+        json!({
+            "symbol": "BTCUSDT", "time": null, "mid": 67706.935, "spread": 0.01,
+            "bids": [{"price": 67706.93, "size": 1.2345, "total": 1.2345},
+                     {"price": 67706.92, "size": 0.0082, "total": 1.2427},
+                     {"price": 67706.5, "size": 0.312, "total": 1.5547}],
+            "asks": [{"price": 67706.94, "size": 2.3456, "total": 2.3456},
+                     {"price": 67707.0, "size": 0.0015, "total": 2.3471},
+                     {"price": 67707.31, "size": 0.1477, "total": 2.4948}]
+        })
+    );
+    assert_eq!(srv.last("/api/v3/depth").0, "limit=3&symbol=BTCUSDT");
+    assert_eq!(provider_row(&sdk, "orderbook", "getDepth", "binance")["omits"], json!(["time"]));
+    let all = live(&sdk, "binance", "orderbook", "getDepth", json!({})).await;
+    assert_eq!(all["asks"].as_array().unwrap().len(), 5, "the fixture's 5 levels of 20 asked");
+    assert_close(&all["asks"][4]["total"], 4.0948);
+    assert!(
+        sdk.call("orderbook", "getDepth", json!({"symbol": "AAPL"})).await.unwrap().provenance.demo
+    );
+
+    srv.on(
+        "/api/v3/depth",
+        vec![Reply::Body(451, rec("binance/error_451_restricted_location.json"))],
+    );
+    let e = fails(&sdk_for(&srv, &[], false), "orderbook", "getDepth", json!({})).await;
     assert!(
         e.contains(&format!(
-            "HTTP 451 Unavailable For Legal Reasons from {}/api/v3/ticker/24hr",
+            "HTTP 451 Unavailable For Legal Reasons from {}/api/v3/depth",
             host(&srv)
         )),
         "{e}"
     );
-    srv.on("/api/v3/ticker/24hr", ok(btc.to_string().replace("\"bidPrice\"", "\"bid\"")));
-    let e = fails(&sdk_for(&srv, &[], false), "crypto", "getQuote", json!({})).await;
-    assert!(e.contains("expected field `bid`"), "{e}");
+    srv.on("/api/v3/depth", ok(rec("binance/api_v3_depth.json").replace("\"asks\"", "\"a\"")));
+    let e = fails(&sdk_for(&srv, &[], false), "orderbook", "getDepth", json!({})).await;
+    assert!(e.contains("missing `asks` (expected field `asks` there)"), "{e}");
+}
+
+#[tokio::test]
+async fn binance_spot_serves_recent_trades_with_the_taker_side() {
+    let srv = Server::start().await;
+    srv.on("/api/v3/trades", ok(rec("binance/api_v3_trades.json")));
+    let sdk = sdk_for(&srv, &[], false);
+
+    let t = live(&sdk, "binance", "orderbook", "getTrades", json!({"symbol": "BTCUSDT"})).await;
+    // Trades within one second are all kept, in id order; a buyer-maker trade was a taker sell.
+    assert_eq!(
+        t,
+        json!([
+            {"id": 3613456785u64, "time": 1717216199, "price": 67706.5, "size": 0.012, "side": "sell"},
+            {"id": 3613456786u64, "time": 1717216199, "price": 67706.93, "size": 0.005, "side": "sell"},
+            {"id": 3613456787u64, "time": 1717216200, "price": 67706.94, "size": 0.25, "side": "buy"},
+            {"id": 3613456788u64, "time": 1717216200, "price": 67706.94, "size": 0.0015, "side": "buy"},
+            {"id": 3613456789u64, "time": 1717216200, "price": 67706.94, "size": 0.0012, "side": "buy"}
+        ])
+    );
+    assert_eq!(srv.last("/api/v3/trades").0, "limit=100&symbol=BTCUSDT");
+
+    srv.on("/api/v3/trades", vec![Reply::Body(400, rec("binance/error_invalid_symbol.json"))]);
+    let e = fails(&sdk_for(&srv, &[], false), "orderbook", "getTrades", json!({})).await;
+    assert!(
+        e.contains(&format!("HTTP 400 Bad Request from {}/api/v3/trades", host(&srv)))
+            && e.contains("Invalid symbol."),
+        "{e}"
+    );
+    let drift = rec("binance/api_v3_trades.json").replace("\"isBuyerMaker\"", "\"m\"");
+    srv.on("/api/v3/trades", ok(drift));
+    let e = fails(&sdk_for(&srv, &[], false), "orderbook", "getTrades", json!({})).await;
+    assert!(e.contains("missing `0.isBuyerMaker` (expected field `side` there)"), "{e}");
 }
 
 // ---------------------------------------------------------------- Frankfurter
@@ -1027,6 +1166,40 @@ async fn alphavantage_serves_daily_bars_and_its_200_errors_are_errors() {
 // ---------------------------------------------------------------- ECB Data Portal
 
 #[tokio::test]
+async fn policy_rate_history_comes_from_the_ecb_and_fred() {
+    let srv = Server::start().await;
+    let dfr = "/service/data/FM/D.U2.EUR.4F.KR.DFR.LEV";
+    srv.on(dfr, vec![Reply::Text(200, rec("ecb/FM_D.U2.EUR.4F.KR.DFR.LEV_csvdata_dataonly.csv"))]);
+    let obs = "/fred/series/observations";
+    srv.on(obs, ok(rec("fred/series_observations_DGS10.json")));
+    let key = [("BOARDSMITH_FRED_API_KEY", "abcdef0123456789abcdef0123456789")];
+    let sdk = sdk_for(&srv, &key, false);
+    // The ECB's deposit facility rate, a row per calendar day: the cut of 23 October 2024.
+    let ecb =
+        live(&sdk, "ecb", "rates", "getPolicyRateHistory", json!({"bank": "ECB", "limit": 3}))
+            .await;
+    assert_eq!(
+        ecb,
+        json!([
+            {"time": 1729641600, "value": 3.25},
+            {"time": 1729728000, "value": 3.25},
+            {"time": 1729814400, "value": 3.25}
+        ])
+    );
+    assert_eq!(srv.last(dfr).0, "detail=dataonly&format=csvdata&lastNObservations=3");
+    let fed = live(&sdk, "fred", "rates", "getPolicyRateHistory", json!({"limit": 1})).await;
+    assert!(srv.last(obs).0.contains("series_id=DFEDTARU"));
+    assert_eq!(fed, json!([{"time": 1717113600, "value": 4.51}]));
+    // Without the FRED key the Fed's history is demo data, and says so.
+    let keyless = sdk_for(&srv, &[], false);
+    let demo = keyless.call("rates", "getPolicyRateHistory", json!({})).await.unwrap();
+    assert!(demo.provenance.demo);
+    srv.on(dfr, vec![Reply::Body(404, rec("ecb/error_404_no_series.json"))]);
+    let e = fails(&sdk, "rates", "getPolicyRateHistory", json!({"bank": "ECB"})).await;
+    assert!(e.contains("HTTP 404") && e.contains(&format!("{}{dfr}", host(&srv))), "{e}");
+}
+
+#[tokio::test]
 async fn ecb_serves_euro_area_hicp_inflation_yoy_only() {
     let srv = Server::start().await;
     let path = "/service/data/ICP/M.U2.N.000000.4.ANR";
@@ -1049,11 +1222,7 @@ async fn ecb_serves_euro_area_hicp_inflation_yoy_only() {
     assert!(sdk.call("macro", "getCpi", json!({"country": "DE"})).await.unwrap().provenance.demo);
     let e = fails(&sdk, "macro", "getCpi", json!({"country": "DE", "provider": "ecb"})).await;
     assert!(e.contains("country=DE does not match"), "{e}");
-    let listed = sdk.public_json();
-    let src = listed["sources"].as_array().unwrap().iter().find(|s| s["name"] == "macro").unwrap();
-    let m = src["methods"].as_array().unwrap().iter().find(|m| m["name"] == "getCpi").unwrap();
-    let ecb = m["providers"].as_array().unwrap().iter().find(|p| p["name"] == "ecb").unwrap();
-    assert_eq!(ecb["omits"], json!(["mom", "index"]));
+    assert_eq!(provider_row(&sdk, "macro", "getCpi", "ecb")["omits"], json!(["mom", "index"]));
 
     // CRLF line ends (as the live service sends) and an empty provisional value.
     let crlf = csv.replace(",2.5,A,F", ",,A,F").replace('\n', "\r\n");
@@ -1227,6 +1396,14 @@ fn method_providers(listed: &Value, source: &str, method: &str) -> Vec<Value> {
         .iter()
         .map(|p| json!({"name": p["name"], "status": p["status"]}))
         .collect()
+}
+
+/// The registry's row for one provider of a method (`status`, `when`, `omits`).
+fn provider_row(sdk: &Sdk, source: &str, method: &str, provider: &str) -> Value {
+    let listed = sdk.public_json();
+    let src = listed["sources"].as_array().unwrap().iter().find(|s| s["name"] == source).unwrap();
+    let m = src["methods"].as_array().unwrap().iter().find(|m| m["name"] == method).unwrap();
+    m["providers"].as_array().unwrap().iter().find(|p| p["name"] == provider).unwrap().clone()
 }
 
 #[tokio::test]

@@ -403,14 +403,14 @@ pub fn surprises(params: &Map<String, Value>, ctx: &GenContext) -> Value {
     q.insert("symbol".into(), json!(co.symbol));
     q.insert("period".into(), json!("quarter"));
     q.insert("limit".into(), json!(p_int(params, "limit", 8, 1, 40)));
-    let mut rng = rng_anchor(&format!("surp|{}", co.symbol), ctx.now);
+    let seed = hash(&format!("surp|{}", co.symbol));
     Value::Array(
         periods(&co, &q, ctx)
             .iter()
             .map(|p| {
                 let eps = p.net / p.shares;
-                let est = eps / (1.0 + 0.04 + 0.05 * gauss(&mut rng));
-                let rev_est = p.revenue / (1.0 + 0.01 + 0.015 * gauss(&mut rng));
+                let est = eps / (1.0 + 0.04 + 0.05 * stable::normal(seed, p.k, 1));
+                let rev_est = p.revenue / (1.0 + 0.01 + 0.015 * stable::normal(seed, p.k, 2));
                 // Reported about 4 weeks after the quarter ends.
                 let report = (p.time + 120 * DAY).min(ctx.now.timestamp() - DAY);
                 obj([
@@ -432,20 +432,35 @@ pub fn revisions(params: &Map<String, Value>, ctx: &GenContext) -> Value {
     let co = company(p_str(params, "symbol", "AAPL"), ctx);
     let n = p_int(params, "limit", 26, 1, 260) as usize;
     let times = time_grid(ctx.now, 7 * DAY, n, false);
-    let mut rng = rng_anchor(&format!("rev|{}", co.symbol), ctx.now);
+    // Consensus grows with the company through its typical level at the start of 2025, with
+    // slow wiggles: a function of (company, week), the week before the first row included.
+    let seed = hash(&format!("rev|{}", co.symbol));
     let eps = co.revenue * (co.op - 0.01) * 0.82 / co.shares * (1.0 + co.growth);
-    let path = walk_back_log(&mut rng, n, eps, 0.006, co.growth / 52.0);
+    let week = 7 * DAY;
+    let k_ref = 1_735_689_600 / week;
+    let ks: Vec<i64> = times
+        .first()
+        .map(|&t| t.div_euclid(week) - 1)
+        .into_iter()
+        .chain(times.iter().map(|&t| t.div_euclid(week)))
+        .collect();
+    let wiggle = stable::ar_path(seed, 0.97, &ks);
+    let path: Vec<f64> = ks
+        .iter()
+        .zip(wiggle)
+        .map(|(&k, w)| eps * (co.growth / 52.0 * (k - k_ref) as f64 + 0.006 * w).exp())
+        .collect();
     Value::Array(
         times
             .iter()
             .enumerate()
             .map(|(i, &t)| {
-                let d = if i == 0 { 0.0 } else { path[i] / path[i - 1] - 1.0 };
-                let up = ((d * 1500.0).max(0.0) + rng.random_range(0.0..3.0)).round();
-                let down = ((-d * 1500.0).max(0.0) + rng.random_range(0.0..3.0)).round();
+                let (k, d) = (ks[i + 1], path[i + 1] / path[i] - 1.0);
+                let up = ((d * 1500.0).max(0.0) + 3.0 * stable::uniform(seed, k, 1)).round();
+                let down = ((-d * 1500.0).max(0.0) + 3.0 * stable::uniform(seed, k, 2)).round();
                 obj([
                     ("time", json!(t)),
-                    ("consensusEps", numr(path[i], 3)),
+                    ("consensusEps", numr(path[i + 1], 3)),
                     ("upRevisions", num(up)),
                     ("downRevisions", num(down)),
                 ])

@@ -99,6 +99,7 @@ pub const PROFILES: &[Profile] = &[
     p!("putCallRatio", DM, 0.92, 0.08, 0.25, 0.3, 2.5, 3, false, Some(("symbol", "SPY"))),
     p!("yieldHistory", DM, 4.3, 0.045, 0.01, -1.0, 20.0, 3, false, Some(("tenor", "10Y"))),
     p!("curveSpread", DM, 0.25, 0.035, 0.01, -2.0, 3.5, 3, false, Some(("spread", "2s10s"))),
+    p!("policyRateHistory", D, 3.0, 0.03, 0.004, 0.0, 10.0, 2, false, Some(("bank", "FED"))),
     p!("oasHistory", DM, 3.1, 0.05, 0.02, 0.3, 25.0, 3, false, Some(("rating", "HY"))),
     p!("defaultRate", M, 3.4, 0.15, 0.05, 0.2, 15.0, 2, false, Some(("segment", "HY"))),
     p!(
@@ -209,6 +210,7 @@ fn level(p: &Profile, key: &str) -> f64 {
             ("CCC", 2.7),
         ],
         "curveSpread" => &[("2S10S", 1.0), ("3M10Y", -0.3), ("5S30S", 1.6), ("2S5S", -0.2)],
+        "policyRateHistory" => &[("FED", 1.45), ("ECB", 0.8)],
         "ivHistory" => return profile(key).vol * 100.0 * 1.05,
         "symbolSentiment" | "newsSentimentTrend" | "putCallRatio" | "fundingRates"
         | "longShortRatio" | "basisHistory" | "premiumDiscount" => {

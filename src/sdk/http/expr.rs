@@ -2,7 +2,8 @@
 //! (`"sharePct": "value / sum(value) * 100"`, `"change1dBps": "(yield - prev(yield)) * 100"`).
 //!
 //! Grammar: numbers, field names (letters, digits, `_`), `+ - * /`, parentheses, unary minus,
-//! and three functions over a field: `sum(f)` (over all rows), `prev(f)` (the previous row's
+//! and functions over a field: `sum(f)` (over all rows), `cumsum(f)` (the running sum from the
+//! first row to this one: an order book's cumulative size), `prev(f)` (the previous row's
 //! value, null on the first row) and `first(f)`. A null or missing operand, or a division by
 //! zero, gives null: a derived value is never invented. Parsed once when the spec is read.
 
@@ -17,6 +18,8 @@ pub enum Expr {
     Field(String),
     /// `sum(field)` over every row.
     Sum(String),
+    /// `cumsum(field)`: the sum over the rows up to and including this one.
+    CumSum(String),
     /// `prev(field, n)`: the field `n` rows back (`prev(field)` is `n = 1`).
     Prev(String, usize),
     /// `first(field)`: the first row's field.
@@ -151,9 +154,10 @@ impl Parser<'_> {
         }
         match name.as_str() {
             "sum" => Ok(Expr::Sum(arg)),
+            "cumsum" => Ok(Expr::CumSum(arg)),
             "prev" => Ok(Expr::Prev(arg, back)),
             "first" => Ok(Expr::First(arg)),
-            other => Err(format!("unknown function `{other}` (known: sum, prev, first)")),
+            other => Err(format!("unknown function `{other}` (known: sum, cumsum, prev, first)")),
         }
     }
 
@@ -185,14 +189,15 @@ impl Expr {
             Expr::Num(n) => Some(*n),
             Expr::Field(f) => field(rows.get(i), f),
             Expr::Sum(f) => rows.iter().map(|r| field(Some(r), f)).sum(),
+            Expr::CumSum(f) => rows.iter().take(i + 1).map(|r| field(Some(r), f)).sum(),
             Expr::Prev(f, n) => field(i.checked_sub(*n).and_then(|j| rows.get(j)), f),
             Expr::First(f) => field(rows.first(), f),
             Expr::Neg(e) => e.eval(rows, i).map(|v| -v),
             Expr::Bin(a, op, b) => {
                 let (a, b) = (a.eval(rows, i)?, b.eval(rows, i)?);
                 let v = match op {
-                    Op::Add => a + b,
-                    Op::Sub => a - b,
+                    Op::Add => settle(a + b, a.abs().max(b.abs())),
+                    Op::Sub => settle(a - b, a.abs().max(b.abs())),
                     Op::Mul => a * b,
                     Op::Div if b == 0.0 => return None,
                     Op::Div => a / b,
@@ -201,6 +206,17 @@ impl Expr {
             }
         }
     }
+}
+
+/// A sum or difference without the digits past the 15th significant one of its larger operand,
+/// which are binary noise: 67706.94 - 67706.93 is 0.0100000000093 in f64, a spread of 0.01.
+fn settle(v: f64, operand: f64) -> f64 {
+    if operand == 0.0 {
+        return v;
+    }
+    let k = 10f64.powi(14 - operand.log10().floor() as i32);
+    let r = (v * k).round() / k;
+    if r.is_finite() { r } else { v }
 }
 
 /// `v` as a JSON number rounded to 10 significant decimals (so `0.1 * 3` shows as 0.3), or null.
@@ -241,6 +257,9 @@ mod tests {
         assert_eq!(eval("v - prev(v)", &data, 1), Some(2.0));
         assert_eq!(eval("v - prev(v)", &data, 0), None, "no previous row");
         assert_eq!(eval("v / first(v)", &data, 1), Some(3.0));
+        assert_eq!(eval("cumsum(v)", &data, 0), Some(1.0));
+        assert_eq!(eval("cumsum(v)", &data, 1), Some(4.0));
+        assert_eq!(eval("cumsum(w)", &data, 1), None, "a gap up to here");
         assert_eq!(eval("v - prev(v, 1)", &data, 1), Some(2.0));
         assert_eq!(eval("prev(v, 2)", &data, 1), None, "two rows back is before the first");
         let year = rows(json!([{"i": 100}, {"i": 101}, {"i": 103}]));
@@ -249,6 +268,8 @@ mod tests {
         assert_eq!(eval("missing + 1", &data, 0), None);
         assert_eq!(eval("v / 0", &data, 0), None, "no infinities");
         assert_eq!(to_json(eval("0.1 * 3", &data, 0)), json!(0.3));
+        let book = rows(json!([{"bid": 67706.93, "ask": 67706.94}]));
+        assert_eq!(to_json(eval("ask - bid", &book, 0)), json!(0.01), "no cancellation noise");
     }
 
     #[test]

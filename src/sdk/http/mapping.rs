@@ -11,8 +11,11 @@
 //! Exactly one of `rows` (array → rows), `entries` (object of entries → rows), `object`
 //! (object → one object) or `facts` (XBRL company facts → a row per fiscal period,
 //! [`super::xbrl`]) may be given; with none, the selected value is returned as is. Rows that all
-//! carry a numeric `time` are sorted ascending and de-duplicated (last one wins), then the
-//! `then` steps run ([`super::transform`]).
+//! carry a numeric `time` are sorted ascending and de-duplicated (last one wins; `keepSameTime`
+//! keeps them all, for trades within one second), then the `then` steps run
+//! ([`super::transform`]); for `object` the steps see the object as a one-row table (`derive`,
+//! `drop`). A field of an `object` may itself hold rows (`{"from": "bids", "rows": {...},
+//! "then": [...]}`): an order book's levels inside one snapshot.
 //!
 //! A body may be CSV (`"format": "csv"`: rows of header → cell, empty cells null); `transpose`
 //! turns an object of parallel arrays (`{"form": [...], "date": [...]}`) into rows; `errors` lists
@@ -52,9 +55,12 @@ pub struct ResponseMap {
     /// Paths whose presence (non-null) in the body means an error, whose text is reported.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,
-    /// Steps applied to the rows after mapping.
+    /// Steps applied to the rows (or the one `object`) after mapping.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub then: Vec<super::transform::Step>,
+    /// Rows sharing a `time` are all kept (trades within one second) instead of the last one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_same_time: bool,
     /// The selected value is an XBRL company-facts document: one row per fiscal period
     /// ([`super::xbrl`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -99,6 +105,8 @@ struct RawResponseMap {
     #[serde(default)]
     then: Vec<super::transform::Step>,
     #[serde(default)]
+    keep_same_time: bool,
+    #[serde(default)]
     facts: Option<super::xbrl::Facts>,
 }
 
@@ -122,9 +130,10 @@ impl TryFrom<RawResponseMap> for ResponseMap {
                 );
             }
         }
-        if !r.then.is_empty() && r.rows.is_none() && r.entries.is_none() && r.facts.is_none() {
+        if !r.then.is_empty() && n == 0 {
             return Err(
-                "response.then: steps apply to rows; give `rows`, `entries` or `facts`".into()
+                "response.then: steps apply to rows; give `rows`, `entries`, `facts` or `object`"
+                    .into(),
             );
         }
         Ok(Self {
@@ -136,6 +145,7 @@ impl TryFrom<RawResponseMap> for ResponseMap {
             transpose: r.transpose,
             errors: r.errors,
             then: r.then,
+            keep_same_time: r.keep_same_time,
             facts: r.facts,
         })
     }
@@ -193,6 +203,13 @@ pub struct Field {
     /// no element of a non-empty answer has is still an error: the provider's format changed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub optional: bool,
+    /// The array at `from` becomes rows of these fields (paths relative to each element), as
+    /// with a response's `rows`; a null there is no rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<FieldList>,
+    /// Steps run on those rows.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub then: Vec<super::transform::Step>,
 }
 
 /// A field that is present, even as `null`, is `Some` (absent is `None` by `default`).
@@ -259,6 +276,16 @@ impl<'de> Deserialize<'de> for FieldList {
         for (k, v) in map {
             let f: Field = serde_json::from_value(v)
                 .map_err(|e| serde::de::Error::custom(format!("field `{k}`: {e}")))?;
+            if f.rows.is_some() && f.value.is_some() {
+                return Err(serde::de::Error::custom(format!(
+                    "field `{k}`: give `rows` or `value`, not both"
+                )));
+            }
+            if !f.then.is_empty() && f.rows.is_none() {
+                return Err(serde::de::Error::custom(format!(
+                    "field `{k}`: `then` steps apply to `rows`"
+                )));
+            }
             out.push((k, f));
         }
         Ok(Self(out))
@@ -299,20 +326,9 @@ pub fn apply(
     } else {
         selected
     };
-    let finish = |rows: Vec<Map<String, Value>>| -> Result<Value, String> {
-        let rows = match finish_rows(rows) {
-            Value::Array(items) => items
-                .into_iter()
-                .filter_map(|v| match v {
-                    Value::Object(o) => Some(o),
-                    _ => None,
-                })
-                .collect(),
-            _ => Vec::new(),
-        };
-        let rows = super::transform::apply(&map.then, rows, params)
-            .map_err(|e| format!("response from {origin}: {e}"))?;
-        Ok(Value::Array(rows.into_iter().map(Value::Object).collect()))
+    let done = |rows: Vec<Map<String, Value>>| {
+        finish(rows, &map.then, map.keep_same_time, params)
+            .map_err(|e| format!("response from {origin}: {e}"))
     };
     let at = if sel_path.is_empty() { "the top level".to_owned() } else { format!("`{sel_path}`") };
     let prefix = if sel_path.is_empty() { String::new() } else { format!("{sel_path}.") };
@@ -327,15 +343,9 @@ pub fn apply(
             Value::Null => &[],
             other => return Err(bad("an array", other)),
         };
-        let fields = expand_fields(fields, params);
-        let mut rows = Vec::with_capacity(items.len());
-        for (i, item) in items.iter().enumerate() {
-            let row = map_fields(&fields, item, &format!("{prefix}{i}"))
-                .map_err(|e| format!("response from {origin}: {e}"))?;
-            rows.push(row);
-        }
-        check_drift(&fields, items.iter()).map_err(|e| format!("response from {origin}: {e}"))?;
-        return finish(rows);
+        let rows = map_rows(fields, items, &prefix, params)
+            .map_err(|e| format!("response from {origin}: {e}"))?;
+        return done(rows);
     }
     if let Some(e) = &map.entries {
         let Value::Object(obj) = root else { return Err(bad("an object", root)) };
@@ -358,7 +368,7 @@ pub fn apply(
                         describe(v)
                     )));
                 }
-                row.extend(map_fields(fields, v, &here).map_err(err)?);
+                row.extend(map_fields(fields, v, &here, params).map_err(err)?);
             } else {
                 let Value::Object(inner) = v else {
                     return Err(err(format!(
@@ -374,22 +384,27 @@ pub fn apply(
             }
             rows.push(row);
         }
-        return finish(rows);
+        return done(rows);
     }
     if let Some(facts) = &map.facts {
         let rows = super::xbrl::apply(facts, root, params)
             .map_err(|e| format!("response from {origin}: {e}"))?;
-        return finish(rows);
+        return done(rows);
     }
     if let Some(fields) = &map.object {
         if !root.is_object() {
             return Err(bad("an object", root));
         }
         let fields = expand_fields(fields, params);
-        let path = sel_path.clone();
-        let obj =
-            map_fields(&fields, root, &path).map_err(|e| format!("response from {origin}: {e}"))?;
-        return Ok(Value::Object(obj));
+        let obj = map_fields(&fields, root, &sel_path, params)
+            .map_err(|e| format!("response from {origin}: {e}"))?;
+        if map.then.is_empty() {
+            return Ok(Value::Object(obj));
+        }
+        // The steps see the object as a one-row table; a filter may leave none (null).
+        let mut rows = super::transform::apply(&map.then, vec![obj], params)
+            .map_err(|e| format!("response from {origin}: {e}"))?;
+        return Ok(rows.pop().map_or(Value::Null, Value::Object));
     }
     Ok(root.clone())
 }
@@ -407,6 +422,34 @@ fn expand_fields(fields: &FieldList, params: &Map<String, Value>) -> Vec<(String
             (k.clone(), f)
         })
         .collect()
+}
+
+/// Maps each element of `items` (at `{prefix}{i}`) to a row of `fields`, refusing renamed keys.
+fn map_rows(
+    fields: &FieldList,
+    items: &[Value],
+    prefix: &str,
+    params: &Map<String, Value>,
+) -> Result<Vec<Map<String, Value>>, String> {
+    let fields = expand_fields(fields, params);
+    let rows = items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| map_fields(&fields, item, &format!("{prefix}{i}"), params))
+        .collect::<Result<Vec<_>, _>>()?;
+    check_drift(&fields, items.iter())?;
+    Ok(rows)
+}
+
+/// Orders mapped rows by time, then runs the steps.
+fn finish(
+    rows: Vec<Map<String, Value>>,
+    then: &[super::transform::Step],
+    keep_same_time: bool,
+    params: &Map<String, Value>,
+) -> Result<Value, String> {
+    let rows = super::transform::apply(then, by_time(rows, !keep_same_time), params)?;
+    Ok(Value::Array(rows.into_iter().map(Value::Object).collect()))
 }
 
 /// An optional field whose key no element has: the provider renamed or dropped it, which must
@@ -439,6 +482,7 @@ fn map_fields(
     fields: &[(String, Field)],
     item: &Value,
     here: &str,
+    params: &Map<String, Value>,
 ) -> Result<Map<String, Value>, String> {
     let mut row = Map::new();
     for (name, f) in fields {
@@ -447,6 +491,27 @@ fn map_fields(
             continue;
         }
         let path = if here.is_empty() { f.from.clone() } else { format!("{here}.{}", f.from) };
+        if let Some(sub) = &f.rows {
+            let items: &[Value] = match select(item, &f.from) {
+                Ok(Value::Array(items)) => items,
+                Ok(Value::Null) => &[],
+                Err(_) if f.optional => &[],
+                Ok(other) => {
+                    return Err(format!("expected an array at `{path}`, got {}", describe(other)));
+                }
+                Err(_) => {
+                    return Err(format!(
+                        "missing `{path}` (expected field `{name}` there), element is {}",
+                        describe(item)
+                    ));
+                }
+            };
+            let rows = map_rows(sub, items, &format!("{path}."), params)?;
+            let rows =
+                finish(rows, &f.then, false, params).map_err(|e| format!("`{name}`: {e}"))?;
+            row.insert(name.clone(), rows);
+            continue;
+        }
         let placeholder = |v: &Value| v.as_str().is_some_and(|s| PLACEHOLDERS.contains(&s.trim()));
         let v = match select(item, &f.from) {
             Ok(v) if f.optional && (v.is_null() || placeholder(v)) => Value::Null,
@@ -466,10 +531,19 @@ fn map_fields(
 
 /// Sorts rows by a numeric `time` ascending and drops duplicate times (keeping the last), when
 /// every row has one.
-pub fn finish_rows(mut rows: Vec<Map<String, Value>>) -> Value {
+pub fn finish_rows(rows: Vec<Map<String, Value>>) -> Value {
+    Value::Array(by_time(rows, true).into_iter().map(Value::Object).collect())
+}
+
+/// Sorts rows by a numeric `time` ascending (stable: rows of one time keep their order) when
+/// every row has one; with `dedupe`, only the last row of each time is kept.
+fn by_time(mut rows: Vec<Map<String, Value>>, dedupe: bool) -> Vec<Map<String, Value>> {
     let t = |r: &Map<String, Value>| r.get("time").and_then(Value::as_f64);
     if !rows.is_empty() && rows.iter().all(|r| t(r).is_some()) {
         rows.sort_by(|a, b| t(a).unwrap_or(0.0).total_cmp(&t(b).unwrap_or(0.0)));
+        if !dedupe {
+            return rows;
+        }
         let mut out: Vec<Map<String, Value>> = Vec::with_capacity(rows.len());
         for r in rows {
             match out.last_mut() {
@@ -479,7 +553,7 @@ pub fn finish_rows(mut rows: Vec<Map<String, Value>>) -> Value {
         }
         rows = out;
     }
-    Value::Array(rows.into_iter().map(Value::Object).collect())
+    rows
 }
 
 /// Applies a field's conversion, date format and scale.
@@ -793,6 +867,8 @@ impl Field {
             format: None,
             scale: None,
             optional: false,
+            rows: None,
+            then: Vec::new(),
         }
     }
 }
@@ -861,6 +937,49 @@ mod tests {
         let body = json!([[2000, "2.5"], [1000, "1"], [2000, "3"]]);
         let out = apply(&m, &body, &Map::new(), "h/p").unwrap();
         assert_eq!(out, json!([{"time": 1, "close": 1}, {"time": 2, "close": 3}]));
+    }
+
+    #[test]
+    fn keep_same_time_keeps_every_row_in_wire_order() {
+        let m = map(json!({"keepSameTime": true, "rows": {
+            "time": {"from": "0", "as": "ms_to_s"}, "id": {"from": "1"}}}));
+        let body = json!([[1000, "a"], [1500, "b"], [0, "c"]]);
+        let out = apply(&m, &body, &Map::new(), "h/p").unwrap();
+        assert_eq!(
+            out,
+            json!([{"time": 0, "id": "c"}, {"time": 1, "id": "a"}, {"time": 1, "id": "b"}])
+        );
+    }
+
+    #[test]
+    fn an_object_holds_rows_and_derives_from_its_own_fields() {
+        let m = map(json!({"object": {
+            "mid": {"value": null},
+            "bids": {"from": "bids",
+                     "rows": {"price": {"from": "0", "as": "number"},
+                              "size": {"from": "1", "as": "number"}},
+                     "then": [{"take": "{n}"}, {"derive": {"total": "cumsum(size)"}}]},
+            "best": {"from": "bids.0.0", "as": "number", "optional": true}
+        }, "then": [{"derive": {"mid": "best * 2"}}, {"drop": ["best"]}]}));
+        let p = json!({"n": 2});
+        let p = p.as_object().unwrap();
+        let body = json!({"bids": [["10", "1"], ["9", "2.5"], ["8", "4"]]});
+        // The derived field keeps the place its placeholder had.
+        assert_eq!(
+            apply(&m, &body, p, "h").unwrap(),
+            json!({"mid": 20.0, "bids": [{"price": 10, "size": 1, "total": 1.0},
+                                         {"price": 9, "size": 2.5, "total": 3.5}]})
+        );
+        let empty = apply(&m, &json!({"bids": []}), p, "h").unwrap();
+        assert_eq!(empty, json!({"mid": null, "bids": []}));
+        let e = apply(&m, &json!({"bid": []}), p, "h").unwrap_err();
+        assert!(e.contains("missing `bids` (expected field `bids` there)"), "{e}");
+        let e = apply(&m, &json!({"bids": [["10"]]}), p, "h").unwrap_err();
+        assert!(e.contains("missing `bids.0.1` (expected field `size` there)"), "{e}");
+        let bad: Result<ResponseMap, _> = serde_json::from_value(
+            json!({"object": {"x": {"from": "x", "then": [{"last": "1"}]}}}),
+        );
+        assert!(bad.unwrap_err().to_string().contains("`then` steps apply to `rows`"));
     }
 
     #[test]
