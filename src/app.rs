@@ -107,6 +107,20 @@ impl AppConfig {
     }
 }
 
+/// `sdk` with the `[data]` section of the config file (`BOARDSMITH_CONFIG`, else
+/// `./boardsmith.toml`) under it, the environment winning; as is when it does not read the
+/// environment (tests, embedders).
+pub fn with_data_file(sdk: SdkConfig) -> anyhow::Result<SdkConfig> {
+    if !sdk.use_env {
+        return Ok(sdk);
+    }
+    let Some(path) = crate::config_file::path() else { return Ok(sdk) };
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    Ok(sdk.with_data_section(&text, &path, &env)?)
+}
+
 /// The running product.
 pub struct App {
     /// Data sources.
@@ -162,7 +176,8 @@ pub fn templates() -> Vec<(String, serde_json::Value)> {
 impl App {
     /// Opens the store, starts the pool and the scheduler, loads templates on first start.
     pub async fn start(config: AppConfig) -> anyhow::Result<Arc<Self>> {
-        let sdk = Sdk::shared(config.sdk.clone()).context("loading data-source specs")?;
+        let sdk = Sdk::shared(with_data_file(config.sdk.clone())?)
+            .context("loading data-source specs")?;
         std::fs::create_dir_all(&config.data_dir)
             .with_context(|| format!("creating {}", config.data_dir.display()))?;
         let options = StoreOptions { quotas: config.store_quotas, ..StoreOptions::default() };

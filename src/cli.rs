@@ -57,7 +57,8 @@ pub fn parse_var(s: &str) -> Result<(String, String), String> {
 
 /// Loads the SDK from the environment's configuration.
 pub fn load_sdk() -> anyhow::Result<Arc<Sdk>> {
-    Sdk::shared(SdkConfig::from_env()).context("loading data-source specs")
+    Sdk::shared(crate::app::with_data_file(SdkConfig::from_env())?)
+        .context("loading data-source specs")
 }
 
 /// Starts a sandbox pool whose workers are this executable.

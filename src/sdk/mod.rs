@@ -9,6 +9,7 @@
 
 pub mod builtin;
 mod cache;
+mod config;
 pub mod file;
 pub mod http;
 pub mod limit;
@@ -16,7 +17,6 @@ pub mod provider;
 pub mod spec;
 pub mod validate;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -28,6 +28,7 @@ pub use spec::{Backing, MethodSpec, ParamSpec, ParamType, Registry, ReturnSpec, 
 
 use crate::provenance::Provenance;
 use crate::sandbox::SdkAnswer;
+pub use config::SdkConfig;
 
 /// Spec files compiled into the binary.
 pub static EMBEDDED_SPECS: include_dir::Dir<'static> =
@@ -104,121 +105,6 @@ fn hint(suggestions: &[String], disabled_by: Option<&str>) -> String {
         [] => String::new(),
         [one] => format!("; did you mean `{one}`?"),
         many => format!("; did you mean one of: {}?", many.join(", ")),
-    }
-}
-
-/// How the SDK is set up.
-#[derive(Debug, Clone, Default)]
-pub struct SdkConfig {
-    /// Read specs from this directory instead of the ones embedded in the binary.
-    pub spec_dir: Option<PathBuf>,
-    /// Root folder for `file` backings (`BOARDSMITH_DATA_FILES`).
-    pub data_dir: Option<PathBuf>,
-    /// Environment variables treated as set for `enabledBy` (in addition to the real environment
-    /// when `use_env` is true).
-    pub enabled: Vec<String>,
-    /// Consult the process environment for `enabledBy` and HTTP auth variables.
-    pub use_env: bool,
-    /// Variables the SDK reads (API keys, `BOARDSMITH_<PROVIDER>_BASE_URL`, `enabledBy`
-    /// switches) set here rather than in the process: consulted before the process environment,
-    /// and also when `use_env` is false (tests and embedders inject keys and base URLs this way).
-    pub env: std::collections::BTreeMap<String, String>,
-    /// Pin "now" for builtin generators (tests, reproducible demos). Default: the real clock.
-    pub asof: Option<DateTime<Utc>>,
-    /// Hosts `http` backings may reach besides those declared by the spec files, also on
-    /// private addresses (`BOARDSMITH_OUTBOUND_ALLOW`): `host`, `host:port` or a URL each.
-    pub outbound_allow: Vec<String>,
-    /// Let every allowed host be loopback, private or link-local
-    /// (`BOARDSMITH_OUTBOUND_ALLOW_PRIVATE=1`).
-    pub outbound_allow_private: bool,
-    /// Serve demo data only: every real provider is disabled (`BOARDSMITH_OFFLINE=1`).
-    pub offline: bool,
-    /// When a provider is unavailable, let the next one in the method's order serve
-    /// (`BOARDSMITH_DATA_FALLBACK=1`); off by default, so a failing source is an error, not a
-    /// silent switch to another (possibly demo) provider.
-    pub fallback: bool,
-}
-
-impl SdkConfig {
-    /// Configuration from the process environment: `BOARDSMITH_SDK_SPEC`,
-    /// `BOARDSMITH_DATA_FILES`, `BOARDSMITH_ASOF` (RFC 3339), `BOARDSMITH_OUTBOUND_ALLOW`
-    /// (comma-separated), `BOARDSMITH_OUTBOUND_ALLOW_PRIVATE`, `BOARDSMITH_OFFLINE`, `BOARDSMITH_DATA_FALLBACK`.
-    pub fn from_env() -> Self {
-        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-        Self {
-            spec_dir: var("BOARDSMITH_SDK_SPEC").map(PathBuf::from),
-            data_dir: var("BOARDSMITH_DATA_FILES").map(PathBuf::from),
-            enabled: Vec::new(),
-            use_env: true,
-            env: std::collections::BTreeMap::new(),
-            asof: var("BOARDSMITH_ASOF")
-                .and_then(|s| DateTime::parse_from_rfc3339(&s).ok())
-                .map(|d| d.with_timezone(&Utc)),
-            outbound_allow: var(http::outbound::ALLOW_VAR)
-                .map(|v| {
-                    v.split(',')
-                        .map(str::trim)
-                        .filter(|e| !e.is_empty())
-                        .map(String::from)
-                        .collect()
-                })
-                .unwrap_or_default(),
-            outbound_allow_private: var(http::outbound::ALLOW_PRIVATE_VAR)
-                .is_some_and(|v| matches!(v.as_str(), "1" | "true" | "yes")),
-            offline: var(provider::OFFLINE_VAR)
-                .is_some_and(|v| matches!(v.as_str(), "1" | "true" | "yes")),
-            fallback: var(provider::FALLBACK_VAR)
-                .is_some_and(|v| matches!(v.as_str(), "1" | "true" | "yes")),
-        }
-    }
-
-    /// A variable: from `env`, else from the process environment when `use_env` is set.
-    fn env(&self, var: &str) -> Option<String> {
-        if let Some(v) = self.env.get(var) {
-            return Some(v.clone());
-        }
-        if self.use_env { std::env::var(var).ok() } else { None }
-    }
-
-    /// The outbound policy: the spec URLs' hosts, their `baseUrlEnv` values' hosts, and
-    /// `outbound_allow`.
-    fn outbound(&self, registry: &Registry) -> Result<http::Outbound, SdkError> {
-        let listed = self
-            .outbound_allow
-            .iter()
-            .map(|e| {
-                e.parse::<http::AllowedHost>()
-                    .map_err(|m| SdkError::Config(format!("{}: {m}", http::outbound::ALLOW_VAR)))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut outbound = http::Outbound::new(listed, self.outbound_allow_private);
-        for src in registry.sources() {
-            let method_backings = src.methods.iter().filter_map(|m| m.backing.as_ref());
-            let provider_backings =
-                src.methods.iter().flat_map(|m| m.providers.iter().map(|p| &p.backing));
-            for backing in
-                std::iter::once(&src.backing).chain(method_backings).chain(provider_backings)
-            {
-                let Backing::Http(h) = backing else { continue };
-                let lookup = h.lookup.as_ref().map(|l| l.url.as_str());
-                for u in std::iter::once(h.url.as_str()).chain(lookup) {
-                    if let Ok(url) = http::template::literal_origin(u) {
-                        outbound.declare(&url);
-                    }
-                }
-                if let Some(base) = h.base_url_env.as_deref().and_then(|v| self.env(v))
-                    && let Ok(url) = reqwest::Url::parse(base.trim())
-                {
-                    outbound.declare(&url);
-                }
-            }
-        }
-        Ok(outbound)
-    }
-
-    fn is_enabled(&self, var: &str) -> bool {
-        self.enabled.iter().any(|v| v == var)
-            || self.env(var).is_some_and(|v| matches!(v.as_str(), "1" | "true" | "yes"))
     }
 }
 

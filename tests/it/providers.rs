@@ -784,6 +784,27 @@ async fn treasury_csv_serves_the_latest_us_yield_curve_one_row_per_tenor() {
 }
 
 #[tokio::test]
+async fn fiscal_data_serves_the_us_public_debt_daily() {
+    let srv = Server::start().await;
+    let path = "/services/api/fiscal_service/v2/accounting/od/debt_to_penny";
+    srv.on(path, ok(rec("us_treasury/fiscaldata_debt_to_penny_fields.json")));
+    let sdk = sdk_for(&srv, &[], false);
+    let params = json!({"indicator": "US_PUBLIC_DEBT", "limit": 2});
+    let debt = live(&sdk, "us-treasury", "macro", "getIndicator", params).await;
+    // Newest first on the wire; USD trillions, oldest first here.
+    assert_eq!(debt[0]["time"], 1778457600);
+    assert_close(&debt[0]["value"], 38.94680056140914);
+    assert_close(&debt[1]["value"], 38.96829505980535);
+    assert_eq!(
+        srv.last(path).0,
+        "fields=record_date%2Ctot_pub_debt_out_amt&page%5Bsize%5D=2&sort=-record_date"
+    );
+    srv.on(path, vec![Reply::Body(400, rec("us_treasury/fiscaldata_error_400.json"))]);
+    let e = fails(&sdk, "macro", "getIndicator", json!({"indicator": "US_PUBLIC_DEBT"})).await;
+    assert!(e.contains("HTTP 400") && e.contains("Invalid Query Param"), "{e}");
+}
+
+#[tokio::test]
 async fn fred_serves_yields_unemployment_and_gdp_with_its_key() {
     let srv = Server::start().await;
     let obs = "/fred/series/observations";

@@ -438,12 +438,7 @@ pub fn revisions(params: &Map<String, Value>, ctx: &GenContext) -> Value {
     let eps = co.revenue * (co.op - 0.01) * 0.82 / co.shares * (1.0 + co.growth);
     let week = 7 * DAY;
     let k_ref = 1_735_689_600 / week;
-    let ks: Vec<i64> = times
-        .first()
-        .map(|&t| t.div_euclid(week) - 1)
-        .into_iter()
-        .chain(times.iter().map(|&t| t.div_euclid(week)))
-        .collect();
+    let ks = indices_from_previous(&times, week);
     let wiggle = stable::ar_path(seed, 0.97, &ks);
     let path: Vec<f64> = ks
         .iter()
@@ -739,9 +734,10 @@ pub fn short_interest(params: &Map<String, Value>, ctx: &GenContext) -> Value {
     let co = company(p_str(params, "symbol", "AAPL"), ctx);
     let n = p_int(params, "limit", 24, 1, 240) as usize;
     let times = time_grid(ctx.now, 15 * DAY, n, false);
-    let mut rng = rng_anchor(&format!("si|{}", co.symbol), ctx.now);
     let base = 0.5 + 6.0 * unit(&format!("{}|si", co.symbol)).powi(2);
-    let pct = walk_back(&mut rng, n, base, base, base * 0.06, 0.1, 0.05, 60.0);
+    let ks: Vec<i64> = times.iter().map(|&t| t.div_euclid(15 * DAY)).collect();
+    let seed = hash(&format!("si|{}", co.symbol));
+    let pct = stable::reverting(seed, &ks, base, base * 0.06, 0.1, 0.05, 60.0);
     let adv = profile(&co.symbol).daily_volume;
     Value::Array(
         times

@@ -491,12 +491,7 @@ pub fn inventories(params: &Map<String, Value>, ctx: &GenContext) -> Value {
     let seed = hash(&format!("inv|{product}"));
     let week = 7 * DAY;
     // One week before the first row too, for its change.
-    let ks: Vec<i64> = times
-        .first()
-        .map(|&t| t.div_euclid(week) - 1)
-        .into_iter()
-        .chain(times.iter().map(|&t| t.div_euclid(week)))
-        .collect();
+    let ks = indices_from_previous(&times, week);
     let vals = stable::reverting(seed, &ks, base, unit_vol, 0.05, base * 0.6, base * 1.4);
     Value::Array(
         times

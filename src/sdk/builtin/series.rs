@@ -7,7 +7,7 @@ use rand::Rng;
 use serde_json::{Map, Value, json};
 
 use super::GenContext;
-use super::stable::{mix, unit_hash};
+use super::stable::{self, mix, unit_hash};
 use super::util::*;
 
 /// One OHLCV bar.
@@ -434,18 +434,11 @@ pub fn spread_history(params: &Map<String, Value>, ctx: &GenContext) -> Result<V
     let step = timeframe_secs(p_str(params, "timeframe", "1h"))?;
     let n = p_int(params, "limit", 120, 1, 5000) as usize;
     let (prof, b) = bars(symbol, step, n, ctx.now);
-    let mut rng = rng_anchor(&format!("spread|{}|{step}", prof.symbol), ctx.now);
     let base_bps = if prof.class == AssetClass::Fx { 0.4 } else { 1.5 };
-    let bps = walk_back(
-        &mut rng,
-        n,
-        base_bps,
-        base_bps,
-        base_bps * 0.15,
-        0.1,
-        base_bps * 0.2,
-        base_bps * 8.0,
-    );
+    let ks: Vec<i64> = b.iter().map(|bar| bar.time.div_euclid(step)).collect();
+    let seed = hash(&format!("spread|{}|{step}", prof.symbol));
+    let (lo, hi) = (base_bps * 0.2, base_bps * 8.0);
+    let bps = stable::reverting(seed, &ks, base_bps, base_bps * 0.15, 0.1, lo, hi);
     Ok(Value::Array(
         b.iter()
             .zip(bps)
@@ -467,15 +460,16 @@ pub fn imbalance(params: &Map<String, Value>, ctx: &GenContext) -> Result<Value,
     let n = p_int(params, "limit", 120, 1, 5000) as usize;
     let prof = profile(&symbol);
     let times = time_grid(ctx.now, step, n, prof.class != AssetClass::Crypto);
-    let mut rng = rng_anchor(&format!("imb|{symbol}|{step}"), ctx.now);
-    let imb = walk_back(&mut rng, n, 0.0, 0.0, 0.12, 0.25, -0.95, 0.95);
+    let seed = hash(&format!("imb|{symbol}|{step}"));
+    let ks: Vec<i64> = times.iter().map(|&t| t.div_euclid(step)).collect();
+    let imb = stable::reverting(seed, &ks, 0.0, 0.12, 0.25, -0.95, 0.95);
     let base = prof.daily_volume / 500.0;
     Ok(Value::Array(
         times
             .iter()
-            .zip(imb)
-            .map(|(&t, x)| {
-                let total = base * (0.3 * gauss(&mut rng)).exp();
+            .zip(ks.iter().zip(imb))
+            .map(|(&t, (&k, x))| {
+                let total = base * (0.3 * stable::normal(seed, k, 1)).exp();
                 obj([
                     ("time", json!(t)),
                     ("bidSize", numr(total * (1.0 + x) / 2.0, 3)),
@@ -734,9 +728,10 @@ pub fn rolling_corr(params: &Map<String, Value>, ctx: &GenContext) -> Result<Val
         let nb = lb.iter().map(|x| x * x).sum::<f64>().clamp(0.05, 0.95);
         (dot / (na.sqrt() * nb.sqrt()) * (na * nb).sqrt().sqrt()).clamp(-0.95, 0.95)
     };
-    let mut rng = rng_anchor(&format!("rcorr|{a}|{b}"), ctx.now);
     let times = time_grid(ctx.now, DAY, n, true);
-    let vals = walk_back(&mut rng, n, target, target, 0.03, 0.05, -0.99, 0.99);
+    let ks: Vec<i64> = times.iter().map(|&t| t.div_euclid(DAY)).collect();
+    let vals =
+        stable::reverting(hash(&format!("rcorr|{a}|{b}")), &ks, target, 0.03, 0.05, -0.99, 0.99);
     Ok(Value::Array(
         times
             .iter()
@@ -918,20 +913,47 @@ pub fn breadth(params: &Map<String, Value>, ctx: &GenContext) -> Value {
         _ => 500.0,
     };
     let (_, b) = bars(&index, DAY, n, ctx.now);
-    let mut rng = rng_anchor(&format!("breadth|{index}"), ctx.now);
-    let mut ad = 0.0;
+    // A day's counts are a function of (index, day); the A/D line sums them from the start of
+    // 2025, so no past day moves.
+    let seed = hash(&format!("breadth|{index}"));
+    let day = |bar: &Bar| {
+        let k = bar.time.div_euclid(DAY);
+        let r = (bar.close / bar.open).ln() / 0.01;
+        let up_share =
+            (0.5 + 0.35 * r.tanh() + 0.05 * stable::normal(seed, k, 1)).clamp(0.03, 0.97);
+        let unch = (members * 0.01 * stable::uniform(seed, k, 2)).round();
+        let adv = ((members - unch) * up_share).round();
+        (k, up_share, unch, adv, members - unch - adv)
+    };
+    // The A/D line counts from the start of 2025: cumulate over every trading day from then (or
+    // from the first row, if earlier) and subtract the sum up to 2025.
+    let k_ref = 1_735_689_600 / DAY;
+    let first = b.first().map_or(k_ref, |bar| bar.time.div_euclid(DAY));
+    let span = (ctx.now.timestamp().div_euclid(DAY) - first.min(k_ref) + 1).max(1) as usize;
+    let (_, all) = bars(&index, DAY, span.max(n), ctx.now);
+    let mut cum = 0.0;
+    let mut at_ref = 0.0;
+    let mut line = std::collections::HashMap::with_capacity(all.len());
+    for bar in &all {
+        let (k, _, _, adv, dec) = day(bar);
+        cum += adv - dec;
+        if k <= k_ref {
+            at_ref = cum;
+        }
+        line.insert(k, cum);
+    }
     Value::Array(
         b.iter()
             .map(|bar| {
-                let r = (bar.close / bar.open).ln() / 0.01;
-                let up_share = (0.5 + 0.35 * r.tanh() + 0.05 * gauss(&mut rng)).clamp(0.03, 0.97);
-                let unch = (members * 0.01 * rng.random::<f64>()).round();
-                let adv = ((members - unch) * up_share).round();
-                let dec = members - unch - adv;
-                ad += adv - dec;
-                let nh = (members * 0.03 * (up_share * 2.0).powi(2) * rng.random::<f64>()).round();
-                let nl = (members * 0.03 * ((1.0 - up_share) * 2.0).powi(2) * rng.random::<f64>())
+                let (k, up_share, unch, adv, dec) = day(bar);
+                let ad = line.get(&k).map_or(0.0, |c| c - at_ref);
+                let nh = (members * 0.03 * (up_share * 2.0).powi(2) * stable::uniform(seed, k, 3))
                     .round();
+                let nl = (members
+                    * 0.03
+                    * ((1.0 - up_share) * 2.0).powi(2)
+                    * stable::uniform(seed, k, 4))
+                .round();
                 obj([
                     ("time", json!(bar.time)),
                     ("advancers", num(adv)),

@@ -442,6 +442,11 @@ async fn past_indicator_values_and_statements_never_change_as_the_clock_moves() 
         ("ipo", "getStats", json!({"limit": 12})),
         ("estimates", "getEarningsSurprises", json!({"limit": 8})),
         ("estimates", "getRevisions", json!({"limit": 40})),
+        ("equities", "getBreadth", json!({"limit": 120})),
+        ("correlation", "getRolling", json!({"limit": 120})),
+        ("orderbook", "getSpreadHistory", json!({"timeframe": "1D", "limit": 120})),
+        ("orderbook", "getImbalance", json!({"timeframe": "1D", "limit": 120})),
+        ("ownership", "getShortInterest", json!({"limit": 12})),
     ];
     let early = sdk_at(Utc.with_ymd_and_hms(2025, 5, 20, 9, 0, 0).single().expect("date"));
     let late = sdk_at(Utc.with_ymd_and_hms(2025, 8, 2, 17, 0, 0).single().expect("date"));

@@ -146,6 +146,13 @@ pub fn time_grid(now: DateTime<Utc>, step: i64, n: usize, skip_weekends: bool) -
     out
 }
 
+/// The period indices (`t / step`) of `times`, preceded by the period before the first one, so
+/// the first row also has a change.
+pub fn indices_from_previous(times: &[i64], step: i64) -> Vec<i64> {
+    let first = times.first().map(|&t| t.div_euclid(step) - 1);
+    first.into_iter().chain(times.iter().map(|&t| t.div_euclid(step))).collect()
+}
+
 /// Months since January 1970 of the UTC instant `t` (the index of a monthly period).
 pub fn month_index(t: i64) -> i64 {
     let d = DateTime::from_timestamp(t, 0).unwrap_or_default();
