@@ -39,6 +39,12 @@ pub struct Company {
 /// Large caps that pay no dividend.
 const NON_PAYERS: &[&str] = &["AMZN", "TSLA", "NFLX", "AMD", "BA"];
 
+/// The demo close of `symbol` on the day of `t` (UTC seconds).
+fn price_on(symbol: &str, t: i64, ctx: &GenContext) -> f64 {
+    let at = DateTime::from_timestamp(t, 0).unwrap_or(ctx.now);
+    bars(symbol, DAY, 1, at).1[0].close
+}
+
 /// The company model for a ticker (known large caps, or derived from the ticker's hash).
 pub fn company(symbol: &str, ctx: &GenContext) -> Company {
     let sym = norm_symbol(symbol);
@@ -489,10 +495,10 @@ const GRADES: &[&str] =
 pub fn ratings(params: &Map<String, Value>, ctx: &GenContext) -> Value {
     let co = company(p_str(params, "symbol", "AAPL"), ctx);
     let n = p_int(params, "limit", 20, 1, 200) as usize;
-    let mut rng = rng_anchor(&format!("ratings|{}", co.symbol), ctx.now);
-    let mut t = ctx.now.timestamp() - rng.random_range(1..5) * DAY;
+    let seed = hash(&format!("ratings|{}", co.symbol));
     let mut rows = Vec::with_capacity(n);
-    for _ in 0..n {
+    for (t, mut rng) in events(seed, ctx.now.timestamp(), DAY, 0.09, n) {
+        let price = price_on(&co.symbol, t, ctx);
         let from = rng.random_range(2..6usize);
         let action =
             *pick(&mut rng, &["upgrade", "downgrade", "reiterate", "reiterate", "initiate"]);
@@ -501,7 +507,7 @@ pub fn ratings(params: &Map<String, Value>, ctx: &GenContext) -> Value {
             "downgrade" => from - 1,
             _ => from,
         };
-        let tgt = co.price * (0.85 + 0.1 * to as f64 + 0.05 * gauss(&mut rng));
+        let tgt = price * (0.85 + 0.1 * to as f64 + 0.05 * gauss(&mut rng));
         rows.push(obj([
             ("time", json!(align(t, DAY))),
             ("firm", json!(pick(&mut rng, FIRMS))),
@@ -510,7 +516,6 @@ pub fn ratings(params: &Map<String, Value>, ctx: &GenContext) -> Value {
             ("toRating", json!(GRADES[to])),
             ("priceTarget", numr(tgt, 0)),
         ]));
-        t -= rng.random_range(2..20) * DAY;
     }
     rows.reverse();
     Value::Array(rows)
@@ -702,15 +707,15 @@ pub fn insider_trades(params: &Map<String, Value>, ctx: &GenContext) -> Value {
         ("Director", "L. García"),
         ("EVP, Sales", "D. Kim"),
     ];
-    let mut rng = rng_anchor(&format!("insider|{}", co.symbol), ctx.now);
-    let mut t = ctx.now.timestamp() - rng.random_range(1..6) * DAY;
-    let mut held = co.shares * 0.0005;
+    let seed = hash(&format!("insider|{}", co.symbol));
     let mut rows = Vec::with_capacity(n);
-    for _ in 0..n {
+    for (t, mut rng) in events(seed, ctx.now.timestamp(), DAY, 0.12, n) {
         let (title, who) = *pick(&mut rng, &people);
         let sell = rng.random::<f64>() < 0.8;
         let shares = (co.shares * 0.00002 * (1.0 * gauss(&mut rng)).exp()).round().max(100.0);
-        let price = co.price * (1.0 + 0.05 * gauss(&mut rng));
+        let price = price_on(&co.symbol, t, ctx) * (1.0 + 0.01 * gauss(&mut rng));
+        // What the insider holds afterwards: their own stake, drawn with the trade.
+        let held = co.shares * 0.0005 * (0.5 * gauss(&mut rng)).exp();
         rows.push(obj([
             ("time", json!(align(t, DAY))),
             ("insider", json!(who)),
@@ -721,9 +726,6 @@ pub fn insider_trades(params: &Map<String, Value>, ctx: &GenContext) -> Value {
             ("value", numr(shares * price, 0)),
             ("sharesOwnedAfter", numr(held, 0)),
         ]));
-        held += if sell { shares } else { -shares };
-        held = held.max(shares);
-        t -= rng.random_range(1..15) * DAY;
     }
     rows.reverse();
     Value::Array(rows)
@@ -978,7 +980,7 @@ pub fn executives(params: &Map<String, Value>, ctx: &GenContext) -> Value {
 pub fn filings(params: &Map<String, Value>, ctx: &GenContext) -> Value {
     let co = company(p_str(params, "symbol", "AAPL"), ctx);
     let n = p_int(params, "limit", 20, 1, 200) as usize;
-    let mut rng = rng_anchor(&format!("filings|{}", co.symbol), ctx.now);
+    let seed = hash(&format!("filings|{}", co.symbol));
     let forms = [
         ("8-K", "Current report: results of operations and financial condition"),
         ("4", "Statement of changes in beneficial ownership"),
@@ -989,9 +991,8 @@ pub fn filings(params: &Map<String, Value>, ctx: &GenContext) -> Value {
         ("10-K", "Annual report"),
         ("DEF 14A", "Definitive proxy statement"),
     ];
-    let mut t = ctx.now.timestamp() - rng.random_range(3600..5 * DAY);
     let mut rows = Vec::with_capacity(n);
-    for k in 0..n {
+    for (t, mut rng) in events(seed, ctx.now.timestamp(), DAY, 0.16, n) {
         let (form, title) = *pick(&mut rng, &forms);
         rows.push(obj([
             ("time", json!(t)),
@@ -999,14 +1000,9 @@ pub fn filings(params: &Map<String, Value>, ctx: &GenContext) -> Value {
             ("title", json!(format!("{} — {title}", co.name))),
             (
                 "url",
-                json!(format!(
-                    "https://demo.invalid/filings/{}/{:06}",
-                    hash(&co.symbol) % 1_000_000,
-                    k
-                )),
+                json!(format!("https://demo.invalid/filings/{}/{t}", hash(&co.symbol) % 1_000_000)),
             ),
         ]));
-        t -= rng.random_range(DAY / 2..12 * DAY);
     }
     rows.reverse();
     Value::Array(rows)

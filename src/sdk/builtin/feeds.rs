@@ -1,7 +1,7 @@
 //! Feeds and calendars: news headlines and social posts built from templates that mention the
 //! query, trending topics, economic/earnings calendars, exchange holidays and whale transfers.
 
-use chrono::{Datelike, NaiveDate, Weekday};
+use chrono::{DateTime, Datelike, NaiveDate, Weekday};
 use rand::Rng;
 use serde_json::{Map, Value, json};
 
@@ -71,13 +71,13 @@ pub fn posts(params: &Map<String, Value>, ctx: &GenContext) -> Value {
     let q = p_str(params, "query", "gold").trim();
     let q = if q.is_empty() { "markets" } else { q };
     let n = p_int(params, "limit", 50, 1, 500) as usize;
-    let mut rng = rng_anchor(&format!("posts|{}", q.to_lowercase()), ctx.now);
-    // The crowd's mood for this query today.
-    let mood = (0.15 * gauss(&mut rng) + 0.1 * (unit(q) - 0.5)).clamp(-0.6, 0.6);
-    let mut t = ctx.now.timestamp() - rng.random_range(0..120);
+    let seed = hash(&format!("posts|{}", q.to_lowercase()));
     let tag: String = q.chars().filter(|c| c.is_alphanumeric()).collect();
     let mut rows = Vec::with_capacity(n);
-    for _ in 0..n {
+    for (t, mut rng) in events(seed, ctx.now.timestamp(), 300, 0.65, n) {
+        // The crowd's mood for this query that day.
+        let day_mood = 0.15 * super::stable::normal(seed, t.div_euclid(DAY), 0);
+        let mood = (day_mood + 0.1 * (unit(q) - 0.5)).clamp(-0.6, 0.6);
         let s = (mood + 0.45 * gauss(&mut rng)).clamp(-1.0, 1.0);
         let tpl = if s > 0.2 {
             pick(&mut rng, POS)
@@ -99,7 +99,6 @@ pub fn posts(params: &Map<String, Value>, ctx: &GenContext) -> Value {
             ("reposts", num((likes * 0.2 * rng.random::<f64>()).round())),
             ("sentiment", numr(s, 3)),
         ]));
-        t -= rng.random_range(15..900);
     }
     rows.reverse();
     Value::Array(rows)
@@ -203,11 +202,11 @@ const HEADLINES_NEU: &[&str] = &[
 ];
 
 fn news_items(q: &str, symbols: Vec<String>, n: usize, ctx: &GenContext, key: &str) -> Value {
-    let mut rng = rng_anchor(&format!("news|{key}"), ctx.now);
-    let mood = 0.2 * gauss(&mut rng);
-    let mut t = ctx.now.timestamp() - rng.random_range(60..1800);
+    let seed = hash(&format!("news|{key}"));
     let mut rows = Vec::with_capacity(n);
-    for _ in 0..n {
+    for (t, mut rng) in events(seed, ctx.now.timestamp(), 3600, 0.95, n) {
+        // The day's mood, then the story's own tilt.
+        let mood = 0.2 * super::stable::normal(seed, t.div_euclid(DAY), 0);
         let s = (mood + 0.4 * gauss(&mut rng)).clamp(-1.0, 1.0);
         let tpl = if s > 0.2 {
             pick(&mut rng, HEADLINES_POS)
@@ -230,7 +229,6 @@ fn news_items(q: &str, symbols: Vec<String>, n: usize, ctx: &GenContext, key: &s
             ("symbols", json!(symbols)),
             ("sentiment", numr(s, 3)),
         ]));
-        t -= rng.random_range(300..7200);
     }
     rows.reverse();
     Value::Array(rows)
@@ -488,8 +486,12 @@ pub fn whale_transfers(params: &Map<String, Value>, ctx: &GenContext) -> Value {
     let asset = p_str(params, "asset", "BTC").to_uppercase();
     let min_usd = p_f64(params, "minValueUsd", 1e6);
     let n = p_int(params, "limit", 30, 1, 500) as usize;
-    let price = bars(&format!("{asset}USDT"), DAY, 1, ctx.now).1[0].close;
-    let mut rng = rng_anchor(&format!("whale|{asset}|{min_usd}"), ctx.now);
+    let seed = hash(&format!("whale|{asset}|{min_usd}"));
+    // The coin's demo price at the transfer's hour.
+    let price_at = |t: i64| {
+        let at = DateTime::from_timestamp(t, 0).unwrap_or(ctx.now);
+        bars(&format!("{asset}USDT"), 3600, 1, at).1[0].close
+    };
     let places = [
         "Binance",
         "Coinbase",
@@ -500,9 +502,9 @@ pub fn whale_transfers(params: &Map<String, Value>, ctx: &GenContext) -> Value {
         "unknown wallet",
         "unknown wallet",
     ];
-    let mut t = ctx.now.timestamp() - rng.random_range(10..600);
     let mut rows = Vec::with_capacity(n);
-    for _ in 0..n {
+    for (t, mut rng) in events(seed, ctx.now.timestamp(), 900, 0.95, n) {
+        let price = price_at(t);
         let usd = min_usd * (1.0 + (1.2 * gauss(&mut rng)).exp());
         let from = *pick(&mut rng, &places);
         let to = *pick(&mut rng, &places);
@@ -525,7 +527,6 @@ pub fn whale_transfers(params: &Map<String, Value>, ctx: &GenContext) -> Value {
                 json!(format!("0x{:016x}{:016x}", rng.random::<u64>(), rng.random::<u64>())),
             ),
         ]));
-        t -= rng.random_range(30..1800);
     }
     rows.reverse();
     Value::Array(rows)

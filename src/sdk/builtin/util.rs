@@ -70,6 +70,27 @@ pub fn rng_anchor(key: &str, now: DateTime<Utc>) -> Rng8 {
     Rng8::seed_from_u64(hash(&format!("{key}|{}", now.date_naive())))
 }
 
+/// The events of a demo feed up to `now`, newest first, at most `n`: time is cut into slots of
+/// `slot` seconds, each holding an event with probability `p` at a point within it, and each
+/// event comes with a generator seeded by (feed, slot) for its attributes. So an event, once it
+/// happened, is the same whenever it is asked for, and new ones appear as the clock moves.
+pub fn events(seed: u64, now: i64, slot: i64, p: f64, n: usize) -> Vec<(i64, Rng8)> {
+    let mut out = Vec::with_capacity(n);
+    let mut k = now.div_euclid(slot);
+    // Enough slots for `n` events many times over; a feed never scans without end.
+    let last = k - (n as f64 / p.max(0.01) * 4.0) as i64 - 16;
+    while out.len() < n && k > last {
+        if super::stable::uniform(seed, k, 1) < p {
+            let t = k * slot + (super::stable::uniform(seed, k, 2) * slot as f64) as i64;
+            if t <= now {
+                out.push((t, Rng8::seed_from_u64(super::stable::mix(seed, k as u64, 7))));
+            }
+        }
+        k -= 1;
+    }
+    out
+}
+
 /// One standard normal draw.
 pub fn gauss(rng: &mut Rng8) -> f64 {
     StandardNormal.sample(rng)
