@@ -213,10 +213,13 @@ pub fn sdk_list(json: bool) -> anyhow::Result<ExitCode> {
     let reg = sdk.registry();
     // Per method: its providers in order, with their status here and now.
     let providers = |src, m| -> Vec<(String, &'static str)> {
-        crate::sdk::provider::providers_of(src, m)
+        let mut listed: Vec<(String, &'static str)> = crate::sdk::provider::providers_of(src, m)
             .iter()
             .map(|p| (p.provider.clone(), sdk.status(src, p).as_str()))
-            .collect()
+            .collect();
+        // Entries of one provider split by `when` (DefiLlama: all chains, one chain) count once.
+        listed.dedup_by(|a, b| a.0 == b.0);
+        listed
     };
     if json {
         let out: Vec<serde_json::Value> = reg

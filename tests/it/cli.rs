@@ -68,6 +68,9 @@ fn sdk_list_and_show_describe_the_registry() {
         quotes.unwrap()["providers"],
         serde_json::json!([{"name": "demo", "status": "demo"}])
     );
+    // DefiLlama serves TVL by two entries (all chains, one chain): it is listed once.
+    let tvl = out.lines().find(|l| l.starts_with("defi.getTvlHistory ")).expect("a method row");
+    assert!(tvl.ends_with(" defillama (disabled), demo (demo)"), "{tvl}");
     let (code, json, _) = boardsmith(&["sdk", "show", "market"]);
     assert_eq!(code, 0);
     assert_eq!(json["name"], "market");
