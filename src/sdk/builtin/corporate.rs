@@ -588,8 +588,9 @@ pub fn price_targets(params: &Map<String, Value>, ctx: &GenContext) -> Value {
     let co = company(p_str(params, "symbol", "AAPL"), ctx);
     let n = p_int(params, "limit", 120, 1, 2000) as usize;
     let (_, b) = bars(&co.symbol, DAY, n, ctx.now);
-    let mut rng = rng_anchor(&format!("pt|{}", co.symbol), ctx.now);
-    let prem = walk_back(&mut rng, n, 0.12, 0.12, 0.004, 0.02, -0.2, 0.5);
+    let ks: Vec<i64> = b.iter().map(|bar| bar.time.div_euclid(DAY)).collect();
+    let seed = hash(&format!("pt|{}", co.symbol));
+    let prem = stable::reverting(seed, &ks, 0.12, 0.004, 0.02, -0.2, 0.5);
     Value::Array(
         b.iter()
             .zip(prem)

@@ -912,7 +912,6 @@ pub fn breadth(params: &Map<String, Value>, ctx: &GenContext) -> Value {
         "RUT" => 2000.0,
         _ => 500.0,
     };
-    let (_, b) = bars(&index, DAY, n, ctx.now);
     // A day's counts are a function of (index, day); the A/D line sums them from the start of
     // 2025, so no past day moves.
     let seed = hash(&format!("breadth|{index}"));
@@ -926,11 +925,11 @@ pub fn breadth(params: &Map<String, Value>, ctx: &GenContext) -> Value {
         (k, up_share, unch, adv, members - unch - adv)
     };
     // The A/D line counts from the start of 2025: cumulate over every trading day from then (or
-    // from the first row, if earlier) and subtract the sum up to 2025.
+    // from the first row, if earlier) and subtract the sum up to 2025. The rows are the last `n`.
     let k_ref = 1_735_689_600 / DAY;
-    let first = b.first().map_or(k_ref, |bar| bar.time.div_euclid(DAY));
-    let span = (ctx.now.timestamp().div_euclid(DAY) - first.min(k_ref) + 1).max(1) as usize;
-    let (_, all) = bars(&index, DAY, span.max(n), ctx.now);
+    let since_ref = (ctx.now.timestamp().div_euclid(DAY) - k_ref + 1).max(1) as usize;
+    let (_, all) = bars(&index, DAY, since_ref.max(n), ctx.now);
+    let b = &all[all.len().saturating_sub(n)..];
     let mut cum = 0.0;
     let mut at_ref = 0.0;
     let mut line = std::collections::HashMap::with_capacity(all.len());

@@ -1,4 +1,4 @@
-//! Shared helpers for generators: param access, seeding, time grids, random walks, rounding and
+//! Shared helpers for generators: param access, seeding, time grids, feed events, rounding and
 //! per-symbol price profiles.
 
 use chrono::{DateTime, Datelike, Utc};
@@ -205,42 +205,6 @@ pub fn period_grid(now: DateTime<Utc>, months: u32, n: usize) -> Vec<i64> {
 /// A `YYYY-MM-DD` label for a UTC timestamp.
 pub fn date_str(t: i64) -> String {
     DateTime::from_timestamp(t, 0).map(|d| d.format("%Y-%m-%d").to_string()).unwrap_or_default()
-}
-
-/// A mean-reverting random walk of length `n` generated backward from `last`, returned ascending:
-/// the final element is always `last`, whatever `n`. `vol` is the per-step std-dev (absolute),
-/// `revert` the per-step pull toward `mean` (0..1). Values are clamped to `[lo, hi]`.
-#[allow(clippy::too_many_arguments)]
-pub fn walk_back(
-    rng: &mut Rng8,
-    n: usize,
-    last: f64,
-    mean: f64,
-    vol: f64,
-    revert: f64,
-    lo: f64,
-    hi: f64,
-) -> Vec<f64> {
-    let mut out = Vec::with_capacity(n);
-    let mut x = last;
-    for _ in 0..n {
-        out.push(x);
-        x = (x + revert * (mean - x) + vol * gauss(rng)).clamp(lo, hi);
-    }
-    out.reverse();
-    out
-}
-
-/// A positive multiplicative walk (log-normal steps) generated backward from `last`.
-pub fn walk_back_log(rng: &mut Rng8, n: usize, last: f64, vol: f64, drift: f64) -> Vec<f64> {
-    let mut out = Vec::with_capacity(n);
-    let mut x = last;
-    for _ in 0..n {
-        out.push(x);
-        x /= (drift + vol * gauss(rng)).exp();
-    }
-    out.reverse();
-    out
 }
 
 /// Asset class of a symbol, deciding trading calendar and typical volatility.

@@ -235,26 +235,26 @@ impl Context {
     fn new(all: &Map<String, Value>, period: Period) -> Self {
         // The cover page (`dei`) states dates after the period (shares outstanding on the
         // filing day), so it says nothing about a filing's period.
-        let every = || {
-            all.iter()
-                .filter(|(taxonomy, _)| *taxonomy != "dei")
-                .filter_map(|(_, concepts)| concepts.as_object())
-                .flat_map(|concepts| concepts.values())
-                .filter_map(|c| c.get("units")?.as_object())
-                .flat_map(|units| units.values())
-                .filter_map(Value::as_array)
-                .flatten()
-                .filter_map(Fact::parse)
-        };
+        let every: Vec<Fact> = all
+            .iter()
+            .filter(|(taxonomy, _)| *taxonomy != "dei")
+            .filter_map(|(_, concepts)| concepts.as_object())
+            .flat_map(|concepts| concepts.values())
+            .filter_map(|c| c.get("units")?.as_object())
+            .flat_map(|units| units.values())
+            .filter_map(Value::as_array)
+            .flatten()
+            .filter_map(Fact::parse)
+            .collect();
         let mut own_end: HashMap<String, NaiveDate> = HashMap::new();
-        for f in every() {
+        for f in &every {
             let e = own_end.entry(f.accn.clone()).or_insert(f.end);
             *e = (*e).max(f.end);
         }
         let mut labels: HashMap<NaiveDate, (i64, String, Option<NaiveDate>)> = HashMap::new();
         let mut starts = HashMap::new();
         let mut ytd: Vec<Fact> = Vec::new();
-        for f in every() {
+        for f in every {
             if own_end.get(&f.accn) == Some(&f.end)
                 && let (Some(fy), Some(fp)) = (f.fy, f.fp.clone())
             {
