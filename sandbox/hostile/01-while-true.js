@@ -1,2 +1,3 @@
 // expect: limit:loop_iterations
+// line: 3
 while (true) {}

@@ -1,5 +1,5 @@
-// expect: runtime
-// match: never settled
+// expect: limit:recursion
+// line: 4
 await null;
 function f() { return f(); }
 f();

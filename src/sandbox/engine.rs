@@ -11,6 +11,8 @@ use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use boa_engine::builtins::promise::PromiseState;
 use boa_engine::job::JobExecutor;
@@ -118,6 +120,13 @@ impl Realm {
     pub fn kind(&self) -> JobKind {
         self.kind
     }
+
+    /// Installs the flag a watchdog sets at the job's deadline: the running code then stops
+    /// with a [`Limit::Deadline`] error carrying the line it was at. A fresh flag per job, so
+    /// a late store for the previous job cannot stop this one.
+    pub fn set_interrupt(&mut self, flag: Arc<AtomicBool>) {
+        self.ctx.set_interrupt_flag(Some(flag));
+    }
 }
 
 /// Builds a hardened realm for `kind`: the globals that kind may see, frozen.
@@ -153,6 +162,7 @@ pub fn prepare(kind: JobKind, env: &WorkerEnv) -> JsResult<Realm> {
     });
 
     harden(&mut ctx)?;
+    super::polyfills::install(&mut ctx)?;
     let console = ObjectInitializer::new(&mut ctx)
         .function(NativeFunction::from_fn_ptr(console_log), js_string!("log"), 0)
         .function(NativeFunction::from_fn_ptr(console_log), js_string!("info"), 0)
@@ -406,7 +416,13 @@ pub fn run(realm: &mut Realm, code: &str, input: Value, limits: &Limits) -> From
     }
     let value = match outcome {
         Ok(v) => v,
-        Err(e) => return fail(e, logs),
+        Err(mut e) => {
+            if e.limit == Some(Limit::Deadline) {
+                let ms = limits.deadline(*kind).as_millis();
+                e.message = format!("execution exceeded its {ms} ms deadline and was stopped");
+            }
+            return fail(e, logs);
+        }
     };
     match to_json_text(&value, stringify, ctx, limits.result_bytes) {
         Ok(text) => match RawValue::from_string(text) {
@@ -452,9 +468,8 @@ async fn execute(
         PromiseState::Rejected(e) => Err(map_error(JsError::from_opaque(e), ctx)),
         PromiseState::Pending => Err(ExecError::new(
             ErrorKind::Runtime,
-            "never settled: the code's promise was still pending when no work was left. Either \
-             a promise is never resolved (e.g. `await new Promise(() => {})`), or a loop or \
-             recursion limit was hit after an `await` (Boa cannot report those precisely)",
+            "never settled: the code's promise was still pending when no work was left, so a \
+             promise is never resolved (e.g. `await new Promise(() => {})`)",
         )),
     }
 }
@@ -547,6 +562,9 @@ fn map_error(err: JsError, ctx: &mut Context) -> ExecError {
             Some((Limit::Recursion, "recursion limit reached (call depth)"))
         } else if text.contains("stack size") {
             Some((Limit::Stack, "stack size limit reached"))
+        } else if text.contains("interrupted by the host") {
+            // The worker's watchdog: `run` names the deadline.
+            Some((Limit::Deadline, "execution exceeded its deadline and was stopped"))
         } else {
             None
         };

@@ -12,6 +12,7 @@
 
 pub(crate) mod engine;
 mod executor;
+mod polyfills;
 mod pool;
 pub mod protocol;
 pub mod utils;
@@ -102,6 +103,14 @@ impl Default for Limits {
 }
 
 impl Limits {
+    /// The wall-clock deadline of a job of `kind`.
+    pub fn deadline(&self, kind: JobKind) -> Duration {
+        match kind {
+            JobKind::Panel => self.panel_deadline,
+            JobKind::Builder | JobKind::Search | JobKind::Check => self.builder_deadline,
+        }
+    }
+
     /// Defaults overridden by `BOARDSMITH_PANEL_TIMEOUT_MS`, `BOARDSMITH_BUILDER_TIMEOUT_MS`,
     /// `BOARDSMITH_SANDBOX_MEMORY_MB`, `BOARDSMITH_SDK_CALLS`.
     pub fn from_env() -> Self {

@@ -24,6 +24,11 @@ use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 use super::protocol::{FromWorker, JobKind, ToWorker};
 use super::{ErrorKind, ExecError, Limit, Limits, Outcome, SandboxConfig, SdkHost};
 
+/// How long past the deadline a worker may take to answer. The worker interrupts its own
+/// code at the deadline (so the error names the line); a worker stuck in a native operation
+/// (a catastrophic regex, a huge `fill`) or waiting on sdk calls is killed after this.
+const KILL_GRACE: Duration = Duration::from_millis(250);
+
 /// How long a new worker may take to report ready.
 const SPAWN_TIMEOUT: Duration = Duration::from_secs(10);
 /// Stderr lines kept per worker to explain a crash.
@@ -140,10 +145,7 @@ impl Pool {
         let limits = &self.config.limits;
         precheck(code, limits)?;
         let started = Instant::now();
-        let deadline_len = match kind {
-            JobKind::Panel => limits.panel_deadline,
-            JobKind::Builder | JobKind::Search | JobKind::Check => limits.builder_deadline,
-        };
+        let deadline_len = limits.deadline(kind);
         let _permit = self
             .permits
             .acquire()
@@ -245,7 +247,7 @@ impl Pool {
                         return End::Lost(self.lost(w, format!("cannot send reply: {e}")).await);
                     }
                 }
-                () = tokio::time::sleep_until(deadline) => {
+                () = tokio::time::sleep_until(deadline + KILL_GRACE) => {
                     kill(w).await;
                     self.counters.killed.fetch_add(1, Ordering::Relaxed);
                     let mut e = ExecError::limit(

@@ -9,8 +9,9 @@ use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
+use std::time::Instant;
 
 use futures::channel::oneshot;
 use serde_json::Value;
@@ -136,7 +137,38 @@ fn address_space() -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// Arms (`Some`) or disarms (`None`) the watchdog for the running job.
+type Alarm = Option<(Instant, Arc<AtomicBool>)>;
+
+/// Sets the running job's interrupt flag when its deadline passes; Boa then stops the code at
+/// the next loop back-edge or call with an error naming the line.
+fn watchdog(alarms: &mpsc::Receiver<Alarm>) {
+    let mut armed: Alarm = None;
+    loop {
+        let next = match &armed {
+            Some((at, _)) => alarms.recv_timeout(at.saturating_duration_since(Instant::now())),
+            None => alarms.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+        };
+        match next {
+            Ok(alarm) => armed = alarm,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if let Some((_, flag)) = armed.take() {
+                    flag.store(true, Ordering::Relaxed);
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => return,
+        }
+    }
+}
+
 fn js_thread(env: &WorkerEnv, out: &Out, jobs: &mpsc::Receiver<(JobKind, String, Value)>) {
+    let (alarm, alarms) = mpsc::channel::<Alarm>();
+    if let Err(e) =
+        std::thread::Builder::new().name("watchdog".into()).spawn(move || watchdog(&alarms))
+    {
+        // Without it the server still kills the worker at the deadline, without a line number.
+        eprintln!("sandbox-worker: cannot start the watchdog: {e}");
+    }
     let mut warm: Option<Realm> = engine::prepare(JobKind::Panel, env).ok();
     while let Ok((kind, code, input)) = jobs.recv() {
         let realm = match warm.take() {
@@ -144,7 +176,14 @@ fn js_thread(env: &WorkerEnv, out: &Out, jobs: &mpsc::Receiver<(JobKind, String,
             _ => engine::prepare(kind, env),
         };
         let mut msg = match realm {
-            Ok(mut realm) => engine::run(&mut realm, &code, input, &env.limits),
+            Ok(mut realm) => {
+                let flag = Arc::new(AtomicBool::new(false));
+                realm.set_interrupt(flag.clone());
+                let _ = alarm.send(Some((Instant::now() + env.limits.deadline(kind), flag)));
+                let msg = engine::run(&mut realm, &code, input, &env.limits);
+                let _ = alarm.send(None);
+                msg
+            }
             Err(e) => FromWorker::Fail {
                 error: ExecError::new(ErrorKind::Runtime, format!("cannot create realm: {e}")),
                 retire: true,

@@ -17,6 +17,7 @@ mod connections;
 mod dashboard_agent;
 mod dashboard_agent_tools;
 mod dashboard_race;
+mod fidelity;
 mod gateway_api;
 mod gateway_modes;
 mod gateway_query;

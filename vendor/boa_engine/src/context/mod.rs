@@ -589,6 +589,18 @@ impl Context {
         self.vm.runtime_limits = runtime_limits;
     }
 
+    /// Installs a flag the host may set from any thread to stop the running script: it is
+    /// checked at every loop back-edge and function call, and raises the uncatchable
+    /// [`crate::error::RuntimeLimitError::Interrupted`] (with a backtrace) once set. Long native
+    /// operations (a regex, a huge `Array.prototype.fill`) are not interrupted.
+    #[inline]
+    pub fn set_interrupt_flag(
+        &mut self,
+        flag: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    ) {
+        self.vm.interrupt = flag;
+    }
+
     /// Get a mutable reference to the [`RuntimeLimits`].
     #[inline]
     pub fn runtime_limits_mut(&mut self) -> &mut RuntimeLimits {

@@ -314,6 +314,9 @@ pub enum RuntimeLimitError {
     /// Error for reaching the maximum stack size
     #[error("reached the maximum stack size on this execution")]
     StackSize,
+    /// The host set the interrupt flag ([`crate::Context::set_interrupt_flag`]).
+    #[error("the execution was interrupted by the host")]
+    Interrupted,
 }
 
 /// Internal panic error.

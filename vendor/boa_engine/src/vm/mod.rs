@@ -94,6 +94,11 @@ pub struct Vm {
     /// [`JsObject::construct`](crate::object::JsObject::construct).
     pub(crate) host_call_depth: usize,
 
+    /// Set by the host (from any thread) to stop the running script: checked at loop
+    /// back-edges and function calls, it raises the uncatchable
+    /// [`RuntimeLimitError::Interrupted`].
+    pub(crate) interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+
     pub(crate) shadow_stack: ShadowStack,
 
     #[cfg(feature = "trace")]
@@ -403,6 +408,16 @@ impl ActiveRunnable {
 }
 
 impl Vm {
+    /// Whether the host asked the running script to stop.
+    #[inline]
+    pub(crate) fn interrupted(&self) -> bool {
+        self.interrupt
+            .as_ref()
+            .is_some_and(|flag| flag.load(std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
+impl Vm {
     /// Creates a new virtual machine.
     pub(crate) fn new(realm: Realm) -> Self {
         let mut frames = Vec::with_capacity(16);
@@ -420,6 +435,7 @@ impl Vm {
             runtime_limits: RuntimeLimits::default(),
             native_active_function: None,
             host_call_depth: 0,
+            interrupt: None,
             shadow_stack: ShadowStack::default(),
             #[cfg(feature = "trace")]
             trace: false,
@@ -1015,6 +1031,9 @@ impl Context {
 
     /// Checks if we haven't exceeded the defined runtime limits.
     pub(crate) fn check_runtime_limits(&self) -> JsResult<()> {
+        if self.vm.interrupted() {
+            return Err(RuntimeLimitError::Interrupted.into());
+        }
         // Must throw if the number of recursive calls exceeds the defined limit.
         //
         // `host_call_depth` accounts for nested host calls that re-enter the VM by invoking

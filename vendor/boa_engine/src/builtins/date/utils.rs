@@ -647,7 +647,11 @@ pub(super) fn time_zone_string(t: f64, hooks: &dyn HostHooks) -> JsString {
     // 9. Let tzName be an implementation-defined string that is either the empty String or the
     // string-concatenation of the code unit 0x0020 (SPACE), the code unit 0x0028 (LEFT PARENTHESIS),
     // an implementation-defined timezone name, and the code unit 0x0029 (RIGHT PARENTHESIS).
+    //     The sandbox's hosts run in UTC: name it as V8 does there; other zones get no name.
     // 10. Return the string-concatenation of offsetSign, offsetHour, offsetMin, and tzName.
+    if offset == 0.0 && hooks.local_timezone_offset_seconds(0) == 0 && hooks.local_timezone_offset_seconds(15_778_800) == 0 {
+        return js_string!(offset_sign, offset_hour, offset_min, js_str!(" (Coordinated Universal Time)"));
+    }
     js_string!(offset_sign, offset_hour, offset_min)
 }
 
@@ -797,7 +801,201 @@ pub(super) fn parse_date(date: &JsString, hooks: &dyn HostHooks) -> Option<i64> 
         return Some(t.unix_timestamp() * 1000 + i64::from(t.millisecond()));
     }
 
-    None
+    parse_legacy_date(&date, hooks)
+}
+
+/// One token of a date string outside the Date Time String Format.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum LegacyToken<'a> {
+    /// A run of digits, with its length (`05` and `2024` differ in meaning).
+    Number(i64, usize),
+    /// A run of ASCII letters, lowercased by the matcher.
+    Word(&'a str),
+    /// `HH:MM[:SS[.fff...]]`, as milliseconds into the day.
+    Time(f64),
+    /// `+HHMM`, `-HH:MM`: an offset in minutes east of UTC.
+    Offset(i64),
+    /// `/`, `-` or `.` between date numbers.
+    DateSeparator,
+}
+
+/// The permissive fallback V8 applies to the date strings people write (`Jan 5, 2024`,
+/// `January 5, 2024 10:30:00`, `5 Jan 2024`, `2024/01/05`, `01/05/2024`, `2024-1-5`,
+/// `2024-01-05 10:00`, fractions beyond milliseconds, `Mar 1, 2024 9:15 PM`, a trailing
+/// `UTC`/`GMT`/`Z`/`+0100`). Without an explicit zone the time is local, as in V8.
+/// Returns `None` for anything ambiguous, which `Date.parse` reports as `NaN`.
+fn parse_legacy_date(date: &str, hooks: &dyn HostHooks) -> Option<i64> {
+    const MONTHS: [&str; 12] = [
+        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+    ];
+    const WEEKDAYS: [&str; 7] = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"];
+
+    let tokens = legacy_tokens(date)?;
+    let (mut month, mut numbers, mut time, mut offset, mut pm) = (None, Vec::new(), None, None, None);
+    let mut numeric_separator = false;
+    for (i, token) in tokens.iter().enumerate() {
+        match *token {
+            LegacyToken::Number(n, len) => numbers.push((n, len)),
+            LegacyToken::DateSeparator => numeric_separator = true,
+            LegacyToken::Time(ms) => {
+                if time.replace(ms).is_some() {
+                    return None;
+                }
+            }
+            LegacyToken::Offset(minutes) => {
+                if offset.replace(minutes).is_some() {
+                    return None;
+                }
+            }
+            LegacyToken::Word(w) => {
+                let w = w.to_ascii_lowercase();
+                if w == "am" || w == "pm" {
+                    pm = Some(w == "pm");
+                } else if matches!(w.as_str(), "utc" | "gmt" | "z") {
+                    // `GMT+0100` carries its offset in the next token.
+                    if !matches!(tokens.get(i + 1), Some(LegacyToken::Offset(_))) {
+                        offset = Some(0);
+                    }
+                } else if w == "t" {
+                    // The ISO date/time separator.
+                } else if w.len() >= 3 && let Some(m) = MONTHS.iter().position(|m| w.starts_with(m)) {
+                    if month.replace(m as i64 + 1).is_some() {
+                        return None;
+                    }
+                } else if w.len() >= 3 && WEEKDAYS.iter().any(|d| w.starts_with(d)) {
+                    // Ignored, as in V8.
+                } else {
+                    return None;
+                }
+            }
+        }
+    }
+
+    let (year, month, day) = match (month, numbers.as_slice()) {
+        // `Jan 5, 2024`, `5 Jan 2024`
+        (Some(m), [(a, la), (b, lb)]) => {
+            if *la <= 2 && *lb >= 3 {
+                (*b, m, *a)
+            } else if *la >= 3 && *lb <= 2 {
+                (*a, m, *b)
+            } else {
+                return None;
+            }
+        }
+        // `Jan 2024`
+        (Some(m), [(y, ly)]) if *ly >= 3 => (*y, m, 1),
+        // `2024/01/05`, `2024-1-5`; `01/05/2024` is month/day/year.
+        (None, [(a, la), (b, _), (c, lc)]) if numeric_separator => {
+            if *la >= 3 {
+                (*a, *b, *c)
+            } else if *lc >= 3 {
+                (*c, *a, *b)
+            } else {
+                return None;
+            }
+        }
+        _ => return None,
+    };
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
+        return None;
+    }
+
+    let mut ms_in_day = time.unwrap_or(0.0);
+    if let Some(pm) = pm {
+        let hours = (ms_in_day / MS_PER_HOUR).floor();
+        if time.is_none() || !(1.0..=12.0).contains(&hours) {
+            return None;
+        }
+        let rest = ms_in_day - hours * MS_PER_HOUR;
+        let hours = hours % 12.0 + if pm { 12.0 } else { 0.0 };
+        ms_in_day = hours * MS_PER_HOUR + rest;
+    }
+    let day = make_day(year as f64, (month - 1) as f64, day as f64);
+    let t = make_date(day, ms_in_day);
+    let t = match offset {
+        Some(minutes) => t - minutes as f64 * MS_PER_MINUTE,
+        None => utc_t(t, hooks),
+    };
+    let t = time_clip(t);
+    if t.is_nan() { None } else { Some(t as i64) }
+}
+
+/// Splits a legacy date string; `None` on a character no format uses.
+fn legacy_tokens(date: &str) -> Option<Vec<LegacyToken<'_>>> {
+    let bytes = date.as_bytes();
+    let mut tokens = Vec::new();
+    let mut i = 0;
+    let digits = |from: usize| bytes[from..].iter().take_while(|b| b.is_ascii_digit()).count();
+    let number = |from: usize, len: usize| -> Option<i64> { date.get(from..from + len)?.parse().ok() };
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b.is_ascii_digit() {
+            let len = digits(i);
+            if bytes.get(i + len) == Some(&b':') {
+                // A time: HH:MM[:SS[.fraction]]
+                let hours = number(i, len)?;
+                let mut j = i + len + 1;
+                let ml = digits(j);
+                let minutes = number(j, ml)?;
+                j += ml;
+                let (mut seconds, mut ms) = (0, 0.0);
+                if bytes.get(j) == Some(&b':') {
+                    let sl = digits(j + 1);
+                    seconds = number(j + 1, sl)?;
+                    j += 1 + sl;
+                    if bytes.get(j) == Some(&b'.') {
+                        let fl = digits(j + 1);
+                        if fl == 0 {
+                            return None;
+                        }
+                        // Milliseconds from the first three digits; the rest are dropped.
+                        let first = &date[j + 1..j + 1 + fl.min(3)];
+                        ms = first.parse::<f64>().ok()? * 10f64.powi(3 - first.len() as i32);
+                        j += 1 + fl;
+                    }
+                }
+                if hours > 24 || minutes > 59 || seconds > 59 || (hours == 24 && (minutes, seconds, ms) != (0, 0, 0.0)) {
+                    return None;
+                }
+                tokens.push(LegacyToken::Time(make_time(hours as f64, minutes as f64, seconds as f64, ms)));
+                i = j;
+            } else {
+                tokens.push(LegacyToken::Number(number(i, len)?, len));
+                i += len;
+            }
+        } else if (b == b'+' || b == b'-') && matches!(tokens.last(), Some(LegacyToken::Time(_) | LegacyToken::Word(_))) {
+            // An offset after a time or `GMT`: +HH, +HHMM or +HH:MM.
+            let sign = if b == b'-' { -1 } else { 1 };
+            let len = digits(i + 1);
+            let (hours, mut minutes, mut j) = match len {
+                1 | 2 => (number(i + 1, len)?, 0, i + 1 + len),
+                4 => (number(i + 1, 2)?, number(i + 3, 2)?, i + 5),
+                _ => return None,
+            };
+            if len <= 2 && bytes.get(j) == Some(&b':') {
+                let ml = digits(j + 1);
+                if ml != 2 {
+                    return None;
+                }
+                minutes = number(j + 1, 2)?;
+                j += 3;
+            }
+            tokens.push(LegacyToken::Offset(sign * (hours * 60 + minutes)));
+            i = j;
+        } else if b == b'/' || b == b'-' || b == b'.' {
+            tokens.push(LegacyToken::DateSeparator);
+            i += 1;
+        } else if b.is_ascii_alphabetic() {
+            let len = bytes[i..].iter().take_while(|b| b.is_ascii_alphabetic()).count();
+            tokens.push(LegacyToken::Word(&date[i..i + len]));
+            i += len;
+        } else if b == b' ' || b == b',' || b == b'\t' || b == b'(' || b == b')' {
+            i += 1;
+        } else {
+            return None;
+        }
+    }
+    Some(tokens)
 }
 
 /// Parses a date string according to the [`Date Time String Format`][spec].

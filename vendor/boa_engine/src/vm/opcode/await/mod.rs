@@ -73,7 +73,7 @@ impl Await {
                     // NOTE: We need to get the object before resuming, since it could clear the stack.
                     let async_generator = r#gen.async_generator_object()?;
 
-                    r#gen.resume(
+                    let completion = r#gen.resume(
                         Some(args.get_or_undefined(0).clone()),
                         GeneratorResumeKind::Normal,
                         context,
@@ -84,6 +84,15 @@ impl Await {
                             .downcast_mut::<AsyncGenerator>()
                             .js_expect("must be async generator")?
                             .context = Some(r#gen);
+                    }
+
+                    // An uncatchable error (a runtime limit) ends the job that resumed the
+                    // function, as it would have before the `await`; dropping it left the
+                    // function's promise pending forever.
+                    if let CompletionRecord::Throw(err) = completion
+                        && !err.is_catchable()
+                    {
+                        return Err(err);
                     }
 
                     // e. Assert: When we reach this step, asyncContext has already been removed from the execution context stack and prevContext is the currently running execution context.
@@ -114,7 +123,7 @@ impl Await {
                     // NOTE: We need to get the object before resuming, since it could clear the stack.
                     let async_generator = r#gen.async_generator_object()?;
 
-                    r#gen.resume(
+                    let completion = r#gen.resume(
                         Some(args.get_or_undefined(0).clone()),
                         GeneratorResumeKind::Throw,
                         context,
@@ -125,6 +134,15 @@ impl Await {
                             .downcast_mut::<AsyncGenerator>()
                             .js_expect("must be async generator")?
                             .context = Some(r#gen);
+                    }
+
+                    // An uncatchable error (a runtime limit) ends the job that resumed the
+                    // function, as it would have before the `await`; dropping it left the
+                    // function's promise pending forever.
+                    if let CompletionRecord::Throw(err) = completion
+                        && !err.is_catchable()
+                    {
+                        return Err(err);
                     }
 
                     Ok(JsValue::undefined())

@@ -29,6 +29,20 @@ fn get_by_name<const LENGTH: bool>(
         }
     }
 
+    // A string primitive's own index properties: `const {"0": c} = "str"` compiles to a
+    // by-name access, and `base_class` below would look "0" up on `String.prototype`.
+    if let Some(string) = object.as_string() {
+        let ic = &context.vm.frame().code_block().ic[usize::from(index)];
+        if let PropertyKey::Index(i) = PropertyKey::from(ic.name.clone())
+            && let Some(unit) = string.code_unit_at(i.get() as usize)
+        {
+            context
+                .vm
+                .set_register(dst.into(), js_string!([unit].as_slice()).into());
+            return Ok(());
+        }
+    }
+
     // OPTIMIZATION:
     //    Instead of calling `to_object()`, which creates a temporary wrapper object for primitive
     //    values (e.g., numbers, strings, booleans) just to query their prototype chain.
