@@ -42,6 +42,38 @@ use boa_parser::{Parser, Source};
 
 use super::{BuiltInBuilder, IntrinsicObject};
 
+/// The nesting depth `serde_json` allows when building a value (its recursion limit).
+const JSON_MAX_NESTING: usize = 128;
+
+/// The 1-based byte column of the first `[` or `{` (outside strings) that opens more than
+/// `limit` levels, if any. Bytes other than brackets, quotes and escapes are skipped.
+fn json_nesting_beyond(text: &str, limit: usize) -> Option<usize> {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for (i, b) in text.bytes().enumerate() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return Some(i + 1);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Converts a nibble (0-15) to its lowercase hex digit as a UTF-16 code unit.
 const fn to_hex_digit(val: u16) -> u16 {
     match val & 0xF {
@@ -248,7 +280,14 @@ impl Json {
         // 2. Parse ! StringToCodePoints(jsonString) as a JSON text as specified in ECMA-404.
         //    Throw a SyntaxError exception if it is not a valid JSON text as defined in that specification.
         //    Only the syntax is checked here: numbers beyond f64 (`1e400`) are valid JSON and
-        //    become ±Infinity when evaluated below, so nothing is converted yet.
+        //    become ±Infinity when evaluated below, so nothing is converted yet. `IgnoredAny`
+        //    has no nesting limit, so the one `serde_json::Value` applied is checked first:
+        //    deeper text would overflow the native stack of the evaluation below.
+        if let Some(column) = json_nesting_beyond(&json_string, JSON_MAX_NESTING) {
+            return Err(JsNativeError::syntax()
+                .with_message(format!("recursion limit exceeded at line 1 column {column}"))
+                .into());
+        }
         if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(&json_string) {
             return Err(JsNativeError::syntax().with_message(e.to_string()).into());
         }
