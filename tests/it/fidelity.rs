@@ -57,15 +57,8 @@ struct Case {
 
 /// Splits `tests/fidelity/corpus/<topic>.js` files at `// @case <name>` lines.
 fn corpus() -> Vec<Case> {
-    let dir = fidelity_dir().join("corpus");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "js"))
-        .collect();
-    files.sort();
     let mut cases = Vec::new();
-    for path in files {
+    for path in support::js_files("tests/fidelity/corpus") {
         let topic = path.file_stem().unwrap().to_string_lossy().into_owned();
         let text = std::fs::read_to_string(&path).unwrap();
         let mut current: Option<Case> = None;

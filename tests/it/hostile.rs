@@ -2,7 +2,6 @@
 //! outcome within deadline + 250 ms, a canary keeps succeeding meanwhile, and no execution
 //! observes another's tampering.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -29,14 +28,7 @@ struct Case {
 }
 
 fn corpus() -> Vec<Case> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sandbox/hostile");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "js"))
-        .collect();
-    files.sort();
-    files
+    support::js_files("sandbox/hostile")
         .into_iter()
         .map(|p| {
             let code = std::fs::read_to_string(&p).unwrap();

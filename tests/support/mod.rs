@@ -20,6 +20,18 @@ pub fn program() -> std::path::PathBuf {
     env!("CARGO_BIN_EXE_boardsmith").into()
 }
 
+/// The `.js` files of a directory of the repository, sorted by name.
+pub fn js_files(dir: &str) -> Vec<std::path::PathBuf> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "js"))
+        .collect();
+    files.sort();
+    files
+}
+
 /// A fixed "now" so builtin data is reproducible.
 pub fn asof() -> chrono::DateTime<chrono::Utc> {
     chrono::DateTime::parse_from_rfc3339("2026-11-20T12:00:00Z")
