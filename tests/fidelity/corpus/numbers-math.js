@@ -110,3 +110,7 @@ v++;
 let w;
 w++;
 return [s, t, u, v, String(w), typeof s, typeof t];
+
+// @case exponent-nan-and-infinity
+const one = 1, none = undefined;
+return [String(one ** NaN), String(one ** none), String((-1) ** Infinity), String(1.5 ** NaN), String(Math.pow(1, NaN)), String(one ** -Infinity)];

@@ -210,14 +210,15 @@ impl JsValue {
                 .and_then(|y| x.checked_pow(y))
                 .map_or_else(|| Self::new(f64::from(x).powi(y)), Self::new),
             (JsVariant::Float64(x), JsVariant::Float64(y)) => {
-                if x.abs() == 1.0 && y.is_infinite() {
+                // `1 ** NaN` is NaN in JS (Number::exponentiate step 1); Rust's powf gives 1.
+                if y.is_nan() || (x.abs() == 1.0 && y.is_infinite()) {
                     Self::nan()
                 } else {
                     Self::new(x.powf(y))
                 }
             }
             (JsVariant::Integer32(x), JsVariant::Float64(y)) => {
-                if x.wrapping_abs() == 1 && y.is_infinite() {
+                if y.is_nan() || (x.wrapping_abs() == 1 && y.is_infinite()) {
                     Self::nan()
                 } else {
                     Self::new(f64::from(x).powf(y))
@@ -229,7 +230,7 @@ impl JsValue {
             // Slow path:
             (_, _) => match (self.to_numeric(context)?, other.to_numeric(context)?) {
                 (Numeric::Number(a), Numeric::Number(b)) => {
-                    if a.abs() == 1.0 && b.is_infinite() {
+                    if b.is_nan() || (a.abs() == 1.0 && b.is_infinite()) {
                         Self::nan()
                     } else {
                         Self::new(a.powf(b))
@@ -778,7 +779,8 @@ impl JsValue {
         }
         let x = self.as_number_cheap()?;
         let y = other.as_number_cheap()?;
-        if x.abs() == 1.0 && y.is_infinite() {
+        // `1 ** NaN` is NaN in JS (Number::exponentiate step 1); Rust's powf gives 1.
+                if y.is_nan() || (x.abs() == 1.0 && y.is_infinite()) {
             Some(Self::nan())
         } else {
             Some(Self::new(x.powf(y)))
