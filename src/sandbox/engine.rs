@@ -163,6 +163,7 @@ pub fn prepare(kind: JobKind, env: &WorkerEnv) -> JsResult<Realm> {
 
     harden(&mut ctx)?;
     super::polyfills::install(&mut ctx)?;
+    super::intl::install(&mut ctx)?;
     let console = ObjectInitializer::new(&mut ctx)
         .function(NativeFunction::from_fn_ptr(console_log), js_string!("log"), 0)
         .function(NativeFunction::from_fn_ptr(console_log), js_string!("info"), 0)

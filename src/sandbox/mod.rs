@@ -12,6 +12,7 @@
 
 pub(crate) mod engine;
 mod executor;
+mod intl;
 mod polyfills;
 mod pool;
 pub mod protocol;
