@@ -13,6 +13,8 @@
 pub(crate) mod engine;
 mod executor;
 mod intl;
+mod json_in;
+mod json_out;
 mod polyfills;
 mod pool;
 pub mod protocol;
@@ -39,13 +41,14 @@ pub trait SdkHost: Send + Sync + 'static {
     fn catalog(&self) -> BTreeMap<String, Vec<String>>;
     /// The registry as `search` code sees it (`spec.sources`, `spec.utils`).
     fn spec(&self) -> Value;
-    /// Performs one call. The error message is shown to the model verbatim.
+    /// Performs one call. The error message is shown to the model verbatim. The answer is
+    /// shared (a cached answer is not copied per call).
     fn call(
         self: Arc<Self>,
         source: String,
         method: String,
         params: Value,
-    ) -> BoxFuture<'static, Result<SdkAnswer, String>>;
+    ) -> BoxFuture<'static, Result<Arc<SdkAnswer>, String>>;
 }
 
 /// One answered `sdk` call: the value the code gets, and where it came from (collected per

@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
 use futures::stream::FuturesUnordered;
+use futures::{FutureExt, StreamExt};
 use serde::Serialize;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -235,15 +235,27 @@ impl Pool {
                         }
                     }
                 }
-                Some((id, result)) = inflight.next(), if !inflight.is_empty() => {
-                    let reply = match result {
-                        Ok(answer) => {
-                            crate::provenance::merge(&mut origins, answer.provenance);
-                            ToWorker::Reply { id, ok: Some(answer.value), err: None }
-                        }
-                        Err(e) => ToWorker::Reply { id, ok: None, err: Some(e) },
-                    };
-                    if let Err(e) = write_line(&mut w.stdin, &reply).await {
+                Some(first) = inflight.next(), if !inflight.is_empty() => {
+                    // Every reply ready now goes in one write (`Promise.all` of cached calls).
+                    let mut ready = vec![first];
+                    while let Some(Some(more)) = inflight.next().now_or_never() {
+                        ready.push(more);
+                    }
+                    let mut bytes = Vec::new();
+                    for (id, result) in ready {
+                        let reply = match result {
+                            Ok(answer) => {
+                                crate::provenance::merge(&mut origins, answer.provenance.clone());
+                                match serde_json::value::to_raw_value(&answer.value) {
+                                    Ok(raw) => ToWorker::Reply { id, ok: Some(raw), err: None },
+                                    Err(e) => ToWorker::Reply { id, ok: None, err: Some(e.to_string()) },
+                                }
+                            }
+                            Err(e) => ToWorker::Reply { id, ok: None, err: Some(e) },
+                        };
+                        push_line(&mut bytes, &reply);
+                    }
+                    if let Err(e) = write_all(&mut w.stdin, &bytes).await {
                         return End::Lost(self.lost(w, format!("cannot send reply: {e}")).await);
                     }
                 }
@@ -361,9 +373,20 @@ impl Pool {
 }
 
 async fn write_line(stdin: &mut ChildStdin, msg: &ToWorker) -> std::io::Result<()> {
-    let mut line = serde_json::to_vec(msg)?;
-    line.push(b'\n');
-    stdin.write_all(&line).await?;
+    let mut line = Vec::new();
+    push_line(&mut line, msg);
+    write_all(stdin, &line).await
+}
+
+/// Appends `msg` as one protocol line.
+fn push_line(bytes: &mut Vec<u8>, msg: &ToWorker) {
+    // Serializing these types into memory cannot fail.
+    let _ = serde_json::to_writer(&mut *bytes, msg);
+    bytes.push(b'\n');
+}
+
+async fn write_all(stdin: &mut ChildStdin, bytes: &[u8]) -> std::io::Result<()> {
+    stdin.write_all(bytes).await?;
     stdin.flush().await
 }
 

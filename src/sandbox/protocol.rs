@@ -60,9 +60,9 @@ pub enum ToWorker {
     Reply {
         /// The call's id.
         id: u64,
-        /// The call's result, or
+        /// The call's result (JSON text, turned into a JS value by the worker), or
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        ok: Option<Value>,
+        ok: Option<Box<RawValue>>,
         /// its error message.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         err: Option<String>,

@@ -1,20 +1,24 @@
 //! The worker process (`boardsmith sandbox-worker`): caps its own address space, then runs jobs
 //! from stdin one at a time on a large-stack JS thread, each in a fresh realm.
 //!
-//! Threads: the main thread reads stdin (jobs go to the JS thread, replies complete pending
-//! `sdk` calls); the JS thread runs a job, writes `done`/`fail`, then prepares the next realm
-//! before waiting, so context creation is not on the latency path.
+//! The JS thread does all the pipe work itself: it reads a job, runs it, and while the job
+//! waits on `sdk` replies it reads those from stdin too, so no hand-off between threads sits on
+//! the latency path. Calls made in one go (`Promise.all`) are written in one go, when the job
+//! starts waiting. After replying it collects the finished job's garbage and prepares the next
+//! realm before reading again, so neither is on the latency path either.
 
-use std::collections::HashMap;
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, VecDeque};
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Instant;
 
 use futures::channel::oneshot;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::engine::{self, Link, Realm, WorkerEnv};
 use super::protocol::{FromWorker, JobKind, ToWorker};
@@ -24,23 +28,95 @@ use super::{ErrorKind, ExecError};
 /// must not overflow it.
 const JS_STACK_BYTES: usize = 256 << 20;
 
-type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>>;
 type Out = Arc<Mutex<std::io::Stdout>>;
 
 /// Writes one protocol line; a broken pipe means the server is gone, so the worker exits.
 fn send(out: &Out, msg: &FromWorker) {
     let Ok(mut line) = serde_json::to_vec(msg) else { return };
     line.push(b'\n');
+    write_out(out, &line);
+}
+
+fn write_out(out: &Out, bytes: &[u8]) {
     let mut out = out.lock().unwrap_or_else(|p| p.into_inner());
-    if out.write_all(&line).and_then(|()| out.flush()).is_err() {
+    if out.write_all(bytes).and_then(|()| out.flush()).is_err() {
         std::process::exit(0);
     }
 }
 
+type Job = (JobKind, String, Value);
+
+/// The JS thread's end of the pipe.
 struct PipeLink {
+    input: RefCell<std::io::BufReader<std::io::StdinLock<'static>>>,
+    line: RefCell<String>,
     out: Out,
-    pending: Pending,
-    next_id: Arc<AtomicU64>,
+    /// `call` lines not written yet: sent together when the job waits, or before its answer.
+    outbox: RefCell<Vec<u8>>,
+    pending: RefCell<HashMap<u64, oneshot::Sender<engine::Reply>>>,
+    next_id: Cell<u64>,
+    /// A job that arrived while another was running (the server does not do that).
+    queued: RefCell<VecDeque<Job>>,
+}
+
+impl PipeLink {
+    /// Reads and handles one message; `None` at the end of input (the server is gone).
+    fn read(&self) -> Option<Option<Job>> {
+        let mut line = self.line.borrow_mut();
+        line.clear();
+        match self.input.borrow_mut().read_line(&mut line) {
+            Ok(0) | Err(_) => return None,
+            Ok(_) => {}
+        }
+        match serde_json::from_str::<ToWorker>(&line) {
+            Ok(ToWorker::Job { kind, code, input }) => Some(Some((kind, code, input))),
+            Ok(ToWorker::Reply { id, ok, err }) => {
+                // Unknown ids are replies to calls of a job that has ended.
+                if let Some(tx) = self.pending.borrow_mut().remove(&id) {
+                    let _ = tx.send(match (ok, err) {
+                        (_, Some(e)) => Err(e),
+                        (Some(v), None) => Ok(v),
+                        (None, None) => {
+                            RawValue::from_string("null".to_owned()).map_err(|e| e.to_string())
+                        }
+                    });
+                }
+                Some(None)
+            }
+            Ok(ToWorker::Init { .. }) | Err(_) => {
+                eprintln!("sandbox-worker: unexpected message");
+                std::process::exit(1);
+            }
+        }
+    }
+
+    /// The next job, once the previous one has been answered.
+    fn next_job(&self) -> Option<Job> {
+        if let Some(job) = self.queued.borrow_mut().pop_front() {
+            return Some(job);
+        }
+        loop {
+            if let Some(job) = self.read()? {
+                return Some(job);
+            }
+        }
+    }
+
+    fn flush_calls(&self) {
+        let calls = std::mem::take(&mut *self.outbox.borrow_mut());
+        if !calls.is_empty() {
+            write_out(&self.out, &calls);
+        }
+    }
+
+    /// Answers the job: pending calls first, then the answer, in one write.
+    fn answer(&self, msg: &FromWorker) {
+        let mut bytes = std::mem::take(&mut *self.outbox.borrow_mut());
+        if serde_json::to_writer(&mut bytes, msg).is_ok() {
+            bytes.push(b'\n');
+        }
+        write_out(&self.out, &bytes);
+    }
 }
 
 impl Link for PipeLink {
@@ -49,24 +125,42 @@ impl Link for PipeLink {
         source: String,
         method: String,
         params: Value,
-    ) -> oneshot::Receiver<Result<Value, String>> {
+    ) -> oneshot::Receiver<engine::Reply> {
         let (tx, rx) = oneshot::channel();
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        self.pending.lock().unwrap_or_else(|p| p.into_inner()).insert(id, tx);
-        send(&self.out, &FromWorker::Call { id, source, method, params });
+        let id = self.next_id.get();
+        self.next_id.set(id + 1);
+        self.pending.borrow_mut().insert(id, tx);
+        let mut outbox = self.outbox.borrow_mut();
+        if serde_json::to_writer(&mut *outbox, &FromWorker::Call { id, source, method, params })
+            .is_ok()
+        {
+            outbox.push(b'\n');
+        }
         rx
     }
 
+    /// The job waits on replies: sends its calls, then reads until a message arrives.
+    fn wait(&self) {
+        self.flush_calls();
+        match self.read() {
+            None => std::process::exit(0),
+            Some(Some(job)) => self.queued.borrow_mut().push_back(job),
+            Some(None) => {}
+        }
+    }
+
     fn reset(&self) {
-        self.pending.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        self.pending.borrow_mut().clear();
+        self.outbox.borrow_mut().clear();
     }
 }
 
 /// Entry point of the hidden subcommand.
 pub fn main() -> ExitCode {
-    let stdin = std::io::stdin();
-    let mut lines = stdin.lock().lines();
-    let Some(Ok(first)) = lines.next() else { return ExitCode::FAILURE };
+    let mut first = String::new();
+    if std::io::stdin().lock().read_line(&mut first).is_err() {
+        return ExitCode::FAILURE;
+    }
     let Ok(ToWorker::Init { catalog, spec, limits }) = serde_json::from_str(&first) else {
         eprintln!("sandbox-worker: expected an init message");
         return ExitCode::FAILURE;
@@ -87,54 +181,49 @@ pub fn main() -> ExitCode {
     }
 
     let out: Out = Arc::new(Mutex::new(std::io::stdout()));
-    let pending: Pending = Arc::default();
-    let (jobs_tx, jobs_rx) = mpsc::channel::<(JobKind, String, Value)>();
     let js = {
-        let (out, pending) = (out.clone(), pending.clone());
+        let out = out.clone();
         std::thread::Builder::new().name("js".into()).stack_size(JS_STACK_BYTES).spawn(move || {
-            let link = PipeLink { out: out.clone(), pending, next_id: Arc::new(AtomicU64::new(1)) };
-            let env = WorkerEnv { catalog, spec, limits, link: Rc::new(link) };
-            js_thread(&env, &out, &jobs_rx);
+            let link = Rc::new(PipeLink {
+                // Anything buffered after the init line stays in stdin's shared buffer, which
+                // this one reads through; 64 KiB takes a typical reply in one read.
+                input: RefCell::new(std::io::BufReader::with_capacity(
+                    64 << 10,
+                    std::io::stdin().lock(),
+                )),
+                line: RefCell::default(),
+                out: out.clone(),
+                outbox: RefCell::default(),
+                pending: RefCell::default(),
+                next_id: Cell::new(1),
+                queued: RefCell::default(),
+            });
+            let env = WorkerEnv { catalog, spec, limits, link: link.clone() };
+            js_thread(&env, &link);
         })
     };
-    if let Err(e) = js {
-        eprintln!("sandbox-worker: cannot start JS thread: {e}");
-        return ExitCode::FAILURE;
-    }
-    send(&out, &FromWorker::Ready);
-
-    for line in lines {
-        let Ok(line) = line else { break };
-        match serde_json::from_str::<ToWorker>(&line) {
-            Ok(ToWorker::Job { kind, code, input }) => {
-                if jobs_tx.send((kind, code, input)).is_err() {
-                    break;
-                }
-            }
-            Ok(ToWorker::Reply { id, ok, err }) => {
-                let tx = pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
-                if let Some(tx) = tx {
-                    let _ = tx.send(match (ok, err) {
-                        (_, Some(e)) => Err(e),
-                        (v, None) => Ok(v.unwrap_or(Value::Null)),
-                    });
-                }
-            }
-            Ok(ToWorker::Init { .. }) | Err(_) => {
-                eprintln!("sandbox-worker: unexpected message");
-                return ExitCode::FAILURE;
-            }
+    let js = match js {
+        Ok(js) => js,
+        Err(e) => {
+            eprintln!("sandbox-worker: cannot start JS thread: {e}");
+            return ExitCode::FAILURE;
         }
+    };
+    send(&out, &FromWorker::Ready);
+    match js.join() {
+        Ok(()) => ExitCode::SUCCESS,
+        // A panic on the JS thread (already printed to stderr): the pool reports a crash.
+        Err(_) => ExitCode::FAILURE,
     }
-    ExitCode::SUCCESS
 }
 
-/// This process's virtual memory size (what RLIMIT_AS counts), from `/proc/self/status`.
+/// This process's virtual memory size (what RLIMIT_AS counts): the first field of
+/// `/proc/self/statm`, in pages (a third of the cost of `VmSize` in `/proc/self/status`, and
+/// it is read after every job).
 fn address_space() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmSize:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().next()?.parse().ok()?;
+    Some(pages * rustix::param::page_size() as u64)
 }
 
 /// Arms (`Some`) or disarms (`None`) the watchdog for the running job.
@@ -161,7 +250,7 @@ fn watchdog(alarms: &mpsc::Receiver<Alarm>) {
     }
 }
 
-fn js_thread(env: &WorkerEnv, out: &Out, jobs: &mpsc::Receiver<(JobKind, String, Value)>) {
+fn js_thread(env: &WorkerEnv, link: &PipeLink) {
     let (alarm, alarms) = mpsc::channel::<Alarm>();
     if let Err(e) =
         std::thread::Builder::new().name("watchdog".into()).spawn(move || watchdog(&alarms))
@@ -170,7 +259,7 @@ fn js_thread(env: &WorkerEnv, out: &Out, jobs: &mpsc::Receiver<(JobKind, String,
         eprintln!("sandbox-worker: cannot start the watchdog: {e}");
     }
     let mut warm: Option<Realm> = engine::prepare(JobKind::Panel, env).ok();
-    while let Ok((kind, code, input)) = jobs.recv() {
+    while let Some((kind, code, input)) = link.next_job() {
         let realm = match warm.take() {
             Some(r) if r.kind() == kind => Ok(r),
             _ => engine::prepare(kind, env),
@@ -194,11 +283,14 @@ fn js_thread(env: &WorkerEnv, out: &Out, jobs: &mpsc::Receiver<(JobKind, String,
         if let FromWorker::Done { retire, .. } | FromWorker::Fail { retire, .. } = &mut msg {
             *retire |= worn_out;
         }
-        send(out, &msg);
+        link.answer(&msg);
         env.link.reset();
         if worn_out {
             return;
         }
+        // The finished job's realm is unreachable now: collecting while idle is cheap (little
+        // is alive) and keeps collections out of the next job's run.
+        boa_engine::gc::force_collect();
         // Most jobs repeat their predecessor's kind (panel refreshes): prepare that one.
         warm = engine::prepare(kind, env).ok();
     }

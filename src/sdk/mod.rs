@@ -540,12 +540,9 @@ impl crate::sandbox::SdkHost for Sdk {
         source: String,
         method: String,
         params: Value,
-    ) -> futures::future::BoxFuture<'static, Result<SdkAnswer, String>> {
+    ) -> futures::future::BoxFuture<'static, Result<Arc<SdkAnswer>, String>> {
         Box::pin(async move {
-            Sdk::call(&self, &source, &method, params)
-                .await
-                .map(|a| SdkAnswer::clone(&a))
-                .map_err(|e| e.to_string())
+            Sdk::call(&self, &source, &method, params).await.map_err(|e| e.to_string())
         })
     }
 }

@@ -73,7 +73,7 @@ impl SdkHost for TestHost {
         source: String,
         method: String,
         params: Value,
-    ) -> BoxFuture<'static, Result<SdkAnswer, String>> {
+    ) -> BoxFuture<'static, Result<Arc<SdkAnswer>, String>> {
         if source != "test" {
             return self.sdk.clone().call(source, method, params);
         }
@@ -95,7 +95,7 @@ impl SdkHost for TestHost {
                 fetched_at: 0,
                 url: None,
             };
-            Ok(SdkAnswer { value, provenance })
+            Ok(Arc::new(SdkAnswer { value, provenance }))
         })
     }
 }

@@ -32,6 +32,8 @@ mod tests;
 pub(crate) mod internal_methods;
 
 pub mod builtins;
+// Boardsmith patch (performance): see `data_template.rs`.
+mod data_template;
 mod datatypes;
 mod jsobject;
 mod operations;
@@ -41,6 +43,7 @@ pub mod shape;
 
 pub(crate) use builtins::*;
 
+pub use data_template::DataObjectTemplate;
 pub use datatypes::JsData;
 pub use jsobject::*;
 
