@@ -29,6 +29,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::provenance::Provenance;
 
@@ -53,12 +54,36 @@ pub trait SdkHost: Send + Sync + 'static {
 
 /// One answered `sdk` call: the value the code gets, and where it came from (collected per
 /// execution into [`Outcome::provenance`]; the code never sees it).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct SdkAnswer {
     /// What the call returns to the code.
     pub value: Value,
     /// Its origin.
     pub provenance: Provenance,
+    /// `value` as JSON text, made on first use: a cached answer goes to many runs.
+    json: std::sync::OnceLock<Box<RawValue>>,
+}
+
+impl SdkAnswer {
+    /// An answer of `value` from `provenance`.
+    pub fn new(value: Value, provenance: Provenance) -> Self {
+        Self { value, provenance, json: std::sync::OnceLock::new() }
+    }
+
+    /// `value` as JSON text, serialized once per answer.
+    pub fn json(&self) -> &RawValue {
+        self.json.get_or_init(|| {
+            // A `Value` always serializes (its map keys are strings).
+            serde_json::value::to_raw_value(&self.value)
+                .unwrap_or_else(|_| RawValue::NULL.to_owned())
+        })
+    }
+}
+
+impl PartialEq for SdkAnswer {
+    fn eq(&self, other: &Self) -> bool {
+        self.value == other.value && self.provenance == other.provenance
+    }
 }
 
 /// Per-execution limits. Every overrun ends the execution with an [`ExecError`] of kind
@@ -387,5 +412,21 @@ impl Sandbox {
     /// Kills every worker; pending executions fail.
     pub async fn shutdown(&self) {
         self.pool.shutdown().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answers_json_text_is_its_value_serialized_once() {
+        let value = serde_json::json!({"b": [1, 2.5, null], "a": "é\"", "c": {"d": true}});
+        let answer = SdkAnswer::new(value.clone(), Provenance::demo(None, 0));
+        let text = answer.json();
+        assert_eq!(text.get(), serde_json::to_string(&value).expect("serializes"));
+        assert!(std::ptr::eq(text, answer.json()), "the text is made once, then reused");
+        let back: Value = serde_json::from_str(text.get()).expect("parses");
+        assert_eq!(back, value);
     }
 }

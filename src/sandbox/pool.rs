@@ -246,10 +246,7 @@ impl Pool {
                         let reply = match result {
                             Ok(answer) => {
                                 crate::provenance::merge(&mut origins, answer.provenance.clone());
-                                match serde_json::value::to_raw_value(&answer.value) {
-                                    Ok(raw) => ToWorker::Reply { id, ok: Some(raw), err: None },
-                                    Err(e) => ToWorker::Reply { id, ok: None, err: Some(e.to_string()) },
-                                }
+                                ToWorker::Reply { id, ok: Some(answer.json().to_owned()), err: None }
                             }
                             Err(e) => ToWorker::Reply { id, ok: None, err: Some(e) },
                         };

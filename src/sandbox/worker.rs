@@ -76,9 +76,7 @@ impl PipeLink {
                     let _ = tx.send(match (ok, err) {
                         (_, Some(e)) => Err(e),
                         (Some(v), None) => Ok(v),
-                        (None, None) => {
-                            RawValue::from_string("null".to_owned()).map_err(|e| e.to_string())
-                        }
+                        (None, None) => Ok(RawValue::NULL.to_owned()),
                     });
                 }
                 Some(None)

@@ -149,10 +149,7 @@ mod tests {
     use std::sync::atomic::{AtomicU32, Ordering};
 
     fn answer(v: i64) -> SdkAnswer {
-        SdkAnswer {
-            value: Value::from(v),
-            provenance: crate::provenance::Provenance::demo(None, 0),
-        }
+        SdkAnswer::new(Value::from(v), crate::provenance::Provenance::demo(None, 0))
     }
 
     fn key(s: &str) -> Key {

@@ -360,7 +360,7 @@ impl Sdk {
                 let ctx = builtin::GenContext::new(source, method, params, now);
                 let value = builtin::generate(generator, params, &ctx).map_err(upstream)?;
                 let provenance = Provenance::demo(Some(day.to_string()), fetched_at);
-                Ok(SdkAnswer { value, provenance })
+                Ok(SdkAnswer::new(value, provenance))
             }
             Backing::Http(h) => {
                 let gate = self.gates.get(&chosen.provider);
@@ -409,7 +409,7 @@ impl Sdk {
                     fetched_at,
                     url: http::endpoint(h, params, &env),
                 };
-                Ok(SdkAnswer { value, provenance })
+                Ok(SdkAnswer::new(value, provenance))
             }
             Backing::File(f) => {
                 let value = file::read(self.config.data_dir.as_deref(), f, params)
@@ -422,7 +422,7 @@ impl Sdk {
                     fetched_at,
                     url: None,
                 };
-                Ok(SdkAnswer { value, provenance })
+                Ok(SdkAnswer::new(value, provenance))
             }
         }
     }

@@ -95,7 +95,7 @@ impl SdkHost for TestHost {
                 fetched_at: 0,
                 url: None,
             };
-            Ok(Arc::new(SdkAnswer { value, provenance }))
+            Ok(Arc::new(SdkAnswer::new(value, provenance)))
         })
     }
 }
