@@ -1,8 +1,8 @@
 //! `boardsmith bench`: speed targets, measured and printed as tables.
 //!
 //! `sandbox`: everything goes through the real pool (worker processes, pipes, the real SDK with
-//! its cache) except `utils.sma`, which is timed in-process to isolate the native kernel and its
-//! array conversion. `dashboards`: live delivery, saves and idle sockets against a server child
+//! its cache), and beside it a Node `vm` reference and an in-process breakdown (realm creation,
+//! runs without IPC, `utils.sma` without a worker). `dashboards`: live delivery, saves and idle sockets against a server child
 //! process. `llm`: the provider layer against the mock upstream. [`gateway`] (its own module):
 //! the agent gateway's `/api/query` stream against the same mock.
 
@@ -145,8 +145,18 @@ pub async fn sandbox(iterations: usize) -> anyhow::Result<ExitCode> {
     let (p50, p99) = percentiles(after_kill);
     rows.push(Row { name: "kill at deadline → next result", p50, p99, n: cold_n, target: "" });
 
+    let sma = sma_in_worker(&sb, n).await?;
+    let sma_n = sma.len();
+    let (p50, p99) = percentiles(sma);
+    rows.push(Row {
+        name: "utils.sma(10k points, 20), in a worker",
+        p50,
+        p99,
+        n: sma_n,
+        target: "≤ 60 µs",
+    });
     let (p50, p99) = percentiles(sma_in_process(n)?);
-    rows.push(Row { name: "utils.sma(10k points, 20) from JS", p50, p99, n, target: "≤ 60 µs" });
+    rows.push(Row { name: "utils.sma(10k points, 20), in-process", p50, p99, n, target: "" });
 
     let tput = throughput(&sdk, n).await?;
     sb.shutdown().await;
@@ -311,7 +321,32 @@ async fn node_reference(
     Ok(Some(out))
 }
 
-/// `utils.sma(xs, 20)` on a 10k-element JS array, called from JS, timed per call.
+/// `utils.sma(xs, 20)` over 10k points as panel code gets it, per call: a run making
+/// `SMA_CALLS` calls minus the next run, the same but for the calls, so the worker's
+/// allocator settings and garbage collector count as they do for panels. One pair per sample.
+async fn sma_in_worker(sb: &Sandbox, n: usize) -> anyhow::Result<Vec<Duration>> {
+    const SMA_CALLS: u32 = 50;
+    let data =
+        "const xs = Array.from({ length: 10000 }, (_, i) => 2000 + Math.sin(i * 0.37) * 25);";
+    let with = format!(
+        "{data} let n = 0; for (let i = 0; i < {SMA_CALLS}; i++) n += utils.sma(xs, 20).length; return n;"
+    );
+    let without = format!(
+        "{data} let n = 0; for (let i = 0; i < {SMA_CALLS}; i++) n += xs.length; return n;"
+    );
+    time_runs(sb, &with, 5).await?;
+    let pairs = (n / 10).clamp(20, 200);
+    let mut out = Vec::with_capacity(pairs);
+    for _ in 0..pairs {
+        let calls = time_runs(sb, &with, 1).await?;
+        let rest = time_runs(sb, &without, 1).await?;
+        out.push(calls[0].saturating_sub(rest[0]) / SMA_CALLS);
+    }
+    Ok(out)
+}
+
+/// `utils.sma(xs, 20)` on a 10k-element JS array, called from JS in this process (the
+/// kernel and its array conversion without a worker), timed per call.
 fn sma_in_process(n: usize) -> anyhow::Result<Vec<Duration>> {
     let mut ctx = Context::default();
     let js = |e: boa_engine::JsError| anyhow::anyhow!("{e}");
