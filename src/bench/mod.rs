@@ -402,7 +402,7 @@ pub async fn engine_breakdown(n: usize) -> anyhow::Result<Vec<(String, Duration,
         fn reset(&self) {}
     }
     let env = WorkerEnv {
-        catalog: SdkHost::catalog(sdk.as_ref()),
+        catalog: Rc::new(SdkHost::catalog(sdk.as_ref())),
         spec: serde_json::Value::Null,
         limits: Limits::default(),
         link: Rc::new(Local(kline, posts)),

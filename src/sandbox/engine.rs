@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use boa_engine::builtins::promise::PromiseState;
+use boa_engine::gc::{Gc, GcRefCell};
 use boa_engine::job::JobExecutor;
 use boa_engine::module::IdleModuleLoader;
 use boa_engine::object::builtins::{JsFunction, JsPromise, JsProxy};
@@ -63,7 +64,7 @@ pub trait Link: 'static {
 /// What a worker knows for its whole life.
 pub struct WorkerEnv {
     /// `{source: [method]}`.
-    pub catalog: BTreeMap<String, Vec<String>>,
+    pub catalog: Rc<BTreeMap<String, Vec<String>>>,
     /// The public registry JSON with `utils` docs merged in, parsed once.
     pub spec: Value,
     /// Limits enforced inside the worker.
@@ -75,6 +76,8 @@ pub struct WorkerEnv {
 /// Per-execution state reachable from native functions via `Context::get_data`.
 struct JobHost {
     link: Rc<dyn Link>,
+    /// `{source: [method]}`, for the `sdk` sources built on first read.
+    catalog: Rc<BTreeMap<String, Vec<String>>>,
     calls: Cell<u32>,
     max_calls: u32,
     calls_exceeded: Cell<bool>,
@@ -162,6 +165,7 @@ pub fn prepare(kind: JobKind, env: &WorkerEnv) -> JsResult<Realm> {
 
     ctx.insert_data(JobHost {
         link: env.link.clone(),
+        catalog: env.catalog.clone(),
         calls: Cell::new(0),
         max_calls: env.limits.sdk_calls,
         calls_exceeded: Cell::new(false),
@@ -261,45 +265,82 @@ fn define_global(ctx: &mut Context, name: &str, value: JsValue) -> JsResult<()> 
 /// Every property is created non-writable and non-configurable (methods non-enumerable, as
 /// `function` members are), which is what freezing would leave, so [`strict`] only has to stop
 /// extensions: freezing ~40 objects property by property was a third of this function's cost.
+/// A source is an accessor that builds its object on first read and returns that same object
+/// after: a panel reads one or two of ~40 sources, and building all of them was ~40% of a
+/// panel realm's creation.
 fn build_sdk(ctx: &mut Context, catalog: &BTreeMap<String, Vec<String>>) -> JsResult<JsObject> {
-    let mut sources = Vec::with_capacity(catalog.len());
-    for (source, methods) in catalog {
-        let source_name = JsString::from(source.as_str());
-        let functions: Vec<(JsString, JsFunction)> = methods
-            .iter()
-            .map(|method| {
-                let name = JsString::from(method.as_str());
-                let names = (source_name.clone(), name.clone());
-                let f = NativeFunction::from_copy_closure_with_captures(sdk_method, names);
-                let f = FunctionObjectBuilder::new(ctx.realm(), f)
-                    .name(name.clone())
-                    .length(1)
-                    .constructor(false)
-                    .build();
-                (name, f)
-            })
-            .collect();
-        let mut obj = ObjectInitializer::new(ctx);
-        for (name, f) in functions {
-            obj.property(name, f, Attribute::empty());
-        }
-        // The proxy's hint reads which object it guards from here.
-        let tag = JsString::from(format!("sdk.{source}").as_str());
-        obj.property(JsSymbol::to_string_tag(), tag, Attribute::empty());
-        let obj = obj.build();
-        sources.push((source, strict(obj, ctx)?));
-    }
+    let getters: Vec<(JsString, JsFunction)> = catalog
+        .keys()
+        .map(|source| {
+            let name = JsString::from(source.as_str());
+            let built: Gc<GcRefCell<Option<JsObject>>> = Gc::new(GcRefCell::new(None));
+            let get =
+                NativeFunction::from_copy_closure_with_captures(sdk_source, (name.clone(), built));
+            let get = FunctionObjectBuilder::new(ctx.realm(), get)
+                .name(JsString::from(format!("get {source}").as_str()))
+                .length(0)
+                .constructor(false)
+                .build();
+            (name, get)
+        })
+        .collect();
     let mut sdk = ObjectInitializer::new(ctx);
-    for (name, obj) in sources {
-        sdk.property(
-            JsString::from(name.as_str()),
-            obj,
-            Attribute::READONLY | Attribute::ENUMERABLE,
-        );
+    for (name, get) in getters {
+        sdk.accessor(name, Some(get), None, Attribute::ENUMERABLE);
     }
     sdk.property(JsSymbol::to_string_tag(), js_string!("sdk"), Attribute::empty());
     let sdk = sdk.build();
     strict(sdk, ctx)
+}
+
+/// The getter of `sdk.<source>`: the source's (strict, frozen) object, built on first read.
+fn sdk_source(
+    _this: &JsValue,
+    _args: &[JsValue],
+    (name, built): &(JsString, Gc<GcRefCell<Option<JsObject>>>),
+    ctx: &mut Context,
+) -> JsResult<JsValue> {
+    if let Some(obj) = built.borrow().as_ref() {
+        return Ok(obj.clone().into());
+    }
+    let source = name.to_std_string_escaped();
+    let catalog = ctx.get_data::<JobHost>().map(|h| h.catalog.clone());
+    let methods = catalog.as_ref().and_then(|c| c.get(&source)).map_or(&[][..], Vec::as_slice);
+    let obj = build_source(ctx, name, &source, methods)?;
+    *built.borrow_mut() = Some(obj.clone());
+    Ok(obj.into())
+}
+
+/// One source's object: its methods, frozen behind [`strict`].
+fn build_source(
+    ctx: &mut Context,
+    source_name: &JsString,
+    source: &str,
+    methods: &[String],
+) -> JsResult<JsObject> {
+    let functions: Vec<(JsString, JsFunction)> = methods
+        .iter()
+        .map(|method| {
+            let name = JsString::from(method.as_str());
+            let names = (source_name.clone(), name.clone());
+            let f = NativeFunction::from_copy_closure_with_captures(sdk_method, names);
+            let f = FunctionObjectBuilder::new(ctx.realm(), f)
+                .name(name.clone())
+                .length(1)
+                .constructor(false)
+                .build();
+            (name, f)
+        })
+        .collect();
+    let mut obj = ObjectInitializer::new(ctx);
+    for (name, f) in functions {
+        obj.property(name, f, Attribute::empty());
+    }
+    // The proxy's hint reads which object it guards from here.
+    let tag = JsString::from(format!("sdk.{source}").as_str());
+    obj.property(JsSymbol::to_string_tag(), tag, Attribute::empty());
+    let obj = obj.build();
+    strict(obj, ctx)
 }
 
 /// Names a missing name is read by without being used as data: promise resolution and

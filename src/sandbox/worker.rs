@@ -196,7 +196,7 @@ pub fn main() -> ExitCode {
                 next_id: Cell::new(1),
                 queued: RefCell::default(),
             });
-            let env = WorkerEnv { catalog, spec, limits, link: link.clone() };
+            let env = WorkerEnv { catalog: Rc::new(catalog), spec, limits, link: link.clone() };
             js_thread(&env, &link);
         })
     };

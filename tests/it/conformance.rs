@@ -205,11 +205,14 @@ async fn panel_sees_frozen_vars_sdk_and_utils() {
     let code = "'use strict';
         let threw = false; try { vars.symbol = 'BTC'; } catch (e) { threw = e instanceof TypeError; }
         return { symbol: vars.symbol, threw, frozen: [Object.isFrozen(vars), Object.isFrozen(sdk),
-                 Object.isFrozen(sdk.test), Object.isFrozen(utils)], spec: typeof spec };";
+                 Object.isFrozen(sdk.test), Object.isFrozen(utils)], spec: typeof spec,
+                 same: sdk.test === sdk.test && sdk.test.echo === sdk.test.echo,
+                 listed: Object.keys(sdk).includes('test') && 'market' in sdk };";
     let out = sb.run_panel(code, &ctx).await.unwrap();
     assert_eq!(
         out.value,
-        json!({"symbol": "XAUUSD", "threw": true, "frozen": [true, true, true, true], "spec": "undefined"})
+        json!({"symbol": "XAUUSD", "threw": true, "frozen": [true, true, true, true], "spec": "undefined",
+               "same": true, "listed": true})
     );
 }
 
