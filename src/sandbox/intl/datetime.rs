@@ -15,6 +15,7 @@ use chrono_tz::{OffsetComponents, Tz};
 use super::Part;
 use super::data;
 use super::locale::{DateData, Locale, canonicalize_list, unsupported};
+use super::number::push_literal;
 use super::options::Options;
 
 const SERVICE: &str = "Intl.DateTimeFormat";
@@ -353,15 +354,7 @@ struct Skeleton {
 impl Skeleton {
     /// `DateTimeMatcher::set`.
     fn from_pattern(pattern: &str) -> Self {
-        let mut s = Self::default();
-        for item in items(pattern) {
-            let Item::Field(ch, len) = item else { continue };
-            let Some(index) = canonical_index(ch, len) else { continue };
-            let (row_ch, field, ty, min_len) = DT_TYPES[index];
-            s.original[field] = Some((ch, len));
-            s.base[field] = Some((row_ch, min_len));
-            s.ty[field] = if ty > 0 { ty + i32::try_from(len).unwrap_or(0) } else { ty };
-        }
+        let mut s = Self::from_pattern_no_defaults(pattern);
         // Minutes with fractional seconds but no seconds: force seconds.
         if s.original[FRACTIONAL].is_some()
             && s.original[MINUTE].is_some()
@@ -837,6 +830,7 @@ fn skeleton_of_pattern(pattern: &str) -> String {
 }
 
 impl Skeleton {
+    /// The pattern's fields as they are, without the implied seconds and day period.
     fn from_pattern_no_defaults(pattern: &str) -> Self {
         let mut s = Self::default();
         for item in items(pattern) {
@@ -1251,35 +1245,23 @@ impl DateTimeFormat {
         let f = Fields::at(t, &self.zone);
         let data = self.locale.date_data();
         let mut out: Vec<Part> = Vec::new();
-        let literal = |out: &mut Vec<Part>, s: &str| {
-            if s.is_empty() {
-                return;
-            }
-            if let Some(last) = out.last_mut()
-                && last.ty == "literal"
-            {
-                last.value.push_str(s);
-                return;
-            }
-            out.push(Part::new("literal", s));
-        };
         let fields = items(&self.pattern);
         let has_minute = fields.iter().any(|i| matches!(i, Item::Field('m', _)));
         let has_second = fields.iter().any(|i| matches!(i, Item::Field('s', _)));
         for item in &fields {
             match item {
-                Item::Literal(c) => literal(&mut out, &c.to_string()),
+                Item::Literal(c) => push_literal(&mut out, &c.to_string()),
                 Item::Quoted(q) => {
                     let inner = &q[1..q
                         .len()
                         .saturating_sub(if q.ends_with('\'') && q.len() > 1 { 1 } else { 0 })];
                     let text = if q == "''" { "'".to_owned() } else { inner.replace("''", "'") };
-                    literal(&mut out, &text);
+                    push_literal(&mut out, &text);
                 }
                 Item::Field(c, len) => {
                     let (ty, value) = self.field(*c, *len, &f, data, has_minute, has_second);
                     if ty == "literal" {
-                        literal(&mut out, &value);
+                        push_literal(&mut out, &value);
                     } else {
                         out.push(Part::new(ty, value));
                     }

@@ -1317,7 +1317,8 @@ fn is_symbol(c: char) -> bool {
     ) || ('\u{20a0}'..='\u{20cf}').contains(&c)
 }
 
-fn push_literal(out: &mut Vec<Part>, s: &str) {
+/// Appends literal text, merged into a literal part just before it (as ICU's parts are).
+pub(super) fn push_literal(out: &mut Vec<Part>, s: &str) {
     if s.is_empty() {
         return;
     }
