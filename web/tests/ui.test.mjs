@@ -66,7 +66,7 @@ test('every example dashboard renders: panels ok, charts painted, no console err
 });
 
 test('panel.data pushes update charts in place (a variable change, a server refresh)', async () => {
-  const gold = (await api.get('/api/dashboards')).find((d) => d.title.startsWith('Gold'));
+  const gold = (await api.get('/api/dashboards')).find((d) => d.title === 'Gold Market Monitor');
   const page = await newPage();
   await page.goto(`${server.url}/#d=${gold.id}`);
   await panelsSettled(page);
