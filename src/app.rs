@@ -17,6 +17,7 @@ use crate::dashboard::validate::parse_state;
 use crate::dashboard_agent::Tools;
 use crate::dashboards::Dashboards;
 use crate::live::{Live, LiveConfig};
+use crate::llm::Models;
 use crate::llm::config::LlmConfig;
 use crate::sandbox::{Limits, Sandbox, SandboxConfig};
 use crate::sdk::{Sdk, SdkConfig};
@@ -141,6 +142,10 @@ pub struct App {
     pub submits: FrontendSubmits,
     /// Queries to agent runs.
     pub agents: Arc<AgentService>,
+    /// The configured models and their providers (shared with `agents`).
+    pub models: Arc<Models>,
+    /// When the app started, in Unix seconds (the `created` of `/v1/models`).
+    pub started_secs: u64,
     /// The browser app's files.
     pub web: crate::server::web::WebFiles,
     /// Access settings (hosts, origins; whether auth is on).
@@ -223,13 +228,14 @@ impl App {
         ]);
         let mut backend = BackendTools::builtin(&agent_tools);
         crate::dashboard_agent::backend::register_all(&mut backend, &tools, config.max_fix_rounds);
+        let models = Arc::new(Models::new(llm));
         let agents = Arc::new(
             AgentService::new(
                 catalog.clone(),
                 memory.clone(),
                 submits.clone(),
                 backend,
-                llm,
+                models.clone(),
                 config.service.clone(),
             )
             .with_context(Arc::new(
@@ -261,6 +267,10 @@ impl App {
             memory,
             submits,
             agents,
+            models,
+            started_secs: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
             web: config.web.clone(),
             access,
             token,

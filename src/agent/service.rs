@@ -27,8 +27,7 @@ use super::events::{
 use super::memory::{ChatMemory, MemoryError, chat_name, replay_messages, validate_chat_id};
 use super::run::{ContextSource, RunDeps, RunInput, run_recorded};
 use super::tools::{BackendTools, FrontendSubmits};
-use crate::llm::config::LlmConfig;
-use crate::llm::{LlmError, Provider};
+use crate::llm::{LlmError, Models, Provider};
 
 /// A query as clients send it (`POST /api/query`).
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -128,10 +127,8 @@ pub struct AgentService {
     memory: ChatMemory,
     submits: FrontendSubmits,
     backend: BackendTools,
-    llm: LlmConfig,
+    models: Arc<Models>,
     config: ServiceConfig,
-    /// Providers by key, built once: building one makes an HTTP client (TLS setup).
-    providers: Mutex<HashMap<String, Arc<dyn Provider>>>,
     logs: RunLogs,
     live: Mutex<HashMap<String, Arc<LiveRun>>>,
     context: Vec<Arc<dyn ContextSource>>,
@@ -217,7 +214,7 @@ impl AgentService {
         memory: ChatMemory,
         submits: FrontendSubmits,
         backend: BackendTools,
-        llm: LlmConfig,
+        models: Arc<Models>,
         config: ServiceConfig,
     ) -> Self {
         let logs = RunLogs::new(config.logs);
@@ -226,9 +223,8 @@ impl AgentService {
             memory,
             submits,
             backend,
-            llm,
+            models,
             config,
-            providers: Mutex::new(HashMap::new()),
             logs,
             live: Mutex::new(HashMap::new()),
             context: Vec::new(),
@@ -242,9 +238,9 @@ impl AgentService {
         self
     }
 
-    /// The LLM configuration in use.
-    pub fn llm(&self) -> &LlmConfig {
-        &self.llm
+    /// The models the service calls.
+    pub fn models(&self) -> &Arc<Models> {
+        &self.models
     }
 
     /// Number of runs in progress.
@@ -378,15 +374,9 @@ impl AgentService {
             (p, "") => p.to_owned(),
             (p, m) => format!("{p}/{m}"),
         };
-        let resolved = self.llm.resolve(&model_ref)?;
-        let key = resolved.settings.key.clone();
-        let provider = Arc::clone(
-            lock(&self.providers)
-                .entry(key)
-                .or_insert_with(|| crate::llm::connect(resolved.settings.clone())),
-        );
-        let context = usize::try_from(resolved.model.context_window).unwrap_or(usize::MAX);
-        Ok((provider, resolved.model.id, context))
+        let connected = self.models.connect(&model_ref)?;
+        let context = usize::try_from(connected.model.context_window).unwrap_or(usize::MAX);
+        Ok((connected.provider, connected.model.id, context))
     }
 
     /// The run task: owns the chat, replays memory, runs, stores.

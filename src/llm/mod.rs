@@ -4,8 +4,8 @@
 //! Owns the provider-neutral conversation types ([`types`]), the event stream ([`event`]), the
 //! error and retry decision ([`error`]), the HTTP transport with timeouts, retries, SSE/NDJSON
 //! decoding and the interaction log ([`http`]), the tool-argument repair policy ([`repair`]),
-//! the providers, their configuration and model registry ([`config`]), and a scripted mock
-//! upstream ([`mock`]). It knows nothing of agents, HTTP handlers or dashboards.
+//! the providers, their configuration and model registry ([`config`]), the connected models
+//! ([`models`]) and a scripted mock upstream ([`mock`]). It knows nothing of agents, HTTP handlers or dashboards.
 
 pub mod anthropic;
 pub mod config;
@@ -13,6 +13,7 @@ pub mod error;
 pub mod event;
 pub mod http;
 pub mod mock;
+pub mod models;
 pub mod ollama;
 pub mod openai;
 pub mod provider;
@@ -22,6 +23,7 @@ pub mod types;
 pub use config::{LlmConfig, ModelInfo, Resolved};
 pub use error::{LlmError, TimeoutStage};
 pub use event::{MessageBuilder, StreamEvent};
+pub use models::{Connected, Models, ServedModel};
 pub use provider::{ApiKey, Family, Provider, ProviderKind, ProviderSettings};
 pub use types::{
     AssistantMessage, ChatRequest, ContentBlock, Effort, Message, StopReason, Thinking, ToolChoice,

@@ -11,6 +11,7 @@ use crate::agent::memory::MemoryError;
 use crate::agent::service::QueryError;
 use crate::agent::tools::submit::SubmitError;
 use crate::dashboard_agent::ToolError;
+use crate::llm::LlmError;
 use crate::store::StoreError;
 
 /// A successful response: `{code: 0, msg: "ok", data}`.
@@ -78,6 +79,20 @@ pub enum ApiError {
     /// Too many requests in progress for this server or client; retry later.
     #[error("{0}")]
     TooMany(String),
+    /// A rate limit or budget ran out (429 with `Retry-After` when the wait is known).
+    #[error("{msg}")]
+    RateLimited {
+        /// Which limit, and what to do.
+        msg: String,
+        /// How long to wait.
+        retry_after: Option<std::time::Duration>,
+    },
+    /// An upstream (a model provider) failed or refused our request (502).
+    #[error("{0}")]
+    BadGateway(String),
+    /// An upstream did not answer in time (504).
+    #[error("{0}")]
+    GatewayTimeout(String),
     /// A dependency is not available (no model configured, ...); the message says what to do.
     #[error("{0}")]
     Unavailable(String),
@@ -185,6 +200,34 @@ impl From<QueryError> for ApiError {
     }
 }
 
+/// A model provider's failure as seen by a client of Boardsmith: the client's own mistakes
+/// (a request the provider rejects as invalid) stay 400; our configuration's (a refused key)
+/// and the provider's (5xx, protocol, connection) are 502; waits that ran out 504; rate limits
+/// 429 with the provider's `Retry-After`; a model that is not configured 404.
+impl From<LlmError> for ApiError {
+    fn from(e: LlmError) -> Self {
+        let msg = e.to_string();
+        match &e {
+            LlmError::Config { .. } => Self::NotFound(msg),
+            LlmError::Http { status: 429, retry_after, .. } => {
+                Self::RateLimited { msg, retry_after: *retry_after }
+            }
+            LlmError::Api { error_type, .. } if error_type == "rate_limit_error" => {
+                Self::RateLimited { msg, retry_after: None }
+            }
+            LlmError::Http { status: 400 | 404 | 413 | 422, .. } => Self::bad(msg),
+            LlmError::Api { error_type, .. } if error_type == "invalid_request_error" => {
+                Self::bad(msg)
+            }
+            LlmError::Timeout { .. } => Self::GatewayTimeout(msg),
+            LlmError::Http { .. }
+            | LlmError::Api { .. }
+            | LlmError::Connection { .. }
+            | LlmError::Protocol { .. } => Self::BadGateway(msg),
+        }
+    }
+}
+
 impl From<SubmitError> for ApiError {
     fn from(e: SubmitError) -> Self {
         match e {
@@ -198,8 +241,24 @@ impl From<SubmitError> for ApiError {
     }
 }
 
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
+/// What an error becomes on the wire: status, message, details and the wait to ask for.
+struct Parts {
+    status: StatusCode,
+    msg: String,
+    data: Value,
+    retry_after: Option<std::time::Duration>,
+}
+
+impl ApiError {
+    /// The OpenAI `{error: {message, type, param, code}}` body alone, for an error that
+    /// happens inside a stream already answered `200` (`/v1` chunks).
+    pub fn openai_body(self) -> Value {
+        let p = self.parts();
+        json!({ "error": error_object(p.status, &p.msg, &p.data) })
+    }
+
+    fn parts(self) -> Parts {
+        let mut retry_after = None;
         let (status, msg, data) = match self {
             Self::BadRequest { msg, data } => (StatusCode::BAD_REQUEST, msg, data),
             Self::Unauthorized(msg) => (StatusCode::UNAUTHORIZED, msg, Value::Null),
@@ -215,6 +274,12 @@ impl IntoResponse for ApiError {
                 (StatusCode::INSUFFICIENT_STORAGE, msg, data)
             }
             Self::TooMany(msg) => (StatusCode::TOO_MANY_REQUESTS, msg, Value::Null),
+            Self::RateLimited { msg, retry_after: wait } => {
+                retry_after = wait;
+                (StatusCode::TOO_MANY_REQUESTS, msg, Value::Null)
+            }
+            Self::BadGateway(msg) => (StatusCode::BAD_GATEWAY, msg, Value::Null),
+            Self::GatewayTimeout(msg) => (StatusCode::GATEWAY_TIMEOUT, msg, Value::Null),
             Self::Unavailable(msg) => (StatusCode::SERVICE_UNAVAILABLE, msg, Value::Null),
             Self::Damaged(msg) => {
                 tracing::error!(%msg, "damaged data in the store");
@@ -225,8 +290,48 @@ impl IntoResponse for ApiError {
                 (StatusCode::INTERNAL_SERVER_ERROR, "internal error".to_owned(), Value::Null)
             }
         };
-        (status, Json(json!({ "code": status.as_u16(), "msg": msg, "data": data }))).into_response()
+        Parts { status, msg, data, retry_after }
     }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let Parts { status, msg, data, retry_after } = self.parts();
+        let error = error_object(status, &msg, &data);
+        let body = json!({ "code": status.as_u16(), "msg": msg, "data": data, "error": error });
+        let mut response = (status, Json(body)).into_response();
+        if let Some(wait) = retry_after {
+            // Whole seconds, rounded up: a client that waits exactly this long is not early.
+            let secs = wait.as_millis().div_ceil(1000).max(1);
+            response.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from(u64::try_from(secs).unwrap_or(u64::MAX)),
+            );
+        }
+        response
+    }
+}
+
+/// The same error as OpenAI's `{message, type, param, code}` object, which every error body
+/// carries beside the envelope so OpenAI clients of `/v1` (and anyone else) read it natively.
+/// `param` and `code` come from `data.param` and `data.code` when a handler set them.
+pub fn error_object(status: StatusCode, msg: &str, data: &Value) -> Value {
+    let kind = match status.as_u16() {
+        401 => "authentication_error",
+        403 => "permission_error",
+        404 => "not_found_error",
+        409 => "conflict_error",
+        429 => "rate_limit_error",
+        400..=499 => "invalid_request_error",
+        _ => "api_error",
+    };
+    let field = |name: &str| data.get(name).filter(|v| v.is_string()).cloned();
+    json!({
+        "message": msg,
+        "type": kind,
+        "param": field("param").unwrap_or(Value::Null),
+        "code": field("code").unwrap_or(Value::Null),
+    })
 }
 
 /// Parses a JSON body into `T`, naming the path of the first problem (`panels[2].type: ...`).

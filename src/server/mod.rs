@@ -9,6 +9,7 @@ pub mod agents;
 pub mod connections;
 pub mod error;
 pub mod guard;
+pub mod openai;
 pub mod query;
 pub mod web;
 pub mod ws;
@@ -70,6 +71,7 @@ fn routes(state: Arc<App>) -> Router {
         .route("/api/templates", get(list_templates))
         .route("/ws", get(crate::server::ws::upgrade))
         .merge(agents::routes())
+        .merge(openai::routes())
         .merge(crate::server::web::routes(state.web.clone()))
         .fallback(|| async { ApiError::NotFound("no such route".into()) })
         .with_state(state)

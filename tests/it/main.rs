@@ -25,6 +25,7 @@ mod hostile;
 mod llm_anthropic;
 mod llm_ollama;
 mod llm_openai;
+mod openai_api;
 mod provider_gates;
 mod providers;
 mod sdk;

@@ -588,6 +588,35 @@ impl LlmConfig {
         Ok(Resolved { settings: p.settings()?, model: p.model_info(model), forced: false })
     }
 
+    /// Every model the configuration serves, as `(provider key, model)`: for each provider that
+    /// can be called (its key is set, or it needs none) its default model, the models its
+    /// config describes and the registry's models of that provider key, in that order, once
+    /// each. With `BOARDSMITH_MODEL` set, only that model (every request goes there).
+    pub fn served_models(&self) -> Vec<(String, ModelInfo)> {
+        if let Some(forced) = &self.forced {
+            return match self.resolve_ref(forced, true) {
+                Ok(r) => vec![(r.settings.key, r.model)],
+                Err(_) => Vec::new(),
+            };
+        }
+        let mut out = Vec::new();
+        for p in self.providers.iter().filter(|p| p.has_key() || !p.requires_key) {
+            let ids = p
+                .default_model
+                .iter()
+                .map(String::as_str)
+                .chain(p.models.iter().map(|m| m.id.as_str()))
+                .chain(REGISTRY.iter().filter(|e| e.provider == p.key).map(|e| e.id));
+            let mut seen = std::collections::HashSet::new();
+            for id in ids {
+                if seen.insert(id) {
+                    out.push((p.key.clone(), p.model_info(id)));
+                }
+            }
+        }
+        out
+    }
+
     /// What a model can do, without checking keys: the provider's view when it is configured,
     /// else the registry's, else conservative defaults.
     pub fn model_info(&self, provider: &str, id: &str) -> ModelInfo {

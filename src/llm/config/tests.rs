@@ -491,3 +491,29 @@ fn model_id_candidates() {
     assert_eq!(id_candidates("gpt-4.1-2025-04-14"), ["gpt-4.1-2025-04-14", "gpt-4.1"]);
     assert_eq!(id_candidates("o4-mini"), ["o4-mini"]);
 }
+
+#[test]
+fn served_models_list_callable_providers_once_each() {
+    let text = format!(
+        "{DEEPSEEK}\n[providers.local]\nkind = \"ollama\"\nbase_url = \"http://127.0.0.1:11434\"\n\
+         default_model = \"llama3.1:8b\"\n[providers.nokey]\nkind = \"openai\"\n\
+         base_url = \"http://127.0.0.1:1/v1\"\ndefault_model = \"x\"\n"
+    );
+    let config = parse(&text, &[("DEEPSEEK_API_KEY", "k")]).unwrap();
+    let served: Vec<String> =
+        config.served_models().iter().map(|(p, m)| format!("{p}/{}", m.id)).collect();
+    // The default first, then the registry's other deepseek models; never twice.
+    assert_eq!(served.first().map(String::as_str), Some("deepseek/deepseek-chat"));
+    assert!(served.contains(&"deepseek/deepseek-reasoner".to_owned()), "{served:?}");
+    assert_eq!(served.iter().filter(|s| *s == "deepseek/deepseek-chat").count(), 1);
+    assert!(served.contains(&"local/llama3.1:8b".to_owned()), "{served:?}");
+    // A provider whose key variable is unset cannot be called: not listed.
+    assert!(!served.iter().any(|s| s.starts_with("nokey/")), "{served:?}");
+    let (_, chat) = &config.served_models()[0];
+    assert_eq!(chat.context_window, 128_000);
+
+    let forced = parse(&text, &[("DEEPSEEK_API_KEY", "k"), ("BOARDSMITH_MODEL", "local")]).unwrap();
+    let served: Vec<String> =
+        forced.served_models().iter().map(|(p, m)| format!("{p}/{}", m.id)).collect();
+    assert_eq!(served, ["local/llama3.1:8b"]);
+}

@@ -1,0 +1,100 @@
+//! The configured models as one service: a model reference resolved to a connected provider,
+//! and the list of every model the configuration serves.
+//!
+//! Owns the provider instances (one per provider key, built on first use: building one makes
+//! an HTTP client). The agent runtime and the OpenAI-compatible API both call models through
+//! it, so they share connections and resolve references the same way. Knows nothing of agents
+//! or HTTP handlers.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use super::config::{LlmConfig, ModelInfo};
+use super::error::LlmError;
+use super::provider::Provider;
+
+/// A model reference resolved and connected.
+#[derive(Debug, Clone)]
+pub struct Connected {
+    /// The provider to call.
+    pub provider: Arc<dyn Provider>,
+    /// The model: the id to send and what it can do.
+    pub model: ModelInfo,
+}
+
+impl Connected {
+    /// `provider/model`, the model's id in listings.
+    pub fn qualified_id(&self) -> String {
+        qualified(self.provider.key(), &self.model.id)
+    }
+}
+
+/// One model the configuration serves.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServedModel {
+    /// The provider key.
+    pub provider: String,
+    /// What the model can do and cost.
+    pub info: ModelInfo,
+}
+
+impl ServedModel {
+    /// `provider/model`: a reference that resolves to exactly this model.
+    pub fn qualified_id(&self) -> String {
+        qualified(&self.provider, &self.info.id)
+    }
+}
+
+fn qualified(provider: &str, model: &str) -> String {
+    format!("{provider}/{model}")
+}
+
+/// The configuration and the providers built from it.
+#[derive(Debug)]
+pub struct Models {
+    config: LlmConfig,
+    providers: Mutex<HashMap<String, Arc<dyn Provider>>>,
+}
+
+impl Models {
+    /// The service over a loaded configuration.
+    pub fn new(config: LlmConfig) -> Self {
+        Self { config, providers: Mutex::new(HashMap::new()) }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &LlmConfig {
+        &self.config
+    }
+
+    /// Resolves `model_ref` (see [`LlmConfig::resolve`]) and returns its provider, built once
+    /// per provider key.
+    pub fn connect(&self, model_ref: &str) -> Result<Connected, LlmError> {
+        let resolved = self.config.resolve(model_ref)?;
+        let provider = Arc::clone(
+            self.providers
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .entry(resolved.settings.key.clone())
+                .or_insert_with(|| super::connect(resolved.settings)),
+        );
+        Ok(Connected { provider, model: resolved.model })
+    }
+
+    /// Every model that can be called now (see [`LlmConfig::served_models`]).
+    pub fn served(&self) -> Vec<ServedModel> {
+        self.config
+            .served_models()
+            .into_iter()
+            .map(|(provider, info)| ServedModel { provider, info })
+            .collect()
+    }
+
+    /// The served model whose qualified id (`provider/model`) or bare id is `id`.
+    pub fn find(&self, id: &str) -> Option<ServedModel> {
+        let served = self.served();
+        let exact = served.iter().position(|m| m.qualified_id() == id);
+        let bare = || served.iter().position(|m| m.info.id == id);
+        exact.or_else(bare).map(|i| served[i].clone())
+    }
+}

@@ -1,0 +1,133 @@
+//! The OpenAI-compatible API (`/v1`), so any OpenAI client can use the models Boardsmith is
+//! configured with: `GET /v1/models`, `GET /v1/models/{id}`, `POST /v1/chat/completions`
+//! (streamed or not), routed through the provider layer (`app.models`) to any configured
+//! provider, OpenAI-compatible, Anthropic or Ollama alike.
+//!
+//! `wire` is the format, `convert` maps requests to the provider layer, `encode` maps its
+//! events back (one chunk out per delta in). Errors are the server's envelope, which carries
+//! OpenAI's `error` object too; a failure before the first upstream byte of a stream is a
+//! plain error status, one after it an `{error}` frame. Credentials and origins are the
+//! guard's, as for every protected path.
+
+mod convert;
+mod encode;
+mod wire;
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use futures::StreamExt;
+
+use crate::app::App;
+use crate::llm::{LlmError, ServedModel, StreamEvent};
+use crate::server::{ApiError, parse_body};
+use encode::ChunkEncoder;
+use wire::{Capabilities, ChatCompletionRequest, ModelList, ModelObject, Pricing};
+
+/// The `/v1` routes.
+pub fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route("/v1/models", get(list_models))
+        .route("/v1/models/{*id}", get(get_model))
+        .route("/v1/chat/completions", post(chat_completions))
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+fn model_object(m: ServedModel, created: u64) -> ModelObject {
+    let pricing = match (m.info.input_price, m.info.output_price) {
+        (Some(input), Some(output)) => {
+            Some(Pricing { input, output, cached_input: m.info.cache_read_price })
+        }
+        _ => None,
+    };
+    ModelObject {
+        id: m.qualified_id(),
+        object: "model",
+        created,
+        owned_by: m.provider,
+        context_window: m.info.context_window,
+        max_output_tokens: m.info.max_output,
+        capabilities: Capabilities {
+            tools: m.info.tools,
+            reasoning: m.info.reasoning,
+            vision: m.info.vision,
+        },
+        pricing,
+        known: m.info.known,
+    }
+}
+
+fn json_response<T: serde::Serialize>(value: &T) -> Response {
+    axum::Json(value).into_response()
+}
+
+async fn list_models(State(app): State<Arc<App>>) -> Response {
+    let created = app.started_secs;
+    let data = app.models.served().into_iter().map(|m| model_object(m, created)).collect();
+    json_response(&ModelList { object: "list", data })
+}
+
+async fn get_model(State(app): State<Arc<App>>, Path(id): Path<String>) -> Response {
+    match app.models.find(&id) {
+        Some(m) => json_response(&model_object(m, app.started_secs)),
+        None => ApiError::NotFound(format!(
+            "model `{id}` is not served here: GET /v1/models lists the configured models"
+        ))
+        .into_response(),
+    }
+}
+
+async fn chat_completions(State(app): State<Arc<App>>, body: Bytes) -> Result<Response, ApiError> {
+    let req: ChatCompletionRequest = parse_body(&body)?;
+    let connected = app.models.connect(&req.model).map_err(|e| match e {
+        // Nothing to route to at all is the server's state, not the client's mistake.
+        LlmError::Config { message } if app.models.config().providers().is_empty() => {
+            ApiError::Unavailable(message)
+        }
+        e => ApiError::from(e),
+    })?;
+    let model = connected.qualified_id();
+    let request = convert::to_chat_request(&req, &connected.model.id, connected.provider.key())?;
+    let id = format!("chatcmpl-{}", uuid::Uuid::now_v7().simple());
+    let created = now_secs();
+    let ignored = req.ignored().join(",");
+    let mut response = if req.stream == Some(true) {
+        let include_usage =
+            req.stream_options.as_ref().and_then(|o| o.include_usage).unwrap_or(false);
+        let mut events = connected.provider.stream(request);
+        // The status is decided by the first event: a call refused before its first byte
+        // (bad key, unknown model, rate limit) is an error status, not a 200 with an error.
+        let first = events.next().await;
+        if let Some(StreamEvent::Error(e)) = first {
+            return Err(ApiError::from(e));
+        }
+        let mut encoder = ChunkEncoder::new(id, created, model, include_usage);
+        let frames = futures::stream::iter(first).chain(events).flat_map(move |event| {
+            futures::stream::iter(encoder.event(&event).into_iter().map(Ok::<_, std::io::Error>))
+        });
+        let mut r = Response::new(Body::from_stream(frames));
+        let h = r.headers_mut();
+        h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+        r
+    } else {
+        let message = connected.provider.complete(request).await?;
+        json_response(&encode::completion(id, created, model, &message))
+    };
+    if !ignored.is_empty()
+        && let Ok(v) = HeaderValue::from_str(&ignored)
+    {
+        response.headers_mut().insert("x-boardsmith-ignored-params", v);
+    }
+    *response.status_mut() = StatusCode::OK;
+    Ok(response)
+}
