@@ -215,7 +215,8 @@ impl From<LlmError> for ApiError {
             LlmError::Api { error_type, .. } if error_type == "rate_limit_error" => {
                 Self::RateLimited { msg, retry_after: None }
             }
-            LlmError::Http { status: 400 | 404 | 413 | 422, .. } => Self::bad(msg),
+            LlmError::Http { status: 404, .. } => Self::NotFound(msg),
+            LlmError::Http { status: 400 | 413 | 422, .. } => Self::bad(msg),
             LlmError::Api { error_type, .. } if error_type == "invalid_request_error" => {
                 Self::bad(msg)
             }

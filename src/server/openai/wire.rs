@@ -137,9 +137,11 @@ pub struct StreamOptions {
 }
 
 /// One message of the conversation. The content of `system`, `developer`, `user` and `tool`
-/// messages is a string or an array of parts; only text parts can be sent on.
+/// messages is a string or an array of parts; only text parts can be sent on. Unlike the
+/// request's own fields, a message's unknown fields are ignored: clients send back the
+/// message objects they received, with their SDK's additions (`parsed`, `annotations`, ...).
 #[derive(Debug, Deserialize)]
-#[serde(tag = "role", rename_all = "lowercase", deny_unknown_fields)]
+#[serde(tag = "role", rename_all = "lowercase")]
 pub enum RequestMessage {
     /// Instructions.
     System {
