@@ -153,9 +153,10 @@ enum BenchTarget {
         #[arg(long, default_value_t = 30)]
         rounds: usize,
     },
-    /// The agent gateway's `POST /api/query` stream (a server child process) against the mock
-    /// upstream, versus reading the mock directly: added time to first delta and latency per
-    /// delta, paced concurrent streams, open streams held and the server's memory.
+    /// The agent gateway's `POST /api/query` stream and `POST /v1/chat/completions` (a server
+    /// child process) against the mock upstream, versus reading the mock directly: added time
+    /// to first delta and latency per delta, paced concurrent streams, open streams held and
+    /// the server's memory.
     Gateway {
         /// Sequential streams per path for time to first delta (a quarter of that, paced, for
         /// latency per delta).

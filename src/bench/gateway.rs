@@ -1,10 +1,13 @@
-//! `boardsmith bench gateway`: what the agent gateway's `POST /api/query` stream adds on top of
-//! its upstream, measured and printed as a table.
+//! `boardsmith bench gateway`: what the agent gateway's `POST /api/query` stream and the
+//! OpenAI-compatible `POST /v1/chat/completions` add on top of their upstream, measured and
+//! printed as a table.
 //!
-//! Two paths, one scripted [`MockLlm`] upstream on loopback inside this process, on a runtime
+//! Three paths, one scripted [`MockLlm`] upstream on loopback inside this process, on a runtime
 //! (threads) of its own like a remote upstream (see [`Upstream`]):
 //! - gateway: this process → a `boardsmith serve` child (agent `bench`: PLAIN, provider `openai`
 //!   pointed at the mock) → the mock, read as Event Model v2 frames (`content.delta`);
+//! - v1: this process → the same child's `/v1/chat/completions` (model `openai/mock`) → the
+//!   mock, read as OpenAI chunks;
 //! - direct: this process → the mock's OpenAI endpoint, same script, read as its SSE chunks.
 //!
 //! Both are read by the same client (one reqwest client, HTTP/1.1 keep-alive, the same SSE
@@ -46,6 +49,8 @@ const OPENING: usize = 64;
 enum Route {
     /// `POST /api/query` on the child server.
     Gateway,
+    /// `POST /v1/chat/completions` on the child server.
+    V1,
     /// `POST /v1/chat/completions` on the mock.
     Direct,
 }
@@ -54,7 +59,8 @@ enum Route {
 struct Target {
     http: reqwest::Client,
     query_url: String,
-    /// The child server's token (sent on the gateway path only).
+    v1_url: String,
+    /// The child server's token (sent on the gateway and v1 paths).
     token: String,
     direct_url: String,
     next_tag: AtomicUsize,
@@ -93,6 +99,7 @@ impl Target {
         Ok(Self {
             http,
             query_url: format!("http://{}/api/query", server.addr),
+            v1_url: format!("http://{}/v1/chat/completions", server.addr),
             token: server.token.clone(),
             direct_url: format!("{}/v1/chat/completions", mock.url()),
             next_tag: AtomicUsize::new(0),
@@ -132,6 +139,13 @@ impl Target {
                 .post(&self.query_url)
                 .bearer_auth(&self.token)
                 .json(&serde_json::json!({"message": message, "agentKey": AGENT_KEY})),
+            Route::V1 => {
+                self.http.post(&self.v1_url).bearer_auth(&self.token).json(&serde_json::json!({
+                    "model": "openai/mock",
+                    "stream": true,
+                    "messages": [{"role": "user", "content": message}],
+                }))
+            }
             Route::Direct => self.http.post(&self.direct_url).json(&serde_json::json!({
                 "model": "mock",
                 "stream": true,
@@ -161,6 +175,8 @@ impl Target {
                     "run.error" | "run.cancel" => anyhow::bail!("{}: {}", event.event, event.data),
                     _ => false,
                 },
+                // Boardsmith's chunks: the role rides on the first text delta.
+                Route::V1 => event.data.contains("\"content\":\""),
                 // The mock's OpenAI rendering: a role chunk, then one chunk per text delta.
                 Route::Direct => (1..=deltas).contains(&index),
             };
@@ -427,36 +443,42 @@ pub async fn gateway(
 
     // Time to first delta, unpaced, the two paths interleaved.
     let load = Load::start(pid);
-    let (mut first_g, mut first_d) = (Vec::new(), Vec::new());
+    let (mut first_g, mut first_v, mut first_d) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..WARMUP + rounds {
         let g = target.stream(Route::Gateway, 16, None, None).await;
+        let v = target.stream(Route::V1, 16, None, None).await;
         let d = target.stream(Route::Direct, 16, None, None).await;
         if round == 0
-            && let Some(e) = &g.error
+            && let Some(e) = g.error.as_ref().or(v.error.as_ref())
         {
-            anyhow::bail!("the gateway path does not work: {e}");
+            anyhow::bail!("a path through the server does not work: {e}");
         }
         if round >= WARMUP {
             first_g.extend(g.ttfd());
+            first_v.extend(v.ttfd());
             first_d.extend(d.ttfd());
-            errors.add("first delta", &[g, d]);
+            errors.add("first delta", &[g, v, d]);
         }
     }
-    cpu.push(("first delta (both paths)".to_owned(), load.end(), None));
+    cpu.push(("first delta (all paths)".to_owned(), load.end(), None));
 
     // Per-delta latency, one stream at a time, 2 ms pacing.
     let seq = rounds.div_ceil(4).max(5);
     mock.set_script(Script { turns: vec![text_turn(32, 2)] });
-    let (mut seq_g, mut seq_d) = (Vec::new(), Vec::new());
+    let (mut seq_g, mut seq_v, mut seq_d) = (Vec::new(), Vec::new(), Vec::new());
     let load = Load::start(pid);
     for _ in 0..seq {
         seq_g.push(target.stream(Route::Gateway, 32, None, None).await);
+        seq_v.push(target.stream(Route::V1, 32, None, None).await);
         seq_d.push(target.stream(Route::Direct, 32, None, None).await);
     }
-    cpu.push(("per delta, 1 stream (both paths)".to_owned(), load.end(), None));
-    let (lat_g, lat_d) = (delta_latencies(mock, &seq_g), delta_latencies(mock, &seq_d));
-    errors.add("per delta", &seq_g);
-    errors.add("per delta", &seq_d);
+    cpu.push(("per delta, 1 stream (all paths)".to_owned(), load.end(), None));
+    let lat_g = delta_latencies(mock, &seq_g);
+    let lat_v = delta_latencies(mock, &seq_v);
+    let lat_d = delta_latencies(mock, &seq_d);
+    for traces in [&seq_g, &seq_v, &seq_d] {
+        errors.add("per delta", traces);
+    }
 
     // Per-delta latency under load: `concurrent` paced streams at once, each path on its own.
     // Untimed first, like the sequential phases: the same number of short streams per path
@@ -548,7 +570,12 @@ pub async fn gateway(
     let row = |name: &str, a: String, b: String, target: &str| {
         crate::outln!("{name:<72} {a:>12} {b:>12}  {target}");
     };
-    row("gateway (POST /api/query) vs the mock directly", "p50".into(), "p99".into(), "target");
+    row(
+        "gateway (POST /api/query), v1 (POST /v1/chat/completions) vs the mock directly",
+        "p50".into(),
+        "p99".into(),
+        "target",
+    );
     let (g50, g99) = percentiles(first_g.clone());
     let (d50, d99) = percentiles(first_d.clone());
     row(
@@ -571,6 +598,14 @@ pub async fn gateway(
         fmt_diff(g99, d99),
         &format!("p50 ≤ 0.35 ms, p99 ≤ 1 ms  {}", verdict(ok)),
     );
+    let (v50, v99) = percentiles(first_v.clone());
+    row(&format!("time to first delta: v1 ({} streams)", first_v.len()), fmt(v50), fmt(v99), "");
+    row(
+        "  added by POST /v1/chat/completions",
+        fmt_diff(v50, d50),
+        fmt_diff(v99, d99),
+        &format!("p50 ≤ 1 ms  {}", verdict(v50.saturating_sub(d50) <= Duration::from_millis(1))),
+    );
     let (g50, g99) = percentiles(lat_g.clone());
     let (d50, d99) = percentiles(lat_d.clone());
     row(
@@ -592,6 +627,19 @@ pub async fn gateway(
         fmt_diff(g50, d50),
         fmt_diff(g99, d99),
         &format!("p50 ≤ 20 µs, p99 ≤ 0.2 ms  {}", verdict(ok)),
+    );
+    let (v50, v99) = percentiles(lat_v.clone());
+    row(
+        &format!("per delta, 1 stream, 2 ms pacing: v1 ({} deltas)", lat_v.len()),
+        fmt(v50),
+        fmt(v99),
+        "",
+    );
+    row(
+        "  added latency per delta by v1 (one chunk out per chunk in)",
+        fmt_diff(v50, d50),
+        fmt_diff(v99, d99),
+        "",
     );
     let (g50, g99) = percentiles(load_g.clone());
     let (d50, d99) = percentiles(load_d.clone());

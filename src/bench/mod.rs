@@ -4,7 +4,8 @@
 //! its cache), and beside it a Node `vm` reference and an in-process breakdown (realm creation,
 //! runs without IPC, `utils.sma` without a worker). `dashboards`: live delivery, saves and idle sockets against a server child
 //! process. `llm`: the provider layer against the mock upstream. [`gateway`] (its own module):
-//! the agent gateway's `/api/query` stream against the same mock.
+//! the agent gateway's `/api/query` stream and the OpenAI-compatible `/v1/chat/completions`
+//! against the same mock.
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
