@@ -126,7 +126,13 @@ async fn run_inner<'a>(
     }
     match &end {
         RunEnd::Complete(reason) => {
-            sink.emit(EventBody::RunComplete { run_id, finish_reason: Some(reason.clone()) });
+            sink.emit(EventBody::RunComplete {
+                run_id,
+                finish_reason: Some(reason.clone()),
+                // None when no provider reported any: "0 tokens" would be a claim.
+                usage: (runner.usage != crate::llm::Usage::default())
+                    .then(|| (&runner.usage).into()),
+            });
         }
         RunEnd::Cancelled => {
             deps.submits.cancel_run(&runner.input.run_id);

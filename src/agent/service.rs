@@ -59,6 +59,11 @@ pub struct QueryRequest {
     /// `false`: answer with the whole event list at the end instead of a stream.
     #[serde(default)]
     pub stream: Option<bool>,
+    /// The conversation before `message` as the client keeps it (clients of the
+    /// OpenAI-compatible API send the whole conversation each time): the run's history when
+    /// the chat has none of its own. Not part of `POST /api/query`'s body.
+    #[serde(skip)]
+    pub prior: Vec<crate::llm::Message>,
 }
 
 /// Why a query was refused before its run started.
@@ -336,7 +341,7 @@ impl AgentService {
             chat_id: chat_id.clone(),
             tools: RunInput::tools_from(&snapshot, &agent),
             agent,
-            history: Vec::new(),
+            history: request.prior.into_iter().map(super::message::AgentMessage::from).collect(),
             user_message: request.message,
             provider,
             model,
@@ -423,10 +428,13 @@ impl AgentService {
                 return;
             }
         };
-        input.history = condense_history(history, &self.backend)
-            .into_iter()
-            .map(super::message::AgentMessage::from)
-            .collect();
+        // The chat's own history wins over one the client sent.
+        if !history.is_empty() {
+            input.history = condense_history(history, &self.backend)
+                .into_iter()
+                .map(super::message::AgentMessage::from)
+                .collect();
+        }
         let mut recorder = self.memory.recorder(&input.run_id, query, super::events::now_ms());
         let mut deps = RunDeps::new(self.backend.clone(), self.submits.clone());
         deps.cancel = cancel;

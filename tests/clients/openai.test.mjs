@@ -116,5 +116,36 @@ test('the Python client passes the same suite', async () => {
   child.stderr.on('data', (d) => { output += d; });
   const code = await new Promise((resolve) => child.on('exit', resolve));
   assert.equal(code, 0, `${python} ${file} failed:\n${output}`);
-  assert.match(output, /Ran 5 tests/, output);
+  assert.match(output, /Ran 6 tests/, output);
+});
+
+test('an agent answers through the client, with its run in the extension field', async () => {
+  // The agent's own base URL: clients that know only /models and /chat/completions work as is.
+  const agent = new OpenAI({ apiKey: server.token, baseURL: `${server.url}/v1/agents/demoModePlain`, maxRetries: 0 });
+  const models = [];
+  for await (const m of agent.models.list()) models.push(m.id);
+  assert.deepEqual(models, ['agent/demoModePlain']);
+  const c = await agent.chat.completions.create({
+    model: 'agent/demoModePlain',
+    messages: [{ role: 'user', content: 'Tell me about carbon' }],
+  });
+  assert.equal(c.choices[0].message.content, 'Carbon is element six.');
+  assert.equal(c.model, 'agent/demoModePlain');
+  const types = c.boardsmith.events.map((e) => e.type);
+  assert.equal(types.at(-1), 'run.complete');
+  // Streamed, continuing the same chat.
+  const stream = await agent.chat.completions.create({
+    model: 'agent/demoModePlain',
+    stream: true,
+    chat_id: c.boardsmith.chat_id,
+    messages: [{ role: 'user', content: 'And again?' }],
+  });
+  let text = '';
+  const seen = [];
+  for await (const chunk of stream) {
+    text += chunk.choices[0]?.delta?.content ?? '';
+    if (chunk.boardsmith) seen.push(chunk.boardsmith.type);
+  }
+  assert.equal(text, 'Carbon is element six.');
+  assert.ok(seen.includes('run.start') && seen.includes('run.complete'), seen.join(', '));
 });

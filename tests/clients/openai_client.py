@@ -105,6 +105,25 @@ class OpenAIClient(unittest.TestCase):
         with self.assertRaises(openai.AuthenticationError):
             stranger.models.list()
 
+    def test_agent(self):
+        base = os.environ["OPENAI_BASE_URL"] + "/agents/demoModePlain"
+        agent = openai.OpenAI(base_url=base, max_retries=0)
+        self.assertEqual([m.id for m in agent.models.list()], ["agent/demoModePlain"])
+        c = agent.chat.completions.create(
+            model="agent/demoModePlain", messages=[{"role": "user", "content": "Tell me about carbon"}]
+        )
+        self.assertEqual(c.choices[0].message.content, "Carbon is element six.")
+        # The run travels in the extension field, kept as an extra attribute.
+        self.assertEqual(c.boardsmith["events"][-1]["type"], "run.complete")
+        stream = agent.chat.completions.create(
+            model="agent/demoModePlain",
+            stream=True,
+            extra_body={"chat_id": c.boardsmith["chat_id"]},
+            messages=[{"role": "user", "content": "And again?"}],
+        )
+        text = "".join(ch.choices[0].delta.content or "" for ch in stream if ch.choices)
+        self.assertEqual(text, "Carbon is element six.")
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

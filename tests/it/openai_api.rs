@@ -401,3 +401,135 @@ async fn without_any_provider_completions_are_unavailable() {
     assert_eq!(status, 503, "{body}");
     assert!(body["error"]["message"].as_str().unwrap().contains("OPENAI_API_KEY"), "{body}");
 }
+
+#[tokio::test]
+async fn agents_are_listed_and_run_behind_the_same_wire_format() {
+    let mock = mock(vec![text_turn("Carbon is element six.", 5)]).await;
+    let app = app_with(&mock).await;
+    let (status, body) = app.get("/v1/agents").await;
+    assert_eq!(status, 200, "{body}");
+    let ids: Vec<&str> =
+        body["data"].as_array().unwrap().iter().map(|a| a["id"].as_str().unwrap()).collect();
+    assert!(ids.contains(&"dashboard") && ids.contains(&"demoModePlain"), "{ids:?}");
+    let (status, dashboard) = app.get("/v1/agents/dashboard").await;
+    assert_eq!(status, 200, "{dashboard}");
+    assert_eq!(dashboard["object"], "agent");
+    assert_eq!(dashboard["mode"], "REACT");
+    assert_eq!(dashboard["tools"], json!(["search", "execute", "get_state", "mutate"]));
+    let (status, missing) = app.get("/v1/agents/nobody").await;
+    assert_eq!((status, missing["error"]["type"].clone()), (404, json!("not_found_error")));
+
+    // Not streamed: the answer as content, the run's other events in the extension field.
+    let url = app.url("/v1/agents/demoModePlain/completions");
+    let ask = json!({"model": "anything", "messages": [{"role": "user", "content": "Tell me about carbon"}], "temperature": 0.5});
+    let r = app.http.post(&url).json(&ask).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["x-boardsmith-ignored-params"], "temperature");
+    let chat_id = r.headers()["x-boardsmith-chat-id"].to_str().unwrap().to_owned();
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["model"], "agent/demoModePlain");
+    assert_eq!(body["choices"][0]["message"]["content"], "Carbon is element six.");
+    assert_eq!(body["usage"]["prompt_tokens"], 12, "the run's usage: {body}");
+    let ext = &body["boardsmith"];
+    assert_eq!(ext["chat_id"], chat_id.as_str());
+    let types: Vec<&str> =
+        ext["events"].as_array().unwrap().iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(types.first(), Some(&"request.query"), "{types:?}");
+    assert_eq!(types.last(), Some(&"run.complete"), "{types:?}");
+    assert!(!types.contains(&"content.delta"), "deltas are the content: {types:?}");
+
+    // Streamed, continuing the chat: the model sees the earlier turn from chat memory.
+    let again = json!({"model": "anything", "stream": true, "stream_options": {"include_usage": true},
+        "chat_id": chat_id, "messages": [{"role": "user", "content": "And silicon?"}]});
+    let r = app.http.post(&url).json(&again).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let (chunks, done) = frames(r).await;
+    assert!(done);
+    let text: String =
+        chunks.iter().filter_map(|c| c["choices"][0]["delta"]["content"].as_str()).collect();
+    assert_eq!(text, "Carbon is element six.");
+    let events: Vec<&str> =
+        chunks.iter().filter_map(|c| c["boardsmith"]["type"].as_str()).collect();
+    assert!(events.contains(&"run.start") && events.contains(&"run.complete"), "{events:?}");
+    let finish = chunks.iter().find(|c| c["choices"][0]["finish_reason"] == "stop").unwrap();
+    assert_eq!(finish["boardsmith"]["type"], "run.complete");
+    assert_eq!(chunks.last().unwrap()["usage"]["total_tokens"], 17);
+    let requests = mock.requests();
+    let sent = requests.last().unwrap().body["messages"].to_string();
+    assert!(sent.contains("Tell me about carbon") && sent.contains("And silicon?"), "{sent}");
+
+    // A stateless client sends the conversation itself: it becomes the run's history.
+    let stateless = json!({"model": "x", "messages": [
+        {"role": "user", "content": "First question"},
+        {"role": "assistant", "content": "First answer"},
+        {"role": "user", "content": "Second question"}]});
+    let r = app.http.post(&url).json(&stateless).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let requests = mock.requests();
+    let sent = &requests.last().unwrap().body["messages"];
+    let texts: Vec<String> =
+        sent.as_array().unwrap().iter().map(|m| m["content"].to_string()).collect();
+    let pos = |needle: &str| texts.iter().position(|t| t.contains(needle));
+    assert!(
+        pos("First question") < pos("First answer") && pos("First answer") < pos("Second question"),
+        "{texts:?}"
+    );
+    assert!(pos("First question").is_some(), "{texts:?}");
+
+    // What an agent cannot take is refused by name.
+    let (s, b) = app
+        .post(
+            "/v1/agents/demoModePlain/completions",
+            json!({"model": "x", "tools": [], "messages": [{"role": "user", "content": "hi"}]}),
+        )
+        .await;
+    assert_eq!((s, b["error"]["param"].clone()), (400, json!("tools")), "{b}");
+    let (s, b) = app
+        .post(
+            "/v1/agents/demoModePlain/completions",
+            json!({"model": "x", "messages": [{"role": "assistant", "content": "hi"}]}),
+        )
+        .await;
+    assert_eq!((s, b["error"]["param"].clone()), (400, json!("messages[0]")), "{b}");
+    let (s, b) =
+        app.post("/v1/chat/completions", json!({"model": "mock-model", "chat_id": "c", "messages": [{"role": "user", "content": "hi"}]})).await;
+    assert_eq!((s, b["error"]["param"].clone()), (400, json!("chat_id")), "{b}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_agent_builds_a_dashboard_through_v1() {
+    let mock = MockLlm::start(MockLlm::demo().unwrap(), 0).await.unwrap();
+    let url = mock.url();
+    let app = support::spawn_app_with(Arc::new(tempfile::tempdir().unwrap()), false, move |c| {
+        c.llm = Some(support::llm_config(Some(&url)));
+    })
+    .await;
+    let r = app
+        .http
+        .post(app.url("/v1/agents/dashboard/completions"))
+        .json(&json!({"model": "dashboard", "stream": true,
+            "messages": [{"role": "user", "content": "Build me a gold dashboard"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let (chunks, done) = frames(r).await;
+    assert!(done, "{chunks:#?}");
+    let events: Vec<&Value> = chunks.iter().filter_map(|c| c.get("boardsmith")).collect();
+    let tools: Vec<&str> = events
+        .iter()
+        .filter(|e| e["type"] == "tool.start")
+        .filter_map(|e| e["toolName"].as_str())
+        .collect();
+    assert!(tools.contains(&"execute") && tools.contains(&"mutate"), "{tools:?} in {events:#?}");
+    let update =
+        events.iter().rev().find(|e| e["type"] == "dashboard.update").expect("a dashboard.update");
+    let id = update["dashboardId"].as_str().unwrap();
+    assert_eq!(update["validation"]["allOk"], true, "{update}");
+    let text: String =
+        chunks.iter().filter_map(|c| c["choices"][0]["delta"]["content"].as_str()).collect();
+    assert!(text.contains("gold desk"), "{text}");
+    // The dashboard it saved is there for everyone else.
+    let (status, body) = app.get(&format!("/api/dashboards/{id}")).await;
+    assert_eq!(status, 200, "{body}");
+}

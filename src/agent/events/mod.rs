@@ -93,6 +93,49 @@ pub struct Upload {
     pub sha256: Option<String>,
 }
 
+/// Token counts in events (camelCase like every event field).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenUsage {
+    /// Prompt tokens, cached ones included.
+    pub input_tokens: u64,
+    /// Generated tokens, reasoning included.
+    pub output_tokens: u64,
+    /// Of the output, reasoning.
+    #[serde(default)]
+    pub reasoning_tokens: u64,
+    /// Prompt tokens read from the provider's cache.
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    /// Prompt tokens written to the provider's cache.
+    #[serde(default)]
+    pub cache_write_tokens: u64,
+}
+
+impl From<&crate::llm::Usage> for TokenUsage {
+    fn from(u: &crate::llm::Usage) -> Self {
+        Self {
+            input_tokens: u.input_tokens,
+            output_tokens: u.output_tokens,
+            reasoning_tokens: u.reasoning_tokens,
+            cache_read_tokens: u.cache_read_tokens,
+            cache_write_tokens: u.cache_write_tokens,
+        }
+    }
+}
+
+impl From<TokenUsage> for crate::llm::Usage {
+    fn from(u: TokenUsage) -> Self {
+        Self {
+            input_tokens: u.input_tokens,
+            output_tokens: u.output_tokens,
+            reasoning_tokens: u.reasoning_tokens,
+            cache_read_tokens: u.cache_read_tokens,
+            cache_write_tokens: u.cache_write_tokens,
+        }
+    }
+}
+
 /// The typed event body. The variant's wire name is its `type`; fields are camelCase; optional
 /// fields are left out when absent (never `null`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -188,6 +231,10 @@ pub enum EventBody {
         /// Why it ended (`stop`, `max_steps`, ...).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         finish_reason: Option<String>,
+        /// Tokens of all the run's model calls, as the providers reported them (live runs
+        /// only; a history replay has none).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage: Option<TokenUsage>,
     },
     /// A run was cancelled.
     #[serde(rename = "run.cancel")]

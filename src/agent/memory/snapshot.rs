@@ -188,6 +188,7 @@ pub fn snapshot_events(runs: &[RunRecord], action_tools: &BTreeSet<String>) -> V
             EventBody::RunComplete {
                 run_id: run.run_id.clone(),
                 finish_reason: run.finish_reason.clone(),
+                usage: None,
             },
             run.updated_at.max(last),
         );

@@ -1,10 +1,11 @@
-//! OpenAI requests to the provider layer's [`ChatRequest`]: every message, tool and option
-//! mapped, and everything that cannot be honoured refused with a 400 naming the parameter
+//! OpenAI requests to the provider layer's [`ChatRequest`] (and to agent queries): every
+//! message, tool and option mapped, and everything that cannot be honoured refused with a 400 naming the parameter
 //! (never dropped silently).
 
 use serde_json::{Value, json};
 
 use super::wire::{ChatCompletionRequest, Content, RequestMessage, ToolCall};
+use crate::agent::service::QueryRequest;
 use crate::llm::{
     AssistantMessage, ChatRequest, ContentBlock, Effort, Message, Thinking, ToolChoice,
     ToolDefinition,
@@ -20,7 +21,7 @@ pub fn invalid(param: &str, msg: impl std::fmt::Display) -> ApiError {
 }
 
 /// A 400 for a parameter Boardsmith cannot honour.
-fn unsupported(param: &str, what: &str) -> ApiError {
+pub fn unsupported(param: &str, what: &str) -> ApiError {
     ApiError::BadRequest {
         msg: format!("`{param}`: {what} is not supported by Boardsmith"),
         data: json!({ "param": param, "code": "unsupported_parameter" }),
@@ -47,7 +48,7 @@ pub fn to_chat_request(
     })
 }
 
-fn check_options(req: &ChatCompletionRequest) -> Result<(), ApiError> {
+pub fn check_options(req: &ChatCompletionRequest) -> Result<(), ApiError> {
     if req.n.is_some_and(|n| n != 1) {
         return Err(unsupported("n", "more than one choice"));
     }
@@ -91,7 +92,7 @@ fn check_options(req: &ChatCompletionRequest) -> Result<(), ApiError> {
 }
 
 /// The text of `content` at `param`: a string, or its text parts joined.
-fn text_of(content: &Content, param: &str) -> Result<String, ApiError> {
+pub fn text_of(content: &Content, param: &str) -> Result<String, ApiError> {
     match content {
         Content::Text(t) => Ok(t.clone()),
         Content::Parts(parts) => {
@@ -119,7 +120,7 @@ fn text_of(content: &Content, param: &str) -> Result<String, ApiError> {
     }
 }
 
-fn messages(
+pub fn messages(
     input: &[RequestMessage],
     model: &str,
     provider: &str,
@@ -200,6 +201,34 @@ fn messages(
         out.push(message);
     }
     Ok(out)
+}
+
+/// The agent query for an agent completion: the last message (a user's) is the query, the
+/// ones before it the conversation so far (used when the chat has no history of its own).
+pub fn to_agent_query(req: &ChatCompletionRequest, agent: &str) -> Result<QueryRequest, ApiError> {
+    check_options(req)?;
+    for (param, set) in [("tools", req.tools.is_some()), ("tool_choice", req.tool_choice.is_some())]
+    {
+        if set {
+            return Err(unsupported(param, "choosing tools for an agent (it calls its own)"));
+        }
+    }
+    let Some((last, before)) = req.messages.split_last() else {
+        return Err(invalid("messages", "at least one message is required"));
+    };
+    let at = format!("messages[{}]", before.len());
+    let RequestMessage::User { content, .. } = last else {
+        return Err(invalid(&at, "the last message must be the user's"));
+    };
+    let message = text_of(content, &format!("{at}.content"))?;
+    let prior = if before.is_empty() { Vec::new() } else { messages(before, "", "")? };
+    Ok(QueryRequest {
+        message,
+        agent_key: Some(agent.to_owned()),
+        chat_id: req.chat_id.clone(),
+        prior,
+        ..QueryRequest::default()
+    })
 }
 
 fn tool_use(call: &ToolCall, at: &str) -> Result<ContentBlock, ApiError> {

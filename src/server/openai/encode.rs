@@ -1,7 +1,7 @@
 //! The provider layer's answers in OpenAI's format: [`ChunkEncoder`] turns each
 //! [`StreamEvent`] into at most one SSE frame the moment it arrives (true streaming: one chunk
 //! out per delta in), and [`completion`] a collected [`AssistantMessage`] into a
-//! `chat.completion`.
+//! `chat.completion`; [`AgentEncoder`] does the same for an agent run's events.
 
 use bytes::Bytes;
 use serde::Serialize;
@@ -10,7 +10,8 @@ use super::wire::{
     ChatCompletion, Choice, Chunk, ChunkChoice, Delta, FunctionCall, FunctionDelta,
     ResponseMessage, ToolCall, ToolCallDelta, WireUsage,
 };
-use crate::llm::{AssistantMessage, ContentBlock, LlmError, StopReason, StreamEvent, Usage};
+use crate::agent::events::{Event, EventBody};
+use crate::llm::{AssistantMessage, ContentBlock, StopReason, StreamEvent, Usage};
 
 /// OpenAI's `finish_reason` for a stop reason.
 pub fn finish_reason(stop: StopReason) -> &'static str {
@@ -69,81 +70,28 @@ pub fn completion(
             logprobs: None,
         }],
         usage: WireUsage::from(&message.usage),
+        boardsmith: None,
     }
 }
 
-/// Streams one completion's chunks: fixed id, creation time and model; `role` in the first
-/// chunk; the finish reason in the last content chunk; then, when asked, a usage chunk with no
-/// choices; then `[DONE]`. An error ends the stream with an `{error}` frame and no `[DONE]`.
+/// One completion's chunk framing: fixed id, creation time and model; `role` in the first
+/// chunk; the usage chunk (no choices) and `[DONE]` at the end.
 #[derive(Debug)]
-pub struct ChunkEncoder {
+struct ChunkWriter {
     id: String,
     created: u64,
     model: String,
     include_usage: bool,
     role_sent: bool,
-    usage: Usage,
 }
 
-impl ChunkEncoder {
-    /// An encoder for the completion `id` answered by `model`.
-    pub fn new(id: String, created: u64, model: String, include_usage: bool) -> Self {
-        Self { id, created, model, include_usage, role_sent: false, usage: Usage::default() }
-    }
-
-    /// The frames `event` produces (none for block boundaries and usage, which is kept for the
-    /// end).
-    pub fn event(&mut self, event: &StreamEvent) -> Vec<Bytes> {
-        match event {
-            StreamEvent::ReasoningDelta { text } if !text.is_empty() => {
-                vec![self.chunk(Delta { reasoning_content: Some(text), ..Delta::default() }, None)]
-            }
-            StreamEvent::TextDelta { text } if !text.is_empty() => {
-                vec![self.chunk(Delta { content: Some(text), ..Delta::default() }, None)]
-            }
-            StreamEvent::ToolCallStart { index, id, name } => {
-                let call = ToolCallDelta {
-                    index: *index,
-                    id: Some(id),
-                    kind: Some("function"),
-                    function: FunctionDelta { name: Some(name), arguments: "" },
-                };
-                vec![self.chunk(Delta { tool_calls: Some([call]), ..Delta::default() }, None)]
-            }
-            StreamEvent::ToolCallDelta { index, args_delta } if !args_delta.is_empty() => {
-                let call = ToolCallDelta {
-                    index: *index,
-                    id: None,
-                    kind: None,
-                    function: FunctionDelta { name: None, arguments: args_delta },
-                };
-                vec![self.chunk(Delta { tool_calls: Some([call]), ..Delta::default() }, None)]
-            }
-            StreamEvent::Usage(u) => {
-                self.usage = *u;
-                Vec::new()
-            }
-            StreamEvent::Done { stop_reason } => {
-                let mut out = vec![self.chunk(Delta::default(), Some(finish_reason(*stop_reason)))];
-                if self.include_usage {
-                    out.push(frame(&Chunk {
-                        id: &self.id,
-                        object: "chat.completion.chunk",
-                        created: self.created,
-                        model: &self.model,
-                        choices: Vec::new(),
-                        usage: Some(WireUsage::from(&self.usage)),
-                    }));
-                }
-                out.push(Bytes::from_static(b"data: [DONE]\n\n"));
-                out
-            }
-            StreamEvent::Error(e) => vec![error_frame(e)],
-            _ => Vec::new(),
-        }
-    }
-
-    fn chunk(&mut self, mut delta: Delta<'_>, finish: Option<&'static str>) -> Bytes {
+impl ChunkWriter {
+    fn chunk(
+        &mut self,
+        mut delta: Delta<'_>,
+        finish: Option<&'static str>,
+        event: Option<&Event>,
+    ) -> Bytes {
         if !self.role_sent {
             self.role_sent = true;
             delta.role = Some("assistant");
@@ -155,7 +103,139 @@ impl ChunkEncoder {
             model: &self.model,
             choices: vec![ChunkChoice { index: 0, delta, finish_reason: finish, logprobs: None }],
             usage: None,
+            boardsmith: event,
         })
+    }
+
+    /// The last content chunk, the usage chunk when asked, `[DONE]`.
+    fn finish(&mut self, reason: &'static str, usage: &Usage, event: Option<&Event>) -> Vec<Bytes> {
+        let mut out = vec![self.chunk(Delta::default(), Some(reason), event)];
+        if self.include_usage {
+            out.push(frame(&Chunk {
+                id: &self.id,
+                object: "chat.completion.chunk",
+                created: self.created,
+                model: &self.model,
+                choices: Vec::new(),
+                usage: Some(WireUsage::from(usage)),
+                boardsmith: None,
+            }));
+        }
+        out.push(Bytes::from_static(b"data: [DONE]\n\n"));
+        out
+    }
+}
+
+/// Streams a model call's chunks: one per text, reasoning or tool-call delta, the moment it
+/// arrives; the finish reason in the last content chunk; then, when asked, a usage chunk with
+/// no choices; then `[DONE]`. An error ends the stream with an `{error}` frame and no `[DONE]`.
+#[derive(Debug)]
+pub struct ChunkEncoder {
+    writer: ChunkWriter,
+    usage: Usage,
+}
+
+impl ChunkEncoder {
+    /// An encoder for the completion `id` answered by `model`.
+    pub fn new(id: String, created: u64, model: String, include_usage: bool) -> Self {
+        let writer = ChunkWriter { id, created, model, include_usage, role_sent: false };
+        Self { writer, usage: Usage::default() }
+    }
+
+    /// The frames `event` produces (none for block boundaries and usage, which is kept for the
+    /// end).
+    pub fn event(&mut self, event: &StreamEvent) -> Vec<Bytes> {
+        let w = &mut self.writer;
+        match event {
+            StreamEvent::ReasoningDelta { text } if !text.is_empty() => {
+                vec![w.chunk(
+                    Delta { reasoning_content: Some(text), ..Delta::default() },
+                    None,
+                    None,
+                )]
+            }
+            StreamEvent::TextDelta { text } if !text.is_empty() => {
+                vec![w.chunk(Delta { content: Some(text), ..Delta::default() }, None, None)]
+            }
+            StreamEvent::ToolCallStart { index, id, name } => {
+                let call = ToolCallDelta {
+                    index: *index,
+                    id: Some(id),
+                    kind: Some("function"),
+                    function: FunctionDelta { name: Some(name), arguments: "" },
+                };
+                vec![w.chunk(Delta { tool_calls: Some([call]), ..Delta::default() }, None, None)]
+            }
+            StreamEvent::ToolCallDelta { index, args_delta } if !args_delta.is_empty() => {
+                let call = ToolCallDelta {
+                    index: *index,
+                    id: None,
+                    kind: None,
+                    function: FunctionDelta { name: None, arguments: args_delta },
+                };
+                vec![w.chunk(Delta { tool_calls: Some([call]), ..Delta::default() }, None, None)]
+            }
+            StreamEvent::Usage(u) => {
+                self.usage = *u;
+                Vec::new()
+            }
+            StreamEvent::Done { stop_reason } => {
+                w.finish(finish_reason(*stop_reason), &self.usage, None)
+            }
+            StreamEvent::Error(e) => vec![error_frame(e.clone().into())],
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Streams an agent run's events as chunks: its answer text as `content`, its reasoning as
+/// `reasoning_content`, and every other event (tool calls and results, `dashboard.update`,
+/// plans, ...) whole in the extension field `boardsmith` of a chunk with an empty delta, which
+/// OpenAI clients pass over. `run.complete` finishes (with the run's usage); `run.error` and
+/// `run.cancel` end with an `{error}` frame.
+#[derive(Debug)]
+pub struct AgentEncoder {
+    writer: ChunkWriter,
+}
+
+impl AgentEncoder {
+    /// An encoder for the completion `id` of the agent `model`.
+    pub fn new(id: String, created: u64, model: String, include_usage: bool) -> Self {
+        Self { writer: ChunkWriter { id, created, model, include_usage, role_sent: false } }
+    }
+
+    /// The frames of one run event.
+    pub fn event(&mut self, event: &Event) -> Vec<Bytes> {
+        let w = &mut self.writer;
+        match &event.body {
+            EventBody::ContentDelta { delta, .. } => {
+                vec![w.chunk(Delta { content: Some(delta), ..Delta::default() }, None, None)]
+            }
+            EventBody::ReasoningDelta { delta, .. } => {
+                vec![w.chunk(
+                    Delta { reasoning_content: Some(delta), ..Delta::default() },
+                    None,
+                    None,
+                )]
+            }
+            EventBody::RunComplete { usage, .. } => {
+                let usage = usage.map(Usage::from).unwrap_or_default();
+                w.finish("stop", &usage, Some(event))
+            }
+            EventBody::RunError { error, .. } => {
+                let message = error.get("message").and_then(serde_json::Value::as_str);
+                let message = message.map_or_else(|| error.to_string(), str::to_owned);
+                vec![error_frame(crate::server::ApiError::BadGateway(format!(
+                    "the agent run failed: {message}"
+                )))]
+            }
+            EventBody::RunCancel { .. } => {
+                vec![error_frame(crate::server::ApiError::Unavailable(
+                    "the agent run was cancelled".into(),
+                ))]
+            }
+            _ => vec![w.chunk(Delta::default(), None, Some(event))],
+        }
     }
 }
 
@@ -168,10 +248,10 @@ fn frame<T: Serialize>(value: &T) -> Bytes {
     Bytes::from(out)
 }
 
-/// The frame for an upstream failure after the stream started (OpenAI sends `{error}` as data;
-/// its clients raise it).
-fn error_frame(e: &LlmError) -> Bytes {
-    frame(&crate::server::ApiError::from(e.clone()).openai_body())
+/// The `{error}` frame that ends a stream after it started (OpenAI sends the error object as
+/// data; its clients raise it).
+fn error_frame(e: crate::server::ApiError) -> Bytes {
+    frame(&e.openai_body())
 }
 
 #[cfg(test)]
@@ -239,7 +319,7 @@ mod tests {
         let frames = frames_of(
             &[
                 StreamEvent::TextDelta { text: "a".into() },
-                StreamEvent::Error(LlmError::Protocol {
+                StreamEvent::Error(crate::llm::LlmError::Protocol {
                     provider: "p".into(),
                     message: "cut".into(),
                 }),

@@ -1,7 +1,8 @@
 //! The OpenAI-compatible API (`/v1`), so any OpenAI client can use the models Boardsmith is
 //! configured with: `GET /v1/models`, `GET /v1/models/{id}`, `POST /v1/chat/completions`
 //! (streamed or not), routed through the provider layer (`app.models`) to any configured
-//! provider, OpenAI-compatible, Anthropic or Ollama alike.
+//! provider, OpenAI-compatible, Anthropic or Ollama alike; and its agents (`agents`:
+//! `/v1/agents/...`), run through `app.agents`.
 //!
 //! `wire` is the format, `convert` maps requests to the provider layer, `encode` maps its
 //! events back (one chunk out per delta in). Errors are the server's envelope, which carries
@@ -9,6 +10,7 @@
 //! plain error status, one after it an `{error}` frame. Credentials and origins are the
 //! guard's, as for every protected path.
 
+mod agents;
 mod convert;
 mod encode;
 mod wire;
@@ -19,7 +21,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use futures::StreamExt;
@@ -36,6 +38,13 @@ pub fn routes() -> Router<Arc<App>> {
         .route("/v1/models", get(list_models))
         .route("/v1/models/{*id}", get(get_model))
         .route("/v1/chat/completions", post(chat_completions))
+        .route("/v1/agents", get(agents::list))
+        .route("/v1/agents/{slug}", get(agents::get))
+        .route("/v1/agents/{slug}/completions", post(agents::completions))
+        // An agent as a base URL of its own (`/v1/agents/{slug}`), for clients that only know
+        // `/models` and `/chat/completions` under a base URL.
+        .route("/v1/agents/{slug}/chat/completions", post(agents::completions))
+        .route("/v1/agents/{slug}/models", get(agents::models))
 }
 
 fn now_secs() -> u64 {
@@ -88,6 +97,13 @@ async fn get_model(State(app): State<Arc<App>>, Path(id): Path<String>) -> Respo
 
 async fn chat_completions(State(app): State<Arc<App>>, body: Bytes) -> Result<Response, ApiError> {
     let req: ChatCompletionRequest = parse_body(&body)?;
+    if req.chat_id.is_some() {
+        return Err(convert::unsupported(
+            "chat_id",
+            "`chat_id` on a model completion (it continues an agent's chat: use \
+             POST /v1/agents/{slug}/completions)",
+        ));
+    }
     let connected = app.models.connect(&req.model).map_err(|e| match e {
         // Nothing to route to at all is the server's state, not the client's mistake.
         LlmError::Config { message } if app.models.config().providers().is_empty() => {
@@ -128,6 +144,5 @@ async fn chat_completions(State(app): State<Arc<App>>, body: Bytes) -> Result<Re
     {
         response.headers_mut().insert("x-boardsmith-ignored-params", v);
     }
-    *response.status_mut() = StatusCode::OK;
     Ok(response)
 }

@@ -67,6 +67,9 @@ pub struct ChatCompletionRequest {
     /// Legacy function calling: use `tool_choice`.
     #[serde(default)]
     pub function_call: Option<Value>,
+    /// Agent completions only: the chat to continue (a Boardsmith extension).
+    #[serde(default)]
+    pub chat_id: Option<String>,
     // Accepted and not forwarded: sampling knobs (named in a response header by
     // `ignored`) and bookkeeping that means nothing to a provider.
     #[serde(default)]
@@ -104,6 +107,22 @@ pub struct ChatCompletionRequest {
 }
 
 impl ChatCompletionRequest {
+    /// What an agent completion does not use: [`Self::ignored`] plus the generation settings,
+    /// which the agent's file decides.
+    pub fn ignored_by_agents(&self) -> Vec<&'static str> {
+        let mut out: Vec<&'static str> = [
+            ("temperature", self.temperature.is_some()),
+            ("max_tokens", self.max_tokens.is_some()),
+            ("max_completion_tokens", self.max_completion_tokens.is_some()),
+            ("reasoning_effort", self.reasoning_effort.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, set)| set.then_some(name))
+        .collect();
+        out.extend(self.ignored());
+        out
+    }
+
     /// The sampling parameters the request set that no provider receives.
     pub fn ignored(&self) -> Vec<&'static str> {
         let p = self;
@@ -301,6 +320,10 @@ pub struct ChatCompletion {
     pub choices: Vec<Choice>,
     /// Tokens as the provider reported them.
     pub usage: WireUsage,
+    /// Agent completions: `{run_id, chat_id, finish_reason, events}`, the run's events other
+    /// than its text and reasoning deltas (an extension field OpenAI clients pass over).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boardsmith: Option<Value>,
 }
 
 /// A choice of a non-streamed answer.
@@ -390,6 +413,10 @@ pub struct Chunk<'a> {
     /// Only in the last chunk, with `stream_options.include_usage`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<WireUsage>,
+    /// Agent completions: the run event this chunk carries (an extension field OpenAI clients
+    /// pass over).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boardsmith: Option<&'a crate::agent::events::Event>,
 }
 
 /// A streamed choice.

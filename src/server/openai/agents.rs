@@ -1,0 +1,197 @@
+//! Boardsmith's agents behind OpenAI's wire format: `GET /v1/agents`, `GET /v1/agents/{slug}`
+//! and `POST /v1/agents/{slug}/completions`, which runs the agent (any mode, the dashboard
+//! agent included) through `app.agents` exactly as `POST /api/query` does. The answer is
+//! `content`, reasoning `reasoning_content`, and every other event of the run travels whole in
+//! the extension field `boardsmith`; `chat_id` continues a chat (the response headers
+//! `x-boardsmith-chat-id` and `x-boardsmith-run-id` name the run's). `/v1/agents/{slug}` also
+//! works as a base URL of its own (`/models`, `/chat/completions` under it), so a client that
+//! only knows those paths can talk to an agent.
+
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, State};
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::encode::AgentEncoder;
+use super::wire::{ChatCompletion, ChatCompletionRequest, Choice, ResponseMessage, WireUsage};
+use super::{convert, json_response, now_secs};
+use crate::agent::definition::AgentDefinition;
+use crate::agent::events::EventBody;
+use crate::app::App;
+use crate::llm::Usage;
+use crate::server::{ApiError, parse_body};
+
+/// An agent in the `/v1` listing.
+#[derive(Debug, Serialize)]
+struct AgentObject<'a> {
+    /// The agent's key (its file name), the `{slug}` of its routes.
+    id: &'a str,
+    /// `agent`.
+    object: &'static str,
+    /// What it does.
+    description: &'a str,
+    /// Its mode (`REACT`, `PLAIN`, ...).
+    mode: String,
+    /// Its tools.
+    tools: &'a [String],
+    /// Its provider key, when the file names one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    provider: Option<&'a str>,
+    /// Its model, when the file names one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<&'a str>,
+}
+
+fn agent_object(agent: &AgentDefinition) -> AgentObject<'_> {
+    AgentObject {
+        id: &agent.key,
+        object: "agent",
+        description: &agent.description,
+        mode: serde_json::to_value(agent.mode)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default(),
+        tools: &agent.tools,
+        provider: agent.provider_key.as_deref(),
+        model: agent.model.as_deref(),
+    }
+}
+
+fn not_found(slug: &str) -> ApiError {
+    ApiError::NotFound(format!("agent `{slug}` not found: GET /v1/agents lists them"))
+}
+
+pub(super) async fn list(State(app): State<Arc<App>>) -> Response {
+    let snapshot = app.catalog.snapshot();
+    let data: Vec<AgentObject<'_>> = snapshot.agents().map(|a| agent_object(a)).collect();
+    json_response(&json!({ "object": "list", "data": data }))
+}
+
+pub(super) async fn get(State(app): State<Arc<App>>, Path(slug): Path<String>) -> Response {
+    match app.catalog.snapshot().agent(&slug) {
+        Some(agent) => json_response(&agent_object(&agent)),
+        None => not_found(&slug).into_response(),
+    }
+}
+
+/// `GET /v1/agents/{slug}/models`: the agent as the one model of its own base URL.
+pub(super) async fn models(State(app): State<Arc<App>>, Path(slug): Path<String>) -> Response {
+    if app.catalog.snapshot().agent(&slug).is_none() {
+        return not_found(&slug).into_response();
+    }
+    json_response(&json!({"object": "list", "data": [{
+        "id": format!("agent/{slug}"),
+        "object": "model",
+        "created": app.started_secs,
+        "owned_by": "boardsmith",
+    }]}))
+}
+
+pub(super) async fn completions(
+    State(app): State<Arc<App>>,
+    Path(slug): Path<String>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let req: ChatCompletionRequest = parse_body(&body)?;
+    if app.catalog.snapshot().agent(&slug).is_none() {
+        return Err(not_found(&slug));
+    }
+    let query = convert::to_agent_query(&req, &slug)?;
+    let mut stream = app.agents.start(query)?;
+    let id = format!("chatcmpl-{}", uuid::Uuid::now_v7().simple());
+    let created = now_secs();
+    let model = format!("agent/{slug}");
+    let (run_id, chat_id) = (stream.run_id.clone(), stream.chat_id.clone());
+    let mut response = if req.stream == Some(true) {
+        let include_usage =
+            req.stream_options.as_ref().and_then(|o| o.include_usage).unwrap_or(false);
+        let mut encoder = AgentEncoder::new(id, created, model, include_usage);
+        // The reader guard lives in the stream state: dropped with the body (client gone).
+        let frames = futures::stream::unfold(stream, |mut s| async move {
+            match s.events.next().await {
+                Ok(Some(event)) => Some((event, s)),
+                Ok(None) | Err(_) => None,
+            }
+        })
+        .flat_map(move |event| {
+            futures::stream::iter(encoder.event(&event).into_iter().map(Ok::<_, std::io::Error>))
+        });
+        let mut r = Response::new(Body::from_stream(frames));
+        let h = r.headers_mut();
+        h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+        r
+    } else {
+        let (mut content, mut reasoning) = (String::new(), String::new());
+        let mut events = Vec::new();
+        let mut usage = Usage::default();
+        let mut finish_reason = None;
+        let mut failure = None;
+        while let Ok(Some(event)) = stream.events.next().await {
+            match &event.body {
+                EventBody::ContentDelta { delta, .. } => content.push_str(delta),
+                EventBody::ReasoningDelta { delta, .. } => reasoning.push_str(delta),
+                body => {
+                    match body {
+                        EventBody::RunComplete { usage: u, finish_reason: f, .. } => {
+                            usage = u.map(Usage::from).unwrap_or_default();
+                            finish_reason.clone_from(f);
+                        }
+                        EventBody::RunError { error, .. } => failure = Some(error.clone()),
+                        EventBody::RunCancel { .. } => failure = Some(json!("cancelled")),
+                        _ => {}
+                    }
+                    events.push(serde_json::to_value(&*event).unwrap_or(Value::Null));
+                }
+            }
+        }
+        if let Some(error) = failure {
+            let message = error.get("message").and_then(Value::as_str).map(str::to_owned);
+            let message = message.unwrap_or_else(|| error.to_string());
+            return Err(ApiError::BadGateway(format!("the agent run failed: {message}")));
+        }
+        json_response(&ChatCompletion {
+            id,
+            object: "chat.completion",
+            created,
+            model,
+            choices: vec![Choice {
+                index: 0,
+                message: ResponseMessage {
+                    role: "assistant",
+                    content: Some(content),
+                    reasoning_content: (!reasoning.is_empty()).then_some(reasoning),
+                    tool_calls: Vec::new(),
+                    refusal: None,
+                },
+                finish_reason: "stop",
+                logprobs: None,
+            }],
+            usage: WireUsage::from(&usage),
+            boardsmith: Some(json!({
+                "run_id": run_id,
+                "chat_id": chat_id,
+                "finish_reason": finish_reason,
+                "events": events,
+            })),
+        })
+    };
+    let h = response.headers_mut();
+    for (name, value) in [("x-boardsmith-run-id", &run_id), ("x-boardsmith-chat-id", &chat_id)] {
+        if let Ok(v) = HeaderValue::from_str(value) {
+            h.insert(name, v);
+        }
+    }
+    let ignored = req.ignored_by_agents().join(",");
+    if !ignored.is_empty()
+        && let Ok(v) = HeaderValue::from_str(&ignored)
+    {
+        h.insert("x-boardsmith-ignored-params", v);
+    }
+    Ok(response)
+}
