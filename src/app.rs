@@ -152,6 +152,8 @@ pub struct App {
     pub access: AccessConfig,
     /// The server's secret; `None` with auth off.
     pub token: Option<ServerToken>,
+    /// API keys: made, listed and revoked by the owner; checked on every request.
+    pub keys: Arc<crate::api_keys::ApiKeys>,
     /// HTTP connection bounds.
     pub server_limits: crate::server::connections::ServerLimits,
     shutdown: CancellationToken,
@@ -193,6 +195,9 @@ impl App {
             None => AccessConfig::from_env().context("loading the access settings")?,
         };
         let token = access.resolve_token(&config.data_dir).context("loading the server token")?;
+        let keys = Arc::new(
+            crate::api_keys::ApiKeys::load(store.clone()).await.context("loading the API keys")?,
+        );
         let catalog = Catalog::start(config.catalog.clone()).await?;
         let memory_config = match &config.memory {
             Some(m) => m.clone(),
@@ -274,6 +279,7 @@ impl App {
             web: config.web.clone(),
             access,
             token,
+            keys,
             server_limits: config.server.clone(),
             shutdown,
         }))

@@ -5,6 +5,7 @@
 
 pub mod access;
 pub mod agent;
+pub mod api_keys;
 pub mod app;
 pub mod bench;
 pub mod cli;

@@ -14,6 +14,7 @@
 //! `boardsmith.toml`. Knows nothing of HTTP framing or handlers: it answers questions about
 //! strings.
 
+pub mod keys;
 pub mod token;
 
 use std::collections::BTreeSet;

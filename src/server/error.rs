@@ -229,6 +229,17 @@ impl From<LlmError> for ApiError {
     }
 }
 
+impl From<crate::api_keys::KeyError> for ApiError {
+    fn from(e: crate::api_keys::KeyError) -> Self {
+        use crate::api_keys::KeyError;
+        match e {
+            KeyError::Invalid(_) => Self::bad(e.to_string()),
+            KeyError::NotFound(_) => Self::NotFound(e.to_string()),
+            KeyError::Store(s) => s.into(),
+        }
+    }
+}
+
 impl From<SubmitError> for ApiError {
     fn from(e: SubmitError) -> Self {
         match e {

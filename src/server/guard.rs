@@ -5,8 +5,12 @@
 //!    `Sec-Fetch-Site: cross-site` request is refused on writes and protected paths (403).
 //! 3. `GET /?token=T` is the sign-in: a valid token sets the session cookie and redirects to
 //!    `/` (the token leaves the address bar and the history); a wrong one gets a sign-in page.
-//! 4. `/api`, `/ws`, `/v1` and `/mcp` need a credential (401): `Authorization: Bearer T` or the
-//!    session cookie. The app shell, its assets and `/healthz` are public.
+//! 4. `/api`, `/ws`, `/v1` and `/mcp` need a credential (401): the server token (as
+//!    `Authorization: Bearer T` or the session cookie), which may do everything, or an API key
+//!    (`Bearer bsk-…`), which may do what its scopes allow (403 otherwise; `access::keys`
+//!    says which scope each path needs) at its rate (429 with `Retry-After`). The request
+//!    carries its [`Principal`] on to the handler. The app shell, its assets and `/healthz`
+//!    are public.
 //! 5. A POST/PUT/PATCH with a body must say `Content-Type: application/json` (415): the
 //!    "simple" content types a page may send cross-origin without a preflight never reach a
 //!    handler.
@@ -23,6 +27,17 @@ use axum::response::{Html, IntoResponse, Response};
 
 use super::ApiError;
 use crate::access::Access;
+use crate::access::keys::{Principal, looks_like_key, required_scope};
+use crate::api_keys::{ApiKeys, Refusal};
+
+/// What the guard checks requests against.
+#[derive(Debug)]
+pub struct Gate {
+    /// Hosts, origins, the server token.
+    pub access: Access,
+    /// API keys.
+    pub keys: Arc<ApiKeys>,
+}
 
 /// Paths that need a credential (the segment itself or anything under it).
 const PROTECTED: [&str; 4] = ["/api", "/ws", "/v1", "/mcp"];
@@ -37,10 +52,13 @@ pub fn cookie_name(port: u16) -> String {
 }
 
 /// The middleware (`axum::middleware::from_fn_with_state`).
-pub async fn guard(State(access): State<Arc<Access>>, req: Request, next: Next) -> Response {
-    let mut response = match check(&access, &req) {
-        Ok(None) => next.run(req).await,
-        Ok(Some(early)) => early,
+pub async fn guard(State(gate): State<Arc<Gate>>, mut req: Request, next: Next) -> Response {
+    let mut response = match check(&gate, &req) {
+        Ok(Pass::Go(principal)) => {
+            req.extensions_mut().insert(principal);
+            next.run(req).await
+        }
+        Ok(Pass::Answer(early)) => early,
         Err(e) => e.into_response(),
     };
     let h = response.headers_mut();
@@ -51,8 +69,17 @@ pub async fn guard(State(access): State<Arc<Access>>, req: Request, next: Next) 
     response
 }
 
-/// `Ok(None)`: go on to the handler; `Ok(Some(r))`: answer `r` (the sign-in); `Err`: refuse.
-fn check(access: &Access, req: &Request) -> Result<Option<Response>, ApiError> {
+/// What to do with a request the guard does not refuse.
+enum Pass {
+    /// Go on to the handler, as this principal.
+    Go(Principal),
+    /// Answer this (the sign-in, a 401 with its challenge).
+    Answer(Response),
+}
+
+/// `Ok(Go)`: go on to the handler; `Ok(Answer(r))`: answer `r`; `Err`: refuse.
+fn check(gate: &Gate, req: &Request) -> Result<Pass, ApiError> {
+    let access = &gate.access;
     let headers = req.headers();
     let host = headers
         .get(header::HOST)
@@ -95,18 +122,30 @@ fn check(access: &Access, req: &Request) -> Result<Option<Response>, ApiError> {
         && *req.method() == Method::GET
         && let Some(token) = query_param(req.uri().query(), "token")
     {
-        return Ok(Some(sign_in(access, token)));
+        return Ok(Pass::Answer(sign_in(access, token)));
     }
 
-    if protected && access.auth_required() && !credential_ok(access, headers) {
-        let mut r = ApiError::Unauthorized(
-            "sign in: open the URL the server printed at start (`boardsmith token` prints it \
-             again), or send `Authorization: Bearer <token>`"
-                .into(),
-        )
-        .into_response();
-        r.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        return Ok(Some(r));
+    let principal = if protected && access.auth_required() {
+        match principal(gate, headers) {
+            Ok(p) => p,
+            Err(e @ ApiError::Unauthorized(_)) => {
+                let mut r = e.into_response();
+                r.headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+                return Ok(Pass::Answer(r));
+            }
+            Err(e) => return Err(e),
+        }
+    } else {
+        Principal::Owner
+    };
+    if let Some(scope) = required_scope(path, write)
+        && !principal.allows(scope)
+    {
+        return Err(ApiError::Forbidden(format!(
+            "this API key lacks the `{}` scope that {path} needs",
+            scope.as_str()
+        )));
     }
 
     if matches!(*req.method(), Method::POST | Method::PUT | Method::PATCH)
@@ -120,18 +159,40 @@ fn check(access: &Access, req: &Request) -> Result<Option<Response>, ApiError> {
             clip(given)
         )));
     }
-    Ok(None)
+    Ok(Pass::Go(principal))
 }
 
-/// Whether the request carries the token as a Bearer credential or the session cookie.
-fn credential_ok(access: &Access, headers: &HeaderMap) -> bool {
-    let bearer = headers
+/// Who the request is: the server token as a Bearer credential or the session cookie (the
+/// owner), or an API key. 401 without a usable credential; 429 for a key over its rate.
+fn principal(gate: &Gate, headers: &HeaderMap) -> Result<Principal, ApiError> {
+    let access = &gate.access;
+    let bearers: Vec<&str> = headers
         .get_all(header::AUTHORIZATION)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .filter_map(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
-        .any(|t| access.token_matches(t.trim()));
-    bearer || cookie(headers, &cookie_name(access.port())).is_some_and(|t| access.token_matches(t))
+        .map(str::trim)
+        .collect();
+    let cookie_ok =
+        || cookie(headers, &cookie_name(access.port())).is_some_and(|t| access.token_matches(t));
+    if bearers.iter().any(|t| access.token_matches(t)) || cookie_ok() {
+        return Ok(Principal::Owner);
+    }
+    if let Some(key) = bearers.iter().find(|t| looks_like_key(t)) {
+        return gate.keys.authenticate(key).map_err(|refusal| match refusal {
+            Refusal::RateLimited { retry_after, .. } => {
+                ApiError::RateLimited { msg: refusal.to_string(), retry_after: Some(retry_after) }
+            }
+            Refusal::Unknown | Refusal::Revoked(_) | Refusal::Expired(_) => {
+                ApiError::Unauthorized(refusal.to_string())
+            }
+        });
+    }
+    Err(ApiError::Unauthorized(
+        "sign in: open the URL the server printed at start (`boardsmith token` prints it \
+         again), or send `Authorization: Bearer <token or API key>`"
+            .into(),
+    ))
 }
 
 /// The value of cookie `name`, if the request has one.

@@ -9,6 +9,7 @@ pub mod agents;
 pub mod connections;
 pub mod error;
 pub mod guard;
+pub mod keys;
 pub mod openai;
 pub mod query;
 pub mod web;
@@ -47,8 +48,9 @@ pub enum ServeError {
 
 /// The router over a started app, behind the access guard for a server bound to `bound`.
 pub fn app(state: Arc<App>, bound: std::net::SocketAddr) -> Result<Router, ServeError> {
-    let access = Arc::new(Access::new(&state.access, state.token.clone(), bound)?);
-    Ok(routes(state).layer(axum::middleware::from_fn_with_state(access, guard::guard)))
+    let access = Access::new(&state.access, state.token.clone(), bound)?;
+    let gate = Arc::new(guard::Gate { access, keys: state.keys.clone() });
+    Ok(routes(state).layer(axum::middleware::from_fn_with_state(gate, guard::guard)))
 }
 
 fn routes(state: Arc<App>) -> Router {
@@ -72,6 +74,7 @@ fn routes(state: Arc<App>) -> Router {
         .route("/ws", get(crate::server::ws::upgrade))
         .merge(agents::routes())
         .merge(openai::routes())
+        .merge(keys::routes())
         .merge(crate::server::web::routes(state.web.clone()))
         .fallback(|| async { ApiError::NotFound("no such route".into()) })
         .with_state(state)

@@ -9,6 +9,8 @@
 //!   one dashboard's versions are a contiguous key range in version order, and no id's range
 //!   can interleave with another's (the length prefix differs or the bytes do).
 //! - `sessions`: session id (`&str`) -> JSON bytes.
+//! - `api_keys`: key id (`&str`) -> JSON bytes (the record `api_keys` keeps: a digest, never
+//!   the secret).
 //! - `meta`: `&str` -> `&[u8]` (format version).
 
 use redb::TableDefinition;
@@ -21,6 +23,8 @@ pub(super) const VERSIONS: TableDefinition<'static, &[u8], &[u8]> =
     TableDefinition::new("versions");
 /// Session JSON by session id.
 pub(super) const SESSIONS: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("sessions");
+/// API key records by key id.
+pub(super) const API_KEYS: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("api_keys");
 /// Store-level metadata.
 pub(super) const META: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("meta");
 

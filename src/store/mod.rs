@@ -40,8 +40,10 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use crate::dashboard::DashboardState;
-use keys::{DASHBOARDS, META, SESSIONS, VERSIONS, decode_head, decode_version, version_key};
-use writer::{Batching, Meta, Op, Reply, Request};
+use keys::{
+    API_KEYS, DASHBOARDS, META, SESSIONS, VERSIONS, decode_head, decode_version, version_key,
+};
+use writer::{Batching, Meta, Op, Record, Reply, Request};
 
 /// Errors callers act on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -334,9 +336,11 @@ fn stored_bytes(txn: &redb::WriteTransaction) -> Result<u64, StoreError> {
     for item in versions.iter().map_err(|e| storage("count versions", e))? {
         used += item.map_err(|e| storage("count versions", e))?.1.value().len() as u64;
     }
-    let sessions = txn.open_table(SESSIONS).map_err(|e| storage("open sessions", e))?;
-    for item in sessions.iter().map_err(|e| storage("count sessions", e))? {
-        used += item.map_err(|e| storage("count sessions", e))?.1.value().len() as u64;
+    for table in [SESSIONS, API_KEYS] {
+        let t = txn.open_table(table).map_err(|e| storage("open records", e))?;
+        for item in t.iter().map_err(|e| storage("count records", e))? {
+            used += item.map_err(|e| storage("count records", e))?.1.value().len() as u64;
+        }
     }
     meta.insert(writer::STORED_BYTES_KEY, used.to_be_bytes().as_slice())
         .map_err(|e| storage("write the stored-bytes count", e))?;
@@ -367,6 +371,7 @@ impl Store {
             txn.open_table(DASHBOARDS).map_err(|e| storage("create table dashboards", e))?;
             txn.open_table(VERSIONS).map_err(|e| storage("create table versions", e))?;
             txn.open_table(SESSIONS).map_err(|e| storage("create table sessions", e))?;
+            txn.open_table(API_KEYS).map_err(|e| storage("create table api_keys", e))?;
             let mut meta = txn.open_table(META).map_err(|e| storage("create table meta", e))?;
             let existing = meta
                 .get(FORMAT_KEY)
@@ -627,7 +632,9 @@ impl Store {
     /// Stores a session's state (active dashboard, dashboards it created).
     pub async fn put_session(&self, session: &str, value: Value) -> Result<(), StoreError> {
         let json = serde_json::to_vec(&value).map_err(|e| storage("serialize session", e))?;
-        self.write(Op::PutSession { id: session.to_owned(), json }).await.map(|_| ())
+        self.write(Op::PutRecord { kind: Record::Session, id: session.to_owned(), json })
+            .await
+            .map(|_| ())
     }
 
     /// Reads a session's state.
@@ -641,6 +648,32 @@ impl Store {
             serde_json::from_slice(g.value())
                 .map(Some)
                 .map_err(|e| damaged(format!("session `{session}`: corrupt JSON"), e))
+        })
+        .await
+    }
+
+    /// Stores an API key's record (created or changed), replacing the one with its id.
+    pub async fn put_api_key(&self, id: &str, value: Value) -> Result<(), StoreError> {
+        let json = serde_json::to_vec(&value).map_err(|e| storage("serialize API key", e))?;
+        self.write(Op::PutRecord { kind: Record::ApiKey, id: id.to_owned(), json })
+            .await
+            .map(|_| ())
+    }
+
+    /// Every stored API key record, by id order.
+    pub async fn api_keys(&self) -> Result<Vec<Value>, StoreError> {
+        self.read(|txn| {
+            let t = txn.open_table(API_KEYS).map_err(|e| storage("open api_keys", e))?;
+            let mut out = Vec::new();
+            for item in t.iter().map_err(|e| storage("read api_keys", e))? {
+                let (id, value) = item.map_err(|e| storage("read api_keys", e))?;
+                let id = id.value().to_owned();
+                out.push(
+                    serde_json::from_slice(value.value())
+                        .map_err(|e| damaged(format!("API key `{id}`: corrupt JSON"), e))?,
+                );
+            }
+            Ok(out)
         })
         .await
     }

@@ -23,22 +23,71 @@ use redb::{Database, Durability, ReadableTable, Table};
 use tokio::sync::oneshot;
 
 use super::keys::{
-    self, DASHBOARDS, Head, META, SESSIONS, VERSIONS, VersionHeader, decode_head, decode_version,
-    encode_head, encode_version, version_key,
+    self, API_KEYS, DASHBOARDS, Head, META, SESSIONS, VERSIONS, VersionHeader, decode_head,
+    decode_version, encode_head, encode_version, version_key,
 };
 use super::{Counters, StoreError, StoreQuotas};
 use crate::dashboard::DashboardState;
 
 /// A write operation.
 pub(super) enum Op {
-    Create { id: String, title: String, panels: u32, state: Vec<u8>, note: String },
-    Save { id: String, base: u64, title: String, panels: u32, state: Vec<u8>, note: String },
-    Revert { id: String, to: u64 },
-    Delete { id: String },
-    Restore { id: String },
-    Duplicate { src: String, new_id: String, title: Option<String> },
-    Purge { id: String },
-    PutSession { id: String, json: Vec<u8> },
+    Create {
+        id: String,
+        title: String,
+        panels: u32,
+        state: Vec<u8>,
+        note: String,
+    },
+    Save {
+        id: String,
+        base: u64,
+        title: String,
+        panels: u32,
+        state: Vec<u8>,
+        note: String,
+    },
+    Revert {
+        id: String,
+        to: u64,
+    },
+    Delete {
+        id: String,
+    },
+    Restore {
+        id: String,
+    },
+    Duplicate {
+        src: String,
+        new_id: String,
+        title: Option<String>,
+    },
+    Purge {
+        id: String,
+    },
+    /// A JSON record of a small table (sessions, API keys), replaced whole.
+    PutRecord {
+        kind: Record,
+        id: String,
+        json: Vec<u8>,
+    },
+}
+
+/// The tables of whole JSON records by id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Record {
+    /// A dashboard-tool session.
+    Session,
+    /// An API key.
+    ApiKey,
+}
+
+impl Record {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Session => "session",
+            Self::ApiKey => "API key",
+        }
+    }
 }
 
 /// The `meta` key of the stored-bytes count.
@@ -166,6 +215,7 @@ struct Tables<'t> {
     heads: Table<'t, &'static str, &'static [u8]>,
     versions: Table<'t, &'static [u8], &'static [u8]>,
     sessions: Table<'t, &'static str, &'static [u8]>,
+    api_keys: Table<'t, &'static str, &'static [u8]>,
     usage: Usage,
 }
 
@@ -209,6 +259,7 @@ fn apply_and_commit(
             heads: txn.open_table(DASHBOARDS).map_err(|e| format!("open dashboards: {e}"))?,
             versions: txn.open_table(VERSIONS).map_err(|e| format!("open versions: {e}"))?,
             sessions: txn.open_table(SESSIONS).map_err(|e| format!("open sessions: {e}"))?,
+            api_keys: txn.open_table(API_KEYS).map_err(|e| format!("open api_keys: {e}"))?,
             usage,
         };
         let now = super::now_ms();
@@ -447,17 +498,21 @@ fn apply(t: &mut Tables<'_>, op: &Op, now: i64) -> Result<Reply, Fail> {
             t.usage.record(0, all.iter().map(|(_, len)| len).sum());
             Ok(Reply::Unit)
         }
-        Op::PutSession { id, json } => {
-            let old = t
-                .sessions
+        Op::PutRecord { kind, id, json } => {
+            let table = match kind {
+                Record::Session => &mut t.sessions,
+                Record::ApiKey => &mut t.api_keys,
+            };
+            let what = kind.name();
+            let old = table
                 .get(id.as_str())
-                .map_err(|e| engine(format!("read session `{id}`"), e))?
+                .map_err(|e| engine(format!("read {what} `{id}`"), e))?
                 .map_or(0, |g| g.value().len() as u64);
             let needed = json.len() as u64;
             t.usage.check(needed, old)?;
-            t.sessions
+            table
                 .insert(id.as_str(), json.as_slice())
-                .map_err(|e| engine(format!("write session `{id}`"), e))?;
+                .map_err(|e| engine(format!("write {what} `{id}`"), e))?;
             t.usage.record(needed, old);
             Ok(Reply::Unit)
         }

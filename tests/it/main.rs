@@ -9,6 +9,7 @@ mod agent_catalog;
 mod agent_memory;
 mod agent_run;
 mod agent_tools;
+mod api_keys;
 mod bash_confinement;
 mod cli;
 mod cli_mock_llm;

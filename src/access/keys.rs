@@ -1,0 +1,254 @@
+//! API keys as values and policy: the secret's format (`bsk-` and 43 base62 characters, 256
+//! bits), its stored form (a SHA-256 digest and a short prefix to recognise it by, never the
+//! secret), the scopes, who a request is ([`Principal`]) and which scope each route needs
+//! ([`required_scope`]).
+//!
+//! Knows nothing of HTTP or storage: `api_keys` keeps the records, `server::guard` applies the
+//! policy to requests.
+
+use rand::RngCore as _;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest as _, Sha256};
+
+/// What a key may do. The server token may do everything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// Read dashboards, their data and the data-source registry; watch them over `/ws`.
+    Read,
+    /// Change dashboards; call the dashboard tools; preview panel code.
+    Write,
+    /// Run agents and read their chats (`/api/query`, `/v1/agents/...`).
+    Agents,
+    /// Call models through the OpenAI-compatible API (`/v1/models`, `/v1/chat/completions`).
+    Models,
+    /// Read `/metrics`.
+    Metrics,
+    /// Everything, including keys, usage and settings.
+    Admin,
+}
+
+impl Scope {
+    /// Every scope, in order.
+    pub const ALL: [Scope; 6] =
+        [Scope::Read, Scope::Write, Scope::Agents, Scope::Models, Scope::Metrics, Scope::Admin];
+
+    /// The scope's name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Write => "write",
+            Self::Agents => "agents",
+            Self::Models => "models",
+            Self::Metrics => "metrics",
+            Self::Admin => "admin",
+        }
+    }
+}
+
+/// The prefix every key starts with.
+pub const KEY_PREFIX: &str = "bsk-";
+
+/// Characters shown of a key after [`KEY_PREFIX`] to recognise it in a list.
+const SHOWN: usize = 6;
+
+const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/// A newly made key: the secret (shown once, never stored) and what is stored of it.
+pub struct NewKey {
+    /// `bsk-…`: given to the caller once.
+    pub secret: String,
+    /// Its SHA-256 digest, hex.
+    pub hash: String,
+    /// `bsk-` and its first characters, to recognise it by.
+    pub prefix: String,
+}
+
+impl std::fmt::Debug for NewKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NewKey").field("prefix", &self.prefix).finish_non_exhaustive()
+    }
+}
+
+impl NewKey {
+    /// 256 random bits from the OS-seeded CSPRNG as 43 base62 characters.
+    pub fn generate() -> Self {
+        let mut bytes = [0u8; 32];
+        rand::rng().fill_bytes(&mut bytes);
+        let mut n = base62(&bytes);
+        n.insert_str(0, KEY_PREFIX);
+        let hash = digest(&n);
+        let prefix = n.chars().take(KEY_PREFIX.len() + SHOWN).collect();
+        Self { secret: n, hash, prefix }
+    }
+}
+
+/// `bytes` as a base62 number of fixed width (43 digits hold 256 bits), by repeated division.
+fn base62(bytes: &[u8; 32]) -> String {
+    let mut digits = Vec::with_capacity(43);
+    let mut n: Vec<u8> = bytes.to_vec();
+    for _ in 0..43 {
+        let mut rem: u32 = 0;
+        for b in &mut n {
+            let cur = (rem << 8) | u32::from(*b);
+            *b = u8::try_from(cur / 62).unwrap_or(u8::MAX);
+            rem = cur % 62;
+        }
+        digits.push(BASE62[rem as usize]);
+    }
+    digits.reverse();
+    String::from_utf8(digits).unwrap_or_default()
+}
+
+/// The stored form of a presented key: its SHA-256, hex. Keys carry 256 random bits, so a
+/// fast digest is enough (a slow password hash protects low-entropy secrets).
+pub fn digest(secret: &str) -> String {
+    Sha256::digest(secret.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Whether `s` looks like one of our keys (so a wrong one is reported as a wrong key, not a
+/// wrong server token).
+pub fn looks_like_key(s: &str) -> bool {
+    s.strip_prefix(KEY_PREFIX)
+        .is_some_and(|rest| rest.len() == 43 && rest.bytes().all(|b| b.is_ascii_alphanumeric()))
+}
+
+/// Who a request is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Principal {
+    /// The server token (or its session cookie): everything.
+    Owner,
+    /// An API key.
+    Key {
+        /// The key's id.
+        id: String,
+        /// What it may do.
+        scopes: Vec<Scope>,
+    },
+}
+
+impl Principal {
+    /// Whether it may do what `scope` allows (`admin` allows everything).
+    pub fn allows(&self, scope: Scope) -> bool {
+        match self {
+            Self::Owner => true,
+            Self::Key { scopes, .. } => scopes.contains(&scope) || scopes.contains(&Scope::Admin),
+        }
+    }
+
+    /// The key's id (none for the owner).
+    pub fn key_id(&self) -> Option<&str> {
+        match self {
+            Self::Owner => None,
+            Self::Key { id, .. } => Some(id),
+        }
+    }
+}
+
+/// The scope a request for `path` with a write (`write`: not GET/HEAD/OPTIONS) method needs,
+/// or `None` for paths that need no credential. Unknown paths under a protected prefix need
+/// `admin`, so a new route is closed until it is given its scope here.
+pub fn required_scope(path: &str, write: bool) -> Option<Scope> {
+    let under = |prefix: &str| path == prefix || path.starts_with(&format!("{prefix}/"));
+    let scope = if under("/v1/agents") {
+        Scope::Agents
+    } else if under("/v1") {
+        Scope::Models
+    } else if under("/metrics") {
+        Scope::Metrics
+    } else if under("/ws") || under("/api/sdk") || under("/api/templates") {
+        Scope::Read
+    } else if under("/api/dashboards") {
+        if write && !path.ends_with("/refresh") { Scope::Write } else { Scope::Read }
+    } else if under("/api/tools") || under("/api/panels") {
+        Scope::Write
+    } else if [
+        "/api/query",
+        "/api/submit",
+        "/api/chat",
+        "/api/chats",
+        "/api/agent",
+        "/api/agents",
+        "/api/viewport",
+    ]
+    .iter()
+    .any(|p| under(p))
+    {
+        Scope::Agents
+    } else if under("/api") || under("/mcp") {
+        Scope::Admin
+    } else {
+        return None;
+    };
+    Some(scope)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_long_random_and_stored_only_as_digests() {
+        let a = NewKey::generate();
+        let b = NewKey::generate();
+        assert_ne!(a.secret, b.secret);
+        assert!(looks_like_key(&a.secret), "{}", a.secret);
+        assert_eq!(a.secret.len(), 4 + 43);
+        assert!(a.secret.starts_with(&a.prefix) && a.prefix.len() == 10);
+        assert_eq!(a.hash, digest(&a.secret));
+        assert_eq!(a.hash.len(), 64);
+        assert!(!format!("{a:?}").contains(&a.secret), "Debug never shows the secret");
+        assert!(!looks_like_key("bsk-short"));
+    }
+
+    /// Base62 digits back to 32 bytes (big-endian), by repeated multiply-add.
+    fn decode(digits: &str) -> [u8; 32] {
+        let mut n = [0u8; 32];
+        for d in digits.bytes() {
+            let mut carry = u32::try_from(BASE62.iter().position(|b| *b == d).unwrap()).unwrap();
+            for byte in n.iter_mut().rev() {
+                let cur = u32::from(*byte) * 62 + carry;
+                *byte = (cur & 0xff) as u8;
+                carry = cur >> 8;
+            }
+            assert_eq!(carry, 0, "overflow");
+        }
+        n
+    }
+
+    #[test]
+    fn base62_is_a_bijection_of_the_bytes() {
+        assert_eq!(base62(&[0; 32]), "0".repeat(43));
+        let mut one = [0; 32];
+        one[31] = 61;
+        assert!(base62(&one).ends_with("0z"));
+        let mut bytes = [0u8; 32];
+        for seed in 0..64u8 {
+            for (i, b) in bytes.iter_mut().enumerate() {
+                *b = seed.wrapping_mul(31).wrapping_add(u8::try_from(i).unwrap().wrapping_mul(97));
+            }
+            assert_eq!(decode(&base62(&bytes)), bytes);
+        }
+        assert_eq!(decode(&base62(&[0xff; 32])), [0xff; 32]);
+    }
+
+    #[test]
+    fn every_protected_route_has_a_scope_and_admin_covers_all() {
+        assert_eq!(required_scope("/v1/chat/completions", true), Some(Scope::Models));
+        assert_eq!(required_scope("/v1/agents/dashboard/completions", true), Some(Scope::Agents));
+        assert_eq!(required_scope("/api/dashboards", false), Some(Scope::Read));
+        assert_eq!(required_scope("/api/dashboards/x", true), Some(Scope::Write));
+        assert_eq!(required_scope("/api/dashboards/x/refresh", true), Some(Scope::Read));
+        assert_eq!(required_scope("/api/query", true), Some(Scope::Agents));
+        assert_eq!(required_scope("/api/keys", false), Some(Scope::Admin));
+        assert_eq!(required_scope("/api/something-new", false), Some(Scope::Admin));
+        assert_eq!(required_scope("/ws", false), Some(Scope::Read));
+        assert_eq!(required_scope("/", false), None);
+        assert_eq!(required_scope("/assets/app.js", false), None);
+        assert_eq!(required_scope("/apix", false), None, "a prefix match is a path match");
+        let key = Principal::Key { id: "k".into(), scopes: vec![Scope::Read] };
+        assert!(key.allows(Scope::Read) && !key.allows(Scope::Write));
+        let admin = Principal::Key { id: "k".into(), scopes: vec![Scope::Admin] };
+        assert!(Scope::ALL.iter().all(|s| admin.allows(*s) && Principal::Owner.allows(*s)));
+    }
+}
