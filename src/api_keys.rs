@@ -3,7 +3,8 @@
 //! store, and each key's request-rate bucket.
 //!
 //! Keys are made with [`ApiKeys::create`] (the secret is returned once), listed without their
-//! digest, and revoked (kept, marked, refused from then on). Knows nothing of HTTP: the guard
+//! digest, and revoked (kept, marked, refused from then on). A key's budget is measured against
+//! what the usage ledger says it spent ([`ApiKeys::over_budget`]). Knows nothing of HTTP: the guard
 //! asks [`ApiKeys::authenticate`] and maps its refusal.
 
 use std::collections::HashMap;
@@ -15,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::access::keys::{NewKey, Principal, Scope, digest};
 use crate::sdk::limit::Bucket;
 use crate::store::{Store, StoreError};
+use crate::usage::UsageLedger;
 
 /// Longest key name.
 pub const MAX_NAME_LEN: usize = 100;
@@ -178,6 +180,8 @@ impl Entry {
 #[derive(Debug)]
 pub struct ApiKeys {
     store: Arc<Store>,
+    /// What each key has spent, for the budgets.
+    ledger: Arc<UsageLedger>,
     /// By digest; replaced entries keep their bucket only if their limit is unchanged.
     by_hash: RwLock<HashMap<String, Arc<Entry>>>,
 }
@@ -194,7 +198,7 @@ fn now_ms() -> i64 {
 impl ApiKeys {
     /// The keys stored in `store`. A record that cannot be read is skipped with an error in
     /// the log (its key then fails to authenticate, which is the safe side).
-    pub async fn load(store: Arc<Store>) -> Result<Self, StoreError> {
+    pub async fn load(store: Arc<Store>, ledger: Arc<UsageLedger>) -> Result<Self, StoreError> {
         let mut by_hash = HashMap::new();
         for value in store.api_keys().await? {
             match serde_json::from_value::<KeyRecord>(value) {
@@ -204,7 +208,7 @@ impl ApiKeys {
                 Err(e) => tracing::error!(error = %e, "skipping an unreadable API key record"),
             }
         }
-        Ok(Self { store, by_hash: RwLock::new(by_hash) })
+        Ok(Self { store, ledger, by_hash: RwLock::new(by_hash) })
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<String, Arc<Entry>>> {
@@ -302,6 +306,20 @@ impl ApiKeys {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .insert(entry.record.hash.clone(), revoked);
         Ok(view)
+    }
+
+    /// Why key `id` may not spend more (its budget is used up), if it may not.
+    pub fn over_budget(&self, id: &str) -> Option<String> {
+        let entry = self.read().values().find(|e| e.record.id == id).cloned()?;
+        let budget = entry.record.budget_usd?;
+        let spent = self.ledger.spent(id);
+        (spent >= budget).then(|| {
+            format!(
+                "API key `{}` has spent ${spent:.4} of its ${budget:.2} budget; the owner can \
+                 make a new key or raise the budget",
+                entry.record.prefix
+            )
+        })
     }
 
     /// Who `secret` is, counting the request against the key's rate.

@@ -154,6 +154,8 @@ pub struct App {
     pub token: Option<ServerToken>,
     /// API keys: made, listed and revoked by the owner; checked on every request.
     pub keys: Arc<crate::api_keys::ApiKeys>,
+    /// Model calls counted per day, key, model and agent.
+    pub usage: Arc<crate::usage::UsageLedger>,
     /// HTTP connection bounds.
     pub server_limits: crate::server::connections::ServerLimits,
     shutdown: CancellationToken,
@@ -195,8 +197,13 @@ impl App {
             None => AccessConfig::from_env().context("loading the access settings")?,
         };
         let token = access.resolve_token(&config.data_dir).context("loading the server token")?;
+        let usage = Arc::new(
+            crate::usage::UsageLedger::load(store.clone()).await.context("loading usage")?,
+        );
         let keys = Arc::new(
-            crate::api_keys::ApiKeys::load(store.clone()).await.context("loading the API keys")?,
+            crate::api_keys::ApiKeys::load(store.clone(), usage.clone())
+                .await
+                .context("loading the API keys")?,
         );
         let catalog = Catalog::start(config.catalog.clone()).await?;
         let memory_config = match &config.memory {
@@ -243,12 +250,18 @@ impl App {
                 models.clone(),
                 config.service.clone(),
             )
-            .with_context(Arc::new(
-                crate::dashboard_agent::backend::DashboardContext::new(tools.clone()),
+            .with_context(Arc::new(crate::dashboard_agent::backend::DashboardContext::new(
+                tools.clone(),
+            )))
+            .with_hooks(RunAccounting::factory(
+                usage.clone(),
+                keys.clone(),
+                models.clone(),
             )),
         );
         let shutdown = CancellationToken::new();
         tokio::spawn(live.clone().run_scheduler(config.live.tick, shutdown.clone()));
+        tokio::spawn(usage.clone().run_flusher(shutdown.clone()));
         if config.load_templates && dashboards.list(true).await?.is_empty() {
             for (name, value) in templates() {
                 match parse_state(&value) {
@@ -280,6 +293,7 @@ impl App {
             access,
             token,
             keys,
+            usage,
             server_limits: config.server.clone(),
             shutdown,
         }))
@@ -293,7 +307,76 @@ impl App {
     /// Stops background work, the pool and the store (final durable commit).
     pub async fn stop(&self) {
         self.shutdown.cancel();
+        if let Err(e) = self.usage.flush().await {
+            tracing::error!(error = %e, "writing usage at shutdown failed");
+        }
         self.sandbox.shutdown().await;
         self.dashboards.shutdown().await;
+    }
+}
+
+/// An agent run's hooks: every model call counted in the usage ledger for the run's agent and
+/// caller, and a run for a key whose budget is used up stopped after the call that used it up.
+struct RunAccounting {
+    usage: Arc<crate::usage::UsageLedger>,
+    keys: Arc<crate::api_keys::ApiKeys>,
+    models: Arc<Models>,
+    context: crate::agent::service::RunContext,
+}
+
+impl RunAccounting {
+    fn factory(
+        usage: Arc<crate::usage::UsageLedger>,
+        keys: Arc<crate::api_keys::ApiKeys>,
+        models: Arc<Models>,
+    ) -> crate::agent::service::HooksFactory {
+        Arc::new(move |context| {
+            Arc::new(Self {
+                usage: usage.clone(),
+                keys: keys.clone(),
+                models: models.clone(),
+                context: context.clone(),
+            })
+        })
+    }
+}
+
+impl crate::agent::run::RunHooks for RunAccounting {
+    fn on_turn_end<'a>(
+        &'a self,
+        turn: &'a crate::agent::run::TurnInfo,
+    ) -> futures::future::BoxFuture<'a, Result<bool, String>> {
+        let info = self.models.config().model_info(&turn.provider, &turn.model);
+        self.usage.record(&crate::usage::Call {
+            key: self.context.caller.clone(),
+            model: format!("{}/{}", turn.provider, turn.model),
+            agent: Some(self.context.agent.clone()),
+            usage: turn.usage,
+            cost_usd: info.cost(&turn.usage),
+            latency: turn.duration,
+            error: false,
+        });
+        let over = self.context.caller.as_deref().and_then(|k| self.keys.over_budget(k));
+        if let Some(why) = &over {
+            tracing::info!(agent = %self.context.agent, %why, "stopping a run over its key's budget");
+        }
+        Box::pin(std::future::ready(Ok(over.is_none())))
+    }
+
+    fn on_error<'a>(
+        &'a self,
+        _error: &'a str,
+        _retryable: bool,
+    ) -> futures::future::BoxFuture<'a, Result<(), String>> {
+        self.usage.record(&crate::usage::Call {
+            key: self.context.caller.clone(),
+            model: self.context.model.clone(),
+            agent: Some(self.context.agent.clone()),
+            usage: crate::llm::Usage::default(),
+            cost_usd: None,
+            latency: std::time::Duration::ZERO,
+            error: true,
+        });
+        Box::pin(std::future::ready(Ok(())))
     }
 }

@@ -22,3 +22,4 @@ pub mod sdk;
 pub mod server;
 pub mod store;
 pub mod text;
+pub mod usage;

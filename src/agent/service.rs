@@ -64,7 +64,24 @@ pub struct QueryRequest {
     /// the chat has none of its own. Not part of `POST /api/query`'s body.
     #[serde(skip)]
     pub prior: Vec<crate::llm::Message>,
+    /// The API key that asked (`None`: the owner); handed to the run's hooks.
+    #[serde(skip)]
+    pub caller: Option<String>,
 }
+
+/// Who a run is for, as the hooks factory sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunContext {
+    /// The agent.
+    pub agent: String,
+    /// The API key that asked (`None`: the owner).
+    pub caller: Option<String>,
+    /// The model the run starts with, `provider/model`.
+    pub model: String,
+}
+
+/// Makes a run's hooks (usage accounting, budgets) from who the run is for.
+pub type HooksFactory = Arc<dyn Fn(&RunContext) -> Arc<dyn super::run::RunHooks> + Send + Sync>;
 
 /// Why a query was refused before its run started.
 #[derive(Debug, thiserror::Error)]
@@ -137,6 +154,7 @@ pub struct AgentService {
     logs: RunLogs,
     live: Mutex<HashMap<String, Arc<LiveRun>>>,
     context: Vec<Arc<dyn ContextSource>>,
+    hooks: Option<HooksFactory>,
 }
 
 impl std::fmt::Debug for AgentService {
@@ -233,7 +251,15 @@ impl AgentService {
             logs,
             live: Mutex::new(HashMap::new()),
             context: Vec::new(),
+            hooks: None,
         }
+    }
+
+    /// Gives every run the hooks `factory` makes for it.
+    #[must_use]
+    pub fn with_hooks(mut self, factory: HooksFactory) -> Self {
+        self.hooks = Some(factory);
+        self
     }
 
     /// Adds a live context source (asked before every model call of the agents it serves).
@@ -291,6 +317,13 @@ impl AgentService {
             .model_for(&agent)
             .map_err(|error| QueryError::Model { agent: agent_key.clone(), error })?;
         let run_id = uuid::Uuid::now_v7().to_string();
+        let hooks = self.hooks.as_ref().map(|make| {
+            make(&RunContext {
+                agent: agent_key.clone(),
+                caller: request.caller.clone(),
+                model: format!("{}/{model}", provider.key()),
+            })
+        });
         let query = Query {
             request_id: request
                 .request_id
@@ -349,7 +382,7 @@ impl AgentService {
         };
         let service = Arc::clone(self);
         tokio::spawn(async move {
-            service.drive(input, query, new_chat, sink, live.cancel.clone()).await;
+            service.drive(input, query, new_chat, sink, live.cancel.clone(), hooks).await;
             lock(&service.live).remove(&run_id);
         });
         Ok(Stream { run_id: events.run_id().to_owned(), chat_id, events, _reader: Some(reader) })
@@ -392,6 +425,7 @@ impl AgentService {
         new_chat: bool,
         sink: EventSink,
         cancel: CancellationToken,
+        hooks: Option<Arc<dyn super::run::RunHooks>>,
     ) {
         sink.emit(EventBody::RequestQuery(query.clone()));
         let chat = tokio::select! {
@@ -439,6 +473,9 @@ impl AgentService {
         let mut deps = RunDeps::new(self.backend.clone(), self.submits.clone());
         deps.cancel = cancel;
         deps.context = self.context.clone();
+        if let Some(hooks) = hooks {
+            deps.hooks = hooks;
+        }
         let run_id = input.run_id.clone();
         let outcome = run_recorded(input, &deps, &sink, &mut recorder).await;
         tracing::info!(run = %run_id, end = ?outcome.end, model_calls = outcome.model_calls, tool_calls = outcome.tool_calls, "run finished");

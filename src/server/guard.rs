@@ -27,7 +27,7 @@ use axum::response::{Html, IntoResponse, Response};
 
 use super::ApiError;
 use crate::access::Access;
-use crate::access::keys::{Principal, looks_like_key, required_scope};
+use crate::access::keys::{Principal, Scope, looks_like_key, required_scope};
 use crate::api_keys::{ApiKeys, Refusal};
 
 /// What the guard checks requests against.
@@ -139,13 +139,21 @@ fn check(gate: &Gate, req: &Request) -> Result<Pass, ApiError> {
     } else {
         Principal::Owner
     };
-    if let Some(scope) = required_scope(path, write)
-        && !principal.allows(scope)
-    {
-        return Err(ApiError::Forbidden(format!(
-            "this API key lacks the `{}` scope that {path} needs",
-            scope.as_str()
-        )));
+    if let Some(scope) = required_scope(path, write) {
+        if !principal.allows(scope) {
+            return Err(ApiError::Forbidden(format!(
+                "this API key lacks the `{}` scope that {path} needs",
+                scope.as_str()
+            )));
+        }
+        // Only calls that spend are held to a budget: a key over it still reads.
+        if matches!(scope, Scope::Models | Scope::Agents)
+            && write
+            && let Some(id) = principal.key_id()
+            && let Some(msg) = gate.keys.over_budget(id)
+        {
+            return Err(ApiError::RateLimited { msg, retry_after: None });
+        }
     }
 
     if matches!(*req.method(), Method::POST | Method::PUT | Method::PATCH)

@@ -12,6 +12,7 @@ pub mod guard;
 pub mod keys;
 pub mod openai;
 pub mod query;
+pub mod usage;
 pub mod web;
 pub mod ws;
 
@@ -75,6 +76,7 @@ fn routes(state: Arc<App>) -> Router {
         .merge(agents::routes())
         .merge(openai::routes())
         .merge(keys::routes())
+        .merge(usage::routes())
         .merge(crate::server::web::routes(state.web.clone()))
         .fallback(|| async { ApiError::NotFound("no such route".into()) })
         .with_state(state)

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{Extension, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -17,6 +17,7 @@ use futures::StreamExt;
 use serde_json::json;
 
 use super::{ApiError, ok, parse_body};
+use crate::access::keys::Principal;
 use crate::agent::events::{Event, event_id};
 use crate::agent::service::{QueryRequest, Stream};
 use crate::app::App;
@@ -49,6 +50,7 @@ fn sse(stream: Stream) -> Response {
 /// `POST /api/query`.
 pub async fn query(
     State(app): State<Arc<App>>,
+    Extension(principal): Extension<Principal>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
@@ -56,7 +58,8 @@ pub async fn query(
         let last = last.to_str().map_err(|_| ApiError::bad("`Last-Event-ID` must be ASCII"))?;
         return Ok(sse(app.agents.resume(last)?));
     }
-    let request: QueryRequest = parse_body(&body)?;
+    let mut request: QueryRequest = parse_body(&body)?;
+    request.caller = principal.key_id().map(str::to_owned);
     let collect = request.stream == Some(false);
     let mut stream = app.agents.start(request)?;
     if !collect {

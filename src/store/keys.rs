@@ -11,6 +11,7 @@
 //! - `sessions`: session id (`&str`) -> JSON bytes.
 //! - `api_keys`: key id (`&str`) -> JSON bytes (the record `api_keys` keeps: a digest, never
 //!   the secret).
+//! - `usage`: a row id (`["day","key","model","agent"]` as JSON text) -> JSON totals.
 //! - `meta`: `&str` -> `&[u8]` (format version).
 
 use redb::TableDefinition;
@@ -25,6 +26,8 @@ pub(super) const VERSIONS: TableDefinition<'static, &[u8], &[u8]> =
 pub(super) const SESSIONS: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("sessions");
 /// API key records by key id.
 pub(super) const API_KEYS: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("api_keys");
+/// Usage rows by day, key, model and agent.
+pub(super) const USAGE: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("usage");
 /// Store-level metadata.
 pub(super) const META: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("meta");
 

@@ -41,7 +41,7 @@ use tokio::sync::oneshot;
 
 use crate::dashboard::DashboardState;
 use keys::{
-    API_KEYS, DASHBOARDS, META, SESSIONS, VERSIONS, decode_head, decode_version, version_key,
+    API_KEYS, DASHBOARDS, META, SESSIONS, USAGE, VERSIONS, decode_head, decode_version, version_key,
 };
 use writer::{Batching, Meta, Op, Record, Reply, Request};
 
@@ -336,7 +336,7 @@ fn stored_bytes(txn: &redb::WriteTransaction) -> Result<u64, StoreError> {
     for item in versions.iter().map_err(|e| storage("count versions", e))? {
         used += item.map_err(|e| storage("count versions", e))?.1.value().len() as u64;
     }
-    for table in [SESSIONS, API_KEYS] {
+    for table in [SESSIONS, API_KEYS, USAGE] {
         let t = txn.open_table(table).map_err(|e| storage("open records", e))?;
         for item in t.iter().map_err(|e| storage("count records", e))? {
             used += item.map_err(|e| storage("count records", e))?.1.value().len() as u64;
@@ -372,6 +372,7 @@ impl Store {
             txn.open_table(VERSIONS).map_err(|e| storage("create table versions", e))?;
             txn.open_table(SESSIONS).map_err(|e| storage("create table sessions", e))?;
             txn.open_table(API_KEYS).map_err(|e| storage("create table api_keys", e))?;
+            txn.open_table(USAGE).map_err(|e| storage("create table usage", e))?;
             let mut meta = txn.open_table(META).map_err(|e| storage("create table meta", e))?;
             let existing = meta
                 .get(FORMAT_KEY)
@@ -631,10 +632,7 @@ impl Store {
 
     /// Stores a session's state (active dashboard, dashboards it created).
     pub async fn put_session(&self, session: &str, value: Value) -> Result<(), StoreError> {
-        let json = serde_json::to_vec(&value).map_err(|e| storage("serialize session", e))?;
-        self.write(Op::PutRecord { kind: Record::Session, id: session.to_owned(), json })
-            .await
-            .map(|_| ())
+        self.put_record(Record::Session, session, &value).await
     }
 
     /// Reads a session's state.
@@ -654,23 +652,43 @@ impl Store {
 
     /// Stores an API key's record (created or changed), replacing the one with its id.
     pub async fn put_api_key(&self, id: &str, value: Value) -> Result<(), StoreError> {
-        let json = serde_json::to_vec(&value).map_err(|e| storage("serialize API key", e))?;
-        self.write(Op::PutRecord { kind: Record::ApiKey, id: id.to_owned(), json })
-            .await
-            .map(|_| ())
+        self.put_record(Record::ApiKey, id, &value).await
     }
 
     /// Every stored API key record, by id order.
     pub async fn api_keys(&self) -> Result<Vec<Value>, StoreError> {
-        self.read(|txn| {
-            let t = txn.open_table(API_KEYS).map_err(|e| storage("open api_keys", e))?;
+        self.records(API_KEYS, Record::ApiKey).await
+    }
+
+    /// Stores a usage row, replacing the one with its id.
+    pub async fn put_usage_row(&self, id: &str, value: Value) -> Result<(), StoreError> {
+        self.put_record(Record::Usage, id, &value).await
+    }
+
+    /// Every stored usage row, by id order.
+    pub async fn usage_rows(&self) -> Result<Vec<Value>, StoreError> {
+        self.records(USAGE, Record::Usage).await
+    }
+
+    async fn put_record(&self, kind: Record, id: &str, value: &Value) -> Result<(), StoreError> {
+        let json = serde_json::to_vec(value).map_err(|e| storage("serialize record", e))?;
+        self.write(Op::PutRecord { kind, id: id.to_owned(), json }).await.map(|_| ())
+    }
+
+    async fn records(
+        &self,
+        table: redb::TableDefinition<'static, &'static str, &'static [u8]>,
+        kind: Record,
+    ) -> Result<Vec<Value>, StoreError> {
+        self.read(move |txn| {
+            let t = txn.open_table(table).map_err(|e| storage("open records", e))?;
             let mut out = Vec::new();
-            for item in t.iter().map_err(|e| storage("read api_keys", e))? {
-                let (id, value) = item.map_err(|e| storage("read api_keys", e))?;
+            for item in t.iter().map_err(|e| storage("read records", e))? {
+                let (id, value) = item.map_err(|e| storage("read records", e))?;
                 let id = id.value().to_owned();
                 out.push(
                     serde_json::from_slice(value.value())
-                        .map_err(|e| damaged(format!("API key `{id}`: corrupt JSON"), e))?,
+                        .map_err(|e| damaged(format!("{} `{id}`: corrupt JSON", kind.name()), e))?,
                 );
             }
             Ok(out)

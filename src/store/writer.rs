@@ -23,7 +23,7 @@ use redb::{Database, Durability, ReadableTable, Table};
 use tokio::sync::oneshot;
 
 use super::keys::{
-    self, API_KEYS, DASHBOARDS, Head, META, SESSIONS, VERSIONS, VersionHeader, decode_head,
+    self, API_KEYS, DASHBOARDS, Head, META, SESSIONS, USAGE, VERSIONS, VersionHeader, decode_head,
     decode_version, encode_head, encode_version, version_key,
 };
 use super::{Counters, StoreError, StoreQuotas};
@@ -79,13 +79,16 @@ pub(crate) enum Record {
     Session,
     /// An API key.
     ApiKey,
+    /// A usage row.
+    Usage,
 }
 
 impl Record {
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Self::Session => "session",
             Self::ApiKey => "API key",
+            Self::Usage => "usage row",
         }
     }
 }
@@ -216,6 +219,7 @@ struct Tables<'t> {
     versions: Table<'t, &'static [u8], &'static [u8]>,
     sessions: Table<'t, &'static str, &'static [u8]>,
     api_keys: Table<'t, &'static str, &'static [u8]>,
+    usage_rows: Table<'t, &'static str, &'static [u8]>,
     usage: Usage,
 }
 
@@ -260,6 +264,7 @@ fn apply_and_commit(
             versions: txn.open_table(VERSIONS).map_err(|e| format!("open versions: {e}"))?,
             sessions: txn.open_table(SESSIONS).map_err(|e| format!("open sessions: {e}"))?,
             api_keys: txn.open_table(API_KEYS).map_err(|e| format!("open api_keys: {e}"))?,
+            usage_rows: txn.open_table(USAGE).map_err(|e| format!("open usage: {e}"))?,
             usage,
         };
         let now = super::now_ms();
@@ -502,6 +507,7 @@ fn apply(t: &mut Tables<'_>, op: &Op, now: i64) -> Result<Reply, Fail> {
             let table = match kind {
                 Record::Session => &mut t.sessions,
                 Record::ApiKey => &mut t.api_keys,
+                Record::Usage => &mut t.usage_rows,
             };
             let what = kind.name();
             let old = table

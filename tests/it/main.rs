@@ -37,5 +37,6 @@ mod store;
 mod store_quotas;
 mod templates;
 mod tidy;
+mod usage;
 mod web;
 mod ws_limits;

@@ -14,7 +14,7 @@ use crate::support::{self, TestApp};
 
 /// A server with two providers on the same mock: `mock` (OpenAI wire) and `claude`
 /// (Anthropic wire).
-async fn app_with(mock: &MockLlm) -> TestApp {
+pub(crate) async fn app_with(mock: &MockLlm) -> TestApp {
     let url = mock.url();
     let text = format!(
         r#"
@@ -52,7 +52,7 @@ async fn mock(turns: Vec<Turn>) -> MockLlm {
     MockLlm::start(Script { turns }, 0).await.unwrap()
 }
 
-fn text_turn(text: &str, chunk: usize) -> Turn {
+pub(crate) fn text_turn(text: &str, chunk: usize) -> Turn {
     Turn {
         steps: vec![Step::Text { text: text.into(), chunk: Some(chunk) }],
         usage: Some(boardsmith::llm::Usage {

@@ -117,6 +117,8 @@ pub struct TurnInfo {
     pub model: String,
     /// Its provider key.
     pub provider: String,
+    /// From sending the request to the response's end.
+    pub duration: std::time::Duration,
 }
 
 /// Callbacks the application injects into a run (credit use, persistence, error reporting);

@@ -223,6 +223,7 @@ impl Runner<'_> {
             usage: msg.usage,
             model: msg.model.clone(),
             provider: msg.provider.clone(),
+            duration: started.elapsed(),
         };
         match self.deps.hooks.on_turn_end(&turn).await {
             Ok(true) => Ok(msg),

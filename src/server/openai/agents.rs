@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{Path, State};
+use axum::extract::{Extension, Path, State};
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 use super::encode::AgentEncoder;
 use super::wire::{ChatCompletion, ChatCompletionRequest, Choice, ResponseMessage, WireUsage};
 use super::{convert, json_response, now_secs};
+use crate::access::keys::Principal;
 use crate::agent::definition::AgentDefinition;
 use crate::agent::events::EventBody;
 use crate::app::App;
@@ -95,13 +96,15 @@ pub(super) async fn models(State(app): State<Arc<App>>, Path(slug): Path<String>
 pub(super) async fn completions(
     State(app): State<Arc<App>>,
     Path(slug): Path<String>,
+    Extension(principal): Extension<Principal>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let req: ChatCompletionRequest = parse_body(&body)?;
     if app.catalog.snapshot().agent(&slug).is_none() {
         return Err(not_found(&slug));
     }
-    let query = convert::to_agent_query(&req, &slug)?;
+    let mut query = convert::to_agent_query(&req, &slug)?;
+    query.caller = principal.key_id().map(str::to_owned);
     let mut stream = app.agents.start(query)?;
     let id = format!("chatcmpl-{}", uuid::Uuid::now_v7().simple());
     let created = now_secs();

@@ -20,12 +20,14 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::{Path, State};
+use axum::extract::{Extension, Path, State};
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use futures::StreamExt;
+use std::time::Instant;
 
+use crate::access::keys::Principal;
 use crate::app::App;
 use crate::llm::{LlmError, ServedModel, StreamEvent};
 use crate::server::{ApiError, parse_body};
@@ -95,7 +97,63 @@ async fn get_model(State(app): State<Arc<App>>, Path(id): Path<String>) -> Respo
     }
 }
 
-async fn chat_completions(State(app): State<Arc<App>>, body: Bytes) -> Result<Response, ApiError> {
+/// Counts one model call in the usage ledger exactly once: when it ends, fails, or its
+/// stream is dropped (the client went away; what was reported so far is counted).
+struct Meter {
+    usage: Arc<crate::usage::UsageLedger>,
+    call: crate::usage::Call,
+    price: crate::llm::ModelInfo,
+    started: Instant,
+    done: bool,
+}
+
+impl Meter {
+    fn new(app: &App, principal: &Principal, model: String, price: crate::llm::ModelInfo) -> Self {
+        let call = crate::usage::Call {
+            key: principal.key_id().map(str::to_owned),
+            model,
+            agent: None,
+            usage: crate::llm::Usage::default(),
+            cost_usd: None,
+            latency: std::time::Duration::ZERO,
+            error: false,
+        };
+        Self { usage: app.usage.clone(), call, price, started: Instant::now(), done: false }
+    }
+
+    /// Follows a streamed event; counts the call at its end.
+    fn see(&mut self, event: &StreamEvent) {
+        match event {
+            StreamEvent::Usage(u) => self.call.usage = *u,
+            StreamEvent::Done { .. } => self.finish(false),
+            StreamEvent::Error(_) => self.finish(true),
+            _ => {}
+        }
+    }
+
+    fn finish(&mut self, error: bool) {
+        if self.done {
+            return;
+        }
+        self.done = true;
+        self.call.error = error;
+        self.call.latency = self.started.elapsed();
+        self.call.cost_usd = if error { None } else { self.price.cost(&self.call.usage) };
+        self.usage.record(&self.call);
+    }
+}
+
+impl Drop for Meter {
+    fn drop(&mut self) {
+        self.finish(false);
+    }
+}
+
+async fn chat_completions(
+    State(app): State<Arc<App>>,
+    Extension(principal): Extension<Principal>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
     let req: ChatCompletionRequest = parse_body(&body)?;
     if req.chat_id.is_some() {
         return Err(convert::unsupported(
@@ -119,15 +177,18 @@ async fn chat_completions(State(app): State<Arc<App>>, body: Bytes) -> Result<Re
     let mut response = if req.stream == Some(true) {
         let include_usage =
             req.stream_options.as_ref().and_then(|o| o.include_usage).unwrap_or(false);
+        let mut meter = Meter::new(&app, &principal, model.clone(), connected.model.clone());
         let mut events = connected.provider.stream(request);
         // The status is decided by the first event: a call refused before its first byte
         // (bad key, unknown model, rate limit) is an error status, not a 200 with an error.
         let first = events.next().await;
         if let Some(StreamEvent::Error(e)) = first {
+            meter.finish(true);
             return Err(ApiError::from(e));
         }
         let mut encoder = ChunkEncoder::new(id, created, model, include_usage);
         let frames = futures::stream::iter(first).chain(events).flat_map(move |event| {
+            meter.see(&event);
             futures::stream::iter(encoder.event(&event).into_iter().map(Ok::<_, std::io::Error>))
         });
         let mut r = Response::new(Body::from_stream(frames));
@@ -136,8 +197,16 @@ async fn chat_completions(State(app): State<Arc<App>>, body: Bytes) -> Result<Re
         h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
         r
     } else {
-        let message = connected.provider.complete(request).await?;
-        json_response(&encode::completion(id, created, model, &message))
+        let mut meter = Meter::new(&app, &principal, model.clone(), connected.model.clone());
+        let message = connected.provider.complete(request).await;
+        match &message {
+            Ok(m) => {
+                meter.call.usage = m.usage;
+                meter.finish(false);
+            }
+            Err(_) => meter.finish(true),
+        }
+        json_response(&encode::completion(id, created, model, &message?))
     };
     if !ignored.is_empty()
         && let Ok(v) = HeaderValue::from_str(&ignored)
