@@ -407,12 +407,11 @@ impl AgentService {
     ) -> Result<(Arc<dyn Provider>, String, usize), LlmError> {
         let provider_key = agent.provider_key.as_deref().unwrap_or("").trim();
         let model = agent.model.as_deref().unwrap_or("").trim();
-        let model_ref = match (provider_key, model) {
-            ("", m) => m.to_owned(),
-            (p, "") => p.to_owned(),
-            (p, m) => format!("{p}/{m}"),
+        let connected = if provider_key.is_empty() {
+            self.models.connect(model)?
+        } else {
+            self.models.connect_with_provider(provider_key, model)?
         };
-        let connected = self.models.connect(&model_ref)?;
         let context = usize::try_from(connected.model.context_window).unwrap_or(usize::MAX);
         Ok((connected.provider, connected.model.id, context))
     }

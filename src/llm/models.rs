@@ -70,7 +70,20 @@ impl Models {
     /// Resolves `model_ref` (see [`LlmConfig::resolve`]) and returns its provider, built once
     /// per provider key.
     pub fn connect(&self, model_ref: &str) -> Result<Connected, LlmError> {
-        let resolved = self.config.resolve(model_ref)?;
+        self.connected(self.config.resolve(model_ref)?)
+    }
+
+    /// [`Self::connect`] for a model of an explicitly named provider (see
+    /// [`LlmConfig::resolve_with_provider`]).
+    pub fn connect_with_provider(
+        &self,
+        provider: &str,
+        model: &str,
+    ) -> Result<Connected, LlmError> {
+        self.connected(self.config.resolve_with_provider(provider, model)?)
+    }
+
+    fn connected(&self, resolved: super::config::Resolved) -> Result<Connected, LlmError> {
         let provider = Arc::clone(
             self.providers
                 .lock()

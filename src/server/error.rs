@@ -49,6 +49,9 @@ pub enum ApiError {
     /// Unknown id or route.
     #[error("{0}")]
     NotFound(String),
+    /// A route that exists, asked with a method it does not take (405).
+    #[error("{0}")]
+    MethodNotAllowed(String),
     /// Version conflict.
     #[error("{msg}")]
     Conflict {
@@ -279,6 +282,7 @@ impl ApiError {
                 (StatusCode::UNSUPPORTED_MEDIA_TYPE, msg, Value::Null)
             }
             Self::NotFound(msg) => (StatusCode::NOT_FOUND, msg, Value::Null),
+            Self::MethodNotAllowed(msg) => (StatusCode::METHOD_NOT_ALLOWED, msg, Value::Null),
             Self::Conflict { msg, data } => (StatusCode::CONFLICT, msg, data),
             Self::Gone(msg) => (StatusCode::GONE, msg, Value::Null),
             Self::TooLarge { msg, data } => (StatusCode::PAYLOAD_TOO_LARGE, msg, data),

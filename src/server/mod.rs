@@ -79,6 +79,11 @@ fn routes(state: Arc<App>) -> Router {
         .merge(usage::routes())
         .merge(crate::server::web::routes(state.web.clone()))
         .fallback(|| async { ApiError::NotFound("no such route".into()) })
+        .method_not_allowed_fallback(
+            |method: axum::http::Method, uri: axum::http::Uri| async move {
+                ApiError::MethodNotAllowed(format!("{} does not take {method}", uri.path()))
+            },
+        )
         .with_state(state)
 }
 

@@ -446,3 +446,33 @@ async fn runs_past_the_server_and_chat_caps_are_refused_with_429_before_streamin
     }
     app.stop().await;
 }
+
+#[tokio::test]
+async fn reasoning_hidden_from_the_stream_stays_out_of_the_history() {
+    let turn = Turn {
+        steps: vec![
+            Step::Reasoning {
+                text: "private chain of thought".into(),
+                chunk: None,
+                signature: None,
+            },
+            Step::Text { text: "The answer.".into(), chunk: None },
+        ],
+        ..Turn::default()
+    };
+    let mock = mock(vec![turn]).await;
+    let app = app_with(&mock, Duration::from_secs(3)).await;
+    // demoModeThinkingTooling: exposeReasoningToUser false; demoModeThinking: true.
+    for (agent, shown) in [("demoModeThinkingTooling", false), ("demoModeThinking", true)] {
+        let r = post_query(&app, json!({"message": "Think, then answer", "agentKey": agent})).await;
+        let live = sse_events(r).await;
+        let streamed = live.iter().any(|(_, t, _)| t == "reasoning.delta");
+        assert_eq!(streamed, shown, "{agent}: {:?}", types(&live));
+        let chat_id = live.iter().find_map(|(_, _, d)| d["chatId"].as_str()).unwrap().to_owned();
+        let (status, chat) = app.get(&format!("/api/chat?chatId={chat_id}")).await;
+        assert_eq!(status, 200, "{chat}");
+        let text = chat["data"]["events"].to_string();
+        assert_eq!(text.contains("private chain of thought"), shown, "{agent}: {text}");
+        assert!(text.contains("The answer."), "{text}");
+    }
+}

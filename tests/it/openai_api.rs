@@ -359,6 +359,17 @@ async fn errors_are_openai_error_objects_with_proper_statuses() {
     assert_eq!(last["error"]["type"], "api_error", "{chunks:#?}");
     assert!(chunks.len() >= 2, "content came first: {chunks:#?}");
 
+    // A known route asked with the wrong method: 405 in the envelope, like every error.
+    for (method, path) in
+        [(reqwest::Method::DELETE, "/v1/models"), (reqwest::Method::PUT, "/api/keys")]
+    {
+        let r = app.http.request(method, app.url(path)).send().await.unwrap();
+        assert_eq!(r.status(), 405, "{path}");
+        let b: Value = r.json().await.unwrap();
+        assert_eq!(b["code"], 405, "{b}");
+        assert!(b["error"]["message"].as_str().unwrap().contains(path), "{b}");
+    }
+
     // Without a credential: 401, as an OpenAI error too.
     let r = reqwest::Client::new()
         .post(app.url("/v1/chat/completions"))

@@ -194,6 +194,10 @@ pub struct AssistantEntry {
     /// The provider key.
     #[serde(rename = "_provider", default, skip_serializing_if = "Option::is_none")]
     pub provider: Option<String>,
+    /// The block was never shown live (reasoning with `exposeReasoningToUser: false`, text of
+    /// a hidden call): kept for replay to the model, left out of the history a client reads.
+    #[serde(rename = "_hidden", default, skip_serializing_if = "std::ops::Not::not")]
+    pub hidden: bool,
 }
 
 /// A tool call, OpenAI style.

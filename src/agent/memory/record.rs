@@ -32,6 +32,8 @@ impl RunRecorder {
         let msg_id = msg_id(&self.record.run_id, self.responses);
         let first = self.record.messages.len();
         for (i, block) in message.content.iter().enumerate() {
+            // An empty id (not a missing one) marks a block the stream never showed.
+            let hidden = block_ids.get(i).is_some_and(String::is_empty);
             let given = block_ids.get(i).filter(|id| !id.is_empty()).cloned();
             let mut entry = AssistantEntry {
                 ts,
@@ -51,6 +53,7 @@ impl RunRecorder {
                         ..Part::text(text.clone())
                     }]);
                     entry.reasoning_id = Some(given.unwrap_or_else(|| self.derive_id("reasoning")));
+                    entry.hidden = hidden;
                 }
                 ContentBlock::Text { text } => {
                     if text.is_empty() {
@@ -58,6 +61,7 @@ impl RunRecorder {
                     }
                     entry.content = Some(vec![Part::text(text.clone())]);
                     entry.content_id = Some(given.unwrap_or_else(|| self.derive_id("content")));
+                    entry.hidden = hidden;
                 }
                 ContentBlock::ToolUse { id, name, input, input_error } => {
                     let arguments = match (input, input_error) {

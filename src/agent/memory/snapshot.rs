@@ -93,6 +93,8 @@ pub fn snapshot_events(runs: &[RunRecord], action_tools: &BTreeSet<String>) -> V
             last = if ts > 0 { ts } else { last };
             match message {
                 StoredMessage::User(_) => {}
+                // What the live stream never showed, the history does not show either.
+                StoredMessage::Assistant(a) if a.hidden => {}
                 StoredMessage::Assistant(a) => {
                     if let Some(parts) = &a.reasoning_content {
                         let reasoning_id =

@@ -28,6 +28,10 @@ mod registry;
 use file::*;
 use registry::{BUILTINS, Builtin, builtin};
 
+/// Other names of built-in providers that agent files use (the Java gateway's `bailian`).
+const PROVIDER_ALIASES: &[(&str, &str)] =
+    &[("bailian", "qwen"), ("dashscope", "qwen"), ("claude", "anthropic")];
+
 /// Context window assumed for a model neither the registry nor the config knows.
 pub const UNKNOWN_CONTEXT_WINDOW: u64 = 32_768;
 
@@ -510,6 +514,40 @@ impl LlmConfig {
             }
             None => self.resolve_ref(model_ref, true),
         }
+    }
+
+    /// Resolves a model named with an explicit provider key (an agent file's `providerKey`):
+    /// the key must be a configured provider, or a documented alias of one (`bailian` and
+    /// `dashscope` for `qwen`, `claude` for `anthropic`) — never a silent reroute to another
+    /// provider. An empty `model` is the provider's default. `BOARDSMITH_MODEL` still wins.
+    pub fn resolve_with_provider(&self, provider: &str, model: &str) -> Result<Resolved, LlmError> {
+        if self.forced.is_some() {
+            return self.resolve("");
+        }
+        let key = if self.provider(provider).is_some() {
+            provider
+        } else {
+            match PROVIDER_ALIASES.iter().find(|(alias, _)| *alias == provider) {
+                Some((_, key)) => key,
+                None if builtin(provider).is_some() => provider,
+                None => {
+                    let configured: Vec<&str> =
+                        self.providers.iter().map(|p| p.key.as_str()).collect();
+                    return Err(LlmError::Config {
+                        message: format!(
+                            "provider `{provider}` is not configured; configured: {}{}",
+                            if configured.is_empty() {
+                                "none".into()
+                            } else {
+                                configured.join(", ")
+                            },
+                            "; aliases: bailian and dashscope (qwen), claude (anthropic)"
+                        ),
+                    });
+                }
+            }
+        };
+        self.resolve(&format!("{key}/{model}"))
     }
 
     fn resolve_ref(&self, model_ref: &str, use_default: bool) -> Result<Resolved, LlmError> {

@@ -517,3 +517,18 @@ fn served_models_list_callable_providers_once_each() {
         forced.served_models().iter().map(|(p, m)| format!("{p}/{}", m.id)).collect();
     assert_eq!(served, ["local/llama3.1:8b"]);
 }
+
+#[test]
+fn an_explicit_provider_is_never_silently_replaced() {
+    let config = parse(DEEPSEEK, &[("DEEPSEEK_API_KEY", "k"), ("DASHSCOPE_API_KEY", "q")]).unwrap();
+    let e = config_error(config.resolve_with_provider("nowhere", "qwen-plus").unwrap_err());
+    assert!(e.contains("`nowhere` is not configured") && e.contains("deepseek"), "{e}");
+    // The Java gateway's name for DashScope is an alias of `qwen`.
+    let r = config.resolve_with_provider("bailian", "qwen-plus").unwrap();
+    assert_eq!((r.settings.key.as_str(), r.model.id.as_str()), ("qwen", "qwen-plus"));
+    let r = config.resolve_with_provider("deepseek", "").unwrap();
+    assert_eq!(r.model.id, "deepseek-chat", "an empty model is the provider's default");
+    // A built-in provider without its key says which variable to set.
+    let e = config_error(config.resolve_with_provider("claude", "claude-sonnet-4-5").unwrap_err());
+    assert!(e.contains("ANTHROPIC_API_KEY"), "{e}");
+}
