@@ -185,6 +185,8 @@ pub fn templates() -> Vec<(String, serde_json::Value)> {
 impl App {
     /// Opens the store, starts the pool and the scheduler, loads templates on first start.
     pub async fn start(config: AppConfig) -> anyhow::Result<Arc<Self>> {
+        // Before anything records a metric (the recorder is the process's, installed once).
+        crate::telemetry::exporter();
         let sdk = Sdk::shared(with_data_file(config.sdk.clone())?)
             .context("loading data-source specs")?;
         std::fs::create_dir_all(&config.data_dir)
@@ -354,6 +356,7 @@ impl crate::agent::run::RunHooks for RunAccounting {
             usage: turn.usage,
             cost_usd: info.cost(&turn.usage),
             latency: turn.duration,
+            first_chunk: None,
             error: false,
         });
         let over = self.context.caller.as_deref().and_then(|k| self.keys.over_budget(k));
@@ -375,6 +378,7 @@ impl crate::agent::run::RunHooks for RunAccounting {
             usage: crate::llm::Usage::default(),
             cost_usd: None,
             latency: std::time::Duration::ZERO,
+            first_chunk: None,
             error: true,
         });
         Box::pin(std::future::ready(Ok(())))

@@ -21,5 +21,6 @@ pub mod sandbox;
 pub mod sdk;
 pub mod server;
 pub mod store;
+pub mod telemetry;
 pub mod text;
 pub mod usage;

@@ -1,7 +1,8 @@
 //! Usage accounting: every model call counted per UTC day × API key × model × agent (tokens as
 //! the provider reported them, cost from the model registry's prices, latency, errors), kept
 //! in memory, written to the store's `usage` table at most once a second (and at shutdown),
-//! and summed for `GET /api/usage` and for the keys' budgets.
+//! and summed for `GET /api/usage` and for the keys' budgets. Each call is also a metric
+//! (`telemetry::model_call`).
 //!
 //! The one owner of the usage rows. Knows nothing of HTTP or agents: callers hand it
 //! [`Call`]s.
@@ -35,6 +36,8 @@ pub struct Call {
     pub cost_usd: Option<f64>,
     /// From the request to the last byte.
     pub latency: Duration,
+    /// From the request to the first output chunk, when streamed.
+    pub first_chunk: Option<Duration>,
     /// Whether it failed.
     pub error: bool,
 }
@@ -200,6 +203,14 @@ impl UsageLedger {
             model: call.model.clone(),
             agent: call.agent.clone().unwrap_or_default(),
         };
+        crate::telemetry::model_call(
+            &call.model,
+            call.usage.input_tokens,
+            call.usage.output_tokens,
+            call.latency,
+            call.first_chunk,
+            call.error.then_some("error"),
+        );
         let totals = Totals::of(call);
         let mut s = self.lock();
         if let Some(k) = &call.key {
@@ -290,6 +301,7 @@ mod tests {
             },
             cost_usd: cost,
             latency: Duration::from_millis(250),
+            first_chunk: None,
             error: false,
         }
     }

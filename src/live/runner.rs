@@ -165,6 +165,7 @@ impl Runner {
             },
             Err(e) => Err(e),
         };
+        crate::telemetry::panel_run(result.is_ok());
         PanelRun { result, duration: started.elapsed(), finished_at: super::unix_ms() }
     }
 }

@@ -373,7 +373,30 @@ impl Sandbox {
 
     /// Runs `search` code: the body of an async function with a frozen `spec` in scope.
     pub async fn run_search(&self, code: &str) -> Result<Outcome, ExecError> {
-        self.pool.run(JobKind::Search, code, None).await
+        self.run(JobKind::Search, code, None).await
+    }
+
+    /// One execution, counted in the metrics.
+    async fn run(
+        &self,
+        kind: JobKind,
+        code: &str,
+        input: Option<Value>,
+    ) -> Result<Outcome, ExecError> {
+        let started = std::time::Instant::now();
+        let result = self.pool.run(kind, code, input).await;
+        let name = match kind {
+            JobKind::Search => "search",
+            JobKind::Builder => "builder",
+            JobKind::Panel => "panel",
+            JobKind::Check => "check",
+        };
+        let counted = match &result {
+            Ok(_) => Ok(()),
+            Err(e) => Err(e.limit.map(Limit::as_str)),
+        };
+        crate::telemetry::sandbox_run(name, counted, started.elapsed());
+        result
     }
 
     /// Runs builder code. Without `state` (execute) the code is the body of an async function
@@ -384,19 +407,19 @@ impl Sandbox {
         code: &str,
         state: Option<&Value>,
     ) -> Result<Outcome, ExecError> {
-        self.pool.run(JobKind::Builder, code, state.cloned()).await
+        self.run(JobKind::Builder, code, state.cloned()).await
     }
 
     /// Runs panel code: the body of an async function with `sdk`, `utils` and frozen `vars`.
     pub async fn run_panel(&self, code: &str, ctx: &PanelContext) -> Result<Outcome, ExecError> {
-        self.pool.run(JobKind::Panel, code, Some(Value::Object(ctx.vars.clone()))).await
+        self.run(JobKind::Panel, code, Some(Value::Object(ctx.vars.clone()))).await
     }
 
     /// Checks that panel code parses, without running it (parsing untrusted code is also kept
     /// out of the server: deep nesting would overflow the parser's native stack). Returns the
     /// syntax error with its line and column.
     pub async fn check_syntax(&self, code: &str) -> Result<(), ExecError> {
-        self.pool.run(JobKind::Check, code, None).await.map(|_| ())
+        self.run(JobKind::Check, code, None).await.map(|_| ())
     }
 
     /// Pool counters (executions, kills, respawns).

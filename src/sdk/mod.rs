@@ -275,6 +275,7 @@ impl Sdk {
         chosen: &ProviderSpec,
         params: &serde_json::Map<String, Value>,
     ) -> Result<Arc<SdkAnswer>, Served> {
+        crate::telemetry::data_call(&chosen.provider);
         let now = self.config.asof.unwrap_or_else(Utc::now);
         // Builtin data is a pure function of (call, day): the day is part of the key so the
         // cache never serves yesterday's series after midnight.
@@ -291,7 +292,11 @@ impl Sdk {
         let unavailable = std::sync::atomic::AtomicBool::new(false);
         let result = self
             .cache
-            .get_or_fetch(key, ttl, || self.fetch(src, m, chosen, params, now, &unavailable))
+            .get_or_fetch(key, ttl, || async {
+                let fetched = self.fetch(src, m, chosen, params, now, &unavailable).await;
+                crate::telemetry::data_fetch(&chosen.provider, fetched.is_ok());
+                fetched
+            })
             .await;
         result.map_err(|e| {
             if unavailable.load(Ordering::Relaxed) {

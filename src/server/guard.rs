@@ -5,7 +5,7 @@
 //!    `Sec-Fetch-Site: cross-site` request is refused on writes and protected paths (403).
 //! 3. `GET /?token=T` is the sign-in: a valid token sets the session cookie and redirects to
 //!    `/` (the token leaves the address bar and the history); a wrong one gets a sign-in page.
-//! 4. `/api`, `/ws`, `/v1` and `/mcp` need a credential (401): the server token (as
+//! 4. `/api`, `/ws`, `/v1`, `/mcp` and `/metrics` need a credential (401): the server token (as
 //!    `Authorization: Bearer T` or the session cookie), which may do everything, or an API key
 //!    (`Bearer bsk-…`), which may do what its scopes allow (403 otherwise; `access::keys`
 //!    says which scope each path needs) at its rate (429 with `Retry-After`). The request
@@ -40,7 +40,7 @@ pub struct Gate {
 }
 
 /// Paths that need a credential (the segment itself or anything under it).
-const PROTECTED: [&str; 4] = ["/api", "/ws", "/v1", "/mcp"];
+const PROTECTED: [&str; 5] = ["/api", "/ws", "/v1", "/mcp", "/metrics"];
 
 /// How long the session cookie lasts (the token itself does not expire).
 const SESSION_MAX_AGE_SECS: u64 = 30 * 24 * 3600;

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -51,12 +51,39 @@ pub enum ServeError {
 pub fn app(state: Arc<App>, bound: std::net::SocketAddr) -> Result<Router, ServeError> {
     let access = Access::new(&state.access, state.token.clone(), bound)?;
     let gate = Arc::new(guard::Gate { access, keys: state.keys.clone() });
-    Ok(routes(state).layer(axum::middleware::from_fn_with_state(gate, guard::guard)))
+    // Per route, so the route template is known; outermost, so refusals are measured too.
+    Ok(routes(state)
+        .layer(axum::middleware::from_fn_with_state(gate, guard::guard))
+        .layer(axum::middleware::from_fn(measure)))
+}
+
+/// Times every request into `http.server.request.duration` (until its response head).
+async fn measure(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let started = std::time::Instant::now();
+    let method = req.method().as_str().to_owned();
+    let route = req
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+    let response = next.run(req).await;
+    crate::telemetry::http_request(&method, &route, response.status().as_u16(), started.elapsed());
+    response
+}
+
+/// `GET /metrics`: Prometheus text format (the `metrics` scope, or the token).
+async fn metrics(State(app): Api) -> ApiResult {
+    crate::telemetry::gauges(ws::viewers(&app), app.agents.live_runs());
+    let text = crate::telemetry::render().ok_or_else(|| {
+        ApiError::Unavailable("metrics are recorded elsewhere in this process".into())
+    })?;
+    Ok(([(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], text)
+        .into_response())
 }
 
 fn routes(state: Arc<App>) -> Router {
     Router::new()
         .route("/healthz", get(|| async { ok(json!({"status": "ok"})) }))
+        .route("/metrics", get(metrics))
         .route("/api/dashboards", get(list_dashboards).post(create_dashboard))
         .route(
             "/api/dashboards/{id}",

@@ -26,6 +26,7 @@ mod hostile;
 mod llm_anthropic;
 mod llm_ollama;
 mod llm_openai;
+mod metrics;
 mod openai_api;
 mod provider_gates;
 mod providers;

@@ -9,15 +9,20 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("text", &[]),
     ("config_file", &[]),
     ("provenance", &[]),
+    // Metric names and recording helpers: a leaf like `tracing`.
+    ("telemetry", &[]),
     ("dashboard", &["text"]),
-    ("sandbox", &["provenance", "text"]),
-    ("sdk", &["provenance", "sandbox", "text"]),
+    ("sandbox", &["provenance", "telemetry", "text"]),
+    ("sdk", &["provenance", "sandbox", "telemetry", "text"]),
     // The provider layer knows nothing of agents, dashboards or HTTP.
     ("llm", &["config_file", "text"]),
     ("store", &["dashboard"]),
-    ("live", &["dashboard", "provenance", "sandbox", "text"]),
+    ("live", &["dashboard", "provenance", "sandbox", "telemetry", "text"]),
     ("dashboards", &["dashboard", "live", "store"]),
     ("access", &["config_file"]),
+    ("usage", &["llm", "store", "telemetry"]),
+    // `sdk` for its token bucket (`sdk::limit::Bucket`).
+    ("api_keys", &["access", "sdk", "store", "usage"]),
     ("agent", &["llm", "text", "config_file"]),
     (
         "dashboard_agent",

@@ -116,6 +116,7 @@ impl Meter {
             usage: crate::llm::Usage::default(),
             cost_usd: None,
             latency: std::time::Duration::ZERO,
+            first_chunk: None,
             error: false,
         };
         Self { usage: app.usage.clone(), call, price, started: Instant::now(), done: false }
@@ -124,6 +125,13 @@ impl Meter {
     /// Follows a streamed event; counts the call at its end.
     fn see(&mut self, event: &StreamEvent) {
         match event {
+            StreamEvent::TextDelta { .. }
+            | StreamEvent::ReasoningDelta { .. }
+            | StreamEvent::ToolCallStart { .. }
+                if self.call.first_chunk.is_none() =>
+            {
+                self.call.first_chunk = Some(self.started.elapsed());
+            }
             StreamEvent::Usage(u) => self.call.usage = *u,
             StreamEvent::Done { .. } => self.finish(false),
             StreamEvent::Error(_) => self.finish(true),

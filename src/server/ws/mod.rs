@@ -72,6 +72,11 @@ pub enum ClientMessage {
     },
 }
 
+/// Connected viewers (for the `/metrics` gauge).
+pub fn viewers(app: &App) -> usize {
+    app.live.stats().viewers
+}
+
 /// Upgrades to a WebSocket connection, or answers 503 when the server holds as many
 /// connections as it accepts.
 pub async fn upgrade(State(app): State<Arc<App>>, ws: WebSocketUpgrade) -> Response {
