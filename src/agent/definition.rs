@@ -272,6 +272,12 @@ pub struct AgentFile {
     /// Who wrote the file when not a person: `agent_file_create` sets it to its own name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_by: Option<String>,
+    /// Sampling temperature of every model call (0 to 2); absent: the provider's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<serde_json::Number>,
+    /// Longest output of a model call, in tokens; absent: the model's registry default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<serde_json::Number>,
     /// Override of the mode's compute preset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compute: Option<Compute>,
@@ -432,6 +438,12 @@ pub struct AgentDefinition {
     /// Set when the file was written at run time by a tool (`agent_file_create`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub created_by: Option<String>,
+    /// `temperature`: sent with every model call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f32>,
+    /// `maxTokens`: the output limit of every model call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
     /// The system prompts of the mode.
     pub prompts: Prompts,
     /// The resolved policy.
@@ -673,6 +685,24 @@ fn validate(
         }
     }
 
+    #[allow(clippy::cast_possible_truncation)]
+    let temperature = match file.temperature.as_ref().map(serde_json::Number::as_f64) {
+        None => None,
+        Some(Some(t)) if (0.0..=2.0).contains(&t) => Some(t as f32),
+        Some(_) => {
+            errors.push(FieldError::new("temperature", "must be a number from 0 to 2"));
+            None
+        }
+    };
+    let max_tokens = match file.max_tokens.as_ref().map(serde_json::Number::as_u64) {
+        None => None,
+        Some(Some(n)) if (1..=1_000_000).contains(&n) => u32::try_from(n).ok(),
+        Some(_) => {
+            errors.push(FieldError::new("maxTokens", "must be a whole number from 1 to 1000000"));
+            None
+        }
+    };
+
     let overrides = Overrides {
         compute: file.compute,
         output: file.output,
@@ -705,6 +735,8 @@ fn validate(
             tools,
             shell,
             created_by: nonblank(&file.created_by),
+            temperature,
+            max_tokens,
             prompts,
             policy,
             warnings,
@@ -1148,6 +1180,26 @@ mod tests {
         for m in Mode::ALL {
             assert_eq!(p(m).verify, VerifyPolicy::None);
             assert!(!p(m).expose_reasoning);
+        }
+    }
+
+    #[test]
+    fn temperature_and_max_tokens_are_checked_and_carried() {
+        let ok = parse(
+            "a",
+            r#"{"mode": "PLAIN", "temperature": 0.1, "maxTokens": 4096, "plain": {"systemPrompt": "x"}}"#,
+        )
+        .unwrap();
+        assert_eq!((ok.temperature, ok.max_tokens), (Some(0.1), Some(4096)));
+        for (extra, field) in [
+            (r#""temperature": 2.5"#, "temperature"),
+            (r#""temperature": -1"#, "temperature"),
+            (r#""maxTokens": 0"#, "maxTokens"),
+            (r#""maxTokens": 1.5"#, "maxTokens"),
+        ] {
+            let text = format!(r#"{{"mode": "PLAIN", {extra}, "plain": {{"systemPrompt": "x"}}}}"#);
+            let e = parse("a", &text).unwrap_err();
+            assert!(e.errors.iter().any(|f| f.path == field), "{extra}: {e}");
         }
     }
 

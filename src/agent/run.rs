@@ -445,6 +445,7 @@ impl<'a> Runner<'a> {
                 provider: Arc::clone(&self.input.provider),
                 model: self.input.model.clone(),
                 context_tokens: self.input.context_tokens,
+                reasoning: self.input.reasoning,
             },
             Some(resolver) => match resolver.resolve(self.model_calls).await {
                 Ok(m) => m,

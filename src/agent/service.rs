@@ -313,7 +313,7 @@ impl AgentService {
         let agent = snapshot
             .agent(&agent_key)
             .ok_or_else(|| QueryError::UnknownAgent(agent_key.clone()))?;
-        let (provider, model, context_tokens) = self
+        let (provider, model, context_tokens, reasoning) = self
             .model_for(&agent)
             .map_err(|error| QueryError::Model { agent: agent_key.clone(), error })?;
         let run_id = uuid::Uuid::now_v7().to_string();
@@ -379,6 +379,7 @@ impl AgentService {
             provider,
             model,
             context_tokens,
+            reasoning,
         };
         let service = Arc::clone(self);
         tokio::spawn(async move {
@@ -404,7 +405,7 @@ impl AgentService {
     fn model_for(
         &self,
         agent: &AgentDefinition,
-    ) -> Result<(Arc<dyn Provider>, String, usize), LlmError> {
+    ) -> Result<(Arc<dyn Provider>, String, usize, bool), LlmError> {
         let provider_key = agent.provider_key.as_deref().unwrap_or("").trim();
         let model = agent.model.as_deref().unwrap_or("").trim();
         let connected = if provider_key.is_empty() {
@@ -413,7 +414,7 @@ impl AgentService {
             self.models.connect_with_provider(provider_key, model)?
         };
         let context = usize::try_from(connected.model.context_window).unwrap_or(usize::MAX);
-        Ok((connected.provider, connected.model.id, context))
+        Ok((connected.provider, connected.model.id, context, connected.model.reasoning))
     }
 
     /// The run task: owns the chat, replays memory, runs, stores.

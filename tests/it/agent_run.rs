@@ -132,6 +132,7 @@ fn input(s: &Setup, mock: &MockLlm) -> RunInput {
         provider: provider(mock),
         model: "gpt-test".into(),
         context_tokens: 100_000,
+        reasoning: true,
     }
 }
 
@@ -877,11 +878,13 @@ async fn resolver_switches_the_model_mid_run() {
             provider: provider(&m),
             model: "gpt-a".into(),
             context_tokens: 100_000,
+            reasoning: true,
         },
         later: ResolvedModel {
             provider: keyed_provider(&m, "backup"),
             model: "gpt-b".into(),
             context_tokens: 100_000,
+            reasoning: true,
         },
         turns: Mutex::default(),
     });
@@ -1067,6 +1070,7 @@ async fn recorded_run_keeps_the_system_snapshot_and_steering() {
         provider: provider(&m),
         model: model.into(),
         context_tokens: 100_000,
+        reasoning: true,
     };
     s.deps.resolver = Some(Arc::new(Switching {
         first: on("gpt-plan"),

@@ -540,6 +540,14 @@ async fn the_dashboard_agent_builds_a_dashboard_through_v1() {
     let text: String =
         chunks.iter().filter_map(|c| c["choices"][0]["delta"]["content"].as_str()).collect();
     assert!(text.contains("gold desk"), "{text}");
+    // The dashboard agent's file sets its sampling; the mock model does not reason, so no
+    // thinking parameters are sent to it.
+    let requests = mock.requests();
+    let first = &requests[0].body;
+    assert_eq!(first["temperature"].as_f64().map(|t| (t * 100.0).round()), Some(10.0), "{first}");
+    let max = first["max_completion_tokens"].as_u64().or(first["max_tokens"].as_u64());
+    assert_eq!(max, Some(4096), "{first}");
+    assert!(first.get("reasoning_effort").is_none() && first.get("thinking").is_none(), "{first}");
     // The dashboard it saved is there for everyone else.
     let (status, body) = app.get(&format!("/api/dashboards/{id}")).await;
     assert_eq!(status, 200, "{body}");

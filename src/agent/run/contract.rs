@@ -26,6 +26,9 @@ pub struct RunInput {
     pub model: String,
     /// The model's context window in tokens (for the default context transform; likewise).
     pub context_tokens: usize,
+    /// Whether the model reasons (its registry entry says so): thinking parameters are sent
+    /// to it only then (likewise).
+    pub reasoning: bool,
 }
 
 impl fmt::Debug for RunInput {
@@ -86,6 +89,8 @@ pub struct ResolvedModel {
     pub model: String,
     /// The model's context window in tokens.
     pub context_tokens: usize,
+    /// Whether the model reasons (thinking parameters are sent only then).
+    pub reasoning: bool,
 }
 
 /// Why a [`ModelResolver`] could not pick a model (the run ends with `run.error`).

@@ -38,12 +38,14 @@ impl Runner<'_> {
             messages,
             tools,
             tool_choice: if required { ToolChoice::Required } else { ToolChoice::Auto },
-            thinking: policy.reasoning.then(|| Thinking::Enabled {
+            // Thinking parameters only for models that reason: others reject or ignore them.
+            thinking: (policy.reasoning && resolved.reasoning).then(|| Thinking::Enabled {
                 effort: policy.compute.effort(),
                 budget_tokens: None,
             }),
+            temperature: self.input.agent.temperature,
+            max_tokens: self.input.agent.max_tokens,
             trace_id: Some(self.input.run_id.clone()),
-            ..ChatRequest::default()
         };
         let mut builder = MessageBuilder::new(&resolved.model, resolved.provider.key());
         let started = std::time::Instant::now();
