@@ -389,6 +389,12 @@ impl<'a> Runner<'a> {
         if queued.is_empty() {
             return false;
         }
+        self.sink.emit(EventBody::RunSteer {
+            run_id: self.input.run_id.clone(),
+            mode: "followUp".into(),
+            messages: queued.clone(),
+            skipped_tools: Vec::new(),
+        });
         for text in queued {
             self.push_user(text);
         }

@@ -59,6 +59,10 @@ pub struct QueryRequest {
     /// `false`: answer with the whole event list at the end instead of a stream.
     #[serde(default)]
     pub stream: Option<bool>,
+    /// What to do when the chat has a run in progress: wait for it (default), `steer` it or
+    /// queue the message as a `followUp`.
+    #[serde(default)]
+    pub busy: Option<Busy>,
     /// The conversation before `message` as the client keeps it (clients of the
     /// OpenAI-compatible API send the whole conversation each time): the run's history when
     /// the chat has none of its own. Not part of `POST /api/query`'s body.
@@ -67,6 +71,21 @@ pub struct QueryRequest {
     /// The API key that asked (`None`: the owner); handed to the run's hooks.
     #[serde(skip)]
     pub caller: Option<String>,
+}
+
+/// What a query does to a chat whose run is still going.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Busy {
+    /// Start a run of its own once the running one has finished (runs of a chat never overlap).
+    #[default]
+    Wait,
+    /// Give the message to the running run now: the rest of its current step's tool calls are
+    /// skipped and the message goes to its next model call (`run.steer`, mode `steer`).
+    Steer,
+    /// Give the message to the running run for after its answer: it goes on for another turn
+    /// (`run.steer`, mode `followUp`).
+    FollowUp,
 }
 
 /// Who a run is for, as the hooks factory sees it.
@@ -169,6 +188,12 @@ struct LiveRun {
     chat_id: String,
     cancel: CancellationToken,
     readers: Mutex<usize>,
+    /// Messages for the running loop (`Busy::Steer`, `Busy::FollowUp`).
+    steering: super::run::MessageQueue,
+    follow_up: super::run::MessageQueue,
+    /// Its agent may make more than one model call (a one-call mode cannot take a message
+    /// mid-run: such a query waits for a run of its own instead).
+    steerable: bool,
 }
 
 /// A reader of one run's events. Dropping it detaches from the run (see the module doc).
@@ -180,6 +205,8 @@ pub struct Stream {
     pub chat_id: String,
     /// The events (from the start, or after the `Last-Event-ID`).
     pub events: Subscription,
+    /// Set when the query went to a run already in progress instead of starting one.
+    pub queued: Option<Busy>,
     _reader: Option<Reader>,
 }
 
@@ -305,6 +332,12 @@ impl AgentService {
                 id.to_owned()
             }
         };
+        if !new_chat
+            && let Some(mode @ (Busy::Steer | Busy::FollowUp)) = request.busy
+            && let Some(stream) = self.queue_into_running(&chat_id, mode, message)
+        {
+            return Ok(stream);
+        }
         let agent_key = match request.agent_key.as_deref().map(str::trim) {
             None | Some("") => self.config.default_agent.clone(),
             Some(k) => k.to_owned(),
@@ -338,7 +371,11 @@ impl AgentService {
             scene: request.scene,
             stream: request.stream,
         };
-        let live = Arc::new(LiveRun { chat_id: chat_id.clone(), ..LiveRun::default() });
+        let live = Arc::new(LiveRun {
+            chat_id: chat_id.clone(),
+            steerable: agent.policy.budget.max_model_calls > 1,
+            ..LiveRun::default()
+        });
         {
             // Checked and taken under one lock, before any event exists.
             let mut runs = lock(&self.live);
@@ -383,10 +420,41 @@ impl AgentService {
         };
         let service = Arc::clone(self);
         tokio::spawn(async move {
-            service.drive(input, query, new_chat, sink, live.cancel.clone(), hooks).await;
+            service.drive(input, query, new_chat, sink, &live, hooks).await;
             lock(&service.live).remove(&run_id);
         });
-        Ok(Stream { run_id: events.run_id().to_owned(), chat_id, events, _reader: Some(reader) })
+        Ok(Stream {
+            run_id: events.run_id().to_owned(),
+            chat_id,
+            events,
+            queued: None,
+            _reader: Some(reader),
+        })
+    }
+
+    /// Hands `message` to the run in progress on `chat_id`, if there is one that can take it,
+    /// and returns a reader of that run from now on (its `run.steer` says when the message
+    /// reached it). A message the run never takes (it failed or was cancelled first) is lost
+    /// with it; the reader sees that end.
+    fn queue_into_running(&self, chat_id: &str, mode: Busy, message: &str) -> Option<Stream> {
+        let (run_id, run) = lock(&self.live)
+            .iter()
+            .find(|(_, r)| r.chat_id == chat_id && r.steerable && !r.cancel.is_cancelled())
+            .map(|(id, r)| (id.clone(), Arc::clone(r)))?;
+        let log = self.logs.get(&run_id).filter(|l| !l.is_finished())?;
+        let events = log.subscribe(log.last_seq()).ok()?;
+        match mode {
+            Busy::Steer => run.steering.push(message),
+            _ => run.follow_up.push(message),
+        }
+        let reader = Reader::attach(Arc::clone(&run), self.config.disconnect_grace);
+        Some(Stream {
+            run_id,
+            chat_id: chat_id.to_owned(),
+            events,
+            queued: Some(mode),
+            _reader: Some(reader),
+        })
     }
 
     /// Resumes a run's events after a `Last-Event-ID` (`<runId>:<seq>`); the reader counts as
@@ -397,7 +465,7 @@ impl AgentService {
         let reader = lock(&self.live)
             .get(&run_id)
             .map(|run| Reader::attach(Arc::clone(run), self.config.disconnect_grace));
-        Ok(Stream { run_id, chat_id: String::new(), events, _reader: reader })
+        Ok(Stream { run_id, chat_id: String::new(), events, queued: None, _reader: reader })
     }
 
     /// The provider, model id and context window of an agent: its `providerKey`/`model`, or
@@ -424,9 +492,10 @@ impl AgentService {
         query: Query,
         new_chat: bool,
         sink: EventSink,
-        cancel: CancellationToken,
+        live: &LiveRun,
         hooks: Option<Arc<dyn super::run::RunHooks>>,
     ) {
+        let cancel = live.cancel.clone();
         sink.emit(EventBody::RequestQuery(query.clone()));
         let chat = tokio::select! {
             biased;
@@ -473,6 +542,8 @@ impl AgentService {
         let mut deps = RunDeps::new(self.backend.clone(), self.submits.clone());
         deps.cancel = cancel;
         deps.context = self.context.clone();
+        deps.steering = live.steering.clone();
+        deps.follow_up = live.follow_up.clone();
         if let Some(hooks) = hooks {
             deps.hooks = hooks;
         }

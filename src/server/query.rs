@@ -1,7 +1,9 @@
 //! `POST /api/query`: a query in, its run's Event Model v2 events out as SSE (ids
 //! `<runId>:<seq>`). With a `Last-Event-ID` header the same endpoint resumes a run's stream
 //! after that event instead of starting a run. `"stream": false` answers with the whole event
-//! list in the envelope once the run ends. Thin: [`AgentService`](crate::agent::service) does
+//! list in the envelope once the run ends. With `"busy": "steer"` or `"followUp"` a query to a
+//! chat whose run is still going hands its message to that run and reads the rest of it
+//! (header `x-boardsmith-queued`). Thin: [`AgentService`](crate::agent::service) does
 //! the work; dropping the response stream (client gone) detaches its reader from the run.
 
 use std::convert::Infallible;
@@ -19,7 +21,7 @@ use serde_json::json;
 use super::{ApiError, ok, parse_body};
 use crate::access::keys::Principal;
 use crate::agent::events::{Event, event_id};
-use crate::agent::service::{QueryRequest, Stream};
+use crate::agent::service::{Busy, QueryRequest, Stream};
 use crate::app::App;
 
 /// Comment frames on an idle stream: keep proxies from closing it and notice a gone client
@@ -62,12 +64,28 @@ pub async fn query(
     request.caller = principal.key_id().map(str::to_owned);
     let collect = request.stream == Some(false);
     let mut stream = app.agents.start(request)?;
+    let queued = stream.queued.map(|b| match b {
+        Busy::Steer => "steer",
+        Busy::FollowUp => "followUp",
+        Busy::Wait => "wait",
+    });
     if !collect {
-        return Ok(sse(stream));
+        let mut response = sse(stream);
+        if let Some(q) = queued {
+            response
+                .headers_mut()
+                .insert("x-boardsmith-queued", axum::http::HeaderValue::from_static(q));
+        }
+        return Ok(response);
     }
     let mut events = Vec::new();
     while let Ok(Some(event)) = stream.events.next().await {
         events.push(event);
     }
-    Ok(ok(json!({ "runId": stream.run_id, "chatId": stream.chat_id, "events": events })))
+    Ok(ok(json!({
+        "runId": stream.run_id,
+        "chatId": stream.chat_id,
+        "queued": queued,
+        "events": events,
+    })))
 }

@@ -476,3 +476,92 @@ async fn reasoning_hidden_from_the_stream_stays_out_of_the_history() {
         assert!(text.contains("The answer."), "{text}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follow_up_sent_to_a_busy_chat_joins_the_running_run() {
+    use eventsource_stream::Eventsource;
+    use futures::StreamExt;
+    let slow = Turn {
+        when: boardsmith::llm::mock::Match {
+            last_user_contains: Some("second question".into()),
+            ..Default::default()
+        },
+        ..text_turn("Second answer.", 100, 0)
+    };
+    let mock = mock(vec![slow, text_turn("The first answer, streamed slowly.", 2, 40)]).await;
+    let app = app_with(&mock, Duration::from_secs(3)).await;
+    let chat = "c-follow-up";
+    let first = post_query(
+        &app,
+        json!({"message": "first question", "agentKey": "demoModeReact", "chatId": chat}),
+    )
+    .await;
+    let mut first = first.bytes_stream().eventsource();
+    // Wait until the answer is streaming: the run is busy.
+    let mut seen = Vec::new();
+    while let Some(Ok(e)) = first.next().await {
+        seen.push((e.event.clone(), serde_json::from_str::<Value>(&e.data).unwrap()));
+        if e.event == "content.delta" {
+            break;
+        }
+    }
+    let second =
+        post_query(&app, json!({"message": "second question", "chatId": chat, "busy": "followUp"}))
+            .await;
+    assert_eq!(second.status(), 200);
+    assert_eq!(second.headers()["x-boardsmith-queued"], "followUp");
+    let second = sse_events(second).await;
+    while let Some(Ok(e)) = first.next().await {
+        seen.push((e.event.clone(), serde_json::from_str::<Value>(&e.data).unwrap()));
+    }
+    for events in [
+        seen.iter().map(|(t, d)| (t.as_str(), d)).collect::<Vec<_>>(),
+        second.iter().map(|(_, t, d)| (t.as_str(), d)).collect::<Vec<_>>(),
+    ] {
+        let steer = events.iter().find(|(t, _)| *t == "run.steer").expect("a run.steer");
+        assert_eq!(steer.1["mode"], "followUp");
+        assert_eq!(steer.1["messages"], json!(["second question"]));
+        assert_eq!(events.last().unwrap().0, "run.complete", "{events:#?}");
+        let text: String = events
+            .iter()
+            .filter(|(t, _)| *t == "content.delta")
+            .map(|(_, d)| d["delta"].as_str().unwrap())
+            .collect();
+        assert!(text.ends_with("Second answer."), "{text}");
+    }
+    // One run answered both: the model saw the first exchange and the follow-up.
+    assert_eq!(mock.requests().len(), 2);
+    let last = mock.requests()[1].body["messages"].to_string();
+    assert!(last.contains("first question") && last.contains("second question"), "{last}");
+
+    // A one-call agent cannot take a message mid-run: the query waits for a run of its own.
+    let plain = post_query(
+        &app,
+        json!({"message": "first question", "agentKey": "demoModePlain", "chatId": "c-plain"}),
+    )
+    .await;
+    let mut plain = plain.bytes_stream().eventsource();
+    while let Some(Ok(e)) = plain.next().await {
+        if e.event == "content.delta" {
+            break;
+        }
+    }
+    let r = post_query(
+        &app,
+        json!({"message": "second question", "chatId": "c-plain", "busy": "followUp",
+               "agentKey": "demoModePlain"}),
+    )
+    .await;
+    assert!(r.headers().get("x-boardsmith-queued").is_none());
+    let own = sse_events(r).await;
+    assert_eq!(own.last().unwrap().1, "run.complete", "{own:?}");
+    drop(plain);
+
+    // With nothing running, `busy` changes nothing: a run of its own.
+    let r =
+        post_query(&app, json!({"message": "second question", "chatId": chat, "busy": "steer"}))
+            .await;
+    assert!(r.headers().get("x-boardsmith-queued").is_none());
+    let events = sse_events(r).await;
+    assert_eq!(events.iter().filter(|(_, t, _)| t == "run.start").count(), 1);
+}

@@ -209,6 +209,21 @@ pub enum EventBody {
         /// Its chat.
         chat_id: String,
     },
+    /// User messages sent to the chat while the run was busy reached it: `steer` (the rest of
+    /// the step's tool calls were skipped and the messages go to the next model call) or
+    /// `followUp` (the run went on for another turn after its answer).
+    #[serde(rename = "run.steer")]
+    RunSteer {
+        /// The run.
+        run_id: String,
+        /// `steer` or `followUp`.
+        mode: String,
+        /// The messages, oldest first.
+        messages: Vec<String>,
+        /// Tool calls skipped (steer only).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        skipped_tools: Vec<String>,
+    },
     /// The run's next model call goes to another provider or model than its previous one.
     #[serde(rename = "model.switch")]
     ModelSwitch {
@@ -563,6 +578,7 @@ impl EventBody {
             Self::PlanUpdate { .. } => "plan.update",
             Self::RunStart { .. } => "run.start",
             Self::ModelSwitch { .. } => "model.switch",
+            Self::RunSteer { .. } => "run.steer",
             Self::RunComplete { .. } => "run.complete",
             Self::RunCancel { .. } => "run.cancel",
             Self::RunError { .. } => "run.error",

@@ -22,6 +22,19 @@ impl Runner<'_> {
             // batch too, so a message sent during it reaches the very next model call.
             let steer = self.deps.steering.drain();
             if !steer.is_empty() {
+                let skipped: Vec<String> = calls[idx..]
+                    .iter()
+                    .filter_map(|c| match c {
+                        ContentBlock::ToolUse { name, .. } => Some(name.clone()),
+                        _ => None,
+                    })
+                    .collect();
+                self.sink.emit(EventBody::RunSteer {
+                    run_id: self.input.run_id.clone(),
+                    mode: "steer".into(),
+                    messages: steer.clone(),
+                    skipped_tools: skipped,
+                });
                 for call in &calls[idx..] {
                     if let ContentBlock::ToolUse { id, .. } = call {
                         self.answer(id, Err("skipped: user sent a new message".into())).await;
