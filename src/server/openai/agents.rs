@@ -9,17 +9,17 @@
 
 use std::sync::Arc;
 
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::extract::{Extension, Path, State};
-use axum::http::{HeaderValue, header};
+use axum::http::HeaderValue;
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::encode::AgentEncoder;
-use super::wire::{ChatCompletion, ChatCompletionRequest, Choice, ResponseMessage, WireUsage};
-use super::{convert, json_response, now_secs};
+use super::wire::{ChatCompletion, ChatCompletionRequest, ResponseMessage};
+use super::{convert, event_stream, json_response, now_secs};
 use crate::access::keys::Principal;
 use crate::agent::definition::AgentDefinition;
 use crate::agent::events::EventBody;
@@ -115,20 +115,13 @@ pub(super) async fn completions(
             req.stream_options.as_ref().and_then(|o| o.include_usage).unwrap_or(false);
         let mut encoder = AgentEncoder::new(id, created, model, include_usage);
         // The reader guard lives in the stream state: dropped with the body (client gone).
-        let frames = futures::stream::unfold(stream, |mut s| async move {
+        let events = futures::stream::unfold(stream, |mut s| async move {
             match s.events.next().await {
                 Ok(Some(event)) => Some((event, s)),
                 Ok(None) | Err(_) => None,
             }
-        })
-        .flat_map(move |event| {
-            futures::stream::iter(encoder.event(&event).into_iter().map(Ok::<_, std::io::Error>))
         });
-        let mut r = Response::new(Body::from_stream(frames));
-        let h = r.headers_mut();
-        h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
-        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-        r
+        event_stream(events.map(move |event| encoder.event(&event)))
     } else {
         let (mut content, mut reasoning) = (String::new(), String::new());
         let mut events = Vec::new();
@@ -158,31 +151,18 @@ pub(super) async fn completions(
             let message = message.unwrap_or_else(|| error.to_string());
             return Err(ApiError::BadGateway(format!("the agent run failed: {message}")));
         }
-        json_response(&ChatCompletion {
-            id,
-            object: "chat.completion",
-            created,
-            model,
-            choices: vec![Choice {
-                index: 0,
-                message: ResponseMessage {
-                    role: "assistant",
-                    content: Some(content),
-                    reasoning_content: (!reasoning.is_empty()).then_some(reasoning),
-                    tool_calls: Vec::new(),
-                    refusal: None,
-                },
-                finish_reason: "stop",
-                logprobs: None,
-            }],
-            usage: WireUsage::from(&usage),
-            boardsmith: Some(json!({
+        json_response(&ChatCompletion::answer(
+            (id, created, model),
+            ResponseMessage::assistant(content, reasoning, Vec::new()),
+            "stop",
+            &usage,
+            Some(json!({
                 "run_id": run_id,
                 "chat_id": chat_id,
                 "finish_reason": finish_reason,
                 "events": events,
             })),
-        })
+        ))
     };
     let h = response.headers_mut();
     for (name, value) in [("x-boardsmith-run-id", &run_id), ("x-boardsmith-chat-id", &chat_id)] {

@@ -7,8 +7,8 @@ use bytes::Bytes;
 use serde::Serialize;
 
 use super::wire::{
-    ChatCompletion, Choice, Chunk, ChunkChoice, Delta, FunctionCall, FunctionDelta,
-    ResponseMessage, ToolCall, ToolCallDelta, WireUsage,
+    ChatCompletion, Chunk, ChunkChoice, Delta, FunctionCall, FunctionDelta, ResponseMessage,
+    ToolCall, ToolCallDelta, WireUsage,
 };
 use crate::agent::events::{Event, EventBody};
 use crate::llm::{AssistantMessage, ContentBlock, StopReason, StreamEvent, Usage};
@@ -52,26 +52,13 @@ pub fn completion(
             ContentBlock::ToolResult { .. } => {}
         }
     }
-    ChatCompletion {
-        id,
-        object: "chat.completion",
-        created,
-        model,
-        choices: vec![Choice {
-            index: 0,
-            message: ResponseMessage {
-                role: "assistant",
-                content: (!content.is_empty() || tool_calls.is_empty()).then_some(content),
-                reasoning_content: (!reasoning.is_empty()).then_some(reasoning),
-                tool_calls,
-                refusal: None,
-            },
-            finish_reason: finish_reason(message.stop_reason),
-            logprobs: None,
-        }],
-        usage: WireUsage::from(&message.usage),
-        boardsmith: None,
-    }
+    ChatCompletion::answer(
+        (id, created, model),
+        ResponseMessage::assistant(content, reasoning, tool_calls),
+        finish_reason(message.stop_reason),
+        &message.usage,
+        None,
+    )
 }
 
 /// One completion's chunk framing: fixed id, creation time and model; `role` in the first

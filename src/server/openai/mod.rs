@@ -77,6 +77,17 @@ fn model_object(m: ServedModel, created: u64) -> ModelObject {
     }
 }
 
+/// A `text/event-stream` response whose body is the frames, sent as they come.
+fn event_stream(frames: impl futures::Stream<Item = Vec<Bytes>> + Send + 'static) -> Response {
+    let body = frames
+        .flat_map(|batch| futures::stream::iter(batch.into_iter().map(Ok::<_, std::io::Error>)));
+    let mut r = Response::new(Body::from_stream(body));
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    r
+}
+
 fn json_response<T: serde::Serialize>(value: &T) -> Response {
     axum::Json(value).into_response()
 }
@@ -195,15 +206,10 @@ async fn chat_completions(
             return Err(ApiError::from(e));
         }
         let mut encoder = ChunkEncoder::new(id, created, model, include_usage);
-        let frames = futures::stream::iter(first).chain(events).flat_map(move |event| {
+        event_stream(futures::stream::iter(first).chain(events).map(move |event| {
             meter.see(&event);
-            futures::stream::iter(encoder.event(&event).into_iter().map(Ok::<_, std::io::Error>))
-        });
-        let mut r = Response::new(Body::from_stream(frames));
-        let h = r.headers_mut();
-        h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
-        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-        r
+            encoder.event(&event)
+        }))
     } else {
         let mut meter = Meter::new(&app, &principal, model.clone(), connected.model.clone());
         let message = connected.provider.complete(request).await;

@@ -326,6 +326,41 @@ pub struct ChatCompletion {
     pub boardsmith: Option<Value>,
 }
 
+impl ChatCompletion {
+    /// The answer with its one choice.
+    pub fn answer(
+        head: (String, u64, String),
+        message: ResponseMessage,
+        finish_reason: &'static str,
+        usage: &crate::llm::Usage,
+        boardsmith: Option<Value>,
+    ) -> Self {
+        let (id, created, model) = head;
+        Self {
+            id,
+            object: "chat.completion",
+            created,
+            model,
+            choices: vec![Choice { index: 0, message, finish_reason, logprobs: None }],
+            usage: WireUsage::from(usage),
+            boardsmith,
+        }
+    }
+}
+
+impl ResponseMessage {
+    /// The assistant's message: `content` null only when it made tool calls and said nothing.
+    pub fn assistant(content: String, reasoning: String, tool_calls: Vec<ToolCall>) -> Self {
+        Self {
+            role: "assistant",
+            content: (!content.is_empty() || tool_calls.is_empty()).then_some(content),
+            reasoning_content: (!reasoning.is_empty()).then_some(reasoning),
+            tool_calls,
+            refusal: None,
+        }
+    }
+}
+
 /// A choice of a non-streamed answer.
 #[derive(Debug, Serialize)]
 pub struct Choice {
