@@ -88,6 +88,17 @@ pub enum Busy {
     FollowUp,
 }
 
+impl Busy {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Wait => "wait",
+            Self::Steer => "steer",
+            Self::FollowUp => "followUp",
+        }
+    }
+}
+
 /// Who a run is for, as the hooks factory sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunContext {

@@ -64,11 +64,7 @@ pub async fn query(
     request.caller = principal.key_id().map(str::to_owned);
     let collect = request.stream == Some(false);
     let mut stream = app.agents.start(request)?;
-    let queued = stream.queued.map(|b| match b {
-        Busy::Steer => "steer",
-        Busy::FollowUp => "followUp",
-        Busy::Wait => "wait",
-    });
+    let queued = stream.queued.map(Busy::as_str);
     if !collect {
         let mut response = sse(stream);
         if let Some(q) = queued {

@@ -505,6 +505,20 @@ async fn agents_are_listed_and_run_behind_the_same_wire_format() {
     let (s, b) =
         app.post("/v1/chat/completions", json!({"model": "mock-model", "chat_id": "c", "messages": [{"role": "user", "content": "hi"}]})).await;
     assert_eq!((s, b["error"]["param"].clone()), (400, json!("chat_id")), "{b}");
+    let (s, b) = app
+        .post("/v1/chat/completions", json!({"model": "mock-model", "busy": "steer", "messages": [{"role": "user", "content": "hi"}]}))
+        .await;
+    assert_eq!((s, b["error"]["param"].clone()), (400, json!("busy")), "{b}");
+    // On an agent, `busy` with nothing running is a run of its own.
+    let r = app
+        .http
+        .post(&url)
+        .json(&json!({"model": "x", "busy": "followUp", "messages": [{"role": "user", "content": "hi"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(r.headers().get("x-boardsmith-queued").is_none());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

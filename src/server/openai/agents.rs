@@ -110,6 +110,7 @@ pub(super) async fn completions(
     let created = now_secs();
     let model = format!("agent/{slug}");
     let (run_id, chat_id) = (stream.run_id.clone(), stream.chat_id.clone());
+    let queued = stream.queued;
     let mut response = if req.stream == Some(true) {
         let include_usage =
             req.stream_options.as_ref().and_then(|o| o.include_usage).unwrap_or(false);
@@ -169,6 +170,9 @@ pub(super) async fn completions(
         if let Ok(v) = HeaderValue::from_str(value) {
             h.insert(name, v);
         }
+    }
+    if let Some(mode) = queued {
+        h.insert("x-boardsmith-queued", HeaderValue::from_static(mode.as_str()));
     }
     let ignored = req.ignored_by_agents().join(",");
     if !ignored.is_empty()

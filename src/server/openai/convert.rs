@@ -226,6 +226,7 @@ pub fn to_agent_query(req: &ChatCompletionRequest, agent: &str) -> Result<QueryR
         message,
         agent_key: Some(agent.to_owned()),
         chat_id: req.chat_id.clone(),
+        busy: req.busy,
         prior,
         ..QueryRequest::default()
     })

@@ -174,12 +174,16 @@ async fn chat_completions(
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let req: ChatCompletionRequest = parse_body(&body)?;
-    if req.chat_id.is_some() {
-        return Err(convert::unsupported(
-            "chat_id",
-            "`chat_id` on a model completion (it continues an agent's chat: use \
-             POST /v1/agents/{slug}/completions)",
-        ));
+    for (param, set) in [("chat_id", req.chat_id.is_some()), ("busy", req.busy.is_some())] {
+        if set {
+            return Err(convert::unsupported(
+                param,
+                &format!(
+                    "`{param}` on a model completion (it is about an agent's chat: use \
+                     POST /v1/agents/{{slug}}/completions)"
+                ),
+            ));
+        }
     }
     let connected = app.models.connect(&req.model).map_err(|e| match e {
         // Nothing to route to at all is the server's state, not the client's mistake.

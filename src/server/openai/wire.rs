@@ -70,6 +70,10 @@ pub struct ChatCompletionRequest {
     /// Agent completions only: the chat to continue (a Boardsmith extension).
     #[serde(default)]
     pub chat_id: Option<String>,
+    /// Agent completions only: what to do when the chat's run is still going (`wait`, `steer`,
+    /// `followUp`; a Boardsmith extension).
+    #[serde(default)]
+    pub busy: Option<crate::agent::service::Busy>,
     // Accepted and not forwarded: sampling knobs (named in a response header by
     // `ignored`) and bookkeeping that means nothing to a provider.
     #[serde(default)]
