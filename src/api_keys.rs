@@ -8,6 +8,8 @@
 //! asks [`ApiKeys::authenticate`] and maps its refusal.
 
 use std::collections::HashMap;
+use std::sync::atomic::AtomicI64;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
@@ -148,19 +150,19 @@ pub enum Refusal {
 struct Entry {
     record: KeyRecord,
     bucket: Option<Bucket>,
-    last_used: std::sync::atomic::AtomicI64,
+    last_used: AtomicI64,
 }
 
 impl Entry {
     fn new(record: KeyRecord) -> Self {
         let bucket =
             record.rpm.map(|rpm| Bucket::new(rpm, Duration::from_secs(60), Instant::now()));
-        Self { record, bucket, last_used: std::sync::atomic::AtomicI64::new(0) }
+        Self { record, bucket, last_used: AtomicI64::new(0) }
     }
 
     fn view(&self) -> KeyView {
         let r = &self.record;
-        let last = self.last_used.load(std::sync::atomic::Ordering::Relaxed);
+        let last = self.last_used.load(Relaxed);
         KeyView {
             id: r.id.clone(),
             name: r.name.clone(),
@@ -296,10 +298,7 @@ impl ApiKeys {
         record.revoked_at = Some(now_ms());
         self.save(&record).await?;
         let revoked = Arc::new(Entry::new(record));
-        revoked.last_used.store(
-            entry.last_used.load(std::sync::atomic::Ordering::Relaxed),
-            std::sync::atomic::Ordering::Relaxed,
-        );
+        revoked.last_used.store(entry.last_used.load(Relaxed), Relaxed);
         let view = revoked.view();
         self.by_hash
             .write()
@@ -338,7 +337,7 @@ impl ApiKeys {
         {
             return Err(Refusal::RateLimited { prefix: r.prefix.clone(), rpm, retry_after: wait });
         }
-        entry.last_used.store(now, std::sync::atomic::Ordering::Relaxed);
+        entry.last_used.store(now, Relaxed);
         Ok(Principal::Key { id: r.id.clone(), scopes: r.scopes.clone() })
     }
 }

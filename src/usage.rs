@@ -227,7 +227,7 @@ impl UsageLedger {
 
     /// Writes the rows counted since the last flush (all in one durable commit each).
     pub async fn flush(&self) -> Result<(), StoreError> {
-        let rows: Vec<(String, serde_json::Value)> = {
+        let rows: Vec<(RowKey, String, serde_json::Value)> = {
             let mut s = self.lock();
             let dirty = std::mem::take(&mut s.dirty);
             dirty
@@ -235,12 +235,16 @@ impl UsageLedger {
                 .filter_map(|k| {
                     let totals = *s.rows.get(&k)?;
                     let value = serde_json::to_value(StoredRow { key: k.clone(), totals }).ok()?;
-                    Some((k.id(), value))
+                    Some((k.clone(), k.id(), value))
                 })
                 .collect()
         };
-        for (id, value) in rows {
-            self.store.put_usage_row(&id, value).await?;
+        // Sent together, so the store's writer commits them in one durable transaction.
+        let writes = rows.iter().map(|(_, id, value)| self.store.put_usage_row(id, value.clone()));
+        if let Err(e) = futures::future::try_join_all(writes).await {
+            // Written again by the next flush (a row holds its totals, so rewriting is safe).
+            self.lock().dirty.extend(rows.into_iter().map(|(k, ..)| k));
+            return Err(e);
         }
         Ok(())
     }

@@ -145,11 +145,16 @@ impl Principal {
     }
 }
 
+/// Whether `path` is `prefix` or lies below it (`/apix` is not under `/api`).
+pub fn under(path: &str, prefix: &str) -> bool {
+    path.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
 /// The scope a request for `path` with a write (`write`: not GET/HEAD/OPTIONS) method needs,
 /// or `None` for paths that need no credential. Unknown paths under a protected prefix need
 /// `admin`, so a new route is closed until it is given its scope here.
 pub fn required_scope(path: &str, write: bool) -> Option<Scope> {
-    let under = |prefix: &str| path == prefix || path.starts_with(&format!("{prefix}/"));
+    let under = |prefix: &str| under(path, prefix);
     let scope = if under("/v1/agents") {
         Scope::Agents
     } else if under("/v1") {

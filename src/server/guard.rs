@@ -27,7 +27,7 @@ use axum::response::{Html, IntoResponse, Response};
 
 use super::ApiError;
 use crate::access::Access;
-use crate::access::keys::{Principal, Scope, looks_like_key, required_scope};
+use crate::access::keys::{Principal, Scope, looks_like_key, required_scope, under};
 use crate::api_keys::{ApiKeys, Refusal};
 
 /// What the guard checks requests against.
@@ -100,9 +100,7 @@ fn check(gate: &Gate, req: &Request) -> Result<Pass, ApiError> {
     }
 
     let path = req.uri().path();
-    let protected = PROTECTED
-        .iter()
-        .any(|p| path == *p || path.strip_prefix(p).is_some_and(|r| r.starts_with('/')));
+    let protected = PROTECTED.iter().any(|p| under(path, p));
     let write = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
     if let Some(origin) = headers.get(header::ORIGIN) {
         let origin = origin.to_str().unwrap_or("");
