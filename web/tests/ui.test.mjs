@@ -31,6 +31,27 @@ async function panelsSettled(page) {
   }, null, { timeout: 30_000 });
 }
 
+/**
+ * Opens dashboard `id` through the URL and waits until it is the one shown with its panels
+ * settled: a fresh page may still show the dashboard it opened on its own (the most recently
+ * updated), whose settled panels must not pass for this one's. A timeout says what was open.
+ */
+async function openDashboard(page, base, id) {
+  await page.goto(`${base}/#d=${id}`);
+  try {
+    await page.waitForSelector(`.dashboard-view[data-dashboard-id="${id}"] .panel`, { state: 'attached' });
+  } catch (e) {
+    const seen = await page.evaluate(() => ({
+      hash: location.hash,
+      open: document.querySelector('.dashboard-view')?.dataset.dashboardId,
+      live: document.querySelector('.live-status')?.dataset.state,
+      title: document.querySelector('.dashboard-view')?.textContent.slice(0, 80),
+    }));
+    throw new Error(`dashboard ${id} did not open: ${JSON.stringify(seen)}`, { cause: e });
+  }
+  await panelsSettled(page);
+}
+
 /** Sends `message` to `agent` from the chat pane. */
 async function ask(page, agent, message) {
   await page.selectOption('select.chat-agent', agent);
@@ -45,9 +66,7 @@ test('every example dashboard renders: panels ok, charts painted, no console err
   assert.equal(dashboards.length, 5, 'the five example dashboards');
   const page = await newPage();
   for (const d of dashboards) {
-    await page.goto(`${server.url}/#d=${d.id}`);
-    await page.waitForSelector(`.dashboard-view[data-dashboard-id="${d.id}"]`);
-    await panelsSettled(page);
+    await openDashboard(page, server.url, d.id);
     const panels = await page.$$eval('.dashboard-view .panel', (ps) => ps.map((p) => ({
       id: p.dataset.panelId, type: p.dataset.type, status: p.dataset.status,
     })));
@@ -68,8 +87,7 @@ test('every example dashboard renders: panels ok, charts painted, no console err
 test('panel.data pushes update charts in place (a variable change, a server refresh)', async () => {
   const gold = (await api.get('/api/dashboards')).find((d) => d.title === 'Gold Market Monitor');
   const page = await newPage();
-  await page.goto(`${server.url}/#d=${gold.id}`);
-  await panelsSettled(page);
+  await openDashboard(page, server.url, gold.id);
   const kline = page.locator('.panel[data-panel-id="gold-kline"]');
   const before = await kline.evaluate((p) => ({
     seq: Number(p.dataset.seq), mounts: p.dataset.mounts, updates: Number(p.dataset.updates), canvas: p.querySelector('canvas') !== null,
@@ -112,8 +130,7 @@ test('a newer bar goes in with series.update, anything else with setData', async
     },
   });
   const page = await newPage();
-  await page.goto(`${server.url}/#d=${created.id}`);
-  await panelsSettled(page);
+  await openDashboard(page, server.url, created.id);
   const panel = page.locator('.panel[data-panel-id="grow"]');
   const mounts = await panel.getAttribute('data-mounts');
   const step = async (n) => {
@@ -135,8 +152,7 @@ test('a 5,000-row table draws its first 1,000 rows and says so', async () => {
     state: { title: 'Big table', layout: { columns: 1 }, panels: [{ id: 'big', title: 'Big', type: 'table', renderer: 'custom', code }] },
   });
   const page = await newPage();
-  await page.goto(`${server.url}/#d=${created.id}`);
-  await panelsSettled(page);
+  await openDashboard(page, server.url, created.id);
   const panel = page.locator('.panel[data-panel-id="big"]');
   assert.equal(await panel.locator('tbody tr').count(), 1000);
   assert.match(await panel.locator('.more-rows').innerText(), /1,000 of 5,000/);
@@ -168,8 +184,7 @@ test('each panel says where its data came from: DEMO DATA for generated numbers,
       },
     });
     const page = await newPage();
-    await page.goto(`${live.url}/#d=${created.id}`);
-    await panelsSettled(page);
+    await openDashboard(page, live.url, created.id);
     const fx = page.locator('.panel[data-panel-id="fx"]');
     const gold = page.locator('.panel[data-panel-id="gold"]');
     assert.equal(await fx.getAttribute('data-demo'), 'false');
@@ -198,8 +213,7 @@ test('a failing panel shows its error, with the line, in that panel only', async
   broken.code = 'const x = 1;\nthrow new Error("feed is down");\nreturn x;';
   await api.put(`/api/dashboards/${id}`, { baseVersion: record.version, state });
   const page = await newPage();
-  await page.goto(`${server.url}/#d=${id}`);
-  await panelsSettled(page);
+  await openDashboard(page, server.url, id);
   const panel = page.locator(`.panel[data-panel-id="${broken.id}"]`);
   assert.equal(await panel.getAttribute('data-status'), 'error');
   const message = await panel.locator('.panel-error').innerText();
@@ -327,8 +341,7 @@ test('after a server restart the dashboard reconnects and stays live', async () 
     const ownApi = apiOf(own.url);
     const [first] = await ownApi.get('/api/dashboards');
     const page = await newPage();
-    await page.goto(`${own.url}/#d=${first.id}`);
-    await panelsSettled(page);
+    await openDashboard(page, own.url, first.id);
     await page.evaluate(() => {
       const el = document.querySelector('.live-status');
       window.__liveStates = [el.dataset.state];
