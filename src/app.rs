@@ -366,6 +366,26 @@ impl crate::agent::run::RunHooks for RunAccounting {
         Box::pin(std::future::ready(Ok(over.is_none())))
     }
 
+    /// The failed model's call counts as an error of that model; the fallback's answer is
+    /// counted by `on_turn_end` under the model that gave it.
+    fn on_fallback<'a>(
+        &'a self,
+        failed: &'a crate::agent::run::TurnInfo,
+        _error: &'a crate::llm::LlmError,
+    ) -> futures::future::BoxFuture<'a, ()> {
+        self.usage.record(&crate::usage::Call {
+            key: self.context.caller.clone(),
+            model: format!("{}/{}", failed.provider, failed.model),
+            agent: Some(self.context.agent.clone()),
+            usage: failed.usage,
+            cost_usd: None,
+            latency: failed.duration,
+            first_chunk: None,
+            error: true,
+        });
+        Box::pin(std::future::ready(()))
+    }
+
     fn on_error<'a>(
         &'a self,
         _error: &'a str,

@@ -16,6 +16,8 @@ use crate::llm::Effort;
 
 /// Upper bound for `react.maxSteps` and `budget.maxSteps`.
 pub const MAX_STEPS: i64 = 50;
+/// Most entries of `fallbackModels`.
+pub const MAX_FALLBACK_MODELS: usize = 8;
 /// `react.maxSteps` when the file does not say.
 pub const DEFAULT_REACT_STEPS: u32 = 6;
 /// Steps of a PLAN_EXECUTE run when `budget.maxSteps` does not say.
@@ -253,6 +255,11 @@ pub struct AgentFile {
     /// Model id; absent or empty: the provider's default model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// Models (`provider/model`) a model call falls back to, in order, when the model fails
+    /// with a retryable error before any output; absent: the server's `[llm] fallback`; `[]`:
+    /// none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback_models: Option<Vec<String>>,
     /// Run mode (required).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<Mode>,
@@ -429,6 +436,10 @@ pub struct AgentDefinition {
     pub provider_key: Option<String>,
     /// Model id; `None`: the provider's default.
     pub model: Option<String>,
+    /// `fallbackModels`: `provider/model` references, deduplicated, in file order; `None`:
+    /// the server's default list.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback_models: Option<Vec<String>>,
     /// Run mode.
     pub mode: Mode,
     /// Tool names, deduplicated, in file order.
@@ -703,6 +714,34 @@ fn validate(
         }
     };
 
+    let fallback_models = file.fallback_models.as_ref().map(|list| {
+        let mut kept: Vec<String> = Vec::new();
+        if list.len() > MAX_FALLBACK_MODELS {
+            errors.push(FieldError::new(
+                "fallbackModels",
+                format!("at most {MAX_FALLBACK_MODELS} models"),
+            ));
+        }
+        for (i, reference) in list.iter().enumerate() {
+            let reference = reference.trim();
+            let at = format!("fallbackModels[{i}]");
+            match reference.split_once('/') {
+                Some((p, m)) if !p.trim().is_empty() && !m.trim().is_empty() => {
+                    if kept.iter().any(|k| k == reference) {
+                        warnings.push(FieldError::new(at, format!("`{reference}` listed twice")));
+                    } else {
+                        kept.push(reference.to_owned());
+                    }
+                }
+                _ => errors.push(FieldError::new(
+                    at,
+                    format!("`{reference}` must be `provider/model` (e.g. `openai/gpt-4.1-mini`)"),
+                )),
+            }
+        }
+        kept
+    });
+
     let overrides = Overrides {
         compute: file.compute,
         output: file.output,
@@ -731,6 +770,7 @@ fn validate(
             description: file.description.trim().to_owned(),
             provider_key: nonblank(&file.provider_key),
             model: nonblank(&file.model),
+            fallback_models,
             mode,
             tools,
             shell,
@@ -1200,6 +1240,33 @@ mod tests {
             let text = format!(r#"{{"mode": "PLAIN", {extra}, "plain": {{"systemPrompt": "x"}}}}"#);
             let e = parse("a", &text).unwrap_err();
             assert!(e.errors.iter().any(|f| f.path == field), "{extra}: {e}");
+        }
+    }
+
+    #[test]
+    fn fallback_models_are_provider_model_references() {
+        let with = |list: &str| {
+            parse(
+                "a",
+                &format!(
+                    r#"{{"mode": "PLAIN", "fallbackModels": {list}, "plain": {{"systemPrompt": "x"}}}}"#
+                ),
+            )
+        };
+        let ok = with(r#"["b/m1", " local/Qwen/Qwen3-8B ", "b/m1"]"#).unwrap();
+        assert_eq!(ok.fallback_models.unwrap(), ["b/m1", "local/Qwen/Qwen3-8B"]);
+        assert!(ok.warnings.iter().any(|w| w.path == "fallbackModels[2]"), "{:?}", ok.warnings);
+        assert_eq!(with("[]").unwrap().fallback_models, Some(vec![]), "[] turns fallback off");
+        let absent = parse("a", r#"{"mode": "PLAIN", "plain": {"systemPrompt": "x"}}"#).unwrap();
+        assert_eq!(absent.fallback_models, None, "absent: the server's default");
+        for (list, field) in [
+            (r#"["gpt-4.1"]"#, "fallbackModels[0]"),
+            (r#"["b/m", "/m"]"#, "fallbackModels[1]"),
+            (r#"["b/"]"#, "fallbackModels[0]"),
+            (r#"["a/1","a/2","a/3","a/4","a/5","a/6","a/7","a/8","a/9"]"#, "fallbackModels"),
+        ] {
+            let e = with(list).unwrap_err();
+            assert!(e.errors.iter().any(|f| f.path == field), "{list}: {e}");
         }
     }
 

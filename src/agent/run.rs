@@ -48,6 +48,7 @@ use crate::llm::{
 };
 
 mod contract;
+mod fallback;
 mod model_call;
 mod tool_calls;
 mod window;
@@ -56,6 +57,7 @@ pub use contract::{
     ContextSource, MessageQueue, ModelResolver, NoHooks, ResolveError, ResolvedModel, RunDeps,
     RunEnd, RunHooks, RunInput, RunOutcome, TurnInfo,
 };
+pub use fallback::FallbackResolver;
 pub use window::{ContextTransform, WindowTransform, estimate_tokens, message_tokens};
 
 /// The user message sent for the second pass of `verify: SECOND_PASS_FIX`.
@@ -472,10 +474,60 @@ impl<'a> Runner<'a> {
                 from_model: from.1,
                 to_provider: to.0,
                 to_model: to.1,
+                reason: None,
+                error: None,
             });
             self.add(AgentMessage::ContextNote(note));
         }
         Ok(resolved)
+    }
+
+    /// The model to retry the current call with after `failed` failed with a retryable
+    /// `error` before any output: the resolver's fallback, announced with `model.switch`
+    /// (reason `fallback`) and a context note, the failure told to [`RunHooks::on_fallback`].
+    /// `None`: no resolver, not retryable, or no fallback left.
+    async fn fall_back(
+        &mut self,
+        failed: &ResolvedModel,
+        error: &crate::llm::LlmError,
+        elapsed: Duration,
+    ) -> Option<ResolvedModel> {
+        if !error.is_retryable() {
+            return None;
+        }
+        let next = self.deps.resolver.as_ref()?.fallback(self.model_calls, failed, error)?;
+        let (from, to) = (
+            (failed.provider.key().to_owned(), failed.model.clone()),
+            (next.provider.key().to_owned(), next.model.clone()),
+        );
+        tracing::warn!(run_id = %self.input.run_id, from = %format!("{}/{}", from.0, from.1),
+            to = %format!("{}/{}", to.0, to.1), %error, "model call failed before any output; falling back");
+        let failure = TurnInfo {
+            turn: self.model_calls,
+            usage: Usage::default(),
+            model: from.1.clone(),
+            provider: from.0.clone(),
+            duration: elapsed,
+        };
+        self.deps.hooks.on_fallback(&failure, error).await;
+        self.last_model = Some(to.clone());
+        if from != to {
+            let note = format!(
+                "Model switched from {}/{} to {}/{} after a failure before any output: {error}",
+                from.0, from.1, to.0, to.1
+            );
+            self.sink.emit(EventBody::ModelSwitch {
+                run_id: self.input.run_id.clone(),
+                from_provider: from.0,
+                from_model: from.1,
+                to_provider: to.0,
+                to_model: to.1,
+                reason: Some("fallback".to_owned()),
+                error: Some(error.to_string()),
+            });
+            self.add(AgentMessage::ContextNote(note));
+        }
+        Some(next)
     }
 
     /// Tells [`RunHooks::on_error`] (its own failure is ignored: it must not hide this error)

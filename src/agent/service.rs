@@ -25,7 +25,10 @@ use super::events::{
     EventBody, EventSink, Query, RunLogConfig, RunLogs, StreamError, Subscription,
 };
 use super::memory::{ChatMemory, MemoryError, chat_name, replay_messages, validate_chat_id};
-use super::run::{ContextSource, RunDeps, RunInput, run_recorded};
+use super::run::{
+    ContextSource, FallbackResolver, ModelResolver, ResolvedModel, RunDeps, RunHooks, RunInput,
+    run_recorded,
+};
 use super::tools::{BackendTools, FrontendSubmits};
 use crate::llm::{LlmError, Models, Provider};
 
@@ -112,6 +115,12 @@ pub struct RunContext {
 
 /// Makes a run's hooks (usage accounting, budgets) from who the run is for.
 pub type HooksFactory = Arc<dyn Fn(&RunContext) -> Arc<dyn super::run::RunHooks> + Send + Sync>;
+
+/// What a run gets besides its input: the hooks made for it and its model resolver.
+struct Extras {
+    hooks: Option<Arc<dyn RunHooks>>,
+    resolver: Option<Arc<dyn ModelResolver>>,
+}
 
 /// Why a query was refused before its run started.
 #[derive(Debug, thiserror::Error)]
@@ -360,6 +369,16 @@ impl AgentService {
         let (provider, model, context_tokens, reasoning) = self
             .model_for(&agent)
             .map_err(|error| QueryError::Model { agent: agent_key.clone(), error })?;
+        let primary = ResolvedModel {
+            provider: Arc::clone(&provider),
+            model: model.clone(),
+            context_tokens,
+            reasoning,
+        };
+        let resolver = self
+            .with_fallbacks(&agent, primary)
+            .map_err(|error| QueryError::Model { agent: agent_key.clone(), error })?
+            .map(|r| Arc::new(r) as Arc<dyn ModelResolver>);
         let run_id = uuid::Uuid::now_v7().to_string();
         let hooks = self.hooks.as_ref().map(|make| {
             make(&RunContext {
@@ -431,7 +450,7 @@ impl AgentService {
         };
         let service = Arc::clone(self);
         tokio::spawn(async move {
-            service.drive(input, query, new_chat, sink, &live, hooks).await;
+            service.drive(input, query, new_chat, sink, &live, Extras { hooks, resolver }).await;
             lock(&service.live).remove(&run_id);
         });
         Ok(Stream {
@@ -496,6 +515,41 @@ impl AgentService {
         Ok((connected.provider, connected.model.id, context, connected.model.reasoning))
     }
 
+    /// The agent's model followed by its fallbacks (`fallbackModels`, else `[llm] fallback`),
+    /// each connected now so a bad reference refuses the query before any event; `None` when
+    /// there is nothing to fall back to. Repeats and the model itself are skipped.
+    fn with_fallbacks(
+        &self,
+        agent: &AgentDefinition,
+        primary: ResolvedModel,
+    ) -> Result<Option<FallbackResolver>, LlmError> {
+        let config = self.models.config();
+        let (field, list) = match &agent.fallback_models {
+            Some(list) => ("fallbackModels", list.as_slice()),
+            None => ("[llm] fallback", config.fallback_models()),
+        };
+        let mut candidates = vec![primary];
+        for (i, reference) in list.iter().enumerate() {
+            let (provider, model) = reference.split_once('/').unwrap_or((reference, ""));
+            let connected = self.models.connect_with_provider(provider, model).map_err(|e| {
+                LlmError::Config { message: format!("{field}[{i}] `{reference}`: {e}") }
+            })?;
+            let seen = candidates.iter().any(|c| {
+                c.provider.key() == connected.provider.key() && c.model == connected.model.id
+            });
+            if !seen {
+                candidates.push(ResolvedModel {
+                    context_tokens: usize::try_from(connected.model.context_window)
+                        .unwrap_or(usize::MAX),
+                    reasoning: connected.model.reasoning,
+                    provider: connected.provider,
+                    model: connected.model.id,
+                });
+            }
+        }
+        Ok(FallbackResolver::new(candidates))
+    }
+
     /// The run task: owns the chat, replays memory, runs, stores.
     async fn drive(
         &self,
@@ -504,7 +558,7 @@ impl AgentService {
         new_chat: bool,
         sink: EventSink,
         live: &LiveRun,
-        hooks: Option<Arc<dyn super::run::RunHooks>>,
+        extras: Extras,
     ) {
         let cancel = live.cancel.clone();
         sink.emit(EventBody::RequestQuery(query.clone()));
@@ -555,9 +609,10 @@ impl AgentService {
         deps.context = self.context.clone();
         deps.steering = live.steering.clone();
         deps.follow_up = live.follow_up.clone();
-        if let Some(hooks) = hooks {
+        if let Some(hooks) = extras.hooks {
             deps.hooks = hooks;
         }
+        deps.resolver = extras.resolver;
         let run_id = input.run_id.clone();
         let outcome = run_recorded(input, &deps, &sink, &mut recorder).await;
         tracing::info!(run = %run_id, end = ?outcome.end, model_calls = outcome.model_calls, tool_calls = outcome.tool_calls, "run finished");

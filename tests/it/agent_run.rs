@@ -903,6 +903,8 @@ async fn resolver_switches_the_model_mid_run() {
             from_model: "gpt-a".into(),
             to_provider: "backup".into(),
             to_model: "gpt-b".into(),
+            reason: None,
+            error: None,
         }]
     );
     let at = t.iter().position(|t| *t == "model.switch").unwrap();

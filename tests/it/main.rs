@@ -27,6 +27,7 @@ mod llm_anthropic;
 mod llm_ollama;
 mod llm_openai;
 mod metrics;
+mod model_fallback;
 mod openai_api;
 mod provider_gates;
 mod providers;

@@ -237,6 +237,14 @@ pub enum EventBody {
         to_provider: String,
         /// Model of the next call.
         to_model: String,
+        /// Why, when the run chose it itself: `fallback` (the previous model failed with a
+        /// retryable error before any output, and the same call was sent to the next model of
+        /// the agent's fallback list). Absent: the resolver picked another model for this call.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        /// The failure that caused a `fallback` switch, as the provider layer reported it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
     },
     /// A run ended normally.
     #[serde(rename = "run.complete")]

@@ -109,6 +109,18 @@ pub trait ModelResolver: Send + Sync {
     /// The model for the run's `turn`-th model call (from 1; planning, answer, review and
     /// summary calls all count).
     fn resolve(&self, turn: u32) -> BoxFuture<'_, Result<ResolvedModel, ResolveError>>;
+
+    /// The model to send the `turn`-th call to instead of `failed`, which failed with a
+    /// retryable `error` before any of its output reached the run (the run asks nothing after
+    /// output has started). `None` (the default): no fallback, the error ends the run.
+    fn fallback(
+        &self,
+        _turn: u32,
+        _failed: &ResolvedModel,
+        _error: &crate::llm::LlmError,
+    ) -> Option<ResolvedModel> {
+        None
+    }
 }
 
 /// One finished model call, as [`RunHooks::on_turn_end`] sees it.
@@ -139,6 +151,17 @@ pub trait RunHooks: Send + Sync {
     /// message is already in the conversation).
     fn on_message<'a>(&'a self, _message: &'a AgentMessage) -> BoxFuture<'a, Result<(), String>> {
         Box::pin(std::future::ready(Ok(())))
+    }
+
+    /// A model call failed before any output and is sent to another model instead
+    /// ([`ModelResolver::fallback`]); `turn` names the failed model. Only for accounting: the run
+    /// goes on whatever this does.
+    fn on_fallback<'a>(
+        &'a self,
+        _failed: &'a TurnInfo,
+        _error: &'a crate::llm::LlmError,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(std::future::ready(()))
     }
 
     /// A model call or the resolver failed; the run ends with `run.error` after this returns.

@@ -20,175 +20,191 @@ impl Runner<'_> {
             )));
         }
         self.model_calls += 1;
-        let resolved = self.resolve().await?;
+        let mut resolved = self.resolve().await?;
         self.record_system(&resolved.model);
-        let mut messages = vec![Message::system(system)];
+        let mut context = vec![Message::system(system)];
         for source in &self.deps.context {
             if source.applies(&self.input.agent)
                 && let Some(text) = source.context(&self.input.chat_id).await
             {
-                messages.push(Message::system(text));
+                context.push(Message::system(text));
             }
         }
-        messages.extend(convert_to_llm(&self.conversation));
-        let messages = self.deps.transform.transform(&messages, resolved.context_tokens);
+        context.extend(convert_to_llm(&self.conversation));
         let tools = if offer_tools { tool_definitions(&self.input.tools) } else { Vec::new() };
-        let request = ChatRequest {
-            model: resolved.model.clone(),
-            messages,
-            tools,
-            tool_choice: if required { ToolChoice::Required } else { ToolChoice::Auto },
-            // Thinking parameters only for models that reason: others reject or ignore them.
-            thinking: (policy.reasoning && resolved.reasoning).then(|| Thinking::Enabled {
-                effort: policy.compute.effort(),
-                budget_tokens: None,
-            }),
-            temperature: self.input.agent.temperature,
-            max_tokens: self.input.agent.max_tokens,
-            trace_id: Some(self.input.run_id.clone()),
-        };
-        let mut builder = MessageBuilder::new(&resolved.model, resolved.provider.key());
-        let started = std::time::Instant::now();
-        let mut stream = resolved.provider.stream(request);
         let mut reasoning_ids: Vec<String> = Vec::new();
         let mut content_ids: Vec<String> = Vec::new();
         let show_text = visibility == Visibility::Streamed;
         let show_reasoning = show_text && policy.expose_reasoning;
         let mut ended_ids: Vec<String> = Vec::new();
-        while let Some(event) = stream.next().await {
-            builder.push(&event);
-            match &event {
-                StreamEvent::ReasoningStart | StreamEvent::ReasoningDelta { .. }
-                    if show_reasoning =>
+        // One attempt per model: a retryable failure before any output sends the same call to
+        // the resolver's fallback (the user has seen nothing yet); after output, never.
+        let (builder, started) = 'attempts: loop {
+            let request = ChatRequest {
+                model: resolved.model.clone(),
+                messages: self.deps.transform.transform(&context, resolved.context_tokens),
+                tools: tools.clone(),
+                tool_choice: if required { ToolChoice::Required } else { ToolChoice::Auto },
+                // Thinking parameters only for models that reason: others reject or ignore them.
+                thinking: (policy.reasoning && resolved.reasoning).then(|| Thinking::Enabled {
+                    effort: policy.compute.effort(),
+                    budget_tokens: None,
+                }),
+                temperature: self.input.agent.temperature,
+                max_tokens: self.input.agent.max_tokens,
+                trace_id: Some(self.input.run_id.clone()),
+            };
+            let mut builder = MessageBuilder::new(&resolved.model, resolved.provider.key());
+            let started = std::time::Instant::now();
+            let mut stream = resolved.provider.stream(request);
+            let mut output = false;
+            while let Some(event) = stream.next().await {
+                if let StreamEvent::Error(error) = &event
+                    && !output
+                    && let Some(next) = self.fall_back(&resolved, error, started.elapsed()).await
                 {
-                    let id = match &self.open_reasoning {
-                        Some(id) => id.clone(),
-                        None => {
-                            self.reasoning_n += 1;
-                            let id =
-                                format!("{}_reasoning_{}", self.input.run_id, self.reasoning_n);
-                            self.sink.emit(EventBody::ReasoningStart {
-                                reasoning_id: id.clone(),
+                    resolved = next;
+                    continue 'attempts;
+                }
+                output |= !matches!(event, StreamEvent::Usage(_) | StreamEvent::Error(_));
+                builder.push(&event);
+                match &event {
+                    StreamEvent::ReasoningStart | StreamEvent::ReasoningDelta { .. }
+                        if show_reasoning =>
+                    {
+                        let id = match &self.open_reasoning {
+                            Some(id) => id.clone(),
+                            None => {
+                                self.reasoning_n += 1;
+                                let id =
+                                    format!("{}_reasoning_{}", self.input.run_id, self.reasoning_n);
+                                self.sink.emit(EventBody::ReasoningStart {
+                                    reasoning_id: id.clone(),
+                                    run_id: self.input.run_id.clone(),
+                                    task_id: None,
+                                });
+                                self.open_reasoning = Some(id.clone());
+                                reasoning_ids.push(id.clone());
+                                id
+                            }
+                        };
+                        if let StreamEvent::ReasoningDelta { text } = &event {
+                            self.sink.emit(EventBody::ReasoningDelta {
+                                reasoning_id: id,
+                                delta: text.clone(),
+                            });
+                        }
+                    }
+                    StreamEvent::ReasoningEnd { .. } => {
+                        if let Some(id) = self.open_reasoning.take() {
+                            self.sink.emit(EventBody::ReasoningEnd { reasoning_id: id });
+                        }
+                    }
+                    StreamEvent::TextStart | StreamEvent::TextDelta { .. } if show_text => {
+                        let id = match &self.open_content {
+                            Some(id) => id.clone(),
+                            None => {
+                                self.content_n += 1;
+                                let id =
+                                    format!("{}_content_{}", self.input.run_id, self.content_n);
+                                self.sink.emit(EventBody::ContentStart {
+                                    content_id: id.clone(),
+                                    run_id: self.input.run_id.clone(),
+                                    task_id: None,
+                                });
+                                self.open_content = Some(id.clone());
+                                content_ids.push(id.clone());
+                                id
+                            }
+                        };
+                        if let StreamEvent::TextDelta { text } = &event {
+                            self.sink.emit(EventBody::ContentDelta {
+                                content_id: id,
+                                delta: text.clone(),
+                            });
+                        }
+                    }
+                    StreamEvent::TextEnd => {
+                        if let Some(id) = self.open_content.take() {
+                            self.sink.emit(EventBody::ContentEnd { content_id: id });
+                        }
+                    }
+                    StreamEvent::ToolCallStart { index, id, name } if offer_tools => {
+                        self.close_blocks();
+                        let id = if id.is_empty() {
+                            self.tool_n += 1;
+                            format!("{}_tool_{}", self.input.run_id, self.tool_n)
+                        } else {
+                            id.clone()
+                        };
+                        let spec = self.input.tools.iter().find(|t| &t.name == name);
+                        let kind = spec.map(|s| s.kind);
+                        let mut pending = None;
+                        if let Some(ToolKind::Frontend(_)) = kind {
+                            // Registered before tool.start: an immediate submit is not lost.
+                            pending = self.deps.submits.expect(&self.input.run_id, &id).ok();
+                        }
+                        if kind == Some(ToolKind::Action) {
+                            self.sink.emit(EventBody::ActionStart {
+                                action_id: id.clone(),
                                 run_id: self.input.run_id.clone(),
                                 task_id: None,
-                            });
-                            self.open_reasoning = Some(id.clone());
-                            reasoning_ids.push(id.clone());
-                            id
-                        }
-                    };
-                    if let StreamEvent::ReasoningDelta { text } = &event {
-                        self.sink.emit(EventBody::ReasoningDelta {
-                            reasoning_id: id,
-                            delta: text.clone(),
-                        });
-                    }
-                }
-                StreamEvent::ReasoningEnd { .. } => {
-                    if let Some(id) = self.open_reasoning.take() {
-                        self.sink.emit(EventBody::ReasoningEnd { reasoning_id: id });
-                    }
-                }
-                StreamEvent::TextStart | StreamEvent::TextDelta { .. } if show_text => {
-                    let id = match &self.open_content {
-                        Some(id) => id.clone(),
-                        None => {
-                            self.content_n += 1;
-                            let id = format!("{}_content_{}", self.input.run_id, self.content_n);
-                            self.sink.emit(EventBody::ContentStart {
-                                content_id: id.clone(),
-                                run_id: self.input.run_id.clone(),
-                                task_id: None,
-                            });
-                            self.open_content = Some(id.clone());
-                            content_ids.push(id.clone());
-                            id
-                        }
-                    };
-                    if let StreamEvent::TextDelta { text } = &event {
-                        self.sink
-                            .emit(EventBody::ContentDelta { content_id: id, delta: text.clone() });
-                    }
-                }
-                StreamEvent::TextEnd => {
-                    if let Some(id) = self.open_content.take() {
-                        self.sink.emit(EventBody::ContentEnd { content_id: id });
-                    }
-                }
-                StreamEvent::ToolCallStart { index, id, name } if offer_tools => {
-                    self.close_blocks();
-                    let id = if id.is_empty() {
-                        self.tool_n += 1;
-                        format!("{}_tool_{}", self.input.run_id, self.tool_n)
-                    } else {
-                        id.clone()
-                    };
-                    let spec = self.input.tools.iter().find(|t| &t.name == name);
-                    let kind = spec.map(|s| s.kind);
-                    let mut pending = None;
-                    if let Some(ToolKind::Frontend(_)) = kind {
-                        // Registered before tool.start: an immediate submit is not lost.
-                        pending = self.deps.submits.expect(&self.input.run_id, &id).ok();
-                    }
-                    if kind == Some(ToolKind::Action) {
-                        self.sink.emit(EventBody::ActionStart {
-                            action_id: id.clone(),
-                            run_id: self.input.run_id.clone(),
-                            task_id: None,
-                            action_name: Some(name.clone()),
-                            description: spec.map(|s| s.description.clone()),
-                        });
-                    } else {
-                        self.sink.emit(EventBody::ToolStart {
-                            tool_id: id.clone(),
-                            run_id: self.input.run_id.clone(),
-                            task_id: None,
-                            tool_name: Some(name.clone()),
-                            tool_type: kind.map(|k| k.tool_type().to_owned()),
-                            tool_api: spec.and_then(ToolSpec::viewport_key).map(str::to_owned),
-                            tool_params: None,
-                            description: spec.map(|s| s.description.clone()),
-                        });
-                    }
-                    self.open_calls.insert(*index, OpenCall { id, kind, chunks: 0, pending });
-                }
-                StreamEvent::ToolCallDelta { index, args_delta } if offer_tools => {
-                    if let Some(call) = self.open_calls.get_mut(index) {
-                        if call.kind == Some(ToolKind::Action) {
-                            self.sink.emit(EventBody::ActionArgs {
-                                action_id: call.id.clone(),
-                                delta: args_delta.clone(),
+                                action_name: Some(name.clone()),
+                                description: spec.map(|s| s.description.clone()),
                             });
                         } else {
-                            self.sink.emit(EventBody::ToolArgs {
-                                tool_id: call.id.clone(),
-                                delta: args_delta.clone(),
-                                chunk_index: Some(call.chunks),
+                            self.sink.emit(EventBody::ToolStart {
+                                tool_id: id.clone(),
+                                run_id: self.input.run_id.clone(),
+                                task_id: None,
+                                tool_name: Some(name.clone()),
+                                tool_type: kind.map(|k| k.tool_type().to_owned()),
+                                tool_api: spec.and_then(ToolSpec::viewport_key).map(str::to_owned),
+                                tool_params: None,
+                                description: spec.map(|s| s.description.clone()),
                             });
                         }
-                        call.chunks += 1;
+                        self.open_calls.insert(*index, OpenCall { id, kind, chunks: 0, pending });
                     }
-                }
-                StreamEvent::ToolCallEnd { index, input, input_error, .. } if offer_tools => {
-                    if let Some(mut call) = self.open_calls.remove(index) {
-                        self.end_call(&call);
-                        if call.kind == Some(ToolKind::Action) && input_error.is_none() {
-                            // What the frontend applies; it precedes `action.result`.
-                            self.sink.emit(EventBody::ActionParam {
-                                action_id: call.id.clone(),
-                                param: input.clone(),
-                            });
+                    StreamEvent::ToolCallDelta { index, args_delta } if offer_tools => {
+                        if let Some(call) = self.open_calls.get_mut(index) {
+                            if call.kind == Some(ToolKind::Action) {
+                                self.sink.emit(EventBody::ActionArgs {
+                                    action_id: call.id.clone(),
+                                    delta: args_delta.clone(),
+                                });
+                            } else {
+                                self.sink.emit(EventBody::ToolArgs {
+                                    tool_id: call.id.clone(),
+                                    delta: args_delta.clone(),
+                                    chunk_index: Some(call.chunks),
+                                });
+                            }
+                            call.chunks += 1;
                         }
-                        if let Some(p) = call.pending.take() {
-                            self.pending.insert(call.id.clone(), p);
-                        }
-                        // Keep the id we announced (synthesized when the provider sent none).
-                        ended_ids.push(call.id);
                     }
+                    StreamEvent::ToolCallEnd { index, input, input_error, .. } if offer_tools => {
+                        if let Some(mut call) = self.open_calls.remove(index) {
+                            self.end_call(&call);
+                            if call.kind == Some(ToolKind::Action) && input_error.is_none() {
+                                // What the frontend applies; it precedes `action.result`.
+                                self.sink.emit(EventBody::ActionParam {
+                                    action_id: call.id.clone(),
+                                    param: input.clone(),
+                                });
+                            }
+                            if let Some(p) = call.pending.take() {
+                                self.pending.insert(call.id.clone(), p);
+                            }
+                            // Keep the id we announced (synthesized when the provider sent none).
+                            ended_ids.push(call.id);
+                        }
+                    }
+                    _ => {}
                 }
-                _ => {}
             }
-        }
+            break (builder, started);
+        };
         // A stream cut off mid-block or mid-call still gets its `*.end` events.
         self.close_open();
         let mut msg = match builder.finish() {

@@ -32,6 +32,8 @@ pub(super) struct LlmSection {
     #[serde(default)]
     pub(super) default: Option<String>,
     #[serde(default)]
+    pub(super) fallback: Vec<String>,
+    #[serde(default)]
     pub(super) timeouts: TimeoutsEntry,
     #[serde(default)]
     pub(super) retry: RetryEntry,

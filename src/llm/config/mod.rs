@@ -214,6 +214,7 @@ pub struct Resolved {
 #[derive(Debug, Clone)]
 pub struct LlmConfig {
     providers: Vec<ProviderConfig>,
+    fallback: Vec<String>,
     default: Option<String>,
     forced: Option<String>,
     source: Option<PathBuf>,
@@ -445,8 +446,35 @@ impl LlmConfig {
             });
         }
 
+        let mut fallback: Vec<String> = Vec::new();
+        for (i, reference) in file.llm.fallback.iter().enumerate() {
+            let reference = reference.trim();
+            let field = format!("llm.fallback[{i}]");
+            let Some((key, _)) = reference
+                .split_once('/')
+                .filter(|(k, m)| !k.trim().is_empty() && !m.trim().is_empty())
+            else {
+                return Err(invalid(field, format!("`{reference}` must be `provider/model`")));
+            };
+            let key = alias_of(key);
+            if !providers.iter().any(|p| p.key == key) {
+                let configured: Vec<&str> = providers.iter().map(|p| p.key.as_str()).collect();
+                return Err(invalid(
+                    field,
+                    format!(
+                        "provider `{key}` is not configured; configured: {}",
+                        if configured.is_empty() { "none".into() } else { configured.join(", ") }
+                    ),
+                ));
+            }
+            if !fallback.iter().any(|f| f == reference) {
+                fallback.push(reference.to_owned());
+            }
+        }
+
         Ok(Self {
             providers,
+            fallback,
             default: file.llm.default.filter(|d| !d.trim().is_empty()),
             forced: var(env, "BOARDSMITH_MODEL"),
             source: path.map(Path::to_owned),
@@ -480,6 +508,12 @@ impl LlmConfig {
     /// The `[llm] default` model reference.
     pub fn default_model(&self) -> Option<&str> {
         self.default.as_deref()
+    }
+
+    /// The `[llm] fallback` models (`provider/model`, each naming a configured provider): what
+    /// an agent's model call falls back to when its file has no `fallbackModels`.
+    pub fn fallback_models(&self) -> &[String] {
+        &self.fallback
     }
 
     /// Timeouts (`[llm.timeouts]`; a provider's own table overrides them for it).
@@ -671,6 +705,11 @@ impl LlmConfig {
             })
             .map_or_else(|| ModelInfo::unknown(id), |e| e.info(id))
     }
+}
+
+/// The provider key an alias stands for (`bailian` → `qwen`); other keys as they are.
+fn alias_of(key: &str) -> &str {
+    PROVIDER_ALIASES.iter().find(|(alias, _)| *alias == key).map_or(key, |(_, k)| k)
 }
 
 fn no_provider() -> LlmError {

@@ -532,3 +532,21 @@ fn an_explicit_provider_is_never_silently_replaced() {
     let e = config_error(config.resolve_with_provider("claude", "claude-sonnet-4-5").unwrap_err());
     assert!(e.contains("ANTHROPIC_API_KEY"), "{e}");
 }
+
+#[test]
+fn fallback_models_name_configured_providers() {
+    let text = r#"
+        [llm]
+        fallback = ["deepseek/deepseek-chat", "claude/claude-x", "deepseek/deepseek-chat"]
+    "#;
+    let env = [("DEEPSEEK_API_KEY", "k"), ("ANTHROPIC_API_KEY", "k")];
+    let c = parse(text, &env).unwrap();
+    // Aliases are accepted; the list is kept as written, without repeats.
+    assert_eq!(c.fallback_models(), ["deepseek/deepseek-chat", "claude/claude-x"]);
+    let e = parse("[llm]\nfallback = [\"nowhere/m\"]", &env).unwrap_err().to_string();
+    assert!(e.contains("llm.fallback[0]") && e.contains("nowhere"), "{e}");
+    assert!(e.contains("configured: ") && e.contains("deepseek") && e.contains("anthropic"), "{e}");
+    let e = parse("[llm]\nfallback = [\"deepseek-chat\"]", &env).unwrap_err().to_string();
+    assert!(e.contains("provider/model"), "{e}");
+    assert!(parse("", &env).unwrap().fallback_models().is_empty());
+}
