@@ -11,15 +11,24 @@ use std::process::{Command, Stdio};
 use std::{env, fs};
 
 fn main() {
-    for path in
-        ["web/src", "web/index.html", "web/build.mjs", "web/package.json", "web/package-lock.json"]
-    {
+    for path in [
+        "web/src",
+        "web/index.html",
+        "web/docs.html",
+        "web/build.mjs",
+        "web/package.json",
+        "web/package-lock.json",
+    ] {
         println!("cargo:rerun-if-changed={path}");
     }
     println!("cargo:rerun-if-env-changed=BOARDSMITH_SKIP_WEB");
     let out_dir = env::var("OUT_DIR").expect("cargo sets OUT_DIR");
     let out = Path::new(&out_dir).join("web");
-    let web = Path::new(env!("CARGO_MANIFEST_DIR")).join("web");
+    // Read when the script runs, not baked in when it is compiled: checkouts that share one
+    // target dir (scripts/test's default) share this script's binary too, and each must bundle
+    // its own web/.
+    let manifest_dir = env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let web = Path::new(&manifest_dir).join("web");
 
     if env::var_os("BOARDSMITH_SKIP_WEB").is_some_and(|v| v != "0") {
         fs::create_dir_all(&out).expect("creating OUT_DIR/web");

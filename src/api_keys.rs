@@ -47,7 +47,7 @@ struct KeyRecord {
 }
 
 /// A key as listed: everything but its digest, plus when it was last used.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct KeyView {
     /// Its id (`key_…`), for revoking it.
@@ -78,7 +78,7 @@ pub struct KeyView {
 }
 
 /// What a new key may do and until when.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewKeyRequest {
     /// Who or what it is for (required).
@@ -97,7 +97,7 @@ pub struct NewKeyRequest {
 }
 
 /// A key just made: the secret, shown this once.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CreatedKey {
     /// The key as it will be listed.

@@ -43,7 +43,7 @@ pub struct Call {
 }
 
 /// What a row counts.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Totals {
     /// Model calls.
@@ -135,7 +135,7 @@ pub enum GroupBy {
 }
 
 /// One row of a usage report: the group's values and its totals.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReportRow {
     /// The day, when grouped by day.

@@ -1,8 +1,11 @@
 // Bundles the browser app into OUTDIR: index.html, assets/app.js, assets/app.css, each also
-// precompressed (.br, .gz) so the server can send them without compressing per request.
+// precompressed (.br, .gz) so the server can send them without compressing per request; and the
+// API reference page, docs.html, with Swagger UI's prebuilt bundle from the npm package
+// `swagger-ui-dist` (assets/swagger-ui-bundle.js, assets/swagger-ui.css) and docs.js, which
+// points it at the server's /openapi.json.
 // Usage: node build.mjs OUTDIR [--watch]   (cargo's build.rs calls it with OUT_DIR/web)
 import { build, context } from 'esbuild';
-import { mkdir, readFile, writeFile, rm } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, writeFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { brotliCompressSync, gzipSync, constants } from 'node:zlib';
 
@@ -28,13 +31,21 @@ const options = {
 };
 
 async function writeShell() {
-  await mkdir(outdir, { recursive: true });
-  const html = await readFile(join(here, 'index.html'));
-  await writeFile(join(outdir, 'index.html'), html);
+  await mkdir(join(outdir, 'assets'), { recursive: true });
+  for (const page of ['index.html', 'docs.html']) {
+    await writeFile(join(outdir, page), await readFile(join(here, page)));
+  }
+  await copyFile(join(here, 'src/docs.js'), join(outdir, 'assets/docs.js'));
+  const swagger = join(here, 'node_modules/swagger-ui-dist');
+  for (const file of ['swagger-ui-bundle.js', 'swagger-ui.css']) {
+    await copyFile(join(swagger, file), join(outdir, 'assets', file));
+  }
 }
 
 async function compressAll() {
-  for (const file of ['index.html', 'assets/app.js', 'assets/app.css']) {
+  const files = ['index.html', 'assets/app.js', 'assets/app.css', 'docs.html', 'assets/docs.js',
+    'assets/swagger-ui-bundle.js', 'assets/swagger-ui.css'];
+  for (const file of files) {
     const path = join(outdir, file);
     const body = await readFile(path);
     await writeFile(`${path}.br`, brotliCompressSync(body, {

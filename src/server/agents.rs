@@ -10,9 +10,11 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::response::Response;
 use axum::routing::{get, post};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
+use utoipa::{OpenApi, ToSchema};
 
+use super::openapi::{Envelope, ErrorBody};
 use super::{ApiError, ok, parse_body};
 use crate::agent::catalog::CatalogSnapshot;
 use crate::agent::definition::AgentDefinition;
@@ -26,6 +28,19 @@ type Params = Result<Query<Vec<(String, String)>>, QueryRejection>;
 fn pairs(q: Params) -> Result<Vec<(String, String)>, ApiError> {
     q.map(|Query(p)| p).map_err(|e| ApiError::bad(format!("malformed query string: {e}")))
 }
+
+/// The operations of this module, for the OpenAPI document.
+#[derive(OpenApi)]
+#[openapi(paths(
+    list_agents,
+    get_agent,
+    list_chats,
+    get_chat,
+    get_viewport,
+    submit,
+    super::query::query
+))]
+pub(crate) struct Doc;
 
 /// The routes of this module.
 pub fn routes() -> Router<Arc<App>> {
@@ -84,21 +99,38 @@ impl QueryParams {
 }
 
 /// One row of `GET /api/agents`.
-fn agent_summary(agent: &AgentDefinition) -> Value {
-    let mut row = json!({
-        "key": agent.key,
-        "name": agent.key,
-        "description": agent.description,
-        "mode": agent.mode,
-        "tools": agent.tools,
-    });
-    if let Some(p) = &agent.provider_key {
-        row["providerKey"] = json!(p);
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct AgentSummary<'a> {
+    /// The agent's key (its file name).
+    key: &'a str,
+    /// The same as `key`.
+    name: &'a str,
+    /// What it does.
+    description: &'a str,
+    /// Its mode (`REACT`, `PLAIN`, ...).
+    #[schema(value_type = String)]
+    mode: crate::agent::definition::Mode,
+    /// Its tools.
+    tools: &'a [String],
+    /// Its provider key, when the file names one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    provider_key: Option<&'a str>,
+    /// Its model, when the file names one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<&'a str>,
+}
+
+fn agent_summary(agent: &AgentDefinition) -> AgentSummary<'_> {
+    AgentSummary {
+        key: &agent.key,
+        name: &agent.key,
+        description: &agent.description,
+        mode: agent.mode,
+        tools: &agent.tools,
+        provider_key: agent.provider_key.as_deref(),
+        model: agent.model.as_deref(),
     }
-    if let Some(m) = &agent.model {
-        row["model"] = json!(m);
-    }
-    row
 }
 
 /// `GET /api/agent`: the definition with its tools resolved (name, kind, description,
@@ -127,13 +159,29 @@ fn agent_detail(snapshot: &CatalogSnapshot, agent: &AgentDefinition) -> Result<V
     Ok(detail)
 }
 
+/// The agents of the catalog (built-ins and files).
+#[utoipa::path(
+    get,
+    path = "/api/agents",
+    tag = "agents",
+    responses((status = 200, description = "The agents.", body = Envelope<Vec<AgentSummary>>), (status = "default", response = ErrorBody))
+)]
 async fn list_agents(State(app): Api, q: Params) -> ApiResult {
     QueryParams::new(pairs(q)?, &[])?;
     let snapshot = app.catalog.snapshot();
-    let agents: Vec<Value> = snapshot.agents().map(|a| agent_summary(a)).collect();
+    let agents: Vec<AgentSummary<'_>> = snapshot.agents().map(|a| agent_summary(a)).collect();
     Ok(ok(agents))
 }
 
+/// One agent: mode, prompts, policy, its tools resolved (`{name, kind, description, parameters,
+/// viewportKey?}`) and `missingTools`.
+#[utoipa::path(
+    get,
+    path = "/api/agent",
+    tag = "agents",
+    params(("agentKey" = String, Query, description = "The agent.")),
+    responses((status = 200, description = "The agent.", body = Envelope<Value>), (status = "default", response = ErrorBody))
+)]
 async fn get_agent(State(app): Api, q: Params) -> ApiResult {
     let q = QueryParams::new(pairs(q)?, &["agentKey"])?;
     let key = q.required("agentKey")?;
@@ -144,11 +192,30 @@ async fn get_agent(State(app): Api, q: Params) -> ApiResult {
     Ok(ok(agent_detail(&snapshot, &agent)?))
 }
 
+/// Stored chats, newest first.
+#[utoipa::path(
+    get,
+    path = "/api/chats",
+    tag = "chats",
+    responses((status = 200, description = "The chats.", body = Envelope<Vec<crate::agent::memory::ChatSummary>>), (status = "default", response = ErrorBody))
+)]
 async fn list_chats(State(app): Api, q: Params) -> ApiResult {
     QueryParams::new(pairs(q)?, &[])?;
     Ok(ok(app.memory.list_chats().await?))
 }
 
+/// A chat's history as snapshot events: `{chatId, chatName, events, references, messages?,
+/// damaged?}`.
+#[utoipa::path(
+    get,
+    path = "/api/chat",
+    tag = "chats",
+    params(
+        ("chatId" = String, Query, description = "The chat."),
+        ("includeRawMessages" = Option<bool>, Query, description = "Also the stored messages."),
+    ),
+    responses((status = 200, description = "The chat.", body = Envelope<Value>), (status = "default", response = ErrorBody))
+)]
 async fn get_chat(State(app): Api, q: Params) -> ApiResult {
     let q = pairs(q)?;
     if q.iter().any(|(n, _)| n == "includeEvents") {
@@ -162,6 +229,18 @@ async fn get_chat(State(app): Api, q: Params) -> ApiResult {
     Ok(ok(app.memory.chat_detail(chat_id, raw).await?))
 }
 
+/// A viewport: `{html}` for HTML files, else the file's JSON.
+#[utoipa::path(
+    get,
+    path = "/api/viewport",
+    tag = "agents",
+    params(
+        ("viewportKey" = String, Query, description = "The viewport."),
+        ("chatId" = Option<String>, Query, description = "Ignored."),
+        ("runId" = Option<String>, Query, description = "Ignored."),
+    ),
+    responses((status = 200, description = "The viewport.", body = Envelope<Value>), (status = "default", response = ErrorBody))
+)]
 async fn get_viewport(State(app): Api, q: Params) -> ApiResult {
     let q = QueryParams::new(pairs(q)?, &["viewportKey", "chatId", "runId"])?;
     let key = q.required("viewportKey")?;
@@ -172,19 +251,50 @@ async fn get_viewport(State(app): Api, q: Params) -> ApiResult {
     Ok(ok(&viewport.payload))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct SubmitBody {
+    /// The client's request id (echoed).
     request_id: Option<String>,
+    /// The chat (echoed).
     chat_id: Option<String>,
+    /// The run whose tool waits.
     run_id: String,
+    /// The waiting tool call.
     tool_id: String,
+    /// The answer: its `params` become the tool's result (`{}` without).
     payload: Value,
+    /// The view that answered (echoed).
+    view_id: Option<String>,
+}
+
+/// What `POST /api/submit` accepted.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct Submitted {
+    /// Always true.
+    accepted: bool,
+    /// As sent.
+    request_id: Option<String>,
+    /// As sent.
+    chat_id: Option<String>,
+    /// As sent.
+    run_id: String,
+    /// As sent.
+    tool_id: String,
+    /// As sent.
     view_id: Option<String>,
 }
 
 /// Releases the frontend tool `runId` + `toolId` with `payload` (its `params` become the
 /// tool's result).
+#[utoipa::path(
+    post,
+    path = "/api/submit",
+    tag = "agents",
+    request_body = SubmitBody,
+    responses((status = 200, description = "Accepted (404 when nothing waits for that run and tool).", body = Envelope<Submitted>), (status = "default", response = ErrorBody))
+)]
 async fn submit(State(app): Api, body: Bytes) -> ApiResult {
     let body: SubmitBody = parse_body(&body)?;
     for (name, value) in [("runId", &body.run_id), ("toolId", &body.tool_id)] {
@@ -193,12 +303,12 @@ async fn submit(State(app): Api, body: Bytes) -> ApiResult {
         }
     }
     app.submits.submit(&body.run_id, &body.tool_id, body.payload)?;
-    Ok(ok(json!({
-        "accepted": true,
-        "requestId": body.request_id,
-        "chatId": body.chat_id,
-        "runId": body.run_id,
-        "toolId": body.tool_id,
-        "viewId": body.view_id,
-    })))
+    Ok(ok(Submitted {
+        accepted: true,
+        request_id: body.request_id,
+        chat_id: body.chat_id,
+        run_id: body.run_id,
+        tool_id: body.tool_id,
+        view_id: body.view_id,
+    }))
 }

@@ -11,6 +11,7 @@ pub mod error;
 pub mod guard;
 pub mod keys;
 pub mod openai;
+pub mod openapi;
 pub mod query;
 pub mod usage;
 pub mod web;
@@ -23,15 +24,17 @@ use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use tokio::net::TcpListener;
+use utoipa::{IntoParams, OpenApi, ToSchema};
 
 use crate::access::Access;
 use crate::app::App;
 use crate::dashboard::summary::summary;
 use crate::dashboard::validate::parse_state;
 pub use error::{ApiError, created, ok, parse_body};
+use openapi::{Envelope, ErrorBody};
 
 type Api = State<Arc<App>>;
 type ApiResult = Result<Response, ApiError>;
@@ -71,6 +74,17 @@ async fn measure(req: axum::extract::Request, next: axum::middleware::Next) -> R
 }
 
 /// `GET /metrics`: Prometheus text format (the `metrics` scope, or the token).
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    tag = "system",
+    responses(
+        (status = 200, description = "Prometheus text format (OpenTelemetry GenAI and HTTP \
+            names; see the README's Metrics section).", body = String,
+            content_type = "text/plain; version=0.0.4; charset=utf-8"),
+        (status = "default", response = ErrorBody),
+    )
+)]
 async fn metrics(State(app): Api) -> ApiResult {
     crate::telemetry::gauges(ws::viewers(&app), app.agents.live_runs());
     let text = crate::telemetry::render().ok_or_else(|| {
@@ -80,9 +94,62 @@ async fn metrics(State(app): Api) -> ApiResult {
         .into_response())
 }
 
+/// The operations of this module, for the OpenAPI document (`openapi::document`).
+#[derive(OpenApi)]
+#[openapi(
+    paths(
+        healthz,
+        metrics,
+        list_dashboards,
+        create_dashboard,
+        get_dashboard,
+        save_dashboard,
+        delete_dashboard,
+        restore_dashboard,
+        list_versions,
+        get_version,
+        revert_dashboard,
+        refresh_dashboard,
+        dashboard_data,
+        call_tool,
+        preview_panel,
+        sdk_sources,
+        list_templates,
+        ws::upgrade,
+    ),
+    components(schemas(
+        crate::store::DashboardRecord,
+        crate::store::DashboardListItem,
+        crate::store::VersionInfo,
+        DetailLevel,
+        ToolName
+    ))
+)]
+pub(crate) struct Doc;
+
+/// What `GET /healthz` answers.
+#[derive(Serialize, ToSchema)]
+struct Health {
+    /// Always `ok`.
+    status: &'static str,
+}
+
+/// Liveness: answers as soon as the server accepts requests (no credential needed).
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    tag = "system",
+    security(()),
+    responses((status = 200, description = "The server is up.", body = Envelope<Health>), (status = "default", response = ErrorBody))
+)]
+async fn healthz() -> Response {
+    ok(Health { status: "ok" })
+}
+
 fn routes(state: Arc<App>) -> Router {
     Router::new()
-        .route("/healthz", get(|| async { ok(json!({"status": "ok"})) }))
+        .route("/healthz", get(healthz))
+        .route("/openapi.json", get(openapi::openapi_json))
         .route("/metrics", get(metrics))
         .route("/api/dashboards", get(list_dashboards).post(create_dashboard))
         .route(
@@ -138,21 +205,33 @@ pub async fn serve(
     Ok(())
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 struct ListQuery {
+    /// Include soft-deleted dashboards.
     #[serde(default)]
     include_deleted: bool,
 }
 
+/// The dashboards, most recently updated first.
+#[utoipa::path(
+    get,
+    path = "/api/dashboards",
+    tag = "dashboards",
+    params(ListQuery),
+    responses((status = 200, description = "The list.", body = Envelope<Vec<crate::store::DashboardListItem>>), (status = "default", response = ErrorBody))
+)]
 async fn list_dashboards(State(app): Api, Query(q): Query<ListQuery>) -> ApiResult {
     Ok(ok(app.dashboards.list(q.include_deleted).await?))
 }
 
-#[derive(Deserialize)]
+/// Give exactly one of `state`, `template` or `duplicateOf`.
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct CreateBody {
     /// A full DashboardState, or
+    #[schema(value_type = Option<Object>)]
     state: Option<Value>,
     /// the name of an example dashboard, or
     template: Option<String>,
@@ -162,6 +241,14 @@ struct CreateBody {
     title: Option<String>,
 }
 
+/// Creates a dashboard from a state, an example dashboard (`GET /api/templates`) or a copy.
+#[utoipa::path(
+    post,
+    path = "/api/dashboards",
+    tag = "dashboards",
+    request_body = CreateBody,
+    responses((status = 201, description = "Created: its first version.", body = Envelope<crate::store::DashboardRecord>), (status = "default", response = ErrorBody))
+)]
 async fn create_dashboard(State(app): Api, body: Bytes) -> ApiResult {
     let body: CreateBody = parse_body(&body)?;
     let record = match (body.state, body.template, body.duplicate_of) {
@@ -194,13 +281,63 @@ async fn create_dashboard(State(app): Api, body: Bytes) -> ApiResult {
     Ok(created(record))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 struct DetailQuery {
+    /// `full` (default): the whole record; `summary`: the compact view the agent's `get_state`
+    /// gives.
     #[serde(default)]
+    #[param(value_type = Option<DetailLevel>)]
     detail: Option<String>,
 }
 
+/// How much of a dashboard `GET /api/dashboards/{id}` returns.
+#[derive(ToSchema)]
+#[schema(rename_all = "lowercase")]
+#[allow(dead_code)] // Only its schema is used: `detail` is checked by hand for a better message.
+enum DetailLevel {
+    /// The compact view.
+    Summary,
+    /// The whole record.
+    Full,
+}
+
+/// `GET /api/dashboards/{id}?detail=summary`.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct DashboardSummary {
+    /// Dashboard id.
+    id: String,
+    /// Current version.
+    version: u64,
+    /// Soft-deleted.
+    deleted: bool,
+    /// Time of this version, unix milliseconds.
+    updated_at: i64,
+    /// The compact view of the state (panels without their code).
+    #[schema(value_type = Object)]
+    state: Value,
+}
+
+/// The full record or its summary.
+#[derive(ToSchema)]
+#[allow(dead_code)] // Only its schema is used.
+enum DashboardView {
+    /// `detail=full`.
+    Full(crate::store::DashboardRecord),
+    /// `detail=summary`.
+    Summary(DashboardSummary),
+}
+
+/// The current version of a dashboard.
+#[utoipa::path(
+    get,
+    path = "/api/dashboards/{id}",
+    tag = "dashboards",
+    params(("id" = String, Path, description = "The dashboard id (`db_…`)."), DetailQuery),
+    responses((status = 200, description = "The record, or its summary.", body = Envelope<DashboardView>), (status = "default", response = ErrorBody))
+)]
 async fn get_dashboard(
     State(app): Api,
     Path(id): Path<String>,
@@ -209,25 +346,38 @@ async fn get_dashboard(
     let rec = app.dashboards.get(&id).await?;
     match q.detail.as_deref() {
         None | Some("full") => Ok(ok(rec)),
-        Some("summary") => Ok(ok(json!({
-            "id": rec.id, "version": rec.version, "deleted": rec.deleted,
-            "updatedAt": rec.updated_at, "state": summary(&rec.state),
-        }))),
+        Some("summary") => Ok(ok(DashboardSummary {
+            state: summary(&rec.state),
+            id: rec.id,
+            version: rec.version,
+            deleted: rec.deleted,
+            updated_at: rec.updated_at,
+        })),
         Some(other) => {
             Err(ApiError::bad(format!("`detail` must be `summary` or `full`, got `{other}`")))
         }
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct SaveBody {
     /// The version this edit was based on; a different current version is a 409.
     base_version: u64,
+    /// The new DashboardState.
+    #[schema(value_type = Object)]
     state: Value,
 }
 
 /// Saves an edited state as a new version (optimistic concurrency) and pushes it.
+#[utoipa::path(
+    put,
+    path = "/api/dashboards/{id}",
+    tag = "dashboards",
+    params(("id" = String, Path, description = "The dashboard id (`db_…`).")),
+    request_body = SaveBody,
+    responses((status = 200, description = "The new version.", body = Envelope<crate::store::DashboardRecord>), (status = "default", response = ErrorBody))
+)]
 async fn save_dashboard(State(app): Api, Path(id): Path<String>, body: Bytes) -> ApiResult {
     let body: SaveBody = parse_body(&body)?;
     let state = parse_state(&body.state).map_err(|e| ApiError::BadRequest {
@@ -237,32 +387,76 @@ async fn save_dashboard(State(app): Api, Path(id): Path<String>, body: Bytes) ->
     Ok(ok(app.dashboards.edit(&id, body.base_version, state).await?.record))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 struct DeleteQuery {
+    /// Remove the dashboard and its history for good.
     #[serde(default)]
     purge: bool,
 }
 
+/// What `DELETE /api/dashboards/{id}` did.
+#[derive(Serialize, ToSchema)]
+struct Deleted {
+    /// The dashboard.
+    id: String,
+    /// Always true.
+    deleted: bool,
+    /// Whether it was removed for good.
+    purged: bool,
+}
+
 /// Soft-deletes (restorable); `?purge=true` also removes the dashboard and its history for
 /// good, freeing its share of the store's quota.
+#[utoipa::path(
+    delete,
+    path = "/api/dashboards/{id}",
+    tag = "dashboards",
+    params(("id" = String, Path, description = "The dashboard id (`db_…`)."), DeleteQuery),
+    responses((status = 200, description = "Deleted.", body = Envelope<Deleted>), (status = "default", response = ErrorBody))
+)]
 async fn delete_dashboard(
     State(app): Api,
     Path(id): Path<String>,
     Query(q): Query<DeleteQuery>,
 ) -> ApiResult {
     app.dashboards.delete(&id, q.purge).await?;
-    Ok(ok(json!({ "id": id, "deleted": true, "purged": q.purge })))
+    Ok(ok(Deleted { id, deleted: true, purged: q.purge }))
 }
 
+/// Undoes a soft delete.
+#[utoipa::path(
+    post,
+    path = "/api/dashboards/{id}/restore",
+    tag = "dashboards",
+    params(("id" = String, Path, description = "The dashboard id (`db_…`).")),
+    responses((status = 200, description = "The restored dashboard.", body = Envelope<crate::store::DashboardRecord>), (status = "default", response = ErrorBody))
+)]
 async fn restore_dashboard(State(app): Api, Path(id): Path<String>) -> ApiResult {
     Ok(ok(app.dashboards.restore(&id).await?))
 }
 
+/// A dashboard's history, newest first.
+#[utoipa::path(
+    get,
+    path = "/api/dashboards/{id}/versions",
+    tag = "dashboards",
+    params(("id" = String, Path, description = "The dashboard id (`db_…`).")),
+    responses((status = 200, description = "The versions kept.", body = Envelope<Vec<crate::store::VersionInfo>>), (status = "default", response = ErrorBody))
+)]
 async fn list_versions(State(app): Api, Path(id): Path<String>) -> ApiResult {
     Ok(ok(app.dashboards.versions(&id).await?))
 }
 
+/// One version of a dashboard.
+#[utoipa::path(
+    get,
+    path = "/api/dashboards/{id}/versions/{version}",
+    tag = "dashboards",
+    params(("id" = String, Path, description = "The dashboard id (`db_…`)."), ("version" = u64, Path, description = "The version number.")),
+    responses((status = 200, description = "That version.", body = Envelope<crate::store::DashboardRecord>), (status = "default", response = ErrorBody))
+)]
 async fn get_version(State(app): Api, Path((id, version)): Path<(String, String)>) -> ApiResult {
     let version: u64 = version.parse().map_err(|_| {
         ApiError::bad(format!("version must be a positive integer, got `{version}`"))
@@ -270,24 +464,56 @@ async fn get_version(State(app): Api, Path((id, version)): Path<(String, String)
     Ok(ok(app.dashboards.get_version(&id, version).await?))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 struct RevertBody {
+    /// The version whose state becomes the new version.
     version: u64,
 }
 
+/// Saves an earlier version's state as a new version.
+#[utoipa::path(
+    post,
+    path = "/api/dashboards/{id}/revert",
+    tag = "dashboards",
+    params(("id" = String, Path, description = "The dashboard id (`db_…`).")),
+    request_body = RevertBody,
+    responses((status = 200, description = "The new version.", body = Envelope<crate::store::DashboardRecord>), (status = "default", response = ErrorBody))
+)]
 async fn revert_dashboard(State(app): Api, Path(id): Path<String>, body: Bytes) -> ApiResult {
     let body: RevertBody = parse_body(&body)?;
     Ok(ok(app.dashboards.revert(&id, body.version).await?.record))
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct RefreshBody {
+    /// One panel; absent: all of them.
     panel_id: Option<String>,
 }
 
+/// Panel results as of a version.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct PanelResultsView {
+    /// The dashboard.
+    dashboard_id: String,
+    /// The version the results belong to.
+    version: u64,
+    /// The latest result per panel id: `{status, data?, provenance?, error?, seq, refreshedAt?}`.
+    #[schema(value_type = std::collections::HashMap<String, Object>)]
+    panels: std::collections::HashMap<String, crate::live::PanelSlot>,
+}
+
 /// Re-runs one panel or all, pushes the results to subscribers and returns them.
+#[utoipa::path(
+    post,
+    path = "/api/dashboards/{id}/refresh",
+    tag = "dashboards",
+    params(("id" = String, Path, description = "The dashboard id (`db_…`).")),
+    request_body(content = Option<RefreshBody>, description = "Optional: no body refreshes every panel."),
+    responses((status = 200, description = "The new results.", body = Envelope<PanelResultsView>), (status = "default", response = ErrorBody))
+)]
 async fn refresh_dashboard(State(app): Api, Path(id): Path<String>, body: Bytes) -> ApiResult {
     let body: RefreshBody =
         if body.is_empty() { RefreshBody::default() } else { parse_body(&body)? };
@@ -295,15 +521,35 @@ async fn refresh_dashboard(State(app): Api, Path(id): Path<String>, body: Bytes)
         let pid = body.panel_id.unwrap_or_default();
         return Err(ApiError::NotFound(format!("dashboard `{id}` has no panel `{pid}`")));
     };
-    Ok(ok(json!({ "dashboardId": id, "version": results.version, "panels": results.panels })))
+    Ok(ok(PanelResultsView { dashboard_id: id, version: results.version, panels: results.panels }))
 }
 
 /// Latest results of every panel; panels never run are run now.
+#[utoipa::path(
+    get,
+    path = "/api/dashboards/{id}/data",
+    tag = "dashboards",
+    params(("id" = String, Path, description = "The dashboard id (`db_…`).")),
+    responses((status = 200, description = "The results.", body = Envelope<PanelResultsView>), (status = "default", response = ErrorBody))
+)]
 async fn dashboard_data(State(app): Api, Path(id): Path<String>) -> ApiResult {
     let results = app.dashboards.data(&id).await?;
-    Ok(ok(json!({ "dashboardId": id, "version": results.version, "panels": results.panels })))
+    Ok(ok(PanelResultsView { dashboard_id: id, version: results.version, panels: results.panels }))
 }
 
+/// The dashboard agent's tools, called directly: the body is the tool's input plus an optional
+/// `session` (the agent's chat id; a session keeps its active dashboard).
+#[utoipa::path(
+    post,
+    path = "/api/tools/{tool}",
+    tag = "tools",
+    params(("tool" = ToolName, Path, description = "The tool.")),
+    request_body(content = Object, description = "`search {code}`, `execute {code, dashboard_id?}`, \
+        `get_state {dashboard_id?, detail_level?}`, `mutate {code, dashboard_id?}`, each with an \
+        optional `session`."),
+    responses((status = 200, description = "The tool's output (failures of the model's code are \
+        part of it).", body = Envelope<Value>), (status = "default", response = ErrorBody))
+)]
 async fn call_tool(State(app): Api, Path(tool): Path<String>, body: Bytes) -> ApiResult {
     let mut input: Map<String, Value> = parse_body(&body)?;
     let session = match input.remove("session") {
@@ -319,14 +565,69 @@ async fn call_tool(State(app): Api, Path(tool): Path<String>, body: Bytes) -> Ap
     Ok(ok(out))
 }
 
-#[derive(Deserialize)]
+/// The dashboard agent's tools.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)] // Only its schema is used: the path segment is looked up by name.
+enum ToolName {
+    /// Runs search code against the data-source registry.
+    Search,
+    /// Runs builder code that returns a new dashboard state.
+    Execute,
+    /// A dashboard's state.
+    GetState,
+    /// Runs `async (state) => newState` on a dashboard.
+    Mutate,
+}
+
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 struct PreviewBody {
+    /// Panel code (the body of an async function).
     code: String,
+    /// Variable values (`vars` in the code).
     #[serde(default)]
+    #[schema(value_type = Object)]
     vars: Map<String, Value>,
 }
 
+/// A panel preview's outcome.
+#[derive(Serialize, ToSchema)]
+#[serde(tag = "status", rename_all = "lowercase")]
+enum Preview {
+    /// The code ran and its data fits a panel.
+    Ok {
+        /// The data.
+        data: Value,
+        /// Rows in the data.
+        #[serde(rename = "rowCount")]
+        row_count: usize,
+        /// Where the data came from.
+        #[schema(value_type = Vec<Object>)]
+        provenance: Vec<crate::provenance::Provenance>,
+        /// Wall time, ms.
+        #[serde(rename = "durationMs")]
+        duration_ms: f64,
+    },
+    /// The code failed: `{kind, message, line, column, stack, limit, logs}`.
+    Error {
+        /// The error.
+        #[schema(value_type = Object)]
+        error: crate::sandbox::ExecError,
+        /// Wall time, ms.
+        #[serde(rename = "durationMs")]
+        duration_ms: f64,
+    },
+}
+
+/// Runs panel code once, as a panel would (429 when `BOARDSMITH_MAX_PREVIEWS` are running).
+#[utoipa::path(
+    post,
+    path = "/api/panels/preview",
+    tag = "panels",
+    request_body = PreviewBody,
+    responses((status = 200, description = "The outcome.", body = Envelope<Preview>), (status = "default", response = ErrorBody))
+)]
 async fn preview_panel(State(app): Api, body: Bytes) -> ApiResult {
     let body: PreviewBody = parse_body(&body)?;
     let run = app.dashboards.preview(&body.code, &body.vars).await.ok_or_else(|| {
@@ -338,21 +639,53 @@ async fn preview_panel(State(app): Api, body: Bytes) -> ApiResult {
     })?;
     let duration_ms = run.duration.as_secs_f64() * 1e3;
     Ok(ok(match run.result {
-        Ok(r) => {
-            json!({ "status": "ok", "data": r.data, "rowCount": r.row_count, "provenance": r.provenance, "durationMs": duration_ms })
-        }
-        Err(e) => json!({ "status": "error", "error": e, "durationMs": duration_ms }),
+        Ok(r) => Preview::Ok {
+            data: r.data,
+            row_count: r.row_count,
+            provenance: r.provenance,
+            duration_ms,
+        },
+        Err(error) => Preview::Error { error, duration_ms },
     }))
 }
 
+/// The data-source registry (what `spec` shows search code), without backings or keys.
+#[utoipa::path(
+    get,
+    path = "/api/sdk/sources",
+    tag = "panels",
+    responses((status = 200, description = "The registry.", body = Envelope<Value>), (status = "default", response = ErrorBody))
+)]
 async fn sdk_sources(State(app): Api) -> ApiResult {
     Ok(ok(app.sdk.public_json()))
 }
 
+/// An example dashboard, to create from with `POST /api/dashboards {template}`.
+#[derive(Serialize, ToSchema)]
+struct Template {
+    /// Its name.
+    name: String,
+    /// Its title.
+    title: Value,
+    /// Its number of panels.
+    panels: usize,
+}
+
+/// The example dashboards.
+#[utoipa::path(
+    get,
+    path = "/api/templates",
+    tag = "dashboards",
+    responses((status = 200, description = "The examples.", body = Envelope<Vec<Template>>), (status = "default", response = ErrorBody))
+)]
 async fn list_templates() -> ApiResult {
-    let list: Vec<Value> = crate::app::templates()
+    let list: Vec<Template> = crate::app::templates()
         .into_iter()
-        .map(|(name, v)| json!({ "name": name, "title": v["title"], "panels": v["panels"].as_array().map_or(0, Vec::len) }))
+        .map(|(name, v)| Template {
+            title: v["title"].clone(),
+            panels: v["panels"].as_array().map_or(0, Vec::len),
+            name,
+        })
         .collect();
     Ok(ok(list))
 }

@@ -16,7 +16,6 @@ use axum::http::HeaderMap;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
-use serde_json::json;
 
 use super::{ApiError, ok, parse_body};
 use crate::access::keys::Principal;
@@ -49,7 +48,41 @@ fn sse(stream: Stream) -> Response {
     Sse::new(events).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)).into_response()
 }
 
-/// `POST /api/query`.
+/// What `POST /api/query` answers with `"stream": false`, once the run has ended.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Collected {
+    /// The run.
+    pub run_id: String,
+    /// Its chat.
+    pub chat_id: String,
+    /// `steer` or `followUp` when the message went to the chat's running run.
+    pub queued: Option<&'static str>,
+    /// Every event of the run, in order (Event Model v2).
+    #[schema(value_type = Vec<Object>)]
+    pub events: Vec<std::sync::Arc<Event>>,
+}
+
+/// Runs an agent: its Event Model v2 events as server-sent events (`id: <runId>:<seq>`,
+/// `event: <type>`, `data: <event JSON>`), from `request.query` and `run.start` to one of
+/// `run.complete`, `run.error`, `run.cancel`. With a `Last-Event-ID: <runId>:<seq>` header it
+/// resumes that run's stream after that event instead of starting a run. See the README for
+/// the fields and `busy`.
+#[utoipa::path(
+    post,
+    path = "/api/query",
+    tag = "agents",
+    params(("Last-Event-ID" = Option<String>, Header, description = "`<runId>:<seq>`: resume that run's stream after that event.")),
+    request_body(content = Object, description = "`{message, agentKey?, chatId?, requestId?, role?, references?, params?, scene?, stream?, busy?}`"),
+    responses(
+        (status = 200, description = "The run's events: a stream, or with `\"stream\": false` the whole list once the run ends.",
+            content(
+                (String = "text/event-stream"),
+                (crate::server::openapi::Envelope<Collected> = "application/json"),
+            )),
+        (status = "default", response = crate::server::openapi::ErrorBody),
+    )
+)]
 pub async fn query(
     State(app): State<Arc<App>>,
     Extension(principal): Extension<Principal>,
@@ -78,10 +111,5 @@ pub async fn query(
     while let Ok(Some(event)) = stream.events.next().await {
         events.push(event);
     }
-    Ok(ok(json!({
-        "runId": stream.run_id,
-        "chatId": stream.chat_id,
-        "queued": queued,
-        "events": events,
-    })))
+    Ok(ok(Collected { run_id: stream.run_id, chat_id: stream.chat_id, queued, events }))
 }

@@ -9,12 +9,19 @@ use axum::extract::{Query, State};
 use axum::response::Response;
 use axum::routing::get;
 use chrono::{Days, NaiveDate, Utc};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
+use utoipa::{IntoParams, OpenApi, ToSchema};
 
+use super::openapi::Envelope;
 use super::{ApiError, ok};
 use crate::app::App;
-use crate::usage::GroupBy;
+use crate::usage::{GroupBy, ReportRow};
+
+/// The operations of this module, for the OpenAPI document.
+#[derive(OpenApi)]
+#[openapi(paths(usage))]
+pub(crate) struct Doc;
 
 /// The longest range one report covers.
 const MAX_DAYS: u64 = 366;
@@ -24,8 +31,9 @@ pub fn routes() -> Router<Arc<App>> {
     Router::new().route("/api/usage", get(usage))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 struct UsageQuery {
     /// First day, `YYYY-MM-DD` (UTC); default: 29 days before `to`.
     from: Option<NaiveDate>,
@@ -35,6 +43,25 @@ struct UsageQuery {
     group_by: Option<String>,
 }
 
+/// A usage report.
+#[derive(Serialize, ToSchema)]
+struct Report {
+    /// First day (UTC).
+    from: NaiveDate,
+    /// Last day.
+    to: NaiveDate,
+    /// One row per group.
+    rows: Vec<ReportRow>,
+}
+
+/// Model calls counted per day, API key, model and agent (what the providers reported).
+#[utoipa::path(
+    get,
+    path = "/api/usage",
+    tag = "keys",
+    params(UsageQuery),
+    responses((status = 200, description = "The report.", body = Envelope<Report>), (status = "default", response = crate::server::openapi::ErrorBody))
+)]
 async fn usage(
     State(app): State<Arc<App>>,
     q: Result<Query<UsageQuery>, QueryRejection>,
@@ -60,5 +87,5 @@ async fn usage(
         }
     }
     let rows = app.usage.report(from, to, &group_by);
-    Ok(ok(json!({ "from": from, "to": to, "rows": rows })))
+    Ok(ok(Report { from, to, rows }))
 }

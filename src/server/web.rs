@@ -51,18 +51,69 @@ impl WebFiles {
     }
 }
 
-/// The app's routes: `/` and `/assets/{*path}`.
+/// The app's routes: `/`, `/assets/{*path}` and the API reference page `/docs`.
 pub fn routes<S: Clone + Send + Sync + 'static>(files: WebFiles) -> Router<S> {
     Router::new()
         .route("/", get(index))
+        .route("/docs", get(docs))
         .route("/assets/{*path}", get(asset))
         .with_state(Arc::new(files))
 }
 
+/// The pages and files, for the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(index, docs, asset))]
+pub(crate) struct Doc;
+
+/// The web app (signs in with `?token=`: the session cookie, then a redirect to `/`).
+#[utoipa::path(
+    get,
+    path = "/",
+    tag = "web app",
+    security(()),
+    responses(
+        (status = 200, description = "The app's page.", content_type = "text/html; charset=utf-8", body = String),
+        (status = 303, description = "`?token=` was the server's: signed in (the session cookie is set), on to `/`."),
+        (status = 401, description = "`?token=` was not the server's: a sign-in page.", content_type = "text/html; charset=utf-8", body = String),
+        (status = 304, description = "Not modified (`If-None-Match`)."),
+        (status = "default", response = super::openapi::ErrorBody),
+    )
+)]
 async fn index(State(files): State<Arc<WebFiles>>, headers: HeaderMap) -> Response {
     serve(&files, "index.html", &headers).await
 }
 
+/// The API reference: this server's OpenAPI document (`/openapi.json`) rendered by RapiDoc,
+/// served from the binary like the app (nothing is loaded from elsewhere).
+#[utoipa::path(
+    get,
+    path = "/docs",
+    tag = "web app",
+    security(()),
+    responses(
+        (status = 200, description = "The page.", content_type = "text/html; charset=utf-8", body = String),
+        (status = 304, description = "Not modified (`If-None-Match`)."),
+        (status = "default", response = super::openapi::ErrorBody),
+    )
+)]
+async fn docs(State(files): State<Arc<WebFiles>>, headers: HeaderMap) -> Response {
+    serve(&files, "docs.html", &headers).await
+}
+
+/// A file of the app's bundle (scripts, styles), brotli or gzip as the client accepts.
+#[utoipa::path(
+    get,
+    path = "/assets/{path}",
+    tag = "web app",
+    security(()),
+    params(("path" = String, Path, description = "The file, relative to `assets/`.")),
+    responses(
+        (status = 200, description = "The file.", content_type = "application/octet-stream", body = Vec<u8>),
+        (status = 304, description = "Not modified (`If-None-Match`)."),
+        (status = 404, description = "No such file.", content_type = "text/plain", body = String),
+        (status = "default", response = super::openapi::ErrorBody),
+    )
+)]
 async fn asset(
     State(files): State<Arc<WebFiles>>,
     UrlPath(path): UrlPath<String>,

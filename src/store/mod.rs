@@ -113,14 +113,15 @@ pub enum StoreError {
 }
 
 /// A dashboard at one version.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DashboardRecord {
     /// Dashboard id (`db_` + 26 chars).
     pub id: String,
     /// Version number, 1 for a new dashboard.
     pub version: u64,
-    /// The state at this version.
+    /// The state at this version (a DashboardState: title, panels, variables, layout).
+    #[schema(value_type = Object)]
     pub state: DashboardState,
     /// Creation time of the dashboard, unix milliseconds.
     pub created_at: i64,
@@ -131,7 +132,7 @@ pub struct DashboardRecord {
 }
 
 /// One entry of a dashboard's history.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct VersionInfo {
     /// Version number.
@@ -147,7 +148,7 @@ pub struct VersionInfo {
 }
 
 /// One row of the dashboard list.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DashboardListItem {
     /// Dashboard id.

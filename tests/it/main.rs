@@ -29,6 +29,7 @@ mod llm_openai;
 mod metrics;
 mod model_fallback;
 mod openai_api;
+mod openapi;
 mod provider_gates;
 mod providers;
 mod sdk;

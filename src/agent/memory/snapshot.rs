@@ -4,7 +4,7 @@
 use super::*;
 
 /// One row of `GET /api/chats`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ChatSummary {
     /// The chat.

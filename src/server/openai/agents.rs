@@ -28,8 +28,8 @@ use crate::llm::Usage;
 use crate::server::{ApiError, parse_body};
 
 /// An agent in the `/v1` listing.
-#[derive(Debug, Serialize)]
-struct AgentObject<'a> {
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub(super) struct AgentObject<'a> {
     /// The agent's key (its file name), the `{slug}` of its routes.
     id: &'a str,
     /// `agent`.
@@ -67,12 +67,36 @@ fn not_found(slug: &str) -> ApiError {
     ApiError::NotFound(format!("agent `{slug}` not found: GET /v1/agents lists them"))
 }
 
+/// `GET /v1/agents`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub(super) struct AgentList<'a> {
+    /// `list`.
+    object: &'static str,
+    /// The agents.
+    data: Vec<AgentObject<'a>>,
+}
+
+/// The agents, as OpenAI-style objects.
+#[utoipa::path(
+    get,
+    path = "/v1/agents",
+    tag = "openai",
+    responses((status = 200, description = "The agents.", body = AgentList), (status = "default", response = crate::server::openapi::ErrorBody))
+)]
 pub(super) async fn list(State(app): State<Arc<App>>) -> Response {
     let snapshot = app.catalog.snapshot();
     let data: Vec<AgentObject<'_>> = snapshot.agents().map(|a| agent_object(a)).collect();
-    json_response(&json!({ "object": "list", "data": data }))
+    json_response(&AgentList { object: "list", data })
 }
 
+/// One agent.
+#[utoipa::path(
+    get,
+    path = "/v1/agents/{slug}",
+    tag = "openai",
+    params(("slug" = String, Path, description = "The agent's key.")),
+    responses((status = 200, description = "The agent.", body = AgentObject), (status = "default", response = crate::server::openapi::ErrorBody))
+)]
 pub(super) async fn get(State(app): State<Arc<App>>, Path(slug): Path<String>) -> Response {
     match app.catalog.snapshot().agent(&slug) {
         Some(agent) => json_response(&agent_object(&agent)),
@@ -80,19 +104,93 @@ pub(super) async fn get(State(app): State<Arc<App>>, Path(slug): Path<String>) -
     }
 }
 
+/// An agent as a model: `agent/<slug>`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub(super) struct AgentModel {
+    /// `agent/<slug>`.
+    id: String,
+    /// `model`.
+    object: &'static str,
+    /// Unix seconds (the server's start).
+    created: u64,
+    /// `boardsmith`.
+    owned_by: &'static str,
+}
+
+/// `GET /v1/agents/{slug}/models`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub(super) struct AgentModelList {
+    /// `list`.
+    object: &'static str,
+    /// The one model.
+    data: [AgentModel; 1],
+}
+
 /// `GET /v1/agents/{slug}/models`: the agent as the one model of its own base URL.
+#[utoipa::path(
+    get,
+    path = "/v1/agents/{slug}/models",
+    tag = "openai",
+    params(("slug" = String, Path, description = "The agent's key.")),
+    responses((status = 200, description = "The agent as the one model.", body = AgentModelList), (status = "default", response = crate::server::openapi::ErrorBody))
+)]
 pub(super) async fn models(State(app): State<Arc<App>>, Path(slug): Path<String>) -> Response {
     if app.catalog.snapshot().agent(&slug).is_none() {
         return not_found(&slug).into_response();
     }
-    json_response(&json!({"object": "list", "data": [{
-        "id": format!("agent/{slug}"),
-        "object": "model",
-        "created": app.started_secs,
-        "owned_by": "boardsmith",
-    }]}))
+    json_response(&AgentModelList {
+        object: "list",
+        data: [AgentModel {
+            id: format!("agent/{slug}"),
+            object: "model",
+            created: app.started_secs,
+            owned_by: "boardsmith",
+        }],
+    })
 }
 
+/// `POST /v1/agents/{slug}/chat/completions`: [`completions`] under the agent's own base URL.
+#[utoipa::path(
+    post,
+    path = "/v1/agents/{slug}/chat/completions",
+    tag = "openai",
+    params(("slug" = String, Path, description = "The agent's key.")),
+    request_body = ChatCompletionRequest,
+    responses(
+        (status = 200, description = "As `POST /v1/agents/{slug}/completions`.",
+            content((ChatCompletion = "application/json"), (String = "text/event-stream"))),
+        (status = "default", response = crate::server::openapi::ErrorBody),
+    )
+)]
+pub(super) async fn chat_completions(
+    state: State<Arc<App>>,
+    slug: Path<String>,
+    principal: Extension<Principal>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    completions(state, slug, principal, body).await
+}
+
+/// Runs the agent as `POST /api/query` does, answered in the chat-completions format: the
+/// answer as `content`, reasoning as `reasoning_content`, every other event of the run in the
+/// extension field `boardsmith`. `chat_id` continues a chat; `busy` as on `/api/query`.
+#[utoipa::path(
+    post,
+    path = "/v1/agents/{slug}/completions",
+    tag = "openai",
+    params(("slug" = String, Path, description = "The agent's key.")),
+    request_body = ChatCompletionRequest,
+    responses(
+        (status = 200, description = "The answer, or with `stream: true` its chunks as server-sent \
+            events (one chunk with an empty delta per other event, in `boardsmith`).",
+            content((ChatCompletion = "application/json"), (String = "text/event-stream")),
+            headers(
+                ("x-boardsmith-run-id" = String, description = "The run."),
+                ("x-boardsmith-chat-id" = String, description = "Its chat."),
+            )),
+        (status = "default", response = crate::server::openapi::ErrorBody),
+    )
+)]
 pub(super) async fn completions(
     State(app): State<Arc<App>>,
     Path(slug): Path<String>,

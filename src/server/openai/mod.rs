@@ -32,12 +32,28 @@ use crate::app::App;
 use crate::llm::{LlmError, ServedModel, StreamEvent};
 use crate::server::{ApiError, parse_body};
 use encode::ChunkEncoder;
-use wire::{Capabilities, ChatCompletionRequest, ModelList, ModelObject, Pricing};
+use utoipa::OpenApi;
+use wire::{Capabilities, ChatCompletion, ChatCompletionRequest, ModelList, ModelObject, Pricing};
+
+/// The operations of `/v1`, for the OpenAPI document.
+#[derive(OpenApi)]
+#[openapi(paths(
+    list_models,
+    get_model,
+    chat_completions,
+    agents::list,
+    agents::get,
+    agents::completions,
+    agents::chat_completions,
+    agents::models,
+))]
+pub(crate) struct Doc;
 
 /// The `/v1` routes.
 pub fn routes() -> Router<Arc<App>> {
     Router::new()
         .route("/v1/models", get(list_models))
+        // `{*id}`: model ids have slashes (`provider/model`); the document says `{id}`.
         .route("/v1/models/{*id}", get(get_model))
         .route("/v1/chat/completions", post(chat_completions))
         .route("/v1/agents", get(agents::list))
@@ -45,7 +61,7 @@ pub fn routes() -> Router<Arc<App>> {
         .route("/v1/agents/{slug}/completions", post(agents::completions))
         // An agent as a base URL of its own (`/v1/agents/{slug}`), for clients that only know
         // `/models` and `/chat/completions` under a base URL.
-        .route("/v1/agents/{slug}/chat/completions", post(agents::completions))
+        .route("/v1/agents/{slug}/chat/completions", post(agents::chat_completions))
         .route("/v1/agents/{slug}/models", get(agents::models))
 }
 
@@ -92,12 +108,27 @@ fn json_response<T: serde::Serialize>(value: &T) -> Response {
     axum::Json(value).into_response()
 }
 
+/// Every model that can be called now (`provider/model` ids), with the registry's facts.
+#[utoipa::path(
+    get,
+    path = "/v1/models",
+    tag = "openai",
+    responses((status = 200, description = "OpenAI's model list.", body = ModelList), (status = "default", response = crate::server::openapi::ErrorBody))
+)]
 async fn list_models(State(app): State<Arc<App>>) -> Response {
     let created = app.started_secs;
     let data = app.models.served().into_iter().map(|m| model_object(m, created)).collect();
     json_response(&ModelList { object: "list", data })
 }
 
+/// One model (404 unless `GET /v1/models` lists it).
+#[utoipa::path(
+    get,
+    path = "/v1/models/{id}",
+    tag = "openai",
+    params(("id" = String, Path, description = "A model id as listed: `provider/model` (the slash unescaped).")),
+    responses((status = 200, description = "The model.", body = ModelObject), (status = "default", response = crate::server::openapi::ErrorBody))
+)]
 async fn get_model(State(app): State<Arc<App>>, Path(id): Path<String>) -> Response {
     match app.models.find(&id) {
         Some(m) => json_response(&model_object(m, app.started_secs)),
@@ -168,6 +199,26 @@ impl Drop for Meter {
     }
 }
 
+/// OpenAI's chat completions, streamed (`stream: true`) or not, to any configured model.
+/// Unknown parameters are a 400 naming them; the sampling knobs no provider receives here are
+/// named in the `x-boardsmith-ignored-params` response header.
+#[utoipa::path(
+    post,
+    path = "/v1/chat/completions",
+    tag = "openai",
+    request_body = ChatCompletionRequest,
+    responses(
+        (status = 200, description = "The completion, or with `stream: true` its chunks as \
+            server-sent events (`data: <chunk JSON>`, then `data: [DONE]`; a failure after the \
+            first byte is a `data: {error}` frame).",
+            content(
+                (ChatCompletion = "application/json"),
+                (String = "text/event-stream"),
+            ),
+            headers(("x-boardsmith-ignored-params" = String, description = "The parameters accepted but not sent on, comma-separated."))),
+        (status = "default", response = crate::server::openapi::ErrorBody),
+    )
+)]
 async fn chat_completions(
     State(app): State<Arc<App>>,
     Extension(principal): Extension<Principal>,

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// `POST /v1/chat/completions`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ChatCompletionRequest {
     /// A model reference: `provider/model` as `/v1/models` lists it, a bare model id, or a
@@ -73,6 +73,7 @@ pub struct ChatCompletionRequest {
     /// Agent completions only: what to do when the chat's run is still going (`wait`, `steer`,
     /// `followUp`; a Boardsmith extension).
     #[serde(default)]
+    #[schema(value_type = Option<String>)]
     pub busy: Option<crate::agent::service::Busy>,
     // Accepted and not forwarded: sampling knobs (named in a response header by
     // `ignored`) and bookkeeping that means nothing to a provider.
@@ -92,20 +93,28 @@ pub struct ChatCompletionRequest {
     seed: Option<Value>,
     #[serde(default)]
     verbosity: Option<Value>,
+    #[schema(value_type = Option<Value>)]
     #[serde(default, rename = "user")]
     _user: Option<IgnoredAny>,
+    #[schema(value_type = Option<Value>)]
     #[serde(default, rename = "safety_identifier")]
     _safety_identifier: Option<IgnoredAny>,
+    #[schema(value_type = Option<Value>)]
     #[serde(default, rename = "prompt_cache_key")]
     _prompt_cache_key: Option<IgnoredAny>,
+    #[schema(value_type = Option<Value>)]
     #[serde(default, rename = "prompt_cache_retention")]
     _prompt_cache_retention: Option<IgnoredAny>,
+    #[schema(value_type = Option<Value>)]
     #[serde(default, rename = "metadata")]
     _metadata: Option<IgnoredAny>,
+    #[schema(value_type = Option<Value>)]
     #[serde(default, rename = "store")]
     _store: Option<IgnoredAny>,
+    #[schema(value_type = Option<Value>)]
     #[serde(default, rename = "service_tier")]
     _service_tier: Option<IgnoredAny>,
+    #[schema(value_type = Option<Value>)]
     #[serde(default, rename = "parallel_tool_calls")]
     _parallel_tool_calls: Option<IgnoredAny>,
 }
@@ -148,13 +157,14 @@ impl ChatCompletionRequest {
 }
 
 /// `stream_options`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StreamOptions {
     /// Send a last chunk with `usage` and no choices.
     #[serde(default)]
     pub include_usage: Option<bool>,
     /// Obfuscation padding: meaningless here.
+    #[schema(value_type = Option<Value>)]
     #[serde(default, rename = "include_obfuscation")]
     _include_obfuscation: Option<IgnoredAny>,
 }
@@ -163,7 +173,7 @@ pub struct StreamOptions {
 /// messages is a string or an array of parts; only text parts can be sent on. Unlike the
 /// request's own fields, a message's unknown fields are ignored: clients send back the
 /// message objects they received, with their SDK's additions (`parsed`, `annotations`, ...).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(tag = "role", rename_all = "lowercase")]
 pub enum RequestMessage {
     /// Instructions.
@@ -171,6 +181,7 @@ pub enum RequestMessage {
         /// Text.
         content: Content,
         /// Participant name (not forwarded).
+        #[schema(value_type = Option<Value>)]
         #[serde(default, rename = "name")]
         _name: Option<IgnoredAny>,
     },
@@ -179,6 +190,7 @@ pub enum RequestMessage {
         /// Text.
         content: Content,
         /// Participant name (not forwarded).
+        #[schema(value_type = Option<Value>)]
         #[serde(default, rename = "name")]
         _name: Option<IgnoredAny>,
     },
@@ -187,6 +199,7 @@ pub enum RequestMessage {
         /// Text.
         content: Content,
         /// Participant name (not forwarded).
+        #[schema(value_type = Option<Value>)]
         #[serde(default, rename = "name")]
         _name: Option<IgnoredAny>,
     },
@@ -205,6 +218,7 @@ pub enum RequestMessage {
         #[serde(default)]
         refusal: Option<String>,
         /// Participant name (not forwarded).
+        #[schema(value_type = Option<Value>)]
         #[serde(default, rename = "name")]
         _name: Option<IgnoredAny>,
         /// Legacy: use `tool_calls`.
@@ -224,16 +238,18 @@ pub enum RequestMessage {
     /// Legacy function result: use `tool`.
     Function {
         /// The result.
+        #[schema(value_type = Option<Value>)]
         #[serde(default, rename = "content")]
         _content: Option<IgnoredAny>,
         /// The function.
+        #[schema(value_type = Option<Value>)]
         #[serde(default, rename = "name")]
         _name: Option<IgnoredAny>,
     },
 }
 
 /// Message content: a string or parts.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(untagged)]
 pub enum Content {
     /// Plain text.
@@ -244,7 +260,7 @@ pub enum Content {
 
 /// One content part: its `type` and the rest, checked by the converter (so the error can say
 /// which kinds are supported rather than serde's list of variants).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub struct ContentPart {
     /// `text`, `image_url`, `input_audio`, `file`, `refusal`.
     #[serde(rename = "type")]
@@ -261,7 +277,7 @@ pub struct ContentPart {
 }
 
 /// A tool definition.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolSpec {
     /// Only `function`.
@@ -272,7 +288,7 @@ pub struct ToolSpec {
 }
 
 /// A function tool.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FunctionSpec {
     /// Name.
@@ -284,12 +300,13 @@ pub struct FunctionSpec {
     #[serde(default)]
     pub parameters: Option<Value>,
     /// Strict schema adherence (not forwarded).
+    #[schema(value_type = Option<Value>)]
     #[serde(default, rename = "strict")]
     _strict: Option<IgnoredAny>,
 }
 
 /// A tool call, in requests (history) and responses.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ToolCall {
     /// Call id.
     pub id: String,
@@ -301,7 +318,7 @@ pub struct ToolCall {
 }
 
 /// A function call's name and arguments (JSON text).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct FunctionCall {
     /// Name.
     pub name: String,
@@ -310,7 +327,7 @@ pub struct FunctionCall {
 }
 
 /// A non-streamed answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ChatCompletion {
     /// `chatcmpl-…`.
     pub id: String,
@@ -366,7 +383,7 @@ impl ResponseMessage {
 }
 
 /// A choice of a non-streamed answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Choice {
     /// Always 0.
     pub index: u32,
@@ -379,7 +396,7 @@ pub struct Choice {
 }
 
 /// The assistant message of a non-streamed answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ResponseMessage {
     /// `assistant`.
     pub role: &'static str,
@@ -396,7 +413,7 @@ pub struct ResponseMessage {
 }
 
 /// OpenAI's usage object.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct WireUsage {
     /// Input tokens (cached included).
     pub prompt_tokens: u64,
@@ -411,14 +428,14 @@ pub struct WireUsage {
 }
 
 /// Input token details.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct PromptDetails {
     /// Read from the provider's cache.
     pub cached_tokens: u64,
 }
 
 /// Output token details.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct CompletionDetails {
     /// Spent reasoning.
     pub reasoning_tokens: u64,
@@ -515,7 +532,7 @@ pub struct FunctionDelta<'a> {
 
 /// `GET /v1/models` and `GET /v1/models/{id}`: OpenAI's model object plus what the registry
 /// knows (extension fields official clients keep as extra attributes).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ModelObject {
     /// `provider/model`.
     pub id: String,
@@ -539,7 +556,7 @@ pub struct ModelObject {
 }
 
 /// What a model can do.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Capabilities {
     /// Tool calls.
     pub tools: bool,
@@ -550,7 +567,7 @@ pub struct Capabilities {
 }
 
 /// Prices in USD per million tokens.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Pricing {
     /// Input.
     pub input: f64,
@@ -562,7 +579,7 @@ pub struct Pricing {
 }
 
 /// `GET /v1/models`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ModelList {
     /// `list`.
     pub object: &'static str,

@@ -79,6 +79,21 @@ pub fn viewers(app: &App) -> usize {
 
 /// Upgrades to a WebSocket connection, or answers 503 when the server holds as many
 /// connections as it accepts.
+///
+/// The live dashboards' protocol (subscribe, refresh, set_vars; snapshots, patches, panel
+/// data) is described in the README's WebSocket section: OpenAPI has no words for it.
+#[utoipa::path(
+    get,
+    path = "/ws",
+    tag = "dashboards",
+    responses(
+        (status = 101, description = "Switching protocols: the WebSocket. Client messages \
+            `{type: subscribe|unsubscribe|refresh|set_vars, dashboardId, ...}`; server events \
+            `dashboard.snapshot`, `dashboard.patch`, `panel.data`, `panel.error`, \
+            `dashboard.deleted`, `error`."),
+        (status = "default", response = crate::server::openapi::ErrorBody),
+    )
+)]
 pub async fn upgrade(State(app): State<Arc<App>>, ws: WebSocketUpgrade) -> Response {
     let admission = match app.live.admit() {
         Ok(a) => a,

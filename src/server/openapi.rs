@@ -1,0 +1,160 @@
+//! The OpenAPI 3.1 document of the HTTP API and its reference page: `GET /openapi.json`
+//! (generated once from the handlers' `#[utoipa::path]` attributes and the `ToSchema` types
+//! they take and return: nothing is written by hand) and `GET /docs` (RapiDoc, vendored from
+//! the npm registry by `web/build.mjs` and served from the binary like the web app).
+//!
+//! Each module of `server` keeps a `Doc` listing its own operations; this one merges them and
+//! adds what is common: the `{code, msg, data}` envelope, the error body (the envelope plus
+//! OpenAI's `error` object) and the credentials. `tests/it/openapi.rs` checks that every route
+//! of the router is in the document and every operation of the document is routed.
+
+use std::sync::LazyLock;
+
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi, ToResponse, ToSchema};
+
+/// A successful JSON response of `/api`: `code` 0, `msg` `ok` (or `created`), and `data`, the
+/// business content itself.
+#[derive(Serialize, ToSchema)]
+pub struct Envelope<T> {
+    /// Always 0 on success.
+    #[schema(minimum = 0, maximum = 0)]
+    pub code: u16,
+    /// `ok`, or `created` for a 201.
+    pub msg: String,
+    /// The content.
+    pub data: T,
+}
+
+/// Every error, on every path (`/v1` included): the envelope with `code` = the HTTP status,
+/// plus OpenAI's error object so OpenAI clients read it natively.
+#[derive(Serialize, ToSchema, ToResponse)]
+#[response(description = "An error: the envelope (`code` = the HTTP status, `msg` says what is \
+    wrong, naming the field or JSON path) plus OpenAI's `error` object. 400 invalid input, 401 \
+    no valid credential, 403 a foreign Host or Origin or an API key without the scope, 404 \
+    unknown id or route, 405 a method the route does not take, 409 version conflict \
+    (`data: {expected, actual}`), 410 deleted, 413 too large (`data: {bytes, limit}`), 415 a \
+    body that is not JSON, 429 too many requests (`Retry-After` when known), 502/504 an \
+    upstream model failed or timed out, 503 no usable model, 507 the store is full \
+    (`data: {used, needed, limit}`), 500 damaged stored data or an internal error.")]
+pub struct ErrorBody {
+    /// The HTTP status.
+    #[schema(minimum = 400, maximum = 599)]
+    pub code: u16,
+    /// What went wrong.
+    pub msg: String,
+    /// Details, when there are any (`null` otherwise).
+    pub data: Value,
+    /// The same error as OpenAI's `{message, type, param, code}`.
+    pub error: OpenAiError,
+}
+
+/// OpenAI's error object.
+#[derive(Serialize, ToSchema)]
+pub struct OpenAiError {
+    /// What went wrong (the envelope's `msg`).
+    pub message: String,
+    /// `invalid_request_error`, `authentication_error`, `permission_error`,
+    /// `not_found_error`, `conflict_error`, `rate_limit_error` or `api_error`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The request parameter at fault, when known.
+    pub param: Option<String>,
+    /// A machine-readable code, when there is one.
+    pub code: Option<String>,
+}
+
+/// The bearer and cookie credentials, and the document's servers-independent facts.
+struct Security;
+
+impl Modify for Security {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some(
+                        "`Authorization: Bearer <token>`: the server's secret (`BOARDSMITH_TOKEN`, \
+                         or the one `boardsmith token` prints), which may do everything, or an \
+                         API key (`bsk-…`, made with `POST /api/keys`), which may do what its \
+                         scopes allow (`read`, `write`, `agents`, `models`, `metrics`, `admin`).",
+                    ))
+                    .build(),
+            ),
+        );
+        components.add_security_scheme(
+            "session",
+            SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::with_description(
+                "boardsmith_session_8080",
+                "The session cookie the sign-in link (`/?token=…`) sets: \
+                 `boardsmith_session_<port>`, the server's port in its name (8080 here).",
+            ))),
+        );
+    }
+}
+
+/// What is documented here itself, and the common parts.
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Boardsmith",
+        description = "The HTTP API of a Boardsmith server: dashboards and their data, the \
+            dashboard agent's tools, the agent gateway (`/api/query` streams Event Model v2 events \
+            as SSE), API keys and usage, and the OpenAI-compatible `/v1`.\n\n\
+            Every JSON response of `/api` is the envelope `{code, msg, data}` (`code` 0 on \
+            success, else the HTTP status); `/v1` answers in OpenAI's format. Every error body \
+            is the envelope plus OpenAI's `error` object.\n\n\
+            Paths under `/api`, `/ws`, `/v1`, `/mcp` and `/metrics` need a credential: the \
+            server token or an API key as a bearer token, or the session cookie the sign-in link \
+            sets. Request bodies must be `application/json`. The WebSocket `GET /ws` is \
+            described in the README."
+    ),
+    paths(openapi_json),
+    components(schemas(ErrorBody, OpenAiError), responses(ErrorBody)),
+    modifiers(&Security),
+    security(("bearer" = []), ("session" = [])),
+)]
+struct Common;
+
+/// The whole document: the common parts and every module's operations.
+pub fn document() -> utoipa::openapi::OpenApi {
+    let mut doc = Common::openapi();
+    for part in [
+        super::Doc::openapi(),
+        super::agents::Doc::openapi(),
+        super::keys::Doc::openapi(),
+        super::admin::Doc::openapi(),
+        super::usage::Doc::openapi(),
+        super::openai::Doc::openapi(),
+        super::web::Doc::openapi(),
+    ] {
+        doc.merge(part);
+    }
+    doc
+}
+
+/// The document as served, serialized once.
+static JSON: LazyLock<Vec<u8>> =
+    LazyLock::new(|| serde_json::to_vec(&document()).unwrap_or_default());
+
+/// The OpenAPI document of this server.
+#[utoipa::path(
+    get,
+    path = "/openapi.json",
+    tag = "documentation",
+    security(()),
+    responses(
+        (status = 200, description = "The OpenAPI 3.1 document (this one).", body = Object),
+        (status = "default", response = ErrorBody),
+    )
+)]
+pub async fn openapi_json() -> Response {
+    ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], JSON.as_slice())
+        .into_response()
+}
