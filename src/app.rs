@@ -144,6 +144,8 @@ pub struct App {
     pub agents: Arc<AgentService>,
     /// The configured models and their providers (shared with `agents`).
     pub models: Arc<Models>,
+    /// Providers, models, agents and settings defined through `/api/admin`.
+    pub admin: Arc<crate::admin::Admin>,
     /// When the app started, in Unix seconds (the `created` of `/v1/models`).
     pub started_secs: u64,
     /// The browser app's files.
@@ -243,6 +245,17 @@ impl App {
         let mut backend = BackendTools::builtin(&agent_tools);
         crate::dashboard_agent::backend::register_all(&mut backend, &tools, config.max_fix_rounds);
         let models = Arc::new(Models::new(llm));
+        let admin = Arc::new(
+            crate::admin::Admin::load(
+                store.clone(),
+                models.clone(),
+                catalog.clone(),
+                crate::admin::sealed::Sealer::in_dir(&config.data_dir)
+                    .context("loading the key that seals provider keys")?,
+            )
+            .await
+            .context("loading the admin definitions")?,
+        );
         let agents = Arc::new(
             AgentService::new(
                 catalog.clone(),
@@ -288,6 +301,7 @@ impl App {
             submits,
             agents,
             models,
+            admin,
             started_secs: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs()),

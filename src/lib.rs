@@ -4,6 +4,7 @@
 //! processes; [`sdk`] is the registry of data sources that panel code calls through the sandbox.
 
 pub mod access;
+pub mod admin;
 pub mod agent;
 pub mod api_keys;
 pub mod app;

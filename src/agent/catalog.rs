@@ -339,6 +339,13 @@ pub enum Origin {
     },
     /// A file (or, for a problem, the directory) on disk.
     File(PathBuf),
+    /// Defined through the admin API and kept in the store (see [`Catalog::set_stored_agents`]).
+    Stored {
+        /// Its file name (`<key>.json`).
+        name: String,
+        /// The definition's text.
+        text: Arc<str>,
+    },
 }
 
 impl Origin {
@@ -352,6 +359,7 @@ impl Origin {
         match self {
             Origin::Builtin { name, .. } => (*name).to_owned(),
             Origin::File(p) => p.file_name().unwrap_or_default().to_string_lossy().into_owned(),
+            Origin::Stored { name, .. } => name.clone(),
         }
     }
 
@@ -363,6 +371,7 @@ impl Origin {
                 .map(str::to_owned)
                 .ok_or_else(|| std::io::Error::other("built-in file is not UTF-8")),
             Origin::File(p) => std::fs::read_to_string(p),
+            Origin::Stored { text, .. } => Ok(text.to_string()),
         }
     }
 }
@@ -372,6 +381,7 @@ impl std::fmt::Display for Origin {
         match self {
             Origin::Builtin { section, name } => write!(f, "built-in {}/{name}", section.as_str()),
             Origin::File(p) => write!(f, "{}", p.display()),
+            Origin::Stored { name, .. } => write!(f, "admin agents/{name}"),
         }
     }
 }
@@ -523,6 +533,9 @@ struct Inner {
     tx: watch::Sender<Arc<CatalogSnapshot>>,
     // Reloads run one at a time so a slow one never overwrites a newer one.
     reload_lock: tokio::sync::Mutex<()>,
+    /// Agent definitions made through the admin API, by key: they win over the directory's
+    /// file and the built-in of the same name.
+    stored_agents: std::sync::RwLock<Arc<BTreeMap<String, Arc<str>>>>,
 }
 
 impl Catalog {
@@ -535,7 +548,12 @@ impl Catalog {
             .map_err(|e| CatalogError::Io { path: PathBuf::new(), message: e.to_string() })??;
 
         let (tx, _) = watch::channel(Arc::new(CatalogSnapshot::default()));
-        let inner = Arc::new(Inner { config, tx, reload_lock: tokio::sync::Mutex::new(()) });
+        let inner = Arc::new(Inner {
+            config,
+            tx,
+            reload_lock: tokio::sync::Mutex::new(()),
+            stored_agents: std::sync::RwLock::default(),
+        });
         for section in Section::ALL {
             inner.reload(section, true).await;
         }
@@ -572,6 +590,18 @@ impl Catalog {
         for section in Section::ALL {
             self.inner.reload(section, true).await;
         }
+        self.snapshot()
+    }
+
+    /// Replaces the agent definitions kept in the store (key → JSON text) and reloads the
+    /// agents: each wins over the file and the built-in of its name until it is removed.
+    pub async fn set_stored_agents(
+        &self,
+        agents: BTreeMap<String, Arc<str>>,
+    ) -> Arc<CatalogSnapshot> {
+        *self.inner.stored_agents.write().unwrap_or_else(std::sync::PoisonError::into_inner) =
+            Arc::new(agents);
+        self.inner.reload(Section::Agents, true).await;
         self.snapshot()
     }
 
@@ -617,8 +647,15 @@ impl Inner {
             viewports: current.viewports.clone(),
         };
         let with_builtins = self.config.builtins;
+        let stored = match section {
+            Section::Agents => Arc::clone(
+                &self.stored_agents.read().unwrap_or_else(std::sync::PoisonError::into_inner),
+            ),
+            _ => Arc::default(),
+        };
         let loaded = tokio::task::spawn_blocking(move || {
-            let files = Files::list(section, &dir, with_builtins);
+            let mut files = Files::list(section, &dir, with_builtins);
+            files.overlay(&stored);
             match section {
                 Section::Agents => LoadedAny::Agents(load_agents(files)),
                 Section::Tools => LoadedAny::Tools(load_tools(files)),
@@ -861,6 +898,19 @@ impl Files {
             }
         }
         Files { files: files.into_iter().collect(), fingerprint, problem }
+    }
+
+    /// Puts the stored definitions (agents, by key) over the listed files of the same name.
+    fn overlay(&mut self, stored: &BTreeMap<String, Arc<str>>) {
+        for (key, text) in stored {
+            let name = format!("{key}.json");
+            let origin = Origin::Stored { name: name.clone(), text: Arc::clone(text) };
+            match self.files.iter_mut().find(|(n, _)| *n == name) {
+                Some(slot) => slot.1 = origin,
+                None => self.files.push((name, origin)),
+            }
+        }
+        self.files.sort_by(|a, b| a.0.cmp(&b.0));
     }
 
     /// An empty result carrying the listing's fingerprint and problem, and the files to load.

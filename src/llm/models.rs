@@ -7,9 +7,9 @@
 //! or HTTP handlers.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
-use super::config::{LlmConfig, ModelInfo};
+use super::config::{Env, LlmConfig, ModelInfo, Overlay, OverlayError};
 use super::error::LlmError;
 use super::provider::Provider;
 
@@ -52,25 +52,55 @@ fn qualified(provider: &str, model: &str) -> String {
 /// The configuration and the providers built from it.
 #[derive(Debug)]
 pub struct Models {
-    config: LlmConfig,
+    /// What the file and the environment say; overlays apply over it, never over each other.
+    base: LlmConfig,
+    /// The configuration in force: `base`, or `base` with the last overlay applied.
+    config: RwLock<Arc<LlmConfig>>,
     providers: Mutex<HashMap<String, Arc<dyn Provider>>>,
 }
 
 impl Models {
     /// The service over a loaded configuration.
     pub fn new(config: LlmConfig) -> Self {
-        Self { config, providers: Mutex::new(HashMap::new()) }
+        Self {
+            config: RwLock::new(Arc::new(config.clone())),
+            base: config,
+            providers: Mutex::new(HashMap::new()),
+        }
     }
 
-    /// The configuration.
-    pub fn config(&self) -> &LlmConfig {
-        &self.config
+    /// The configuration in force (a consistent snapshot: a later [`Self::apply`] does not
+    /// change it).
+    pub fn config(&self) -> Arc<LlmConfig> {
+        Arc::clone(&self.config.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Puts `overlay` over the file's and environment's configuration (replacing the previous
+    /// overlay) and drops the providers built so far, so the next call connects with the new
+    /// settings; calls already running keep the provider they hold. An overlay that does not
+    /// apply changes nothing.
+    pub fn apply(&self, overlay: &Overlay, env: Env<'_>) -> Result<(), OverlayError> {
+        let next = Arc::new(self.base.with_overlay(overlay, env)?);
+        let mut providers = self.providers.lock().unwrap_or_else(PoisonError::into_inner);
+        *self.config.write().unwrap_or_else(PoisonError::into_inner) = next;
+        providers.clear();
+        Ok(())
+    }
+
+    /// The configuration of the file and the environment alone (no overlay).
+    pub fn base(&self) -> &LlmConfig {
+        &self.base
+    }
+
+    /// What [`Self::apply`] would make of `overlay`, without applying it.
+    pub fn check(&self, overlay: &Overlay, env: Env<'_>) -> Result<LlmConfig, OverlayError> {
+        self.base.with_overlay(overlay, env)
     }
 
     /// Resolves `model_ref` (see [`LlmConfig::resolve`]) and returns its provider, built once
     /// per provider key.
     pub fn connect(&self, model_ref: &str) -> Result<Connected, LlmError> {
-        self.connected(self.config.resolve(model_ref)?)
+        self.connected(self.config().resolve(model_ref)?)
     }
 
     /// [`Self::connect`] for a model of an explicitly named provider (see
@@ -80,7 +110,7 @@ impl Models {
         provider: &str,
         model: &str,
     ) -> Result<Connected, LlmError> {
-        self.connected(self.config.resolve_with_provider(provider, model)?)
+        self.connected(self.config().resolve_with_provider(provider, model)?)
     }
 
     fn connected(&self, resolved: super::config::Resolved) -> Result<Connected, LlmError> {
@@ -96,7 +126,7 @@ impl Models {
 
     /// Every model that can be called now (see [`LlmConfig::served_models`]).
     pub fn served(&self) -> Vec<ServedModel> {
-        self.config
+        self.config()
             .served_models()
             .into_iter()
             .map(|(provider, info)| ServedModel { provider, info })

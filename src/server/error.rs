@@ -232,6 +232,21 @@ impl From<LlmError> for ApiError {
     }
 }
 
+impl From<crate::admin::AdminError> for ApiError {
+    fn from(e: crate::admin::AdminError) -> Self {
+        use crate::admin::AdminError;
+        match e {
+            AdminError::Invalid { field, message } => {
+                Self::BadRequest { msg: message, data: serde_json::json!({ "param": field }) }
+            }
+            AdminError::NotFound(msg) => Self::NotFound(msg),
+            AdminError::NotEditable(msg) => Self::Conflict { msg, data: Value::Null },
+            AdminError::Seal(e) => Self::Conflict { msg: e.to_string(), data: Value::Null },
+            AdminError::Store(s) => s.into(),
+        }
+    }
+}
+
 impl From<crate::api_keys::KeyError> for ApiError {
     fn from(e: crate::api_keys::KeyError) -> Self {
         use crate::api_keys::KeyError;

@@ -5,6 +5,7 @@
 //! call a service of `App` (`dashboards`, `agents`, ...), map errors once through [`ApiError`].
 //! Never touches the store; only `ws` uses the live layer's subscription API.
 
+pub mod admin;
 pub mod agents;
 pub mod connections;
 pub mod error;
@@ -170,6 +171,7 @@ fn routes(state: Arc<App>) -> Router {
         .merge(agents::routes())
         .merge(openai::routes())
         .merge(keys::routes())
+        .merge(admin::routes())
         .merge(usage::routes())
         .merge(crate::server::web::routes(state.web.clone()))
         .fallback(|| async { ApiError::NotFound("no such route".into()) })

@@ -28,6 +28,9 @@ pub(super) const SESSIONS: TableDefinition<'static, &str, &[u8]> = TableDefiniti
 pub(super) const API_KEYS: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("api_keys");
 /// Usage rows by day, key, model and agent.
 pub(super) const USAGE: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("usage");
+/// Definitions made through the admin API (providers, models, agents, settings) by
+/// `kind:name`.
+pub(super) const ADMIN: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("admin");
 /// Store-level metadata.
 pub(super) const META: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("meta");
 

@@ -41,7 +41,8 @@ use tokio::sync::oneshot;
 
 use crate::dashboard::DashboardState;
 use keys::{
-    API_KEYS, DASHBOARDS, META, SESSIONS, USAGE, VERSIONS, decode_head, decode_version, version_key,
+    ADMIN, API_KEYS, DASHBOARDS, META, SESSIONS, USAGE, VERSIONS, decode_head, decode_version,
+    version_key,
 };
 use writer::{Batching, Meta, Op, Record, Reply, Request};
 
@@ -337,7 +338,7 @@ fn stored_bytes(txn: &redb::WriteTransaction) -> Result<u64, StoreError> {
     for item in versions.iter().map_err(|e| storage("count versions", e))? {
         used += item.map_err(|e| storage("count versions", e))?.1.value().len() as u64;
     }
-    for table in [SESSIONS, API_KEYS, USAGE] {
+    for table in [SESSIONS, API_KEYS, USAGE, ADMIN] {
         let t = txn.open_table(table).map_err(|e| storage("open records", e))?;
         for item in t.iter().map_err(|e| storage("count records", e))? {
             used += item.map_err(|e| storage("count records", e))?.1.value().len() as u64;
@@ -374,6 +375,7 @@ impl Store {
             txn.open_table(SESSIONS).map_err(|e| storage("create table sessions", e))?;
             txn.open_table(API_KEYS).map_err(|e| storage("create table api_keys", e))?;
             txn.open_table(USAGE).map_err(|e| storage("create table usage", e))?;
+            txn.open_table(ADMIN).map_err(|e| storage("create table admin", e))?;
             let mut meta = txn.open_table(META).map_err(|e| storage("create table meta", e))?;
             let existing = meta
                 .get(FORMAT_KEY)
@@ -669,6 +671,22 @@ impl Store {
     /// Every stored usage row, by id order.
     pub async fn usage_rows(&self) -> Result<Vec<Value>, StoreError> {
         self.records(USAGE, Record::Usage).await
+    }
+
+    /// Stores an admin definition (`provider:KEY`, `agent:KEY`, ...), replacing the one with
+    /// its id.
+    pub async fn put_admin(&self, id: &str, value: Value) -> Result<(), StoreError> {
+        self.put_record(Record::Admin, id, &value).await
+    }
+
+    /// Removes an admin definition; an absent one is not an error.
+    pub async fn delete_admin(&self, id: &str) -> Result<(), StoreError> {
+        self.write(Op::DeleteRecord { kind: Record::Admin, id: id.to_owned() }).await.map(|_| ())
+    }
+
+    /// Every stored admin definition, by id order.
+    pub async fn admin_records(&self) -> Result<Vec<Value>, StoreError> {
+        self.records(ADMIN, Record::Admin).await
     }
 
     async fn put_record(&self, kind: Record, id: &str, value: &Value) -> Result<(), StoreError> {

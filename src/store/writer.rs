@@ -23,8 +23,8 @@ use redb::{Database, Durability, ReadableTable, Table};
 use tokio::sync::oneshot;
 
 use super::keys::{
-    self, API_KEYS, DASHBOARDS, Head, META, SESSIONS, USAGE, VERSIONS, VersionHeader, decode_head,
-    decode_version, encode_head, encode_version, version_key,
+    self, ADMIN, API_KEYS, DASHBOARDS, Head, META, SESSIONS, USAGE, VERSIONS, VersionHeader,
+    decode_head, decode_version, encode_head, encode_version, version_key,
 };
 use super::{Counters, StoreError, StoreQuotas};
 use crate::dashboard::DashboardState;
@@ -70,6 +70,11 @@ pub(super) enum Op {
         id: String,
         json: Vec<u8>,
     },
+    /// Removes a record (absent: nothing to do).
+    DeleteRecord {
+        kind: Record,
+        id: String,
+    },
 }
 
 /// The tables of whole JSON records by id.
@@ -81,6 +86,8 @@ pub(crate) enum Record {
     ApiKey,
     /// A usage row.
     Usage,
+    /// An admin definition.
+    Admin,
 }
 
 impl Record {
@@ -89,6 +96,7 @@ impl Record {
             Self::Session => "session",
             Self::ApiKey => "API key",
             Self::Usage => "usage row",
+            Self::Admin => "admin definition",
         }
     }
 }
@@ -214,12 +222,26 @@ fn run_batch(db: &Database, batch: Vec<Request>, counters: &Counters, usage: &mu
     }
 }
 
+/// The table of a [`Record`] kind, borrowed as a field (not through `&mut self`) so the
+/// op can still reach `t.usage`.
+macro_rules! record_table {
+    ($t:expr, $kind:expr) => {
+        match $kind {
+            Record::Session => &mut $t.sessions,
+            Record::ApiKey => &mut $t.api_keys,
+            Record::Usage => &mut $t.usage_rows,
+            Record::Admin => &mut $t.admin,
+        }
+    };
+}
+
 struct Tables<'t> {
     heads: Table<'t, &'static str, &'static [u8]>,
     versions: Table<'t, &'static [u8], &'static [u8]>,
     sessions: Table<'t, &'static str, &'static [u8]>,
     api_keys: Table<'t, &'static str, &'static [u8]>,
     usage_rows: Table<'t, &'static str, &'static [u8]>,
+    admin: Table<'t, &'static str, &'static [u8]>,
     usage: Usage,
 }
 
@@ -265,6 +287,7 @@ fn apply_and_commit(
             sessions: txn.open_table(SESSIONS).map_err(|e| format!("open sessions: {e}"))?,
             api_keys: txn.open_table(API_KEYS).map_err(|e| format!("open api_keys: {e}"))?,
             usage_rows: txn.open_table(USAGE).map_err(|e| format!("open usage: {e}"))?,
+            admin: txn.open_table(ADMIN).map_err(|e| format!("open admin: {e}"))?,
             usage,
         };
         let now = super::now_ms();
@@ -504,11 +527,7 @@ fn apply(t: &mut Tables<'_>, op: &Op, now: i64) -> Result<Reply, Fail> {
             Ok(Reply::Unit)
         }
         Op::PutRecord { kind, id, json } => {
-            let table = match kind {
-                Record::Session => &mut t.sessions,
-                Record::ApiKey => &mut t.api_keys,
-                Record::Usage => &mut t.usage_rows,
-            };
+            let table = record_table!(t, kind);
             let what = kind.name();
             let old = table
                 .get(id.as_str())
@@ -520,6 +539,15 @@ fn apply(t: &mut Tables<'_>, op: &Op, now: i64) -> Result<Reply, Fail> {
                 .insert(id.as_str(), json.as_slice())
                 .map_err(|e| engine(format!("write {what} `{id}`"), e))?;
             t.usage.record(needed, old);
+            Ok(Reply::Unit)
+        }
+        Op::DeleteRecord { kind, id } => {
+            let what = kind.name();
+            let old = record_table!(t, kind)
+                .remove(id.as_str())
+                .map_err(|e| engine(format!("delete {what} `{id}`"), e))?
+                .map_or(0, |g| g.value().len() as u64);
+            t.usage.record(0, old);
             Ok(Reply::Unit)
         }
     }

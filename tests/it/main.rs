@@ -5,6 +5,7 @@
 mod support;
 
 mod access;
+mod admin;
 mod agent_catalog;
 mod agent_memory;
 mod agent_run;

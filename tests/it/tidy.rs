@@ -24,6 +24,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     // `sdk` for its token bucket (`sdk::limit::Bucket`).
     ("api_keys", &["access", "sdk", "store", "usage"]),
     ("agent", &["llm", "text", "config_file"]),
+    // Definitions made through /api/admin, layered over the files of `llm` and `agent`.
+    ("admin", &["agent", "llm", "store"]),
     (
         "dashboard_agent",
         &["agent", "dashboard", "dashboards", "live", "provenance", "sandbox", "store", "text"],

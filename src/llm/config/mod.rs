@@ -23,7 +23,11 @@ pub use crate::config_file::DEFAULT_CONFIG_FILE;
 pub use registry::{ModelInfo, REGISTRY, RegistryEntry};
 
 mod file;
+mod overlay;
 mod registry;
+
+pub use file::Env;
+pub use overlay::{ModelSpec, Overlay, OverlayError, OverlayProvider, ProviderSpec};
 
 use file::*;
 use registry::{BUILTINS, Builtin, builtin};
@@ -82,6 +86,8 @@ pub enum Origin {
     File,
     /// An environment shortcut (`DEEPSEEK_API_KEY`, `OLLAMA_HOST`, ...).
     Env,
+    /// Defined at run time through the admin API (see [`Overlay`]).
+    Admin,
 }
 
 /// One configured provider.
@@ -180,8 +186,12 @@ fn id_candidates(id: &str) -> Vec<String> {
         && digits(tail)
     {
         base = head;
-    } else if base.len() > 11 {
-        let (head, tail) = base.split_at(base.len() - 11);
+    } else if let Some((head, tail)) = base
+        .split_at_checked(base.len().saturating_sub(11))
+        .filter(|(head, _)| !head.is_empty())
+    {
+        // Checked: an id is client input, and 11 bytes from its end may fall inside a
+        // character (a panic before; found by schemathesis).
         let parts: Vec<&str> = tail.split('-').collect();
         if parts.len() == 4
             && parts[0].is_empty()
@@ -293,125 +303,23 @@ impl LlmConfig {
         let mut providers = Vec::new();
         for key in keys {
             let Some(entry) = file_providers.remove(&key) else { continue };
-            let at = |field: &str| format!("providers.{key}.{field}");
-            if key.is_empty()
-                || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-            {
-                return Err(invalid(
-                    format!("providers.{key}"),
-                    "a provider name may contain only letters, digits, `-` and `_`".into(),
-                ));
-            }
-            if entry.api_key.is_some() {
-                return Err(invalid(
-                    at("api_key"),
-                    "keys are never read from the file: put the key in an environment variable \
-                     and name it with api_key_env"
-                        .into(),
-                ));
-            }
-            let known = builtin(&key);
-            let kind = entry.kind.or(known.map(|b| b.kind)).ok_or_else(|| {
-                invalid(at("kind"), "missing: expected one of openai, anthropic, ollama".into())
-            })?;
-            let url_var = format!("{}_BASE_URL", env_name(&key));
-            let base_url = match (var(env, &url_var), &entry.base_url) {
-                (Some(u), _) => normalize_url(&u, kind)
-                    .map_err(|message| ConfigError::Env { var: url_var.clone(), message })?,
-                (None, Some(u)) => {
-                    normalize_url(u, kind).map_err(|m| invalid(at("base_url"), m))?
-                }
-                (None, None) => match (known, kind) {
-                    (Some(b), _) if b.kind == kind => b.base_url.to_owned(),
-                    (_, ProviderKind::Anthropic) => "https://api.anthropic.com".to_owned(),
-                    (_, ProviderKind::Ollama) => "http://127.0.0.1:11434".to_owned(),
-                    (_, ProviderKind::Openai) => {
-                        return Err(invalid(
-                            at("base_url"),
-                            "missing: expected the URL up to and including /v1".into(),
-                        ));
+            let base = Base { env, timeouts, retry, log, transport: &transport };
+            let provider =
+                provider_from_entry(&key, entry, &base).map_err(|(field, message)| {
+                    let at = if field.is_empty() {
+                        format!("providers.{key}")
+                    } else {
+                        format!("providers.{key}.{field}")
+                    };
+                    match field.as_str() {
+                        // A `<NAME>_BASE_URL` the environment set is that variable's fault.
+                        "$env" => ConfigError::Env {
+                            var: format!("{}_BASE_URL", env_name(&key)),
+                            message,
+                        },
+                        _ => invalid(at, message),
                     }
-                },
-            };
-            let requires_key = entry.requires_key.unwrap_or(kind != ProviderKind::Ollama);
-            let api_key_env = entry
-                .api_key_env
-                .clone()
-                .filter(|v| !v.trim().is_empty())
-                .or_else(|| known.and_then(|b| b.key_env).map(str::to_owned))
-                .or_else(|| requires_key.then(|| format!("{}_API_KEY", env_name(&key))));
-            let api_key = api_key_env.as_deref().and_then(|v| var(env, v)).map(ApiKey::new);
-
-            let mut transport = transport.clone();
-            if entry.timeouts.is_some() || entry.retry.is_some() {
-                let t = timeouts_over(timeouts, &entry.timeouts.unwrap_or_default())
-                    .map_err(|(f, m)| invalid(at(&format!("timeouts.{f}")), m))?;
-                let r = retry_over(retry, &entry.retry.unwrap_or_default())
-                    .map_err(|(f, m)| invalid(at(&format!("retry.{f}")), m))?;
-                transport = Transport::new(t, r, log);
-            }
-
-            let mut provider = ProviderConfig {
-                key: key.clone(),
-                kind,
-                base_url,
-                family: entry.family.unwrap_or_default(),
-                api_key_env,
-                requires_key,
-                default_model: None,
-                models: Vec::new(),
-                origin: Origin::File,
-                api_key,
-                transport,
-            };
-            let mut models: Vec<ModelInfo> = Vec::new();
-            for (i, m) in entry.models.iter().enumerate() {
-                let field = |f: &str| at(&format!("models[{i}].{f}"));
-                if m.id.trim().is_empty() {
-                    return Err(invalid(field("id"), "must not be empty".into()));
-                }
-                if models.iter().any(|x| x.id == m.id) {
-                    return Err(invalid(field("id"), format!("`{}` is listed twice", m.id)));
-                }
-                for (name, v) in
-                    [("context_window", m.context_window), ("max_output", m.max_output)]
-                {
-                    if v == Some(0) {
-                        return Err(invalid(field(name), "expected a positive number".into()));
-                    }
-                }
-                for (name, v) in [
-                    ("input_price", m.input_price),
-                    ("output_price", m.output_price),
-                    ("cache_read_price", m.cache_read_price),
-                ] {
-                    if v.is_some_and(|p| !p.is_finite() || p < 0.0) {
-                        return Err(invalid(
-                            field(name),
-                            "expected a price of zero or more (USD per million tokens)".into(),
-                        ));
-                    }
-                }
-                let base = provider.model_info(&m.id);
-                models.push(ModelInfo {
-                    id: m.id.clone(),
-                    context_window: m.context_window.unwrap_or(base.context_window),
-                    max_output: m.max_output.unwrap_or(base.max_output),
-                    input_price: m.input_price.or(base.input_price),
-                    output_price: m.output_price.or(base.output_price),
-                    cache_read_price: m.cache_read_price.or(base.cache_read_price),
-                    tools: m.tools.unwrap_or(base.tools),
-                    reasoning: m.reasoning.unwrap_or(base.reasoning),
-                    vision: m.vision.unwrap_or(base.vision),
-                    known: true,
-                });
-            }
-            provider.default_model = entry
-                .default_model
-                .filter(|m| !m.trim().is_empty())
-                .or_else(|| known.filter(|b| b.kind == kind).map(|b| b.default_model.to_owned()))
-                .or_else(|| models.first().map(|m| m.id.clone()));
-            provider.models = models;
+                })?;
             providers.push(provider);
         }
 
@@ -735,3 +643,145 @@ fn not_enabled(b: &Builtin) -> LlmError {
 
 #[cfg(test)]
 mod tests;
+
+/// What every provider of one configuration shares: the environment and the transport defaults.
+struct Base<'a> {
+    env: Env<'a>,
+    timeouts: Timeouts,
+    retry: RetryPolicy,
+    log: InteractionLog,
+    transport: &'a Transport,
+}
+
+/// One provider from its `[providers.NAME]` entry (or an admin's, converted to one). The error
+/// names the field relative to the entry (`base_url`, `models[0].id`; empty: the name itself;
+/// `$env`: the `<NAME>_BASE_URL` variable).
+fn provider_from_entry(
+    key: &str,
+    entry: ProviderEntry,
+    base: &Base<'_>,
+) -> Result<ProviderConfig, (String, String)> {
+    let env = base.env;
+    if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+        return Err((
+            String::new(),
+            "a provider name may contain only letters, digits, `-` and `_`".into(),
+        ));
+    }
+    if entry.api_key.is_some() {
+        return Err((
+            "api_key".into(),
+            "keys are never read from the file: put the key in an environment variable and \
+             name it with api_key_env"
+                .into(),
+        ));
+    }
+    let known = builtin(key);
+    let kind = entry.kind.or(known.map(|b| b.kind)).ok_or_else(|| {
+        ("kind".to_owned(), "missing: expected one of openai, anthropic, ollama".to_owned())
+    })?;
+    let url_var = format!("{}_BASE_URL", env_name(key));
+    let base_url = match (var(env, &url_var), &entry.base_url) {
+        (Some(u), _) => normalize_url(&u, kind).map_err(|m| ("$env".to_owned(), m))?,
+        (None, Some(u)) => normalize_url(u, kind).map_err(|m| ("base_url".to_owned(), m))?,
+        (None, None) => match (known, kind) {
+            (Some(b), _) if b.kind == kind => b.base_url.to_owned(),
+            (_, ProviderKind::Anthropic) => "https://api.anthropic.com".to_owned(),
+            (_, ProviderKind::Ollama) => "http://127.0.0.1:11434".to_owned(),
+            (_, ProviderKind::Openai) => {
+                return Err((
+                    "base_url".into(),
+                    "missing: expected the URL up to and including /v1".into(),
+                ));
+            }
+        },
+    };
+    let requires_key = entry.requires_key.unwrap_or(kind != ProviderKind::Ollama);
+    let api_key_env = entry
+        .api_key_env
+        .clone()
+        .filter(|v| !v.trim().is_empty())
+        .or_else(|| known.and_then(|b| b.key_env).map(str::to_owned))
+        .or_else(|| requires_key.then(|| format!("{}_API_KEY", env_name(key))));
+    let api_key = api_key_env.as_deref().and_then(|v| var(env, v)).map(ApiKey::new);
+
+    let mut transport = base.transport.clone();
+    if entry.timeouts.is_some() || entry.retry.is_some() {
+        let t = timeouts_over(base.timeouts, &entry.timeouts.unwrap_or_default())
+            .map_err(|(f, m)| (format!("timeouts.{f}"), m))?;
+        let r = retry_over(base.retry, &entry.retry.unwrap_or_default())
+            .map_err(|(f, m)| (format!("retry.{f}"), m))?;
+        transport = Transport::new(t, r, base.log);
+    }
+
+    let mut provider = ProviderConfig {
+        key: key.to_owned(),
+        kind,
+        base_url,
+        family: entry.family.unwrap_or_default(),
+        api_key_env,
+        requires_key,
+        default_model: None,
+        models: Vec::new(),
+        origin: Origin::File,
+        api_key,
+        transport,
+    };
+    let mut models: Vec<ModelInfo> = Vec::new();
+    for (i, m) in entry.models.iter().enumerate() {
+        let info =
+            model_from_entry(&provider, m).map_err(|(f, msg)| (format!("models[{i}].{f}"), msg))?;
+        if models.iter().any(|x| x.id == m.id) {
+            return Err((format!("models[{i}].id"), format!("`{}` is listed twice", m.id)));
+        }
+        models.push(info);
+    }
+    provider.default_model = entry
+        .default_model
+        .filter(|m| !m.trim().is_empty())
+        .or_else(|| known.filter(|b| b.kind == kind).map(|b| b.default_model.to_owned()))
+        .or_else(|| models.first().map(|m| m.id.clone()));
+    provider.models = models;
+    Ok(provider)
+}
+
+/// A model entry merged over what `provider` already knows of that id; the error names the
+/// field of the entry.
+fn model_from_entry(
+    provider: &ProviderConfig,
+    m: &ModelEntry,
+) -> Result<ModelInfo, (String, String)> {
+    if m.id.trim().is_empty() {
+        return Err(("id".into(), "must not be empty".into()));
+    }
+    for (name, v) in [("context_window", m.context_window), ("max_output", m.max_output)] {
+        if v == Some(0) {
+            return Err((name.into(), "expected a positive number".into()));
+        }
+    }
+    for (name, v) in [
+        ("input_price", m.input_price),
+        ("output_price", m.output_price),
+        ("cache_read_price", m.cache_read_price),
+    ] {
+        if v.is_some_and(|p| !p.is_finite() || p < 0.0) {
+            return Err((
+                name.into(),
+                "expected a price of zero or more (USD per million tokens)".into(),
+            ));
+        }
+    }
+    let base = provider.model_info(&m.id);
+    Ok(ModelInfo {
+        id: m.id.clone(),
+        context_window: m.context_window.unwrap_or(base.context_window),
+        max_output: m.max_output.unwrap_or(base.max_output),
+        input_price: m.input_price.or(base.input_price),
+        output_price: m.output_price.or(base.output_price),
+        cache_read_price: m.cache_read_price.or(base.cache_read_price),
+        tools: m.tools.unwrap_or(base.tools),
+        reasoning: m.reasoning.unwrap_or(base.reasoning),
+        vision: m.vision.unwrap_or(base.vision),
+        known: true,
+    })
+}

@@ -1,0 +1,238 @@
+//! `/api/admin/...`: providers, models, agents and settings defined at run time (admin scope).
+//! Thin: parse, call `app.admin`, map errors once through [`ApiError`]. What wins over the
+//! files, and how changes apply, is `crate::admin`'s.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::response::Response;
+use axum::routing::get;
+use serde::Deserialize;
+use serde_json::Value;
+use utoipa::OpenApi;
+
+use super::openapi::{Envelope, ErrorBody};
+use super::{ApiError, ok, parse_body};
+use crate::admin::{AgentView, ProviderInput, ProviderView, Settings, SettingsView};
+use crate::app::App;
+use crate::llm::config::ModelSpec;
+
+/// The operations of this module, for the OpenAPI document.
+#[derive(OpenApi)]
+#[openapi(paths(
+    list_providers,
+    put_provider,
+    delete_provider,
+    list_models,
+    put_model,
+    delete_model,
+    get_settings,
+    put_settings,
+    list_agents,
+    get_agent,
+    put_agent,
+    delete_agent
+))]
+pub(crate) struct Doc;
+
+/// The routes of this module.
+pub fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route("/api/admin/providers", get(list_providers))
+        .route(
+            "/api/admin/providers/{key}",
+            axum::routing::put(put_provider).delete(delete_provider),
+        )
+        .route("/api/admin/models", get(list_models).put(put_model).delete(delete_model))
+        .route("/api/admin/settings", get(get_settings).put(put_settings))
+        .route("/api/admin/agents", get(list_agents))
+        .route("/api/admin/agents/{key}", get(get_agent).put(put_agent).delete(delete_agent))
+}
+
+/// Every configured provider (file, environment and admin), in resolution order; never keys.
+#[utoipa::path(
+    get,
+    path = "/api/admin/providers",
+    tag = "admin",
+    responses((status = 200, description = "The providers.", body = Envelope<Vec<ProviderView>>), (status = "default", response = ErrorBody))
+)]
+async fn list_providers(State(app): State<Arc<App>>) -> Response {
+    ok(app.admin.providers().await)
+}
+
+/// Creates or replaces a provider; it wins over the file's or environment's of the same key
+/// and applies at once.
+#[utoipa::path(
+    put,
+    path = "/api/admin/providers/{key}",
+    tag = "admin",
+    params(("key" = String, Path, description = "The provider key (letters, digits, `-`, `_`).")),
+    request_body = ProviderInput,
+    responses((status = 200, description = "The provider in force.", body = Envelope<ProviderView>), (status = "default", response = ErrorBody))
+)]
+async fn put_provider(
+    State(app): State<Arc<App>>,
+    Path(key): Path<String>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let input: ProviderInput = parse_body(&body)?;
+    Ok(ok(app.admin.put_provider(&key, input).await?))
+}
+
+/// Removes a provider defined here (and its model entries when no file defines it); a file's
+/// or environment's of the same key comes back.
+#[utoipa::path(
+    delete,
+    path = "/api/admin/providers/{key}",
+    tag = "admin",
+    params(("key" = String, Path, description = "The provider key.")),
+    responses((status = 200, description = "Removed.", body = Envelope<Value>), (status = "default", response = ErrorBody))
+)]
+async fn delete_provider(
+    State(app): State<Arc<App>>,
+    Path(key): Path<String>,
+) -> Result<Response, ApiError> {
+    app.admin.delete_provider(&key).await?;
+    Ok(ok(serde_json::json!({ "deleted": key })))
+}
+
+/// The model entries defined here (every served model: `GET /v1/models`).
+#[utoipa::path(
+    get,
+    path = "/api/admin/models",
+    tag = "admin",
+    responses((status = 200, description = "The entries.", body = Envelope<Vec<ModelSpec>>), (status = "default", response = ErrorBody))
+)]
+async fn list_models(State(app): State<Arc<App>>) -> Response {
+    ok(app.admin.models().await)
+}
+
+/// Creates or replaces the entry of `provider`/`id` (context window, prices, capabilities).
+#[utoipa::path(
+    put,
+    path = "/api/admin/models",
+    tag = "admin",
+    request_body = ModelSpec,
+    responses((status = 200, description = "The entry.", body = Envelope<ModelSpec>), (status = "default", response = ErrorBody))
+)]
+async fn put_model(State(app): State<Arc<App>>, body: Bytes) -> Result<Response, ApiError> {
+    let spec: ModelSpec = parse_body(&body)?;
+    Ok(ok(app.admin.put_model(spec).await?))
+}
+
+/// Which model entry.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct ModelRef {
+    /// The provider key.
+    provider: String,
+    /// The model id.
+    id: String,
+}
+
+/// Removes the entry defined here for `provider`/`id`.
+#[utoipa::path(
+    delete,
+    path = "/api/admin/models",
+    tag = "admin",
+    params(ModelRef),
+    responses((status = 200, description = "Removed.", body = Envelope<Value>), (status = "default", response = ErrorBody))
+)]
+async fn delete_model(
+    State(app): State<Arc<App>>,
+    query: Result<Query<ModelRef>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(r) = query.map_err(|e| ApiError::bad(format!("expected ?provider=…&id=…: {e}")))?;
+    app.admin.delete_model(&r.provider, &r.id).await?;
+    Ok(ok(serde_json::json!({ "deleted": format!("{}/{}", r.provider, r.id) })))
+}
+
+/// The settings, with the default model in force.
+#[utoipa::path(
+    get,
+    path = "/api/admin/settings",
+    tag = "admin",
+    responses((status = 200, description = "The settings.", body = Envelope<SettingsView>), (status = "default", response = ErrorBody))
+)]
+async fn get_settings(State(app): State<Arc<App>>) -> Response {
+    ok(app.admin.settings().await)
+}
+
+/// Replaces the settings (the default model must resolve to a configured provider).
+#[utoipa::path(
+    put,
+    path = "/api/admin/settings",
+    tag = "admin",
+    request_body = Settings,
+    responses((status = 200, description = "The settings.", body = Envelope<SettingsView>), (status = "default", response = ErrorBody))
+)]
+async fn put_settings(State(app): State<Arc<App>>, body: Bytes) -> Result<Response, ApiError> {
+    let settings: Settings = parse_body(&body)?;
+    Ok(ok(app.admin.put_settings(settings).await?))
+}
+
+/// Every agent, with where its definition comes from (`builtin`, `file`, `admin`).
+#[utoipa::path(
+    get,
+    path = "/api/admin/agents",
+    tag = "admin",
+    responses((status = 200, description = "The agents.", body = Envelope<Vec<AgentView>>), (status = "default", response = ErrorBody))
+)]
+async fn list_agents(State(app): State<Arc<App>>) -> Response {
+    ok(app.admin.agents().await)
+}
+
+/// An agent's definition in force, as an agent file holds it.
+#[utoipa::path(
+    get,
+    path = "/api/admin/agents/{key}",
+    tag = "admin",
+    params(("key" = String, Path, description = "The agent key.")),
+    responses((status = 200, description = "The definition.", body = Envelope<Value>), (status = "default", response = ErrorBody))
+)]
+async fn get_agent(
+    State(app): State<Arc<App>>,
+    Path(key): Path<String>,
+) -> Result<Response, ApiError> {
+    Ok(ok(app.admin.agent(&key).await?))
+}
+
+/// Creates or replaces an agent: the body is an agent file's JSON, validated exactly as files
+/// are (a 400 names every field at fault); it wins over the file and built-in of its key.
+#[utoipa::path(
+    put,
+    path = "/api/admin/agents/{key}",
+    tag = "admin",
+    params(("key" = String, Path, description = "The agent key (1-64 of A-Z a-z 0-9 _ -).")),
+    request_body(content = Value, description = "The agent definition (an agent file's JSON)."),
+    responses((status = 200, description = "The agent.", body = Envelope<AgentView>), (status = "default", response = ErrorBody))
+)]
+async fn put_agent(
+    State(app): State<Arc<App>>,
+    Path(key): Path<String>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let definition: Value = parse_body(&body)?;
+    if !definition.is_object() {
+        return Err(ApiError::bad("expected the agent definition: a JSON object"));
+    }
+    Ok(ok(app.admin.put_agent(&key, &definition).await?))
+}
+
+/// Removes the definition made here; the file's or built-in of the same key comes back.
+#[utoipa::path(
+    delete,
+    path = "/api/admin/agents/{key}",
+    tag = "admin",
+    params(("key" = String, Path, description = "The agent key.")),
+    responses((status = 200, description = "Removed.", body = Envelope<Value>), (status = "default", response = ErrorBody))
+)]
+async fn delete_agent(
+    State(app): State<Arc<App>>,
+    Path(key): Path<String>,
+) -> Result<Response, ApiError> {
+    app.admin.delete_agent(&key).await?;
+    Ok(ok(serde_json::json!({ "deleted": key })))
+}

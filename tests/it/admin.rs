@@ -1,0 +1,271 @@
+//! `/api/admin` over real HTTP: a provider added with its key serves `/v1` at once (the key
+//! sealed at rest, never shown, sent upstream), survives a restart and goes away on delete; a
+//! default model; an agent defined through the API wins over the file of its key and runs;
+//! bad definitions are 400s naming the field and change nothing.
+
+use std::sync::Arc;
+
+use boardsmith::llm::mock::{MockLlm, Script};
+use serde_json::{Value, json};
+
+use crate::openai_api::text_turn;
+use crate::support::{self, TestApp};
+
+async fn send(
+    app: &TestApp,
+    method: reqwest::Method,
+    path: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let mut req = app.http.request(method, app.url(path));
+    if let Some(b) = body {
+        req = req.json(&b);
+    }
+    let r = req.send().await.unwrap();
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap_or(Value::Null))
+}
+
+async fn put(app: &TestApp, path: &str, body: Value) -> (u16, Value) {
+    send(app, reqwest::Method::PUT, path, Some(body)).await
+}
+
+async fn delete(app: &TestApp, path: &str) -> (u16, Value) {
+    send(app, reqwest::Method::DELETE, path, None).await
+}
+
+async fn model_ids(app: &TestApp) -> Vec<String> {
+    let (status, body) = app.get("/v1/models").await;
+    assert_eq!(status, 200, "{body}");
+    body["data"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap().to_owned()).collect()
+}
+
+async fn complete(app: &TestApp, model: &str) -> (u16, Value) {
+    let r = app
+        .http
+        .post(app.url("/v1/chat/completions"))
+        .json(&json!({"model": model, "messages": [{"role": "user", "content": "hi"}]}))
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn a_provider_added_through_the_api_serves_at_once_keeps_its_key_sealed_and_survives_a_restart()
+ {
+    let mock = MockLlm::start(Script { turns: vec![text_turn("Hello from local.", 100)] }, 0)
+        .await
+        .unwrap();
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let app = support::spawn_app_in(dir.clone(), false).await;
+    assert!(model_ids(&app).await.is_empty(), "no provider configured yet");
+    assert_ne!(complete(&app, "local/mock-model").await.0, 200);
+
+    let secret = "sk-admin-test-9f8e7d6c";
+    let (status, body) = put(
+        &app,
+        "/api/admin/providers/local",
+        json!({"kind": "openai", "baseUrl": format!("{}/v1", mock.url()), "apiKey": secret, "defaultModel": "mock-model"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["data"]["origin"], "admin");
+    assert_eq!(body["data"]["hasKey"], true);
+    assert_eq!(body["data"]["keyHint"], "…7d6c");
+    assert!(!body.to_string().contains(secret), "the key is never shown: {body}");
+
+    // In force without a restart: listed, callable, the stored key sent upstream.
+    assert_eq!(model_ids(&app).await, ["local/mock-model"]);
+    let (status, body) = complete(&app, "local/mock-model").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["choices"][0]["message"]["content"], "Hello from local.");
+    assert_eq!(
+        mock.requests().last().unwrap().auth.as_deref(),
+        Some(format!("Bearer {secret}").as_str())
+    );
+    let (_, list) = app.get("/api/admin/providers").await;
+    assert!(!list.to_string().contains(secret));
+
+    // The default model, checked against what is configured.
+    let (status, body) =
+        put(&app, "/api/admin/settings", json!({"defaultModel": "nowhere/x"})).await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["data"]["param"], "defaultModel");
+    let (status, body) =
+        put(&app, "/api/admin/settings", json!({"defaultModel": "local/mock-model"})).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["data"]["effectiveDefaultModel"], "local/mock-model");
+
+    // Sealed at rest: the database file never holds the key in clear.
+    app.stop().await;
+    let db = std::fs::read(dir.path().join("boardsmith.redb")).unwrap();
+    assert!(
+        !db.windows(secret.len()).any(|w| w == secret.as_bytes()),
+        "the key is sealed in the store"
+    );
+
+    let app = support::spawn_app_in(dir.clone(), false).await;
+    assert_eq!(model_ids(&app).await, ["local/mock-model"], "kept across a restart");
+    let (status, body) = complete(&app, "local/mock-model").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        mock.requests().last().unwrap().auth.as_deref(),
+        Some(format!("Bearer {secret}").as_str())
+    );
+
+    // The default model uses it: deleting it is refused until the default changes.
+    let (status, body) = delete(&app, "/api/admin/providers/local").await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["data"]["param"], "defaultModel");
+    assert_eq!(put(&app, "/api/admin/settings", json!({"defaultModel": null})).await.0, 200);
+    let (status, body) = delete(&app, "/api/admin/providers/local").await;
+    assert_eq!(status, 200, "{body}");
+    assert!(model_ids(&app).await.is_empty(), "gone at once");
+    assert_eq!(delete(&app, "/api/admin/providers/local").await.0, 404);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn bad_definitions_are_400s_naming_the_field_and_change_nothing() {
+    let app = support::spawn_app().await;
+    let cases = [
+        ("/api/admin/providers/x", json!({"kind": "openai"}), "providers.x.baseUrl"),
+        (
+            "/api/admin/providers/x",
+            json!({"kind": "openai", "baseUrl": "ftp://h/v1"}),
+            "providers.x.baseUrl",
+        ),
+        ("/api/admin/providers/x%20y", json!({"kind": "ollama"}), "providers.x y"),
+        (
+            "/api/admin/providers/x",
+            json!({"kind": "ollama", "apiKey": "k", "clearApiKey": true}),
+            "apiKey",
+        ),
+        (
+            "/api/admin/models",
+            json!({"provider": "nope", "id": "m", "contextWindow": 10}),
+            "models.nope/m.provider",
+        ),
+        ("/api/admin/agents/helper", json!({"mode": "SOMETIMES"}), "mode"),
+    ];
+    for (path, body, field) in cases {
+        let (status, answer) = put(&app, path, body.clone()).await;
+        assert_eq!(status, 400, "{path} {body}: {answer}");
+        assert_eq!(answer["data"]["param"], field, "{path} {body}: {answer}");
+        assert_eq!(
+            answer["error"]["param"], field,
+            "the OpenAI error object names it too: {answer}"
+        );
+        assert!(answer["msg"].as_str().unwrap().contains('`'), "{answer}");
+    }
+    // Unknown fields are named by serde.
+    let (status, answer) =
+        put(&app, "/api/admin/providers/x", json!({"kind": "ollama", "baseURL": "h"})).await;
+    assert_eq!(status, 400);
+    assert!(answer["msg"].as_str().unwrap().contains("baseURL"), "{answer}");
+    // Nothing changed.
+    assert!(model_ids(&app).await.is_empty());
+    let (_, providers) = app.get("/api/admin/providers").await;
+    assert_eq!(providers["data"], json!([]));
+    let (_, agents) = app.get("/api/admin/agents").await;
+    assert!(agents["data"].as_array().unwrap().iter().all(|a| a["key"] != "helper"), "{agents}");
+    // Deleting what is not defined here.
+    assert_eq!(delete(&app, "/api/admin/providers/nope").await.0, 404);
+    assert_eq!(delete(&app, "/api/admin/agents/nope").await.0, 404);
+    let (status, body) = delete(&app, "/api/admin/agents/dashboard").await;
+    assert_eq!(status, 409, "a built-in is not the API's to delete: {body}");
+    assert_eq!(
+        send(&app, reqwest::Method::DELETE, "/api/admin/models?provider=a&id=b", None).await.0,
+        404
+    );
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn an_agent_defined_through_the_api_wins_over_its_file_runs_and_gives_way_when_deleted() {
+    let mock =
+        MockLlm::start(Script { turns: vec![text_turn("Answered.", 100)] }, 0).await.unwrap();
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let url = mock.url();
+    let app = support::spawn_app_with(dir.clone(), false, move |c| {
+        c.llm = Some(support::llm_config(Some(&url)));
+    })
+    .await;
+    let file = json!({"description": "from the file", "mode": "PLAIN", "plain": {"systemPrompt": "FILE PROMPT"}});
+    std::fs::write(dir.path().join("agents/helper.json"), file.to_string()).unwrap();
+    app.app.catalog.reload_now().await;
+    let origin_of = |agents: &Value, key: &str| {
+        agents["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["key"] == key)
+            .map(|a| a["origin"].clone())
+    };
+    let (_, agents) = app.get("/api/admin/agents").await;
+    assert_eq!(origin_of(&agents, "helper"), Some(json!("file")));
+    assert_eq!(origin_of(&agents, "dashboard"), Some(json!("builtin")));
+
+    let stored = json!({"description": "from the API", "mode": "PLAIN", "plain": {"systemPrompt": "ADMIN PROMPT"}});
+    let (status, body) = put(&app, "/api/admin/agents/helper", stored.clone()).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["data"]["origin"], "admin");
+    let (_, listed) = app.get("/api/agents").await;
+    let helper =
+        listed["data"].as_array().unwrap().iter().find(|a| a["key"] == "helper").unwrap().clone();
+    assert_eq!(helper["description"], "from the API", "the API's definition wins over the file");
+    let (_, got) = app.get("/api/admin/agents/helper").await;
+    assert_eq!(got["data"]["plain"]["systemPrompt"], "ADMIN PROMPT");
+
+    // It runs with its own prompt.
+    let r = app
+        .http
+        .post(app.url("/v1/agents/helper/completions"))
+        .json(&json!({"model": "helper", "messages": [{"role": "user", "content": "hi"}]}))
+        .send()
+        .await
+        .unwrap();
+    let status = r.status();
+    let answer: Value = r.json().await.unwrap();
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["choices"][0]["message"]["content"], "Answered.", "{answer}");
+    let sent = mock.requests().last().unwrap().body.to_string();
+    assert!(sent.contains("ADMIN PROMPT") && !sent.contains("FILE PROMPT"), "{sent}");
+
+    // Kept across a restart; deleting it brings the file back.
+    app.stop().await;
+    let url = mock.url();
+    let app = support::spawn_app_with(dir.clone(), false, move |c| {
+        c.llm = Some(support::llm_config(Some(&url)));
+    })
+    .await;
+    let (_, agents) = app.get("/api/admin/agents").await;
+    assert_eq!(origin_of(&agents, "helper"), Some(json!("admin")));
+    assert_eq!(delete(&app, "/api/admin/agents/helper").await.0, 200);
+    let (_, agents) = app.get("/api/admin/agents").await;
+    assert_eq!(origin_of(&agents, "helper"), Some(json!("file")));
+    let (_, got) = app.get("/api/admin/agents/helper").await;
+    assert_eq!(got["data"]["description"], "from the file");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_admin_api_needs_the_admin_scope() {
+    let app = support::spawn_app().await;
+    let (_, key) = app
+        .post("/api/keys", json!({"name": "k", "scopes": ["read", "write", "agents", "models"]}))
+        .await;
+    let client = support::authed_client(key["data"]["key"].as_str().unwrap());
+    for path in
+        ["/api/admin/providers", "/api/admin/settings", "/api/admin/agents", "/api/admin/models"]
+    {
+        let r = client.get(app.url(path)).send().await.unwrap();
+        assert_eq!(r.status(), 403, "{path}");
+    }
+    let (_, admin_key) = app.post("/api/keys", json!({"name": "a", "scopes": ["admin"]})).await;
+    let client = support::authed_client(admin_key["data"]["key"].as_str().unwrap());
+    assert_eq!(client.get(app.url("/api/admin/providers")).send().await.unwrap().status(), 200);
+    app.stop().await;
+}
