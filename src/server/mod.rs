@@ -207,6 +207,26 @@ pub async fn serve(
     Ok(())
 }
 
+/// A query string parsed into `T`, refused with a 400 in the envelope (axum's own rejection is
+/// plain text).
+struct ApiQuery<T>(T);
+
+impl<T: serde::de::DeserializeOwned, S: Send + Sync> axum::extract::FromRequestParts<S>
+    for ApiQuery<T>
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, ApiError> {
+        <Query<T> as axum::extract::FromRequestParts<S>>::from_request_parts(parts, state)
+            .await
+            .map(|Query(q)| Self(q))
+            .map_err(|e| ApiError::bad(format!("malformed query string: {}", e.body_text())))
+    }
+}
+
 #[derive(Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
@@ -224,7 +244,7 @@ struct ListQuery {
     params(ListQuery),
     responses((status = 200, description = "The list.", body = Envelope<Vec<crate::store::DashboardListItem>>), (status = "default", response = ErrorBody))
 )]
-async fn list_dashboards(State(app): Api, Query(q): Query<ListQuery>) -> ApiResult {
+async fn list_dashboards(State(app): Api, ApiQuery(q): ApiQuery<ListQuery>) -> ApiResult {
     Ok(ok(app.dashboards.list(q.include_deleted).await?))
 }
 
@@ -323,7 +343,8 @@ struct DashboardSummary {
 }
 
 /// The full record or its summary.
-#[derive(ToSchema)]
+#[derive(Serialize, ToSchema)]
+#[serde(untagged)]
 #[allow(dead_code)] // Only its schema is used.
 enum DashboardView {
     /// `detail=full`.
@@ -343,7 +364,7 @@ enum DashboardView {
 async fn get_dashboard(
     State(app): Api,
     Path(id): Path<String>,
-    Query(q): Query<DetailQuery>,
+    ApiQuery(q): ApiQuery<DetailQuery>,
 ) -> ApiResult {
     let rec = app.dashboards.get(&id).await?;
     match q.detail.as_deref() {
@@ -421,7 +442,7 @@ struct Deleted {
 async fn delete_dashboard(
     State(app): Api,
     Path(id): Path<String>,
-    Query(q): Query<DeleteQuery>,
+    ApiQuery(q): ApiQuery<DeleteQuery>,
 ) -> ApiResult {
     app.dashboards.delete(&id, q.purge).await?;
     Ok(ok(Deleted { id, deleted: true, purged: q.purge }))

@@ -186,9 +186,8 @@ fn id_candidates(id: &str) -> Vec<String> {
         && digits(tail)
     {
         base = head;
-    } else if let Some((head, tail)) = base
-        .split_at_checked(base.len().saturating_sub(11))
-        .filter(|(head, _)| !head.is_empty())
+    } else if let Some((head, tail)) =
+        base.split_at_checked(base.len().saturating_sub(11)).filter(|(head, _)| !head.is_empty())
     {
         // Checked: an id is client input, and 11 bytes from its end may fall inside a
         // character (a panic before; found by schemathesis).

@@ -94,7 +94,19 @@ pub fn viewers(app: &App) -> usize {
         (status = "default", response = crate::server::openapi::ErrorBody),
     )
 )]
-pub async fn upgrade(State(app): State<Arc<App>>, ws: WebSocketUpgrade) -> Response {
+pub async fn upgrade(
+    State(app): State<Arc<App>>,
+    ws: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
+) -> Response {
+    // A plain GET (no upgrade headers) is refused in the envelope like every error, not with
+    // axum's plain-text rejection.
+    let ws = match ws {
+        Ok(ws) => ws,
+        Err(e) => {
+            return crate::server::ApiError::bad(format!("a WebSocket upgrade is expected: {e}"))
+                .into_response();
+        }
+    };
     let admission = match app.live.admit() {
         Ok(a) => a,
         Err(e) => return crate::server::ApiError::Unavailable(e.to_string()).into_response(),
