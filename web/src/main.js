@@ -1,11 +1,13 @@
-// The app shell: header, the three panes (dashboard list, dashboard view, chat), the theme, and
-// the URL (`#d=<dashboardId>&chat=<chatId>`) so a reload reopens what was open.
+// The app shell: header, the three panes (dashboard list, dashboard view, chat), the settings
+// page in their place, the theme, and the URL (`#d=<dashboardId>&chat=<chatId>`, plus
+// `settings` while the settings page is open) so a reload reopens what was open.
 import './styles.css';
 import { api } from './api.js';
 import { bus } from './bus.js';
 import { setTheme, currentTheme } from './theme.js';
 import { createDashboardList, createDashboardView } from './dashboard/index.js';
 import { createChatPane } from './chat/index.js';
+import { createSettings } from './settings/index.js';
 
 const app = document.getElementById('app');
 app.innerHTML = `
@@ -18,13 +20,15 @@ app.innerHTML = `
       <button data-pane="chat">Chat</button>
     </nav>
     <span class="spacer"></span>
+    <button class="settings-toggle" title="Settings: providers, default model, API keys, usage" aria-label="Settings" aria-pressed="false">⚙&#xFE0E;<span class="label"> Settings</span></button>
     <button class="theme-toggle" title="Switch theme" aria-label="Switch theme"></button>
   </header>
   <main class="app-main">
     <aside class="app-sidebar"></aside>
     <section class="app-dashboard"></section>
     <section class="app-chat"></section>
-  </main>`;
+  </main>
+  <section class="app-settings"></section>`;
 
 const $ = (sel) => app.querySelector(sel);
 const ctx = { api, bus };
@@ -35,9 +39,10 @@ function readHash() {
 }
 function writeHash(key, value) {
   const params = readHash();
-  if (value) params.set(key, value);
+  if (value) params.set(key, value === true ? '' : value);
   else params.delete(key);
-  history.replaceState(null, '', `#${params}`);
+  // `settings` is a flag: `#settings&d=…`, not `#settings=&d=…`.
+  history.replaceState(null, '', `#${String(params).replace(/(^|&)settings=(?=&|$)/, '$1settings')}`);
 }
 
 // Narrow screens show one pane; the header tabs pick it.
@@ -48,7 +53,10 @@ function showPane(pane) {
   }
 }
 for (const b of app.querySelectorAll('.tabs button')) {
-  b.addEventListener('click', () => showPane(b.dataset.pane));
+  b.addEventListener('click', () => {
+    closeSettings();
+    showPane(b.dataset.pane);
+  });
 }
 showPane('dashboard');
 
@@ -68,6 +76,22 @@ paintThemeButton();
 const list = createDashboardList($('.app-sidebar'), ctx);
 const view = createDashboardView($('.app-dashboard'), ctx);
 const chat = createChatPane($('.app-chat'), ctx);
+const settings = createSettings($('.app-settings'), { ...ctx, onClose: () => closeSettings() });
+
+// The settings page takes the place of the panes while open.
+function openSettings() {
+  app.classList.add('settings-open');
+  $('.settings-toggle').setAttribute('aria-pressed', 'true');
+  settings.open();
+  if (!readHash().has('settings')) writeHash('settings', true);
+}
+function closeSettings() {
+  app.classList.remove('settings-open');
+  $('.settings-toggle').setAttribute('aria-pressed', 'false');
+  settings.close();
+  if (readHash().has('settings')) writeHash('settings', null);
+}
+$('.settings-toggle').addEventListener('click', () => (settings.isOpen() ? closeSettings() : openSettings()));
 
 bus.on('dashboard:opened', ({ dashboardId }) => writeHash('d', dashboardId));
 bus.on('chat:opened', ({ chatId }) => writeHash('chat', chatId));
@@ -82,9 +106,12 @@ window.addEventListener('hashchange', () => {
   if (d && d !== view.current()) bus.emit('dashboard:open', { dashboardId: d });
   const c = params.get('chat');
   if (c && c !== chat.currentChat()) chat.openChat(c);
+  if (params.has('settings')) openSettings();
+  else closeSettings();
 });
 
 const initial = readHash();
+if (initial.has('settings')) openSettings();
 if (initial.get('chat')) chat.openChat(initial.get('chat'));
 if (initial.get('d')) {
   view.open(initial.get('d'));
@@ -96,4 +123,4 @@ if (initial.get('d')) {
 }
 
 // A handle for the browser tests and the console; not an API.
-window.boardsmith = { api, bus, view, chat, list, setTheme };
+window.boardsmith = { api, bus, view, chat, list, settings, setTheme };

@@ -54,7 +54,7 @@ function stop(child) {
 /**
  * Starts the mock model with `script` and a server that uses it. `agents` are extra agent files
  * `{key: definition}` and `files` extra catalog files `{'tools/x.qlc': json}`, written before
- * start; `env` extra variables for the server. Returns `{url, dir, log, close()}`.
+ * start; `env` extra variables for the server. Returns `{url, mockUrl, dir, log, close()}`.
  */
 export async function startServer({ script, agents = {}, files = {}, env: extraEnv = {} } = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'boardsmith-web-'));
@@ -99,6 +99,8 @@ export async function startServer({ script, agents = {}, files = {}, env: extraE
     url: server.url,
     token,
     dir,
+    /** The mock model's address (`http://127.0.0.1:PORT`), when started with a script. */
+    mockUrl: mock?.url,
     get log() { return server.log; },
     /** Stops the server and starts it again on the same address over the same data. */
     async restart() {

@@ -1,0 +1,69 @@
+// The settings page (`#settings` in the URL, the gear in the header): providers and their keys,
+// the default model, API keys and usage, all through the admin API, so a new user never needs
+// an environment variable. createSettings(el, {api, bus}) → {open(), close(), isOpen()}.
+// Every section reloads from the server each time the page opens; a failed request shows the
+// server's message next to the field it names (form.js).
+//
+// Test hooks: `.settings-view[data-open]`, `.settings-close`, and each section's own (see
+// providers.js, model.js, keys.js, usage.js); sections set `data-loaded` once loaded.
+import './settings.css';
+import { h } from '../dom.js';
+import { createProviders } from './providers.js';
+import { createDefaultModel } from './model.js';
+import { createKeys } from './keys.js';
+import { createUsage } from './usage.js';
+
+export function createSettings(el, { api, bus, onClose }) {
+  let toastEl = null;
+  let toastTimer = null;
+  function toast(text) {
+    toastEl?.remove();
+    clearTimeout(toastTimer);
+    toastEl = h('div.toast.settings-toast', { role: 'status', text });
+    document.body.append(toastEl);
+    const mine = toastEl;
+    toastTimer = setTimeout(() => { mine.remove(); if (toastEl === mine) toastEl = null; }, 3000);
+  }
+
+  const parts = { api, bus, toast };
+  const providers = createProviders(parts);
+  const model = createDefaultModel(parts);
+  const keys = createKeys(parts);
+  const usage = createUsage(parts);
+
+  const root = h('div.settings-view', null,
+    h('div.settings-head', null,
+      h('h1', { text: 'Settings' }),
+      h('span.spacer'),
+      h('button.settings-close', { type: 'button', text: '✕ Close', title: 'Back to the dashboards (Esc)', onclick: () => onClose?.() })),
+    h('div.settings-body', null, providers.el, model.el, keys.el, usage.el));
+  el.replaceChildren(root);
+
+  // A provider added or removed changes which models can be picked.
+  bus.on('settings:providers-changed', () => model.load());
+  document.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape' && isOpen() && !e.defaultPrevented && !e.target.closest?.('input, textarea, select')) onClose?.();
+  });
+
+  function isOpen() {
+    return root.dataset.open !== undefined;
+  }
+
+  function open() {
+    if (isOpen()) return;
+    root.dataset.open = '';
+    providers.load();
+    model.load();
+    keys.load();
+    usage.load();
+  }
+
+  function close() {
+    if (!isOpen()) return;
+    delete root.dataset.open;
+    // A key's secret is shown once: leaving the page forgets it.
+    keys.hideSecret();
+  }
+
+  return { open, close, isOpen };
+}
