@@ -19,10 +19,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::agent::catalog::{Catalog, Origin as CatalogOrigin, Section};
 use crate::agent::definition;
+use crate::agent::prompt_template::{self, PromptTemplate, Templates};
 use crate::llm::config::{
     ModelSpec, Origin, Overlay, OverlayError, OverlayProvider, ProviderConfig, ProviderSpec,
 };
@@ -183,6 +184,9 @@ enum Record {
     Settings {
         settings: Settings,
     },
+    Prompt {
+        template: PromptTemplate,
+    },
 }
 
 impl Record {
@@ -192,6 +196,7 @@ impl Record {
             Record::Model { spec } => model_id(&spec.provider, &spec.id),
             Record::Agent { key, .. } => format!("agent:{key}"),
             Record::Settings { .. } => "settings".to_owned(),
+            Record::Prompt { template } => format!("prompt:{}", template.name),
         }
     }
 }
@@ -224,6 +229,18 @@ impl State {
             .values()
             .filter_map(|r| match r {
                 Record::Agent { key, text } => Some((key.clone(), Arc::from(text.as_str()))),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn templates(&self) -> Templates {
+        self.records
+            .values()
+            .filter_map(|r| match r {
+                Record::Prompt { template } => {
+                    Some((template.name.clone(), Arc::from(template.text.as_str())))
+                }
                 _ => None,
             })
             .collect()
@@ -284,6 +301,7 @@ impl Admin {
                 "admin: stored providers and models do not apply ({e}); starting without them"
             );
         }
+        admin.catalog.set_prompt_templates(state.templates()).await;
         admin.catalog.set_stored_agents(state.agents()).await;
         *admin.state.lock().await = state;
         Ok(admin)
@@ -302,7 +320,7 @@ impl Admin {
                         .push(OverlayProvider { spec: spec.clone(), key: key.map(ApiKey::new) });
                 }
                 Record::Model { spec } => overlay.models.push(spec.clone()),
-                Record::Agent { .. } | Record::Settings { .. } => {}
+                Record::Agent { .. } | Record::Settings { .. } | Record::Prompt { .. } => {}
             }
         }
         Ok(overlay)
@@ -325,7 +343,7 @@ impl Admin {
                     overlay.providers.push(OverlayProvider { spec: spec.clone(), key });
                 }
                 Record::Model { spec } => overlay.models.push(spec.clone()),
-                Record::Agent { .. } | Record::Settings { .. } => {}
+                Record::Agent { .. } | Record::Settings { .. } | Record::Prompt { .. } => {}
             }
         }
         overlay
@@ -611,10 +629,12 @@ impl Admin {
         let mut state = self.state.lock().await;
         let text = serde_json::to_string_pretty(definition)
             .map_err(|e| StoreError::Storage(e.to_string()))?;
-        if let Err(e) = definition::parse(key, &text) {
-            let field = e.errors.first().map(|f| f.path.clone()).unwrap_or_default();
-            return Err(AdminError::Invalid { field, message: e.to_string() });
-        }
+        let parsed = definition::parse(key, &text).map_err(|e| AdminError::Invalid {
+            field: e.errors.first().map(|f| f.path.clone()).unwrap_or_default(),
+            message: e.to_string(),
+        })?;
+        prompt_template::apply(parsed, &state.templates())
+            .map_err(|e| AdminError::Invalid { message: e.to_string(), field: e.field })?;
         let record = Record::Agent { key: key.to_owned(), text };
         let next = state.with(record.clone());
         let value =
@@ -656,6 +676,109 @@ impl Admin {
         self.catalog.set_stored_agents(next.agents()).await;
         *state = next;
         Ok(())
+    }
+}
+
+/// A prompt template as `PUT /api/admin/prompts/{name}` takes it.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PromptInput {
+    /// What it is for.
+    #[serde(default)]
+    pub description: String,
+    /// The text (`{{variable}}` placeholders for `render`).
+    pub text: String,
+}
+
+impl Admin {
+    // ---- prompt templates -----------------------------------------------------------------
+
+    /// Every prompt template, by name.
+    pub async fn prompts(&self) -> Vec<PromptTemplate> {
+        let state = self.state.lock().await;
+        state
+            .records
+            .values()
+            .filter_map(|r| match r {
+                Record::Prompt { template } => Some(template.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// One prompt template.
+    pub async fn prompt(&self, name: &str) -> Result<PromptTemplate, AdminError> {
+        let state = self.state.lock().await;
+        match state.records.get(&format!("prompt:{name}")) {
+            Some(Record::Prompt { template }) => Ok(template.clone()),
+            _ => Err(AdminError::NotFound(format!("no prompt template `{name}`"))),
+        }
+    }
+
+    /// Creates or replaces a template; agents that refer to it take the new text at once.
+    pub async fn put_prompt(
+        &self,
+        name: &str,
+        input: PromptInput,
+    ) -> Result<PromptTemplate, AdminError> {
+        let template = PromptTemplate {
+            name: name.to_owned(),
+            description: input.description,
+            text: input.text,
+        };
+        template
+            .validate()
+            .map_err(|e| AdminError::Invalid { message: e.to_string(), field: e.field })?;
+        let mut state = self.state.lock().await;
+        let record = Record::Prompt { template: template.clone() };
+        let next = state.with(record.clone());
+        let value =
+            serde_json::to_value(&record).map_err(|e| StoreError::Storage(e.to_string()))?;
+        self.store.put_admin(&record.id(), value).await?;
+        self.catalog.set_prompt_templates(next.templates()).await;
+        *state = next;
+        Ok(template)
+    }
+
+    /// Removes a template no loaded agent refers to (otherwise 409 naming them).
+    pub async fn delete_prompt(&self, name: &str) -> Result<(), AdminError> {
+        let mut state = self.state.lock().await;
+        let id = format!("prompt:{name}");
+        if !state.records.contains_key(&id) {
+            return Err(AdminError::NotFound(format!("no prompt template `{name}`")));
+        }
+        let users: Vec<String> = self
+            .catalog
+            .snapshot()
+            .agents()
+            .filter(|a| {
+                serde_json::to_string(&a.file)
+                    .is_ok_and(|raw| prompt_template::references(&raw).iter().any(|r| r == name))
+            })
+            .map(|a| a.key.clone())
+            .collect();
+        if !users.is_empty() {
+            return Err(AdminError::NotEditable(format!(
+                "prompt template `{name}` is used by agent(s) {}: change them first",
+                users.join(", ")
+            )));
+        }
+        let next = state.without(&id);
+        self.store.delete_admin(&id).await?;
+        self.catalog.set_prompt_templates(next.templates()).await;
+        *state = next;
+        Ok(())
+    }
+
+    /// Template `name`'s text with its placeholders filled from `vars`.
+    pub async fn render_prompt(
+        &self,
+        name: &str,
+        vars: &Map<String, Value>,
+    ) -> Result<String, AdminError> {
+        let template = self.prompt(name).await?;
+        prompt_template::render(&template.text, vars)
+            .map_err(|e| AdminError::Invalid { message: e.to_string(), field: e.field })
     }
 }
 

@@ -25,6 +25,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, watch};
 
 use super::definition::{self, AgentDefinition};
+use super::prompt_template::{self, Templates};
 use crate::llm::ToolDefinition;
 
 static BUILTIN_AGENTS: include_dir::Dir<'static> =
@@ -536,6 +537,8 @@ struct Inner {
     /// Agent definitions made through the admin API, by key: they win over the directory's
     /// file and the built-in of the same name.
     stored_agents: std::sync::RwLock<Arc<BTreeMap<String, Arc<str>>>>,
+    /// Prompt templates agents refer to with `{{prompt:NAME}}`.
+    templates: std::sync::RwLock<Arc<Templates>>,
 }
 
 impl Catalog {
@@ -553,6 +556,7 @@ impl Catalog {
             tx,
             reload_lock: tokio::sync::Mutex::new(()),
             stored_agents: std::sync::RwLock::default(),
+            templates: std::sync::RwLock::default(),
         });
         for section in Section::ALL {
             inner.reload(section, true).await;
@@ -605,6 +609,14 @@ impl Catalog {
         self.snapshot()
     }
 
+    /// Replaces the prompt templates and reloads the agents, which take the new texts.
+    pub async fn set_prompt_templates(&self, templates: Templates) -> Arc<CatalogSnapshot> {
+        *self.inner.templates.write().unwrap_or_else(std::sync::PoisonError::into_inner) =
+            Arc::new(templates);
+        self.inner.reload(Section::Agents, true).await;
+        self.snapshot()
+    }
+
     /// The configuration it runs with (e.g. the agents directory for `agent_file_create`).
     pub fn config(&self) -> &CatalogConfig {
         &self.inner.config
@@ -653,11 +665,13 @@ impl Inner {
             ),
             _ => Arc::default(),
         };
+        let templates =
+            Arc::clone(&self.templates.read().unwrap_or_else(std::sync::PoisonError::into_inner));
         let loaded = tokio::task::spawn_blocking(move || {
             let mut files = Files::list(section, &dir, with_builtins);
             files.overlay(&stored);
             match section {
-                Section::Agents => LoadedAny::Agents(load_agents(files)),
+                Section::Agents => LoadedAny::Agents(load_agents(files, &templates)),
                 Section::Tools => LoadedAny::Tools(load_tools(files)),
                 Section::Viewports => LoadedAny::Viewports(load_viewports(files)),
             }
@@ -934,7 +948,7 @@ fn problem(
     Problem { section, name: name.to_owned(), origin: origin.clone(), loaded, messages }
 }
 
-fn load_agents(files: Files) -> Loaded<Arc<AgentDefinition>> {
+fn load_agents(files: Files, templates: &Templates) -> Loaded<Arc<AgentDefinition>> {
     let (mut out, files) = files.begin();
     for (name, origin) in files {
         let Some((key, _)) = suffix(Section::Agents, &name) else { continue };
@@ -951,7 +965,10 @@ fn load_agents(files: Files) -> Loaded<Arc<AgentDefinition>> {
                 continue;
             }
         };
-        match definition::parse(key, &text) {
+        match definition::parse(key, &text)
+            .map_err(|e| e.errors.iter().map(ToString::to_string).collect())
+            .and_then(|def| prompt_template::apply(def, templates).map_err(|e| vec![e.to_string()]))
+        {
             Ok(def) => {
                 if !def.warnings.is_empty() {
                     let messages = def.warnings.iter().map(ToString::to_string).collect();
@@ -959,8 +976,7 @@ fn load_agents(files: Files) -> Loaded<Arc<AgentDefinition>> {
                 }
                 out.items.insert(def.key.clone(), Arc::new(def));
             }
-            Err(e) => {
-                let messages = e.errors.iter().map(ToString::to_string).collect();
+            Err(messages) => {
                 out.problems.push(problem(Section::Agents, &name, &origin, false, messages));
             }
         }

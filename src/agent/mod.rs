@@ -8,6 +8,7 @@ pub mod definition;
 pub mod events;
 pub mod memory;
 pub mod message;
+pub mod prompt_template;
 pub mod run;
 pub mod service;
 pub mod template;

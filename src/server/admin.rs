@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::response::Response;
 use axum::routing::get;
 use serde::Deserialize;
@@ -14,8 +14,9 @@ use serde_json::Value;
 use utoipa::OpenApi;
 
 use super::openapi::{Envelope, ErrorBody};
-use super::{ApiError, ok, parse_body};
-use crate::admin::{AgentView, ProviderInput, ProviderView, Settings, SettingsView};
+use super::{ApiError, ApiQuery, ok, parse_body};
+use crate::admin::{AgentView, PromptInput, ProviderInput, ProviderView, Settings, SettingsView};
+use crate::agent::prompt_template::PromptTemplate;
 use crate::app::App;
 use crate::llm::config::ModelSpec;
 
@@ -33,7 +34,12 @@ use crate::llm::config::ModelSpec;
     list_agents,
     get_agent,
     put_agent,
-    delete_agent
+    delete_agent,
+    list_prompts,
+    get_prompt,
+    put_prompt,
+    delete_prompt,
+    render_prompt
 ))]
 pub(crate) struct Doc;
 
@@ -49,6 +55,9 @@ pub fn routes() -> Router<Arc<App>> {
         .route("/api/admin/settings", get(get_settings).put(put_settings))
         .route("/api/admin/agents", get(list_agents))
         .route("/api/admin/agents/{key}", get(get_agent).put(put_agent).delete(delete_agent))
+        .route("/api/admin/prompts", get(list_prompts))
+        .route("/api/admin/prompts/{name}", get(get_prompt).put(put_prompt).delete(delete_prompt))
+        .route("/api/admin/prompts/{name}/render", axum::routing::post(render_prompt))
 }
 
 /// Every configured provider (file, environment and admin), in resolution order; never keys.
@@ -142,9 +151,8 @@ struct ModelRef {
 )]
 async fn delete_model(
     State(app): State<Arc<App>>,
-    query: Result<Query<ModelRef>, axum::extract::rejection::QueryRejection>,
+    ApiQuery(r): ApiQuery<ModelRef>,
 ) -> Result<Response, ApiError> {
-    let Query(r) = query.map_err(|e| ApiError::bad(format!("expected ?provider=…&id=…: {e}")))?;
     app.admin.delete_model(&r.provider, &r.id).await?;
     Ok(ok(serde_json::json!({ "deleted": format!("{}/{}", r.provider, r.id) })))
 }
@@ -235,4 +243,93 @@ async fn delete_agent(
 ) -> Result<Response, ApiError> {
     app.admin.delete_agent(&key).await?;
     Ok(ok(serde_json::json!({ "deleted": key })))
+}
+
+/// Every prompt template (agents use one with `{{prompt:NAME}}` in a prompt).
+#[utoipa::path(
+    get,
+    path = "/api/admin/prompts",
+    tag = "admin",
+    responses((status = 200, description = "The templates.", body = Envelope<Vec<PromptTemplate>>), (status = "default", response = ErrorBody))
+)]
+async fn list_prompts(State(app): State<Arc<App>>) -> Response {
+    ok(app.admin.prompts().await)
+}
+
+/// One prompt template.
+#[utoipa::path(
+    get,
+    path = "/api/admin/prompts/{name}",
+    tag = "admin",
+    params(("name" = String, Path, description = "The template's name.")),
+    responses((status = 200, description = "The template.", body = Envelope<PromptTemplate>), (status = "default", response = ErrorBody))
+)]
+async fn get_prompt(
+    State(app): State<Arc<App>>,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    Ok(ok(app.admin.prompt(&name).await?))
+}
+
+/// Creates or replaces a prompt template; agents using it take the new text at once.
+#[utoipa::path(
+    put,
+    path = "/api/admin/prompts/{name}",
+    tag = "admin",
+    params(("name" = String, Path, description = "The template's name (1-64 of A-Z a-z 0-9 _ - .).")),
+    request_body = PromptInput,
+    responses((status = 200, description = "The template.", body = Envelope<PromptTemplate>), (status = "default", response = ErrorBody))
+)]
+async fn put_prompt(
+    State(app): State<Arc<App>>,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let input: PromptInput = parse_body(&body)?;
+    Ok(ok(app.admin.put_prompt(&name, input).await?))
+}
+
+/// Removes a prompt template no agent uses (409 naming the agents that do).
+#[utoipa::path(
+    delete,
+    path = "/api/admin/prompts/{name}",
+    tag = "admin",
+    params(("name" = String, Path, description = "The template's name.")),
+    responses((status = 200, description = "Removed.", body = Envelope<Value>), (status = "default", response = ErrorBody))
+)]
+async fn delete_prompt(
+    State(app): State<Arc<App>>,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    app.admin.delete_prompt(&name).await?;
+    Ok(ok(serde_json::json!({ "deleted": name })))
+}
+
+/// Values for a template's `{{variable}}` placeholders.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+struct RenderInput {
+    /// One value per placeholder (strings as they are, others as JSON).
+    #[serde(default)]
+    vars: serde_json::Map<String, Value>,
+}
+
+/// A template's text with its placeholders filled: `{text}`; a placeholder without a value,
+/// or a value without a placeholder, is a 400 naming it (`vars.NAME`).
+#[utoipa::path(
+    post,
+    path = "/api/admin/prompts/{name}/render",
+    tag = "admin",
+    params(("name" = String, Path, description = "The template's name.")),
+    request_body = RenderInput,
+    responses((status = 200, description = "The text.", body = Envelope<Value>), (status = "default", response = ErrorBody))
+)]
+async fn render_prompt(
+    State(app): State<Arc<App>>,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let input: RenderInput = parse_body(&body)?;
+    let text = app.admin.render_prompt(&name, &input.vars).await?;
+    Ok(ok(serde_json::json!({ "text": text })))
 }

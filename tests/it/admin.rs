@@ -269,3 +269,73 @@ async fn the_admin_api_needs_the_admin_scope() {
     assert_eq!(client.get(app.url("/api/admin/providers")).send().await.unwrap().status(), 200);
     app.stop().await;
 }
+
+#[tokio::test]
+async fn prompt_templates_are_shared_by_agents_take_effect_at_once_and_render_with_values() {
+    let mock = MockLlm::start(Script { turns: vec![text_turn("Ok.", 100)] }, 0).await.unwrap();
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let url = mock.url();
+    let app = support::spawn_app_with(dir.clone(), false, move |c| {
+        c.llm = Some(support::llm_config(Some(&url)));
+    })
+    .await;
+    // An agent may not refer to a template that does not exist: nothing is saved.
+    let agent = json!({"description": "desk", "mode": "PLAIN", "plain": {"systemPrompt": "You run the desk. {{prompt:house}}"}});
+    let (status, body) = put(&app, "/api/admin/agents/desk", agent.clone()).await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["data"]["param"], "plain.systemPrompt");
+    assert!(body["msg"].as_str().unwrap().contains("`house`"), "{body}");
+
+    let (status, body) = put(&app, "/api/admin/prompts/house", json!({"description": "rules", "text": "HOUSE RULES v1"})).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(put(&app, "/api/admin/agents/desk", agent).await.0, 200);
+    let ask = || async {
+        let r = app
+            .http
+            .post(app.url("/v1/agents/desk/completions"))
+            .json(&json!({"model": "desk", "messages": [{"role": "user", "content": "hi"}]}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        mock.requests().last().unwrap().body.to_string()
+    };
+    let sent = ask().await;
+    assert!(sent.contains("You run the desk. HOUSE RULES v1"), "{sent}");
+
+    // A new text reaches the agent without touching it.
+    assert_eq!(put(&app, "/api/admin/prompts/house", json!({"text": "HOUSE RULES v2"})).await.0, 200);
+    let sent = ask().await;
+    assert!(sent.contains("HOUSE RULES v2") && !sent.contains("v1"), "{sent}");
+
+    // In use: not deleted.
+    let (status, body) = delete(&app, "/api/admin/prompts/house").await;
+    assert_eq!(status, 409, "{body}");
+    assert!(body["msg"].as_str().unwrap().contains("desk"), "{body}");
+
+    // Rendering fills placeholders and names what does not match.
+    put(&app, "/api/admin/prompts/brief", json!({"text": "Brief on {{region}}, top {{n}}."})).await;
+    let (status, body) = app.post("/api/admin/prompts/brief/render", json!({"vars": {"region": "EMEA", "n": 5}})).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["data"]["text"], "Brief on EMEA, top 5.");
+    let (status, body) = app.post("/api/admin/prompts/brief/render", json!({"vars": {"region": "EMEA"}})).await;
+    assert_eq!(status, 400);
+    assert_eq!(body["data"]["param"], "vars.n");
+    let (status, body) = put(&app, "/api/admin/prompts/bad%20name", json!({"text": "x"})).await;
+    assert_eq!((status, body["data"]["param"].clone()), (400, json!("name")));
+
+    // Kept across a restart, the agent still expanded.
+    app.stop().await;
+    let url = mock.url();
+    let app = support::spawn_app_with(dir.clone(), false, move |c| {
+        c.llm = Some(support::llm_config(Some(&url)));
+    })
+    .await;
+    let (_, list) = app.get("/api/admin/prompts").await;
+    let names: Vec<&str> = list["data"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["brief", "house"]);
+    let (_, agents) = app.get("/api/admin/agents").await;
+    let desk = agents["data"].as_array().unwrap().iter().find(|a| a["key"] == "desk").unwrap();
+    assert_eq!(desk["problems"], json!(null), "{desk}");
+    app.stop().await;
+}
