@@ -110,9 +110,14 @@ pub struct CreatedKey {
 /// Why a key operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum KeyError {
-    /// A field of the request is invalid (the message names it).
-    #[error("{0}")]
-    Invalid(String),
+    /// A field of the request is invalid.
+    #[error("{message}")]
+    Invalid {
+        /// The field (`name`, `scopes`, ...).
+        field: &'static str,
+        /// What is wrong, naming it.
+        message: String,
+    },
     /// No key with this id.
     #[error("no API key `{0}`")]
     NotFound(String),
@@ -221,26 +226,36 @@ impl ApiKeys {
     pub async fn create(&self, request: NewKeyRequest) -> Result<CreatedKey, KeyError> {
         let name = request.name.trim();
         if name.is_empty() || name.chars().count() > MAX_NAME_LEN {
-            return Err(KeyError::Invalid(format!(
-                "`name` must be 1 to {MAX_NAME_LEN} characters"
-            )));
+            return Err(KeyError::Invalid {
+                field: "name",
+                message: format!("`name` must be 1 to {MAX_NAME_LEN} characters"),
+            });
         }
         if request.scopes.is_empty() {
             let all: Vec<&str> = Scope::ALL.iter().map(|s| s.as_str()).collect();
-            return Err(KeyError::Invalid(format!(
-                "`scopes` must name at least one of: {}",
-                all.join(", ")
-            )));
+            return Err(KeyError::Invalid {
+                field: "scopes",
+                message: format!("`scopes` must name at least one of: {}", all.join(", ")),
+            });
         }
         let now = now_ms();
         if request.expires_at.is_some_and(|t| t <= now) {
-            return Err(KeyError::Invalid("`expiresAt` must be in the future".into()));
+            return Err(KeyError::Invalid {
+                field: "expiresAt",
+                message: "`expiresAt` must be in the future".into(),
+            });
         }
         if request.budget_usd.is_some_and(|b| !(b.is_finite() && b > 0.0)) {
-            return Err(KeyError::Invalid("`budgetUsd` must be a positive number".into()));
+            return Err(KeyError::Invalid {
+                field: "budgetUsd",
+                message: "`budgetUsd` must be a positive number".into(),
+            });
         }
         if request.rpm == Some(0) {
-            return Err(KeyError::Invalid("`rpm` must be at least 1".into()));
+            return Err(KeyError::Invalid {
+                field: "rpm",
+                message: "`rpm` must be at least 1".into(),
+            });
         }
         let mut scopes = request.scopes;
         scopes.sort();

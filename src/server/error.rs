@@ -251,7 +251,9 @@ impl From<crate::api_keys::KeyError> for ApiError {
     fn from(e: crate::api_keys::KeyError) -> Self {
         use crate::api_keys::KeyError;
         match e {
-            KeyError::Invalid(_) => Self::bad(e.to_string()),
+            KeyError::Invalid { field, message } => {
+                Self::BadRequest { msg: message, data: serde_json::json!({ "param": field }) }
+            }
             KeyError::NotFound(_) => Self::NotFound(e.to_string()),
             KeyError::Store(s) => s.into(),
         }

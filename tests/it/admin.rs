@@ -286,7 +286,12 @@ async fn prompt_templates_are_shared_by_agents_take_effect_at_once_and_render_wi
     assert_eq!(body["data"]["param"], "plain.systemPrompt");
     assert!(body["msg"].as_str().unwrap().contains("`house`"), "{body}");
 
-    let (status, body) = put(&app, "/api/admin/prompts/house", json!({"description": "rules", "text": "HOUSE RULES v1"})).await;
+    let (status, body) = put(
+        &app,
+        "/api/admin/prompts/house",
+        json!({"description": "rules", "text": "HOUSE RULES v1"}),
+    )
+    .await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(put(&app, "/api/admin/agents/desk", agent).await.0, 200);
     let ask = || async {
@@ -304,7 +309,10 @@ async fn prompt_templates_are_shared_by_agents_take_effect_at_once_and_render_wi
     assert!(sent.contains("You run the desk. HOUSE RULES v1"), "{sent}");
 
     // A new text reaches the agent without touching it.
-    assert_eq!(put(&app, "/api/admin/prompts/house", json!({"text": "HOUSE RULES v2"})).await.0, 200);
+    assert_eq!(
+        put(&app, "/api/admin/prompts/house", json!({"text": "HOUSE RULES v2"})).await.0,
+        200
+    );
     let sent = ask().await;
     assert!(sent.contains("HOUSE RULES v2") && !sent.contains("v1"), "{sent}");
 
@@ -315,10 +323,13 @@ async fn prompt_templates_are_shared_by_agents_take_effect_at_once_and_render_wi
 
     // Rendering fills placeholders and names what does not match.
     put(&app, "/api/admin/prompts/brief", json!({"text": "Brief on {{region}}, top {{n}}."})).await;
-    let (status, body) = app.post("/api/admin/prompts/brief/render", json!({"vars": {"region": "EMEA", "n": 5}})).await;
+    let (status, body) = app
+        .post("/api/admin/prompts/brief/render", json!({"vars": {"region": "EMEA", "n": 5}}))
+        .await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["data"]["text"], "Brief on EMEA, top 5.");
-    let (status, body) = app.post("/api/admin/prompts/brief/render", json!({"vars": {"region": "EMEA"}})).await;
+    let (status, body) =
+        app.post("/api/admin/prompts/brief/render", json!({"vars": {"region": "EMEA"}})).await;
     assert_eq!(status, 400);
     assert_eq!(body["data"]["param"], "vars.n");
     let (status, body) = put(&app, "/api/admin/prompts/bad%20name", json!({"text": "x"})).await;
@@ -332,7 +343,8 @@ async fn prompt_templates_are_shared_by_agents_take_effect_at_once_and_render_wi
     })
     .await;
     let (_, list) = app.get("/api/admin/prompts").await;
-    let names: Vec<&str> = list["data"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> =
+        list["data"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["brief", "house"]);
     let (_, agents) = app.get("/api/admin/agents").await;
     let desk = agents["data"].as_array().unwrap().iter().find(|a| a["key"] == "desk").unwrap();
