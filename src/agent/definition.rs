@@ -260,6 +260,10 @@ pub struct AgentFile {
     /// none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback_models: Option<Vec<String>>,
+    /// The model (`provider/model`) that condenses the oldest turns of a long chat; absent:
+    /// the agent's own model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary_model: Option<String>,
     /// Run mode (required).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<Mode>,
@@ -440,6 +444,9 @@ pub struct AgentDefinition {
     /// the server's default list.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fallback_models: Option<Vec<String>>,
+    /// `summaryModel`: `provider/model` that summarizes long chats; `None`: the agent's model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary_model: Option<String>,
     /// Run mode.
     pub mode: Mode,
     /// Tool names, deduplicated, in file order.
@@ -742,6 +749,16 @@ fn validate(
         kept
     });
 
+    let summary_model = nonblank(&file.summary_model);
+    if let Some(m) = &summary_model
+        && !m.split_once('/').is_some_and(|(p, m)| !p.trim().is_empty() && !m.trim().is_empty())
+    {
+        errors.push(FieldError::new(
+            "summaryModel",
+            format!("`{m}` must be `provider/model` (e.g. `openai/gpt-4.1-mini`)"),
+        ));
+    }
+
     let overrides = Overrides {
         compute: file.compute,
         output: file.output,
@@ -771,6 +788,7 @@ fn validate(
             provider_key: nonblank(&file.provider_key),
             model: nonblank(&file.model),
             fallback_models,
+            summary_model,
             mode,
             tools,
             shell,
@@ -1257,6 +1275,16 @@ mod tests {
         assert_eq!(ok.fallback_models.unwrap(), ["b/m1", "local/Qwen/Qwen3-8B"]);
         assert!(ok.warnings.iter().any(|w| w.path == "fallbackModels[2]"), "{:?}", ok.warnings);
         assert_eq!(with("[]").unwrap().fallback_models, Some(vec![]), "[] turns fallback off");
+        let summary = |m: &str| {
+            parse(
+                "a",
+                &format!(
+                    r#"{{"mode": "PLAIN", "summaryModel": "{m}", "plain": {{"systemPrompt": "x"}}}}"#
+                ),
+            )
+        };
+        assert_eq!(summary("b/cheap").unwrap().summary_model.as_deref(), Some("b/cheap"));
+        assert!(summary("cheap").unwrap_err().errors.iter().any(|e| e.path == "summaryModel"));
         let absent = parse("a", r#"{"mode": "PLAIN", "plain": {"systemPrompt": "x"}}"#).unwrap();
         assert_eq!(absent.fallback_models, None, "absent: the server's default");
         for (list, field) in [

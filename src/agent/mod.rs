@@ -11,5 +11,6 @@ pub mod message;
 pub mod prompt_template;
 pub mod run;
 pub mod service;
+pub mod summary;
 pub mod template;
 pub mod tools;

@@ -24,7 +24,11 @@ use super::definition::AgentDefinition;
 use super::events::{
     EventBody, EventSink, Query, RunLogConfig, RunLogs, StreamError, Subscription,
 };
-use super::memory::{ChatMemory, MemoryError, chat_name, replay_messages, validate_chat_id};
+use super::memory::{
+    ChatMemory, MemoryError, RunRecord, RunRecorder, after_summary, chat_name, replay_messages,
+    validate_chat_id,
+};
+use super::message::AgentMessage;
 use super::run::{
     ContextSource, FallbackResolver, ModelResolver, ResolvedModel, RunDeps, RunHooks, RunInput,
     run_recorded,
@@ -120,6 +124,8 @@ pub type HooksFactory = Arc<dyn Fn(&RunContext) -> Arc<dyn super::run::RunHooks>
 struct Extras {
     hooks: Option<Arc<dyn RunHooks>>,
     resolver: Option<Arc<dyn ModelResolver>>,
+    /// The model that summarizes the chat's oldest runs when its history is long.
+    summarizer: ResolvedModel,
 }
 
 /// Why a query was refused before its run started.
@@ -147,6 +153,9 @@ pub enum QueryError {
     Busy(String),
 }
 
+/// [`ServiceConfig::summary_threshold`] by default.
+pub const DEFAULT_SUMMARY_THRESHOLD: f64 = 0.5;
+
 /// Settings of the service.
 #[derive(Debug, Clone)]
 pub struct ServiceConfig {
@@ -162,6 +171,9 @@ pub struct ServiceConfig {
     /// Runs of one chat in progress or waiting for its lock (`AGENT_MAX_RUNS_PER_CHAT`, 4):
     /// runs of a chat are serialized, so more would only queue.
     pub max_runs_per_chat: usize,
+    /// Share of the model's context window a chat's replayed history may fill before its
+    /// oldest runs are summarized (`AGENT_SUMMARY_THRESHOLD`, default 0.5; 0: never).
+    pub summary_threshold: f64,
 }
 
 impl ServiceConfig {
@@ -178,6 +190,10 @@ impl ServiceConfig {
             max_runs_per_chat: var("AGENT_MAX_RUNS_PER_CHAT")
                 .and_then(|v| v.trim().parse().ok())
                 .unwrap_or(4),
+            summary_threshold: var("AGENT_SUMMARY_THRESHOLD")
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .filter(|t| (0.0..=1.0).contains(t))
+                .unwrap_or(DEFAULT_SUMMARY_THRESHOLD),
         }
     }
 }
@@ -375,6 +391,22 @@ impl AgentService {
             context_tokens,
             reasoning,
         };
+        let summarizer = match agent.summary_model.as_deref() {
+            None => primary.clone(),
+            Some(reference) => {
+                let (p, m) = reference.split_once('/').unwrap_or((reference, ""));
+                let c = self.models.connect_with_provider(p, m).map_err(|e| QueryError::Model {
+                    agent: agent_key.clone(),
+                    error: LlmError::Config { message: format!("summaryModel `{reference}`: {e}") },
+                })?;
+                ResolvedModel {
+                    context_tokens: usize::try_from(c.model.context_window).unwrap_or(usize::MAX),
+                    reasoning: c.model.reasoning,
+                    provider: c.provider,
+                    model: c.model.id,
+                }
+            }
+        };
         let resolver = self
             .with_fallbacks(&agent, primary)
             .map_err(|error| QueryError::Model { agent: agent_key.clone(), error })?
@@ -450,7 +482,9 @@ impl AgentService {
         };
         let service = Arc::clone(self);
         tokio::spawn(async move {
-            service.drive(input, query, new_chat, sink, &live, Extras { hooks, resolver }).await;
+            service
+                .drive(input, query, new_chat, sink, &live, Extras { hooks, resolver, summarizer })
+                .await;
             lock(&service.live).remove(&run_id);
         });
         Ok(Stream {
@@ -574,7 +608,7 @@ impl AgentService {
             },
             Err(e) => Err(e),
         };
-        let (chat, history) = match prepared {
+        let (chat, runs) = match prepared {
             Ok(p) => p,
             Err(e) => {
                 // Failed before the run started: still exactly one run.start and one end.
@@ -596,14 +630,17 @@ impl AgentService {
                 return;
             }
         };
-        // The chat's own history wins over one the client sent.
-        if !history.is_empty() {
-            input.history = condense_history(history, &self.backend)
-                .into_iter()
-                .map(super::message::AgentMessage::from)
-                .collect();
-        }
         let mut recorder = self.memory.recorder(&input.run_id, query, super::events::now_ms());
+        let history = tokio::select! {
+            biased;
+            () = cancel.cancelled() => None,
+            h = self.history(&runs, &input, &extras, &sink, &mut recorder) => Some(h),
+        };
+        // The chat's own history wins over one the client sent.
+        match history {
+            Some(history) if !history.is_empty() => input.history = history,
+            _ => {}
+        }
         let mut deps = RunDeps::new(self.backend.clone(), self.submits.clone());
         deps.cancel = cancel;
         deps.context = self.context.clone();
@@ -628,7 +665,7 @@ impl AgentService {
         new_chat: bool,
         sink: &EventSink,
         message: &str,
-    ) -> Result<Vec<crate::llm::Message>, MemoryError> {
+    ) -> Result<Vec<RunRecord>, MemoryError> {
         // One read of the chat; none for a chat id we just made (it has no file, and a
         // blocking-pool hop would delay the first token).
         let runs = if new_chat { Vec::new() } else { chat.runs().await? };
@@ -639,7 +676,101 @@ impl AgentService {
                 chat_name: (!name.is_empty()).then_some(name),
             });
         }
-        Ok(replay_messages(&runs, self.memory.config().window))
+        Ok(runs)
+    }
+
+    /// The run's history from the chat's stored runs: its latest summary (as a user message)
+    /// and the runs after it, the last `window` of them, earlier tool results condensed. When
+    /// that passes [`ServiceConfig::summary_threshold`] of the model's context window, the
+    /// oldest runs (with the previous summary) are first condensed by `summarizer` into a new
+    /// summary: sent as `context.summarized` and stored with this run. A failed summary call
+    /// is logged and the history used as it is (the run loop's window still trims it).
+    async fn history(
+        &self,
+        runs: &[RunRecord],
+        input: &RunInput,
+        extras: &Extras,
+        sink: &EventSink,
+        recorder: &mut RunRecorder,
+    ) -> Vec<AgentMessage> {
+        let summarizer = &extras.summarizer;
+        use super::run::message_tokens;
+        use super::summary;
+        let (previous, after) = after_summary(runs);
+        let per_run: Vec<Vec<crate::llm::Message>> = after
+            .iter()
+            .map(|r| condense_history(replay_messages(std::slice::from_ref(r), 1), &self.backend))
+            .collect();
+        let tokens = |ms: &[crate::llm::Message]| ms.iter().map(message_tokens).sum::<usize>();
+        let run_tokens: Vec<usize> = per_run.iter().map(|ms| tokens(ms)).collect();
+        let previous_text = previous.map(|s| summary::as_context(&s.summary));
+        let previous_tokens =
+            previous_text.as_deref().map_or(0, |t| message_tokens(&crate::llm::Message::user(t)));
+        let window = self.memory.config().window;
+        let assemble = |summary: Option<String>, from: usize| -> Vec<AgentMessage> {
+            let from = from.max(per_run.len().saturating_sub(window));
+            summary
+                .map(AgentMessage::Summary)
+                .into_iter()
+                .chain(per_run[from..].iter().flatten().cloned().map(AgentMessage::from))
+                .collect()
+        };
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss
+        )]
+        let budget = (self.config.summary_threshold * input.context_tokens as f64) as usize;
+        let split =
+            if budget == 0 { None } else { summary::plan(previous_tokens, &run_tokens, budget) };
+        let Some(split) = split else { return assemble(previous_text, 0) };
+        let older: Vec<crate::llm::Message> = per_run[..split].iter().flatten().cloned().collect();
+        let request =
+            summary::request(&summarizer.model, previous.map(|s| s.summary.as_str()), &older);
+        let model = format!("{}/{}", summarizer.provider.key(), summarizer.model);
+        let started = std::time::Instant::now();
+        let answer = summarizer.provider.complete(request).await;
+        if let (Ok(m), Some(hooks)) = (&answer, &extras.hooks) {
+            // Counted like any model call (turn 0: before the run's own); whether a key is
+            // over its budget is the run's own calls' question.
+            let turn = super::run::TurnInfo {
+                turn: 0,
+                usage: m.usage,
+                model: summarizer.model.clone(),
+                provider: summarizer.provider.key().to_owned(),
+                duration: started.elapsed(),
+            };
+            let _ = hooks.on_turn_end(&turn).await;
+        }
+        let text = match answer {
+            Ok(m) if !m.text().trim().is_empty() => m.text().trim().to_owned(),
+            Ok(_) => {
+                tracing::warn!(run = %input.run_id, %model, "the summary call answered nothing; history kept whole");
+                return assemble(previous_text, 0);
+            }
+            Err(e) => {
+                tracing::warn!(run = %input.run_id, %model, error = %e, "summarizing the chat failed; history kept whole");
+                return assemble(previous_text, 0);
+            }
+        };
+        let context = summary::as_context(&text);
+        let kept: usize = run_tokens[split..].iter().sum();
+        let summary = super::events::ContextSummary {
+            summary: text,
+            through_run_id: after[split - 1].run_id.clone(),
+            summarized_runs: u32::try_from(split).unwrap_or(u32::MAX),
+            summarized_messages: u32::try_from(older.len()).unwrap_or(u32::MAX),
+            tokens_before: (previous_tokens + run_tokens.iter().sum::<usize>()) as u64,
+            tokens_after: (message_tokens(&crate::llm::Message::user(context.clone())) + kept)
+                as u64,
+            model,
+        };
+        sink.emit(EventBody::ContextSummarized {
+            chat_id: input.chat_id.clone(),
+            summary: summary.clone(),
+        });
+        recorder.summary(summary);
+        assemble(Some(context), split)
     }
 }
 

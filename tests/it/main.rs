@@ -16,6 +16,7 @@ mod cli;
 mod cli_mock_llm;
 mod conformance;
 mod connections;
+mod context_summary;
 mod dashboard_agent;
 mod dashboard_agent_tools;
 mod dashboard_race;

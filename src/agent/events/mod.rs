@@ -71,6 +71,27 @@ pub struct Query {
     pub stream: Option<bool>,
 }
 
+/// A summary of a chat's earlier turns: the body of `context.summarized` and the `_summary`
+/// stored with the run that started from it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextSummary {
+    /// The summary, as the model reads it.
+    pub summary: String,
+    /// The last run it covers: it stands for that run and every one before it.
+    pub through_run_id: String,
+    /// Runs condensed into it by this summarization (the previous summary, if any, included).
+    pub summarized_runs: u32,
+    /// Model messages condensed by this summarization.
+    pub summarized_messages: u32,
+    /// Estimated tokens of the chat's history before.
+    pub tokens_before: u64,
+    /// Estimated tokens after (the summary plus the turns kept).
+    pub tokens_after: u64,
+    /// `provider/model` that wrote it.
+    pub model: String,
+}
+
 fn user_role() -> String {
     "user".into()
 }
@@ -245,6 +266,17 @@ pub enum EventBody {
         /// The failure that caused a `fallback` switch, as the provider layer reported it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
+    },
+    /// Before the run: the chat's oldest turns were condensed into a summary (a cheap model
+    /// call), so the run starts from that summary plus the recent turns. The summary is kept
+    /// with the run in chat memory, and later runs start from it too.
+    #[serde(rename = "context.summarized")]
+    ContextSummarized {
+        /// The chat.
+        chat_id: String,
+        /// The summary and what it replaced.
+        #[serde(flatten)]
+        summary: ContextSummary,
     },
     /// A run ended normally.
     #[serde(rename = "run.complete")]
@@ -586,6 +618,7 @@ impl EventBody {
             Self::PlanUpdate { .. } => "plan.update",
             Self::RunStart { .. } => "run.start",
             Self::ModelSwitch { .. } => "model.switch",
+            Self::ContextSummarized { .. } => "context.summarized",
             Self::RunSteer { .. } => "run.steer",
             Self::RunComplete { .. } => "run.complete",
             Self::RunCancel { .. } => "run.cancel",

@@ -30,6 +30,10 @@ pub struct RunRecord {
     /// files written before it was stored.
     #[serde(rename = "_finishReason", default, skip_serializing_if = "Option::is_none")]
     pub finish_reason: Option<String>,
+    /// The summary of earlier runs this run started from, made just before it (see
+    /// [`after_summary`]); replay starts from the latest one.
+    #[serde(rename = "_summary", default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<ContextSummary>,
 }
 
 impl RunRecord {

@@ -39,7 +39,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard, Semaphore};
 
-use super::events::{Event, EventBody, Query, now_ms};
+use super::events::{ContextSummary, Event, EventBody, Query, now_ms};
 use crate::llm::{AssistantMessage, ContentBlock, Message, StopReason, ToolDefinition, Usage};
 
 mod files;
@@ -326,6 +326,7 @@ impl ChatMemory {
                 system: None,
                 messages: vec![user],
                 finish_reason: None,
+                summary: None,
             },
             action_tools: Arc::clone(&self.inner.action_tools),
             responses: 0,

@@ -144,6 +144,11 @@ impl RunRecorder {
             .push(StoredMessage::User(UserEntry { content: vec![Part::text(text)], ts }));
     }
 
+    /// Records the summary of earlier runs this run starts from.
+    pub fn summary(&mut self, summary: ContextSummary) {
+        self.record.summary = Some(summary);
+    }
+
     /// Sets the run's model setup (dropped on append when unchanged since the last one stored).
     pub fn system(&mut self, snapshot: SystemSnapshot) {
         self.record.system = Some(snapshot);

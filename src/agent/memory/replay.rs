@@ -15,6 +15,16 @@ pub fn replay_messages(runs: &[RunRecord], window: usize) -> Vec<Message> {
     out
 }
 
+/// The chat's latest summary and the runs after the last run it covers (all runs when there
+/// is none). A summary whose covered run is not in the file is ignored (all runs).
+pub fn after_summary(runs: &[RunRecord]) -> (Option<&ContextSummary>, &[RunRecord]) {
+    let latest = runs.iter().rev().find_map(|r| r.summary.as_ref());
+    match latest.and_then(|s| runs.iter().position(|r| r.run_id == s.through_run_id)) {
+        Some(through) => (latest, &runs[through + 1..]),
+        None => (None, runs),
+    }
+}
+
 #[derive(Default)]
 struct Turn {
     blocks: Vec<ContentBlock>,

@@ -42,7 +42,8 @@ pub struct ChatDetail {
 }
 
 /// The history of stored runs as Event Model v2 snapshot events: per run `request.query`,
-/// `chat.start` (first run only), `run.start`, then in stored order `reasoning.snapshot`,
+/// `chat.start` (first run only), `context.summarized` (a run that started from a new
+/// summary), `run.start`, then in stored order `reasoning.snapshot`,
 /// `content.snapshot`, `tool.snapshot` + `tool.result`, `action.snapshot` + `action.result`,
 /// and `run.complete`. `seq` is renumbered from 1. A call counts as an action when it was
 /// stored with `_actionId`, else when `action_tools` names it.
@@ -68,6 +69,16 @@ pub fn snapshot_events(runs: &[RunRecord], action_tools: &BTreeSet<String>) -> V
                 EventBody::ChatStart {
                     chat_id: run.chat_id.clone(),
                     chat_name: (!name.is_empty()).then_some(name),
+                },
+                started,
+            );
+        }
+        // Where the live stream had it: the run started from this summary.
+        if let Some(summary) = &run.summary {
+            push(
+                EventBody::ContextSummarized {
+                    chat_id: run.chat_id.clone(),
+                    summary: summary.clone(),
                 },
                 started,
             );
