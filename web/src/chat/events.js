@@ -173,11 +173,33 @@ export function reduce(model, ev) {
     }
     case 'model.switch': {
       const run = runFor(model, ev.runId);
+      const from = `${ev.fromProvider}/${ev.fromModel}`;
+      const to = `${ev.toProvider}/${ev.toModel}`;
+      const text = ev.reason === 'fallback'
+        ? `${from} failed before answering${ev.error ? ` (${ev.error})` : ''}; fell back to ${to}`
+        : `Switched model: ${from} → ${to}`;
+      const block = addBlock(run, { kind: 'note', id: null, text });
+      return { run, block };
+    }
+    case 'context.summarized': {
+      // Sent before run.start: it belongs to the run the query just opened.
+      const run = currentRun(model);
+      const runs = ev.summarizedRuns === 1 ? '1 earlier run' : `${ev.summarizedRuns} earlier runs`;
       const block = addBlock(run, {
         kind: 'note',
         id: null,
-        text: `Switched model: ${ev.fromProvider}/${ev.fromModel} → ${ev.toProvider}/${ev.toModel}`,
+        text: `Summarized ${runs} to fit the model's context (about ${ev.tokensBefore} → ${ev.tokensAfter} tokens, by ${ev.model}); the model now reads the summary instead of them.`,
       });
+      return { run, block };
+    }
+    case 'run.steer': {
+      const run = runFor(model, ev.runId);
+      const n = Array.isArray(ev.messages) ? ev.messages.length : 0;
+      const what = n === 1 ? 'a message' : `${n} messages`;
+      const text = ev.mode === 'steer'
+        ? `Steered with ${what}${ev.skippedTools?.length ? `, skipping ${ev.skippedTools.join(', ')}` : ''}`
+        : `Taking ${what} as a follow-up`;
+      const block = addBlock(run, { kind: 'note', id: null, text });
       return { run, block };
     }
 

@@ -217,3 +217,22 @@ test('helpers', () => {
   assert.equal(errorMessage('m'), 'm');
   assert.equal(errorMessage({ message: 'm2', code: 1 }), 'm2');
 });
+
+test('model.switch by fallback, context.summarized and run.steer become notes that say what happened', () => {
+  const m = run([
+    { type: 'request.query', requestId: 'Q', message: 'hi' },
+    { type: 'context.summarized', chatId: 'C', summary: 'S', throughRunId: 'R0', summarizedRuns: 2, summarizedMessages: 6, tokensBefore: 1500, tokensAfter: 400, model: 'mock/cheap' },
+    { type: 'run.start', runId: 'R', chatId: 'C' },
+    { type: 'model.switch', runId: 'R', fromProvider: 'a', fromModel: 'x', toProvider: 'b', toModel: 'y', reason: 'fallback', error: '503 overloaded' },
+    { type: 'model.switch', runId: 'R', fromProvider: 'b', fromModel: 'y', toProvider: 'a', toModel: 'x' },
+    { type: 'run.steer', runId: 'R', mode: 'steer', messages: ['stop that'], skippedTools: ['search'] },
+    { type: 'run.steer', runId: 'R', mode: 'followUp', messages: ['and then', 'also'] },
+  ]);
+  const notes = m.runs[0].blocks.filter((b) => b.kind === 'note').map((b) => b.text);
+  assert.equal(notes.length, 5);
+  assert.match(notes[0], /Summarized 2 earlier runs .*1500 → 400 tokens, by mock\/cheap/);
+  assert.equal(notes[1], 'a/x failed before answering (503 overloaded); fell back to b/y');
+  assert.equal(notes[2], 'Switched model: b/y → a/x');
+  assert.equal(notes[3], 'Steered with a message, skipping search');
+  assert.equal(notes[4], 'Taking 2 messages as a follow-up');
+});
