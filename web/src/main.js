@@ -99,9 +99,11 @@ bus.on('dashboard:open', () => {
   if (app.dataset.pane === 'list') showPane('dashboard');
 });
 
-// A changed hash (typed, pasted, back/forward) opens what it names without a reload.
-window.addEventListener('hashchange', () => {
-  const params = readHash();
+// A changed hash (typed, pasted, back/forward) opens what it names without a reload. It is read
+// from the event, not from `location`: by the time the event runs, a dashboard the app opened
+// on its own meanwhile (the most recent one, at start) may have rewritten the hash.
+window.addEventListener('hashchange', (e) => {
+  const params = new URLSearchParams(new URL(e.newURL).hash.slice(1));
   const d = params.get('d');
   if (d && d !== view.current()) bus.emit('dashboard:open', { dashboardId: d });
   const c = params.get('chat');
