@@ -37,7 +37,7 @@ use super::tools::{BackendTools, FrontendSubmits};
 use crate::llm::{LlmError, Models, Provider};
 
 /// A query as clients send it (`POST /api/query`).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct QueryRequest {
     /// The user's message (required, non-empty).
@@ -81,7 +81,7 @@ pub struct QueryRequest {
 }
 
 /// What a query does to a chat whose run is still going.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum Busy {
     /// Start a run of its own once the running one has finished (runs of a chat never overlap).

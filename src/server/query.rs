@@ -73,7 +73,7 @@ pub struct Collected {
     path = "/api/query",
     tag = "agents",
     params(("Last-Event-ID" = Option<String>, Header, description = "`<runId>:<seq>`: resume that run's stream after that event.")),
-    request_body(content = Object, description = "`{message, agentKey?, chatId?, requestId?, role?, references?, params?, scene?, stream?, busy?}`"),
+    request_body = QueryRequest,
     responses(
         (status = 200, description = "The run's events: a stream, or with `\"stream\": false` the whole list once the run ends.",
             content(

@@ -73,7 +73,6 @@ pub struct ChatCompletionRequest {
     /// Agent completions only: what to do when the chat's run is still going (`wait`, `steer`,
     /// `followUp`; a Boardsmith extension).
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
     pub busy: Option<crate::agent::service::Busy>,
     // Accepted and not forwarded: sampling knobs (named in a response header by
     // `ignored`) and bookkeeping that means nothing to a provider.
