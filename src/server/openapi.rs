@@ -53,6 +53,24 @@ pub struct ErrorBody {
     pub error: OpenAiError,
 }
 
+/// One server-sent event of a `text/event-stream` response, as a client parses it (the schema
+/// applies to each event; OpenAPI 3.2 calls it `itemSchema`).
+#[derive(Serialize, ToSchema)]
+#[allow(dead_code)] // Only its schema is used.
+pub struct SseEvent {
+    /// `<runId>:<seq>` on `/api/query` (send it back as `Last-Event-ID` to resume); absent on
+    /// `/v1` streams.
+    pub id: Option<String>,
+    /// The event type (`run.start`, `content.delta`, ...; `message` when absent, as on `/v1`).
+    pub event: Option<String>,
+    /// The event as JSON (`/api/query`: an Event Model v2 event; `/v1`: a `chat.completion.chunk`
+    /// or an `{error}` object), or `[DONE]` at the end of a `/v1` stream.
+    #[schema(content_media_type = "application/json")]
+    pub data: String,
+    /// Reconnection delay in milliseconds, when the server sets one.
+    pub retry: Option<u64>,
+}
+
 /// OpenAI's error object.
 #[derive(Serialize, ToSchema)]
 pub struct OpenAiError {

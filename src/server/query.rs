@@ -77,7 +77,7 @@ pub struct Collected {
     responses(
         (status = 200, description = "The run's events: a stream, or with `\"stream\": false` the whole list once the run ends.",
             content(
-                (String = "text/event-stream"),
+                (crate::server::openapi::SseEvent = "text/event-stream"),
                 (crate::server::openapi::Envelope<Collected> = "application/json"),
             )),
         (status = "default", response = crate::server::openapi::ErrorBody),

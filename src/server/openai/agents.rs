@@ -158,7 +158,7 @@ pub(super) async fn models(State(app): State<Arc<App>>, Path(slug): Path<String>
     request_body = ChatCompletionRequest,
     responses(
         (status = 200, description = "As `POST /v1/agents/{slug}/completions`.",
-            content((ChatCompletion = "application/json"), (String = "text/event-stream"))),
+            content((ChatCompletion = "application/json"), (crate::server::openapi::SseEvent = "text/event-stream"))),
         (status = "default", response = crate::server::openapi::ErrorBody),
     )
 )]
@@ -183,7 +183,7 @@ pub(super) async fn chat_completions(
     responses(
         (status = 200, description = "The answer, or with `stream: true` its chunks as server-sent \
             events (one chunk with an empty delta per other event, in `boardsmith`).",
-            content((ChatCompletion = "application/json"), (String = "text/event-stream")),
+            content((ChatCompletion = "application/json"), (crate::server::openapi::SseEvent = "text/event-stream")),
             headers(
                 ("x-boardsmith-run-id" = String, description = "The run."),
                 ("x-boardsmith-chat-id" = String, description = "Its chat."),

@@ -213,7 +213,7 @@ impl Drop for Meter {
             first byte is a `data: {error}` frame).",
             content(
                 (ChatCompletion = "application/json"),
-                (String = "text/event-stream"),
+                (crate::server::openapi::SseEvent = "text/event-stream"),
             ),
             headers(("x-boardsmith-ignored-params" = String, description = "The parameters accepted but not sent on, comma-separated."))),
         (status = "default", response = crate::server::openapi::ErrorBody),
