@@ -64,6 +64,20 @@ export const script = {
       arguments: { command: 'echo wiped > declined.txt' },
       resultContains: 'the user declined',
     }, 'Understood, I left the workspace alone.'),
+    // Steering: a slow first call (about 2.5 s) the user's second message arrives during, then
+    // the call that reads it.
+    {
+      match: { last_user_contains: 'Research gold slowly', has_tool_results: false },
+      delay_ms: 150,
+      steps: [
+        { type: 'text', text: 'Looking into gold across many sources before I build anything.', chunk: 4 },
+        { type: 'tool_call', name: 'search', arguments: { code: 'return 1' }, fragments: 2 },
+      ],
+    },
+    {
+      match: { last_user_contains: 'silver instead' },
+      steps: [{ type: 'text', text: 'Silver it is: switching the research to silver.', chunk: 8 }],
+    },
     { steps: [{ type: 'text', text: 'The browser test script has no turn for this message.' }] },
   ],
 };

@@ -374,3 +374,24 @@ test('narrow screens show one pane at a time', async () => {
   assert.deepEqual(page.errors, []);
   await page.close();
 });
+
+test('a message sent while a run streams steers that run: noted in it, answered by it', async () => {
+  const page = await newPage();
+  await page.goto(server.url);
+  await page.waitForSelector('select.chat-agent');
+  await ask(page, 'dashboard', 'Research gold slowly');
+  await page.waitForSelector('.chat-steer:not([hidden])');
+  await page.waitForFunction(() => document.querySelector('.chat-runs')?.textContent.includes('Looking into'));
+  assert.equal(await page.getAttribute('textarea.chat-input', 'placeholder'), 'Steer the running agent…');
+  await page.fill('textarea.chat-input', 'Focus on silver instead');
+  await page.press('textarea.chat-input', 'Enter');
+  await page.waitForSelector('.chat-run[data-status="complete"]', { timeout: 30_000 });
+  assert.equal(await page.locator('.chat-run').count(), 1, 'one run, steered, not a second one');
+  const text = await page.locator('.chat-run').textContent();
+  assert.match(text, /Steered: “Focus on silver instead”/);
+  assert.match(text, /Silver it is/);
+  assert.ok(await page.locator('.chat-steer').isHidden(), 'Steer goes away with the run');
+  await screenshot(page, 'chat-steered');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});

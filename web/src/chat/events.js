@@ -194,11 +194,10 @@ export function reduce(model, ev) {
     }
     case 'run.steer': {
       const run = runFor(model, ev.runId);
-      const n = Array.isArray(ev.messages) ? ev.messages.length : 0;
-      const what = n === 1 ? 'a message' : `${n} messages`;
+      const said = (Array.isArray(ev.messages) ? ev.messages : []).map((m) => `“${m}”`).join(', ');
       const text = ev.mode === 'steer'
-        ? `Steered with ${what}${ev.skippedTools?.length ? `, skipping ${ev.skippedTools.join(', ')}` : ''}`
-        : `Taking ${what} as a follow-up`;
+        ? `Steered: ${said}${ev.skippedTools?.length ? ` (skipped ${ev.skippedTools.join(', ')})` : ''}`
+        : `Follow-up: ${said}`;
       const block = addBlock(run, { kind: 'note', id: null, text });
       return { run, block };
     }

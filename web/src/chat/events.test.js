@@ -233,6 +233,6 @@ test('model.switch by fallback, context.summarized and run.steer become notes th
   assert.match(notes[0], /Summarized 2 earlier runs .*1500 → 400 tokens, by mock\/cheap/);
   assert.equal(notes[1], 'a/x failed before answering (503 overloaded); fell back to b/y');
   assert.equal(notes[2], 'Switched model: b/y → a/x');
-  assert.equal(notes[3], 'Steered with a message, skipping search');
-  assert.equal(notes[4], 'Taking 2 messages as a follow-up');
+  assert.equal(notes[3], 'Steered: “stop that” (skipped search)');
+  assert.equal(notes[4], 'Follow-up: “and then”, “also”');
 });

@@ -58,8 +58,11 @@ export function createChatPane(el, { api, bus }) {
   const input = h('textarea.chat-input', { rows: 1, placeholder: 'Message the agent…', 'aria-label': 'Message' });
   const sendBtn = h('button.chat-send.primary', { type: 'submit' }, 'Send');
   const stopBtn = h('button.chat-stop', { type: 'button', hidden: true }, 'Stop');
+  const steerBtn = h('button.chat-steer', {
+    type: 'button', hidden: true, title: 'Send this to the running agent: it skips the rest of its step and takes the message next',
+  }, 'Steer');
   const hint = h('div.chat-hint', null, 'Enter to send · Shift+Enter for a new line');
-  const buttons = h('div.chat-composer-buttons', null, stopBtn, sendBtn);
+  const buttons = h('div.chat-composer-buttons', null, stopBtn, steerBtn, sendBtn);
   const composer = h('form.chat-composer', null, h('div.chat-composer-row', null, input, buttons), hint);
 
   root.append(header, listWrap, scroller, composer);
@@ -149,8 +152,13 @@ export function createChatPane(el, { api, bus }) {
   function setStreaming(on) {
     root.classList.toggle('streaming', on);
     stopBtn.hidden = !on;
+    steerBtn.hidden = !on;
     sendBtn.hidden = on;
     sendBtn.disabled = on;
+    input.placeholder = on ? 'Steer the running agent…' : 'Message the agent…';
+    hint.textContent = on
+      ? 'Enter to steer the running agent · Stop to end it'
+      : 'Enter to send · Shift+Enter for a new line';
   }
 
   function setTitle() {
@@ -355,9 +363,36 @@ export function createChatPane(el, { api, bus }) {
     }
   }
 
-  async function send() {
+  /**
+   * A message while a run streams steers it (`busy: steer`): the open stream shows `run.steer`
+   * when it arrives. An agent that cannot take a message mid-run (the PLAIN modes) runs it
+   * after, as a run of its own, whose events come with the answer (`stream: false`).
+   */
+  async function steer() {
     const message = input.value.trim();
-    if (!message || controller) return;
+    if (!message || !controller || !chatId) return;
+    input.value = '';
+    autosize();
+    const seq = openSeq;
+    try {
+      const res = await api.post('/api/query', {
+        message, agentKey: agentKey || undefined, chatId, busy: 'steer', stream: false,
+      });
+      if (seq !== openSeq || !res || model.runs.some((r) => r.runId === res.runId)) return;
+      for (const ev of res.events ?? []) mark(reduce(model, ev));
+      flush();
+    } catch (e) {
+      if (seq !== openSeq) return;
+      mark(reduce(model, { type: 'request.query', message, agentKey }));
+      mark(reduce(model, { type: 'run.error', error: e.message }));
+      flush();
+    }
+  }
+
+  async function send() {
+    if (controller) return steer();
+    const message = input.value.trim();
+    if (!message) return;
     if (!agentKey) await agentsReady;
     input.value = '';
     autosize();
@@ -413,6 +448,7 @@ export function createChatPane(el, { api, bus }) {
     mark(reduce(model, { type: 'request.query', message, agentKey }));
   }
 
+  steerBtn.addEventListener('click', () => steer());
   composer.addEventListener('submit', (e) => {
     e.preventDefault();
     send();
