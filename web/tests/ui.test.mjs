@@ -390,6 +390,7 @@ test('a message sent while a run streams steers that run: noted in it, answered 
   const text = await page.locator('.chat-run').textContent();
   assert.match(text, /Steered: “Focus on silver instead”/);
   assert.match(text, /Silver it is/);
+  assert.equal(await page.getAttribute('.chat-tool[data-tool-name="search"]', 'data-status'), 'skipped');
   assert.ok(await page.locator('.chat-steer').isHidden(), 'Steer goes away with the run');
   await screenshot(page, 'chat-steered');
   assert.deepEqual(page.errors, []);

@@ -333,7 +333,7 @@ export function reduce(model, ev) {
       if (b.args === undefined) b.args = parseArgs(b.argsText);
       b.result = ev.result;
       b.hasResult = true;
-      b.status = toolFailed(ev.result) ? 'error' : 'done';
+      b.status = toolSkipped(ev.result) ? 'skipped' : toolFailed(ev.result) ? 'error' : 'done';
       if (b.startedAt && ts) b.durationMs = ts - b.startedAt;
       model.lastResult = r;
       return r;
@@ -429,6 +429,11 @@ export function reduce(model, ev) {
     default:
       return null;
   }
+}
+
+/** A tool call the run skipped because the user steered it (`{error: "skipped: ..."}`). */
+export function toolSkipped(result) {
+  return typeof result?.error === 'string' && result.error.startsWith('skipped:');
 }
 
 /** A tool result that reports a failure: `{error}` (dashboard tools) or `{ok: false}`. */

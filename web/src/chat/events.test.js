@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, existsSync } from 'node:fs';
-import { createModel, reduce, splitViewports, parseViewport, toolFailed, errorMessage } from './events.js';
+import { createModel, reduce, splitViewports, parseViewport, toolFailed, toolSkipped, errorMessage } from './events.js';
 
 const SNAPS = new URL('../../../tests/it/snapshots/', import.meta.url);
 
@@ -235,4 +235,19 @@ test('model.switch by fallback, context.summarized and run.steer become notes th
   assert.equal(notes[2], 'Switched model: b/y → a/x');
   assert.equal(notes[3], 'Steered: “stop that” (skipped search)');
   assert.equal(notes[4], 'Follow-up: “and then”, “also”');
+});
+
+test('a tool call skipped by steering is skipped, not failed', () => {
+  assert.ok(toolSkipped({ error: 'skipped: user sent a new message' }));
+  assert.ok(!toolSkipped({ error: 'boom' }) && !toolSkipped(null) && !toolSkipped('skipped:'));
+  const m = run([
+    { type: 'request.query', requestId: 'Q', message: 'hi' },
+    { type: 'run.start', runId: 'R', chatId: 'C' },
+    { type: 'tool.start', runId: 'R', toolId: 'T', toolName: 'search' },
+    { type: 'tool.end', toolId: 'T' },
+    { type: 'tool.result', toolId: 'T', result: { error: 'skipped: user sent a new message' } },
+    { type: 'run.complete', runId: 'R' },
+  ]);
+  const tool = m.runs[0].blocks.find((b) => b.kind === 'tool');
+  assert.equal(tool.status, 'skipped');
 });

@@ -26,7 +26,7 @@ function seconds(ms) {
   return ms < 1000 ? `${Math.max(ms, 0)} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
-const STATUS_LABEL = { streaming: 'writing', running: 'running', done: 'done', error: 'failed' };
+const STATUS_LABEL = { streaming: 'writing', running: 'running', done: 'done', error: 'failed', skipped: 'skipped' };
 
 /**
  * `createRenderer(listEl, ctx)`; ctx: {api, toolInfo(name) → {kind, viewportKey}|null,
