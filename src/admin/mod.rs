@@ -101,8 +101,9 @@ pub struct ProviderInput {
 pub struct ProviderView {
     /// The provider key.
     pub key: String,
-    /// Wire protocol.
-    pub kind: String,
+    /// Wire protocol (`openai`, `anthropic`, `ollama`).
+    #[schema(value_type = String)]
+    pub kind: ProviderKind,
     /// Base URL.
     pub base_url: String,
     /// Where the definition in force comes from: `file`, `env` or `admin`.
@@ -295,7 +296,7 @@ impl Admin {
             sealer,
             state: tokio::sync::Mutex::new(State::default()),
         };
-        let overlay = admin.overlay_lenient(&state);
+        let overlay = admin.overlay(&state, true)?;
         if let Err(e) = admin.models.apply(&overlay, &process_env) {
             tracing::warn!(
                 "admin: stored providers and models do not apply ({e}); starting without them"
@@ -307,17 +308,24 @@ impl Admin {
         Ok(admin)
     }
 
-    /// The overlay of `state`; a key that cannot be opened is an error.
-    fn overlay(&self, state: &State) -> Result<Overlay, AdminError> {
+    /// The overlay of `state`. A stored key that cannot be opened is an error, or with
+    /// `lenient` (at start) a warning and no key.
+    fn overlay(&self, state: &State, lenient: bool) -> Result<Overlay, AdminError> {
         let mut overlay =
             Overlay { default_model: state.settings().default_model, ..Overlay::default() };
         for r in state.records.values() {
             match r {
                 Record::Provider { spec, sealed_key, .. } => {
-                    let key = sealed_key.as_deref().map(|s| self.sealer.open(s)).transpose()?;
-                    overlay
-                        .providers
-                        .push(OverlayProvider { spec: spec.clone(), key: key.map(ApiKey::new) });
+                    let key = match sealed_key.as_deref().map(|s| self.sealer.open(s)) {
+                        None => None,
+                        Some(Ok(k)) => Some(ApiKey::new(k)),
+                        Some(Err(e)) if lenient => {
+                            tracing::warn!(provider = %spec.key, "admin: {e}");
+                            None
+                        }
+                        Some(Err(e)) => return Err(e.into()),
+                    };
+                    overlay.providers.push(OverlayProvider { spec: spec.clone(), key });
                 }
                 Record::Model { spec } => overlay.models.push(spec.clone()),
                 Record::Agent { .. } | Record::Settings { .. } | Record::Prompt { .. } => {}
@@ -326,27 +334,10 @@ impl Admin {
         Ok(overlay)
     }
 
-    /// [`Self::overlay`] leaving out keys that cannot be opened (at start).
-    fn overlay_lenient(&self, state: &State) -> Overlay {
-        let mut overlay =
-            Overlay { default_model: state.settings().default_model, ..Overlay::default() };
-        for r in state.records.values() {
-            match r {
-                Record::Provider { spec, sealed_key, .. } => {
-                    let key = sealed_key.as_deref().and_then(|s| match self.sealer.open(s) {
-                        Ok(k) => Some(ApiKey::new(k)),
-                        Err(e) => {
-                            tracing::warn!(provider = %spec.key, "admin: {e}");
-                            None
-                        }
-                    });
-                    overlay.providers.push(OverlayProvider { spec: spec.clone(), key });
-                }
-                Record::Model { spec } => overlay.models.push(spec.clone()),
-                Record::Agent { .. } | Record::Settings { .. } | Record::Prompt { .. } => {}
-            }
-        }
-        overlay
+    /// Writes `record` to the store under its id.
+    async fn persist(&self, record: &Record) -> Result<(), AdminError> {
+        let value = serde_json::to_value(record).map_err(|e| StoreError::Storage(e.to_string()))?;
+        Ok(self.store.put_admin(&record.id(), value).await?)
     }
 
     /// Validates `next` (providers, models and settings together), persists `put` or removes
@@ -357,14 +348,10 @@ impl Admin {
         next: State,
         change: Change,
     ) -> Result<(), AdminError> {
-        let overlay = self.overlay(&next)?;
+        let overlay = self.overlay(&next, false)?;
         self.models.check(&overlay, &process_env)?;
         match change {
-            Change::Put(record) => {
-                let value = serde_json::to_value(&record)
-                    .map_err(|e| StoreError::Storage(e.to_string()))?;
-                self.store.put_admin(&record.id(), value).await?;
-            }
+            Change::Put(record) => self.persist(&record).await?,
             Change::Delete(id) => self.store.delete_admin(&id).await?,
         }
         self.models.apply(&overlay, &process_env)?;
@@ -389,10 +376,7 @@ impl Admin {
         let overrides = p.origin == Origin::Admin && self.models.base().provider(&p.key).is_some();
         ProviderView {
             key: p.key.clone(),
-            kind: serde_json::to_value(p.kind)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default(),
+            kind: p.kind,
             base_url: p.base_url.clone(),
             origin: match p.origin {
                 Origin::File => "file",
@@ -637,9 +621,7 @@ impl Admin {
             .map_err(|e| AdminError::Invalid { message: e.to_string(), field: e.field })?;
         let record = Record::Agent { key: key.to_owned(), text };
         let next = state.with(record.clone());
-        let value =
-            serde_json::to_value(&record).map_err(|e| StoreError::Storage(e.to_string()))?;
-        self.store.put_admin(&record.id(), value).await?;
+        self.persist(&record).await?;
         let snap = self.catalog.set_stored_agents(next.agents()).await;
         *state = next;
         let agent =
@@ -732,9 +714,7 @@ impl Admin {
         let mut state = self.state.lock().await;
         let record = Record::Prompt { template: template.clone() };
         let next = state.with(record.clone());
-        let value =
-            serde_json::to_value(&record).map_err(|e| StoreError::Storage(e.to_string()))?;
-        self.store.put_admin(&record.id(), value).await?;
+        self.persist(&record).await?;
         self.catalog.set_prompt_templates(next.templates()).await;
         *state = next;
         Ok(template)
