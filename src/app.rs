@@ -68,6 +68,8 @@ pub struct AppConfig {
     /// HTTP connection cap and header-read timeout (`BOARDSMITH_MAX_CONNECTIONS`,
     /// `BOARDSMITH_HEADER_TIMEOUT_MS`).
     pub server: crate::server::connections::ServerLimits,
+    /// Bounds on uploaded images (`BOARDSMITH_UPLOAD_*`).
+    pub uploads: crate::uploads::UploadLimits,
 }
 
 impl AppConfig {
@@ -104,6 +106,7 @@ impl AppConfig {
             web: crate::server::web::WebFiles::from_env(),
             access: None,
             server: crate::server::connections::ServerLimits::from_env(),
+            uploads: crate::uploads::UploadLimits::from_env(),
         }
     }
 }
@@ -160,6 +163,8 @@ pub struct App {
     pub usage: Arc<crate::usage::UsageLedger>,
     /// HTTP connection bounds.
     pub server_limits: crate::server::connections::ServerLimits,
+    /// Uploaded images (`<data>/uploads/`).
+    pub uploads: Arc<crate::uploads::Uploads>,
     shutdown: CancellationToken,
 }
 
@@ -245,6 +250,8 @@ impl App {
         let mut backend = BackendTools::builtin(&agent_tools);
         crate::dashboard_agent::backend::register_all(&mut backend, &tools, config.max_fix_rounds);
         let models = Arc::new(Models::new(llm));
+        let uploads =
+            Arc::new(crate::uploads::Uploads::new(config.data_dir.join("uploads"), config.uploads));
         let admin = Arc::new(
             crate::admin::Admin::load(
                 store.clone(),
@@ -268,11 +275,8 @@ impl App {
             .with_context(Arc::new(crate::dashboard_agent::backend::DashboardContext::new(
                 tools.clone(),
             )))
-            .with_hooks(RunAccounting::factory(
-                usage.clone(),
-                keys.clone(),
-                models.clone(),
-            )),
+            .with_hooks(RunAccounting::factory(usage.clone(), keys.clone(), models.clone()))
+            .with_uploads(uploads.clone()),
         );
         let shutdown = CancellationToken::new();
         tokio::spawn(live.clone().run_scheduler(config.live.tick, shutdown.clone()));
@@ -311,6 +315,7 @@ impl App {
             keys,
             usage,
             server_limits: config.server.clone(),
+            uploads,
             shutdown,
         }))
     }
