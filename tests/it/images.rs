@@ -10,6 +10,7 @@ use boardsmith::llm::mock::{Dialect, Match, MockLlm, Script, Step, Turn};
 use serde_json::{Value, json};
 use sha2::Digest as _;
 
+use crate::gateway_query::streamed_text;
 use crate::support::{self, TestApp, sse_events};
 
 /// A PNG signature and header start: all the sniffer reads.
@@ -27,35 +28,30 @@ fn reply(text: &str, has_image: bool) -> Turn {
 /// model, an agent per model, and a small upload limit.
 async fn app_with(mock: &MockLlm) -> TestApp {
     let url = mock.url();
-    let text = format!(
-        r#"
-[providers.oa]
-kind = "openai"
-base_url = "{url}/v1"
-requires_key = false
-default_model = "seeing"
-models = [{{ id = "seeing", context_window = 32000, vision = true }}, {{ id = "blind", context_window = 32000 }}]
-timeouts = {{ connect = 1, first_byte = 5, idle = 5 }}
-retry = {{ max_retries = 0 }}
-
-[providers.an]
-kind = "anthropic"
-base_url = "{url}"
-requires_key = false
-default_model = "claude-sonnet-4-5"
-timeouts = {{ connect = 1, first_byte = 5, idle = 5 }}
-retry = {{ max_retries = 0 }}
-
-[providers.ol]
-kind = "ollama"
-base_url = "{url}"
-requires_key = false
-default_model = "llava"
-models = [{{ id = "llava", context_window = 32000, vision = true }}]
-timeouts = {{ connect = 1, first_byte = 5, idle = 5 }}
-retry = {{ max_retries = 0 }}
-"#
-    );
+    // One provider block: short timeouts, no retries, no key.
+    let provider = |key: &str, kind: &str, base: &str, default: &str, models: &str| {
+        format!(
+            "[providers.{key}]\nkind = \"{kind}\"\nbase_url = \"{base}\"\nrequires_key = false\n\
+             default_model = \"{default}\"\n{models}\n\
+             timeouts = {{ connect = 1, first_byte = 5, idle = 5 }}\nretry = {{ max_retries = 0 }}\n\n"
+        )
+    };
+    let vision = |id: &str| format!("{{ id = \"{id}\", context_window = 32000, vision = true }}");
+    let text = [
+        provider(
+            "oa",
+            "openai",
+            &format!("{url}/v1"),
+            "seeing",
+            &format!(
+                "models = [{}, {{ id = \"blind\", context_window = 32000 }}]",
+                vision("seeing")
+            ),
+        ),
+        provider("an", "anthropic", &url, "claude-sonnet-4-5", ""),
+        provider("ol", "ollama", &url, "llava", &format!("models = [{}]", vision("llava"))),
+    ]
+    .concat();
     let llm = boardsmith::llm::config::LlmConfig::parse(
         &text,
         std::path::Path::new("test.toml"),
@@ -102,14 +98,6 @@ async fn query(app: &TestApp, body: Value) -> (u16, Vec<(String, String, Value)>
     } else {
         (status, Vec::new(), r.json().await.unwrap())
     }
-}
-
-fn text_of(events: &[(String, String, Value)]) -> String {
-    events
-        .iter()
-        .filter(|(_, t, _)| t == "content.delta")
-        .map(|(_, _, d)| d["delta"].as_str().unwrap())
-        .collect()
 }
 
 fn b64(bytes: &[u8]) -> String {
@@ -183,7 +171,7 @@ async fn an_uploaded_image_reaches_the_model_in_each_dialect_and_again_from_memo
                "mimeType": "image/png", "sha256": id})
     );
     assert_eq!(upload_event["requestId"], events[0].2["requestId"]);
-    assert_eq!(text_of(&events), "I see a chart.");
+    assert_eq!(streamed_text(&events), "I see a chart.");
     let sent = mock.requests().last().unwrap().body.clone();
     let user = sent["messages"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(
@@ -200,7 +188,7 @@ async fn an_uploaded_image_reaches_the_model_in_each_dialect_and_again_from_memo
     let (status, events, _) =
         query(&app, json!({"message": "thanks", "agentKey": "seer", "chatId": chat_id})).await;
     assert_eq!(status, 200);
-    assert_eq!(text_of(&events), "No image here.");
+    assert_eq!(streamed_text(&events), "No image here.");
     let sent = mock.requests().last().unwrap().body.clone();
     assert!(sent.to_string().contains(&b64(PNG)), "{sent}");
     let chat_files: Vec<String> = walk(app.dir.path())
@@ -230,7 +218,7 @@ async fn an_uploaded_image_reaches_the_model_in_each_dialect_and_again_from_memo
         )
         .await;
         assert_eq!(status, 200, "{body}");
-        assert_eq!(text_of(&events), "I see a chart.", "{agent}");
+        assert_eq!(streamed_text(&events), "I see a chart.", "{agent}");
         let sent = mock.requests().last().unwrap().clone();
         assert_eq!(sent.dialect, dialect);
         let user = sent.body["messages"].as_array().unwrap().last().unwrap().clone();
