@@ -403,6 +403,16 @@ impl AgentService {
                 id.to_owned()
             }
         };
+        let has_images = request.images.as_ref().is_some_and(|i| !i.is_empty());
+        if has_images && matches!(request.busy, Some(Busy::Steer | Busy::FollowUp)) {
+            // A running run takes text only: its next model call is already being built.
+            return Err(QueryError::Param {
+                param: "images".into(),
+                message: "images go with a message of its own, not one that steers or follows \
+                          up a running run (`busy`: `wait`)"
+                    .into(),
+            });
+        }
         if !new_chat
             && let Some(mode @ (Busy::Steer | Busy::FollowUp)) = request.busy
             && let Some(stream) = self.queue_into_running(&chat_id, mode, message)

@@ -265,6 +265,7 @@ async fn image_refusals_come_before_the_run_and_name_the_field() {
             "Ollama",
         ),
         (json!({"agentKey": "seer", "images": [png, png, png, png, png]}), "images", "at most 4"),
+        (json!({"agentKey": "seer", "busy": "steer", "images": [png]}), "images", "steers"),
     ];
     for (extra, param, says) in cases {
         let mut body = json!({"message": "build me this"});
