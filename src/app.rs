@@ -68,6 +68,8 @@ pub struct AppConfig {
     /// HTTP connection cap and header-read timeout (`BOARDSMITH_MAX_CONNECTIONS`,
     /// `BOARDSMITH_HEADER_TIMEOUT_MS`).
     pub server: crate::server::connections::ServerLimits,
+    /// The tools MCP clients get (`BOARDSMITH_MCP_READ_ONLY=1`: `search` and `get_state` only).
+    pub mcp_tools: crate::mcp::ToolSet,
 }
 
 impl AppConfig {
@@ -104,6 +106,13 @@ impl AppConfig {
             web: crate::server::web::WebFiles::from_env(),
             access: None,
             server: crate::server::connections::ServerLimits::from_env(),
+            mcp_tools: if std::env::var("BOARDSMITH_MCP_READ_ONLY")
+                .is_ok_and(|v| matches!(v.trim(), "1" | "true" | "yes" | "on"))
+            {
+                crate::mcp::ToolSet::ReadOnly
+            } else {
+                crate::mcp::ToolSet::All
+            },
         }
     }
 }
@@ -154,6 +163,8 @@ pub struct App {
     pub access: AccessConfig,
     /// The server's secret; `None` with auth off.
     pub token: Option<ServerToken>,
+    /// The MCP server's shared part (tools, resources, prompts).
+    pub mcp: Arc<crate::mcp::Shared>,
     /// API keys: made, listed and revoked by the owner; checked on every request.
     pub keys: Arc<crate::api_keys::ApiKeys>,
     /// Model calls counted per day, key, model and agent.
@@ -290,7 +301,14 @@ impl App {
                 }
             }
         }
+        let mcp = crate::mcp::Shared::new(
+            tools.clone(),
+            dashboards.clone(),
+            sdk.clone(),
+            config.mcp_tools,
+        );
         Ok(Arc::new(Self {
+            mcp,
             sdk,
             sandbox,
             dashboards,
