@@ -66,6 +66,15 @@ async def execute(client, title):
     return r.structured_content["dashboard_id"]
 
 
+async def error_of(request):
+    """The MCPError `request` raised, or None when it succeeded."""
+    try:
+        await request
+    except MCPError as e:
+        return e
+    return None
+
+
 def run(coro):
     return asyncio.run(asyncio.wait_for(coro, 60))
 
@@ -128,16 +137,8 @@ class OverHttp(unittest.TestCase):
             async with connect() as c:
                 misspelt = await c.call_tool("mutate", {"code": "async (s) => s", "dashboardId": "x"})
                 missing = await c.call_tool("get_state", {"dashboard_id": "db_does_not_exist"})
-                try:
-                    await c.call_tool("drop_everything", {})
-                    unknown = None
-                except MCPError as e:
-                    unknown = e
-                try:
-                    await c.read_resource("boardsmith://dashboards/db_does_not_exist")
-                    absent = None
-                except MCPError as e:
-                    absent = e
+                unknown = await error_of(c.call_tool("drop_everything", {}))
+                absent = await error_of(c.read_resource("boardsmith://dashboards/db_does_not_exist"))
                 return misspelt, missing, unknown, absent
 
         misspelt, missing, unknown, absent = run(go())
@@ -199,11 +200,7 @@ class OverHttp(unittest.TestCase):
                 dashboard = r.structured_content["dashboard_id"]
                 fix = await c.get_prompt("fix_dashboard", {"dashboard_id": dashboard})
                 build = await c.get_prompt("build_dashboard", {"topic": "copper"})
-                try:
-                    await c.get_prompt("build_dashboard", {})
-                    missing = None
-                except MCPError as e:
-                    missing = e
+                missing = await error_of(c.get_prompt("build_dashboard", {}))
                 return prompts, r, dashboard, fix, build, missing
 
         prompts, r, dashboard, fix, build, missing = run(go())
@@ -222,11 +219,7 @@ class OverHttp(unittest.TestCase):
             async with connect(os.environ["MCP_READ_KEY"]) as c:
                 names = sorted(t.name for t in (await c.list_tools()).tools)
                 state = await c.read_resource("boardsmith://dashboards")
-                try:
-                    await c.call_tool("execute", {"code": BUILDER % '"nope"'})
-                    refused = None
-                except MCPError as e:
-                    refused = e
+                refused = await error_of(c.call_tool("execute", {"code": BUILDER % '"nope"'}))
                 return names, state, refused
 
         names, state, refused = run(go())
@@ -272,11 +265,7 @@ class OverStdio(unittest.TestCase):
             async with stdio("--read-only") as c:
                 names = sorted(t.name for t in (await c.list_tools()).tools)
                 listed = json.loads((await c.read_resource("boardsmith://dashboards")).contents[0].text)
-                try:
-                    await c.call_tool("mutate", {"code": "async (s) => null"})
-                    refused = None
-                except MCPError as e:
-                    refused = e
+                refused = await error_of(c.call_tool("mutate", {"code": "async (s) => null"}))
                 return names, listed, refused
 
         names, listed, refused = run(go())
