@@ -200,7 +200,8 @@ impl BashTool {
 
     /// Starts a long-running program (an MCP stdio server) in the same sandbox as commands:
     /// the workspace, the masked and read-only trees, no network unless `program.network`,
-    /// the same rlimits (CPU seconds: [`SERVER_CPU`]), a cleared environment plus
+    /// the same rlimits (but CPU seconds: [`SERVER_CPU`], and its own address space), a
+    /// cleared environment plus
     /// `program.env`. Its program file and `program.read_only` are bound read-only, so a
     /// program installed outside `/usr` can run. stdin, stdout and stderr are piped for the
     /// caller. Dropping the returned [`Confined`] kills it.
@@ -229,8 +230,9 @@ impl BashTool {
             .map(|a| shell_quote(&a))
             .collect::<Vec<_>>()
             .join(" ");
+        let limits = ShellLimits { memory_mb: program.memory_mb, ..self.config.limits };
         let mut prepared = sandbox
-            .prepare(&mounts, &self.config.limits, SERVER_CPU, &format!("exec {line}"))
+            .prepare(&mounts, &limits, SERVER_CPU, &format!("exec {line}"))
             .map_err(|e| format!("cannot prepare the sandbox: {e}"))?;
         prepared
             .command
@@ -380,6 +382,8 @@ pub struct ConfinedProgram<'a> {
     pub network: bool,
     /// Host trees it may read besides the shell's view.
     pub read_only: &'a [PathBuf],
+    /// Its address-space limit in MiB instead of the shell's.
+    pub memory_mb: u64,
 }
 
 /// A running confined program. Dropping it kills its process group (and with it the

@@ -51,8 +51,9 @@ pub use spec::{McpServer, McpServerFile, Transport};
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(20);
 /// Characters of a tool result the model gets; the rest is cut with a note.
 pub const DEFAULT_OUTPUT_CAP: usize = 64 * 1024;
-/// Bytes of a stdio server's stderr kept for error messages.
-const STDERR_TAIL: usize = 2048;
+/// Bytes of a stdio server's stderr kept for error messages (its first ones: the cause of a
+/// failed start comes first, a stack trace after it).
+const STDERR_HEAD: usize = 1024;
 const FIRST_RETRY: Duration = Duration::from_millis(500);
 const MAX_RETRY: Duration = Duration::from_secs(60);
 
@@ -312,7 +313,7 @@ impl Server {
         let tools = Arc::new(ToolList::default());
         let handler = Handler { server: self.def.name.clone(), tools: Arc::clone(&tools) };
         let (client, process) = match &self.def.transport {
-            Transport::Stdio { command, args, env, network, read_only_paths } => {
+            Transport::Stdio { command, args, env, network, read_only_paths, memory_mb } => {
                 let env: Vec<(String, String)> =
                     env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
                 let program = ConfinedProgram {
@@ -321,11 +322,12 @@ impl Server {
                     env: &env,
                     network: *network,
                     read_only: read_only_paths,
+                    memory_mb: *memory_mb,
                 };
                 let mut process = hub.bash.spawn_confined(&program).await?;
                 let stderr = Arc::new(Mutex::new(String::new()));
                 if let Some(pipe) = process.child.stderr.take() {
-                    tokio::spawn(keep_tail(pipe, Arc::clone(&stderr), self.def.name.clone()));
+                    tokio::spawn(keep_head(pipe, Arc::clone(&stderr), self.def.name.clone()));
                 }
                 let (Some(stdout), Some(stdin)) =
                     (process.child.stdout.take(), process.child.stdin.take())
@@ -348,7 +350,9 @@ impl Server {
                         return Err(if said.is_empty() {
                             format!("the MCP handshake failed: {e}{exited}")
                         } else {
-                            format!("the MCP handshake failed: {e}{exited}; its stderr: {said}")
+                            format!(
+                                "the MCP handshake failed: {e}{exited}; its stderr began: {said}"
+                            )
                         });
                     }
                 };
@@ -396,9 +400,9 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     out
 }
 
-/// Reads a stdio server's stderr to the end, keeping the last [`STDERR_TAIL`] bytes for
+/// Reads a stdio server's stderr to the end, keeping the first [`STDERR_HEAD`] bytes for
 /// error messages and logging each chunk at debug level.
-async fn keep_tail(mut pipe: tokio::process::ChildStderr, tail: Arc<Mutex<String>>, name: String) {
+async fn keep_head(mut pipe: tokio::process::ChildStderr, head: Arc<Mutex<String>>, name: String) {
     let mut buf = [0u8; 1024];
     while let Ok(n) = pipe.read(&mut buf).await {
         if n == 0 {
@@ -406,14 +410,12 @@ async fn keep_tail(mut pipe: tokio::process::ChildStderr, tail: Arc<Mutex<String
         }
         let chunk = String::from_utf8_lossy(&buf[..n]);
         tracing::debug!(server = %name, stderr = %chunk.trim_end(), "MCP server stderr");
-        let mut t = tail.lock().unwrap_or_else(PoisonError::into_inner);
-        t.push_str(&chunk);
-        if t.len() > STDERR_TAIL {
-            let mut cut = t.len() - STDERR_TAIL;
-            while !t.is_char_boundary(cut) {
-                cut += 1;
+        let mut h = head.lock().unwrap_or_else(PoisonError::into_inner);
+        for c in chunk.chars() {
+            if h.len() + c.len_utf8() > STDERR_HEAD {
+                break;
             }
-            t.drain(..cut);
+            h.push(c);
         }
     }
 }

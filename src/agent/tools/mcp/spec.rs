@@ -14,6 +14,9 @@ use crate::agent::definition::FieldError;
 
 /// A tool call's timeout when the definition gives no `timeoutMs`.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+/// Address space of a stdio server's processes when the definition gives no `memoryMb`:
+/// runtimes reserve far more than they use (Node's needs over 1 GiB to start).
+pub const DEFAULT_MEMORY_MB: u64 = 4096;
 /// Most servers one agent lists.
 pub const MAX_SERVERS: usize = 16;
 /// What separates the server's name from the tool's in the name the model calls: providers
@@ -45,6 +48,9 @@ pub struct McpServerFile {
     /// and the workspace).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub read_only_paths: Vec<String>,
+    /// stdio: address space per process in MiB (64..=65536, default 4096).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_mb: Option<i64>,
     /// Streamable HTTP: the endpoint (`http://` or `https://`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
@@ -71,6 +77,8 @@ pub enum Transport {
         network: bool,
         /// Extra read-only trees.
         read_only_paths: Vec<PathBuf>,
+        /// Address space per process, MiB.
+        memory_mb: u64,
     },
     /// MCP's streamable HTTP transport.
     Http {
@@ -186,12 +194,24 @@ pub fn validate(list: &[McpServerFile], errors: &mut Vec<FieldError>) -> Vec<Mcp
                         ));
                     }
                 }
+                let memory_mb = match entry.memory_mb {
+                    None => DEFAULT_MEMORY_MB,
+                    Some(mb @ 64..=65_536) => mb.unsigned_abs(),
+                    Some(mb) => {
+                        errors.push(FieldError::new(
+                            at("memoryMb"),
+                            format!("must be 64..=65536 (got {mb})"),
+                        ));
+                        DEFAULT_MEMORY_MB
+                    }
+                };
                 Some(Transport::Stdio {
                     command: command.to_owned(),
                     args: entry.args.clone(),
                     env: entry.env.clone(),
                     network: entry.network == Some(true),
                     read_only_paths,
+                    memory_mb,
                 })
             }
             (None, Some(url)) => {
@@ -200,6 +220,7 @@ pub fn validate(list: &[McpServerFile], errors: &mut Vec<FieldError>) -> Vec<Mcp
                     ("env", !entry.env.is_empty()),
                     ("network", entry.network.is_some()),
                     ("readOnlyPaths", !entry.read_only_paths.is_empty()),
+                    ("memoryMb", entry.memory_mb.is_some()),
                 ];
                 for (field, set) in stdio_only {
                     if set {
@@ -272,6 +293,7 @@ mod tests {
                 env: BTreeMap::from([("A_1".into(), "v".into())]),
                 network: false,
                 read_only_paths: vec![PathBuf::from("/opt/fs")],
+                memory_mb: DEFAULT_MEMORY_MB,
             }
         );
         assert_eq!(servers[1].timeout, DEFAULT_TIMEOUT);
@@ -287,7 +309,7 @@ mod tests {
                 {"name": "ok", "command": "x", "url": "http://h/"},
                 {"name": "h", "url": "ftp://h/", "args": ["1"], "headers": {"Bad Name": "v"}},
                 {"name": "t", "command": "x", "timeoutMs": 0, "env": {"1X": "v"},
-                 "readOnlyPaths": ["rel"]},
+                 "readOnlyPaths": ["rel"], "memoryMb": 10},
                 {"name": "t", "command": "y"}]"#,
         )
         .unwrap_err();
@@ -301,6 +323,7 @@ mod tests {
             "mcpServers[3].timeoutMs: must be 1..=600000 (got 0)",
             "mcpServers[3].env.1X: a variable name",
             "mcpServers[3].readOnlyPaths[0]: `rel` must be an absolute path",
+            "mcpServers[3].memoryMb: must be 64..=65536 (got 10)",
         ] {
             assert!(joined.contains(needle), "missing {needle:?} in\n{joined}");
         }
