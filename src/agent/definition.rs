@@ -455,8 +455,9 @@ pub struct AgentDefinition {
     pub mode: Mode,
     /// Tool names, deduplicated, in file order.
     pub tools: Vec<String>,
-    /// `mcpServers`, validated: their tools join `tools` when a run starts.
-    #[serde(skip)]
+    /// `mcpServers`, validated: their tools join `tools` when a run starts. Shown by name
+    /// only (their `env` and `headers` may hold secrets).
+    #[serde(serialize_with = "server_names", skip_serializing_if = "Vec::is_empty")]
     pub mcp_servers: Vec<McpServer>,
     /// What the `bash` tool may do for this agent.
     pub shell: ShellPolicy,
@@ -478,6 +479,10 @@ pub struct AgentDefinition {
     /// The file as parsed (standard JSON after preprocessing), for detail views.
     #[serde(skip)]
     pub file: AgentFile,
+}
+
+fn server_names<S: Serializer>(servers: &[McpServer], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(servers.iter().map(|m| &m.name))
 }
 
 /// The shell grant of an agent file: `allowShell`, `shellNetwork` and `confirmShell`.

@@ -215,7 +215,15 @@ struct Server {
     /// several.
     state: tokio::sync::Mutex<State>,
     /// A copy for [`McpHub::statuses`], which must not wait for a connect.
-    shown: Mutex<(&'static str, Option<String>, Option<Arc<ToolList>>)>,
+    shown: Mutex<Shown>,
+}
+
+/// What [`McpHub::statuses`] shows of a server.
+#[derive(Clone)]
+struct Shown {
+    state: &'static str,
+    error: Option<String>,
+    tools: Option<Arc<ToolList>>,
 }
 
 enum State {
@@ -237,12 +245,12 @@ impl Server {
         Self {
             def: def.clone(),
             state: tokio::sync::Mutex::new(State::Idle),
-            shown: Mutex::new(("idle", None, None)),
+            shown: Mutex::new(Shown { state: "idle", error: None, tools: None }),
         }
     }
 
     fn status(&self) -> ServerStatus {
-        let (state, error, tools) =
+        let Shown { state, error, tools } =
             self.shown.lock().unwrap_or_else(PoisonError::into_inner).clone();
         ServerStatus {
             name: self.def.name.clone(),
@@ -259,7 +267,7 @@ impl Server {
     }
 
     fn show(&self, state: &'static str, error: Option<String>, tools: Option<Arc<ToolList>>) {
-        *self.shown.lock().unwrap_or_else(PoisonError::into_inner) = (state, error, tools);
+        *self.shown.lock().unwrap_or_else(PoisonError::into_inner) = Shown { state, error, tools };
     }
 
     /// The live connection: the current one, or a new one when there is none (or it
@@ -374,7 +382,7 @@ impl Server {
                 let client = handler
                     .serve(transport)
                     .await
-                    .map_err(|e| format!("cannot connect to {url}: {}", error_chain(&e)))?;
+                    .map_err(|e| format!("cannot connect to {url}: {}", crate::text::causes(&e)))?;
                 (client, None)
             }
         };
@@ -383,21 +391,6 @@ impl Server {
         tools.set(list);
         Ok(Live { client, tools, _process: process })
     }
-}
-
-/// `e` with its sources: rmcp's top-level messages alone rarely say what went wrong.
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let s_text = s.to_string();
-        if !out.contains(&s_text) {
-            out.push_str(": ");
-            out.push_str(&s_text);
-        }
-        source = s.source();
-    }
-    out
 }
 
 /// Reads a stdio server's stderr to the end, keeping the first [`STDERR_HEAD`] bytes for
@@ -527,7 +520,7 @@ impl BackendTool for McpTool {
                     "the server asked for input or started a task, which this client does not support",
                 )),
                 Ok(Err(e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_)))) => {
-                    let why = error_chain(&e);
+                    let why = crate::text::causes(&e);
                     server.lost(&live, &why).await;
                     Err(ToolError::failed(
                         &wire,
@@ -535,7 +528,7 @@ impl BackendTool for McpTool {
                     ))
                 }
                 Ok(Err(ServiceError::McpError(e))) => Err(ToolError::failed(&wire, e.message)),
-                Ok(Err(e)) => Err(ToolError::failed(&wire, error_chain(&e))),
+                Ok(Err(e)) => Err(ToolError::failed(&wire, crate::text::causes(&e))),
             }
         })
     }
