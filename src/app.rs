@@ -11,6 +11,7 @@ use crate::access::{AccessConfig, ServerToken};
 use crate::agent::catalog::{Catalog, CatalogConfig};
 use crate::agent::memory::{ChatMemory, MemoryConfig};
 use crate::agent::service::{AgentService, ServiceConfig};
+use crate::agent::tools::mcp::{McpConfig, McpHub};
 use crate::agent::tools::submit::FrontendSubmits;
 use crate::agent::tools::{BackendTools, ToolsConfig};
 use crate::dashboard::validate::parse_state;
@@ -279,6 +280,11 @@ impl App {
             .with_context(Arc::new(crate::dashboard_agent::backend::DashboardContext::new(
                 tools.clone(),
             )))
+            // stdio MCP servers run in the shell's sandbox, with its view and limits.
+            .with_mcp(McpHub::new(
+                crate::agent::tools::BashTool::new(agent_tools.bash.clone()),
+                McpConfig::default(),
+            ))
             .with_hooks(RunAccounting::factory(
                 usage.clone(),
                 keys.clone(),

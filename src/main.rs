@@ -64,6 +64,10 @@ enum Command {
         #[command(subcommand)]
         target: BenchTarget,
     },
+    /// Serve the scripted mock MCP server (tools `echo`, `add`, `sleep`, `fail`, `image`,
+    /// `grow`, `crash`) on stdin/stdout, for tests of agents' MCP servers.
+    #[command(name = "mock-mcp")]
+    MockMcp,
     /// Serve a scripted mock LLM upstream (OpenAI `/v1/chat/completions`, Anthropic
     /// `/v1/messages`, Ollama `/api/chat`) on 127.0.0.1 until SIGINT/SIGTERM; prints its URL.
     #[command(name = "mock-llm")]
@@ -252,6 +256,9 @@ fn main() -> ExitCode {
             Command::Bench {
                 target: BenchTarget::Upstream { viewers, panels, refresh, intervals },
             } => boardsmith::bench::upstream(viewers, panels, refresh, intervals).await,
+            Command::MockMcp => {
+                boardsmith::agent::tools::mcp::mock::serve_stdio().await.map(|()| ExitCode::SUCCESS)
+            }
             Command::MockLlm { script, demo: _, port } => {
                 cli::mock_llm(script.as_deref(), port).await
             }

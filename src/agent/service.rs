@@ -33,6 +33,7 @@ use super::run::{
     ContextSource, FallbackResolver, ModelResolver, ResolvedModel, RunDeps, RunHooks, RunInput,
     run_recorded,
 };
+use super::tools::mcp::McpHub;
 use super::tools::{BackendTools, FrontendSubmits};
 use crate::llm::{LlmError, Models, Provider};
 
@@ -210,6 +211,8 @@ pub struct AgentService {
     live: Mutex<HashMap<String, Arc<LiveRun>>>,
     context: Vec<Arc<dyn ContextSource>>,
     hooks: Option<HooksFactory>,
+    /// Agents' MCP servers; `None`: their `mcpServers` are ignored.
+    mcp: Option<McpHub>,
 }
 
 impl std::fmt::Debug for AgentService {
@@ -315,7 +318,20 @@ impl AgentService {
             live: Mutex::new(HashMap::new()),
             context: Vec::new(),
             hooks: None,
+            mcp: None,
         }
+    }
+
+    /// Connects agents' `mcpServers` through `hub`: their tools join each run's tools.
+    #[must_use]
+    pub fn with_mcp(mut self, hub: McpHub) -> Self {
+        self.mcp = Some(hub);
+        self
+    }
+
+    /// The MCP connections, if this service has them.
+    pub fn mcp(&self) -> Option<&McpHub> {
+        self.mcp.as_ref()
     }
 
     /// Gives every run the hooks `factory` makes for it.
@@ -641,7 +657,26 @@ impl AgentService {
             Some(history) if !history.is_empty() => input.history = history,
             _ => {}
         }
-        let mut deps = RunDeps::new(self.backend.clone(), self.submits.clone());
+        let mut backend = self.backend.clone();
+        if let Some(hub) = &self.mcp
+            && !input.agent.mcp_servers.is_empty()
+        {
+            // A server that is down leaves its tools out; the run goes on without them.
+            let found = tokio::select! {
+                biased;
+                () = cancel.cancelled() => Default::default(),
+                found = hub.tools_for(&input.agent.mcp_servers) => found,
+            };
+            // The catalog's tools win over an MCP tool of the same name.
+            for (spec, tool) in found.specs.into_iter().zip(found.executors) {
+                if input.tools.iter().all(|t| t.name != spec.name) && !backend.contains(&spec.name)
+                {
+                    input.tools.push(spec);
+                    backend.register(tool);
+                }
+            }
+        }
+        let mut deps = RunDeps::new(backend, self.submits.clone());
         deps.cancel = cancel;
         deps.context = self.context.clone();
         deps.steering = live.steering.clone();
