@@ -71,6 +71,8 @@ pub struct AppConfig {
     pub server: crate::server::connections::ServerLimits,
     /// The tools MCP clients get (`BOARDSMITH_MCP_READ_ONLY=1`: `search` and `get_state` only).
     pub mcp_tools: crate::mcp::ToolSet,
+    /// Bounds on uploaded images (`BOARDSMITH_UPLOAD_*`).
+    pub uploads: crate::uploads::UploadLimits,
 }
 
 impl AppConfig {
@@ -114,6 +116,7 @@ impl AppConfig {
             } else {
                 crate::mcp::ToolSet::All
             },
+            uploads: crate::uploads::UploadLimits::from_env(),
         }
     }
 }
@@ -172,6 +175,8 @@ pub struct App {
     pub usage: Arc<crate::usage::UsageLedger>,
     /// HTTP connection bounds.
     pub server_limits: crate::server::connections::ServerLimits,
+    /// Uploaded images (`<data>/uploads/`).
+    pub uploads: Arc<crate::uploads::Uploads>,
     shutdown: CancellationToken,
 }
 
@@ -257,6 +262,8 @@ impl App {
         let mut backend = BackendTools::builtin(&agent_tools);
         crate::dashboard_agent::backend::register_all(&mut backend, &tools, config.max_fix_rounds);
         let models = Arc::new(Models::new(llm));
+        let uploads =
+            Arc::new(crate::uploads::Uploads::new(config.data_dir.join("uploads"), config.uploads));
         let admin = Arc::new(
             crate::admin::Admin::load(
                 store.clone(),
@@ -285,11 +292,8 @@ impl App {
                 crate::agent::tools::BashTool::new(agent_tools.bash.clone()),
                 McpConfig::default(),
             ))
-            .with_hooks(RunAccounting::factory(
-                usage.clone(),
-                keys.clone(),
-                models.clone(),
-            )),
+            .with_hooks(RunAccounting::factory(usage.clone(), keys.clone(), models.clone()))
+            .with_uploads(uploads.clone()),
         );
         let shutdown = CancellationToken::new();
         tokio::spawn(live.clone().run_scheduler(config.live.tick, shutdown.clone()));
@@ -335,6 +339,7 @@ impl App {
             keys,
             usage,
             server_limits: config.server.clone(),
+            uploads,
             shutdown,
         }))
     }

@@ -192,7 +192,7 @@ async fn run_request(
         chat_id,
         ..QueryRequest::default()
     };
-    let mut stream = app.agents.start(request).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut stream = app.agents.start(request).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     let chat_id = stream.chat_id.clone();
     let mut trace = RunTrace::default();
     let mut names: HashMap<String, String> = HashMap::new();

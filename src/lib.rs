@@ -25,4 +25,5 @@ pub mod server;
 pub mod store;
 pub mod telemetry;
 pub mod text;
+pub mod uploads;
 pub mod usage;

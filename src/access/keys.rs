@@ -192,6 +192,7 @@ pub fn required_scope(path: &str, write: bool) -> Option<Scope> {
         "/api/agent",
         "/api/agents",
         "/api/viewport",
+        "/api/uploads",
     ]
     .iter()
     .any(|p| under(p))

@@ -222,7 +222,9 @@ impl<'a> Runner<'a> {
     fn new(input: RunInput, deps: &'a RunDeps, sink: &'a EventSink) -> Self {
         let mut conversation = input.history.clone();
         conversation.retain(|m| !matches!(m, AgentMessage::Llm(Message::System { .. })));
-        conversation.push(Message::user(input.user_message.clone()).into());
+        let mut first = input.user_images.clone();
+        first.push(ContentBlock::text(input.user_message.clone()));
+        conversation.push(Message::User { content: first }.into());
         let results =
             ToolResults::new().with_known_tools(input.tools.iter().map(|t| t.name.clone()));
         Self {

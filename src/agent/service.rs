@@ -22,11 +22,11 @@ use tokio_util::sync::CancellationToken;
 use super::catalog::Catalog;
 use super::definition::AgentDefinition;
 use super::events::{
-    EventBody, EventSink, Query, RunLogConfig, RunLogs, StreamError, Subscription,
+    EventBody, EventSink, Query, RunLogConfig, RunLogs, StreamError, Subscription, Upload,
 };
 use super::memory::{
-    ChatMemory, MemoryError, RunRecord, RunRecorder, after_summary, chat_name, replay_messages,
-    validate_chat_id,
+    ChatMemory, MemoryError, RunRecord, RunRecorder, after_summary, chat_name, image_block,
+    replay_messages, validate_chat_id,
 };
 use super::message::AgentMessage;
 use super::run::{
@@ -35,7 +35,8 @@ use super::run::{
 };
 use super::tools::mcp::McpHub;
 use super::tools::{BackendTools, FrontendSubmits};
-use crate::llm::{LlmError, Models, Provider};
+use crate::llm::{ContentBlock, ImageSource, LlmError, Models, ProviderKind};
+use crate::uploads::Uploads;
 
 /// A query as clients send it (`POST /api/query`).
 #[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
@@ -67,6 +68,10 @@ pub struct QueryRequest {
     /// `false`: answer with the whole event list at the end instead of a stream.
     #[serde(default)]
     pub stream: Option<bool>,
+    /// Images for the model (its registry entry must say `vision`): uploads
+    /// (`POST /api/uploads`) or `https:` URLs the provider fetches itself (not for Ollama).
+    #[serde(default)]
+    pub images: Option<Vec<QueryImage>>,
     /// What to do when the chat has a run in progress: wait for it (default), `steer` it or
     /// queue the message as a `followUp`.
     #[serde(default)]
@@ -79,6 +84,18 @@ pub struct QueryRequest {
     /// The API key that asked (`None`: the owner); handed to the run's hooks.
     #[serde(skip)]
     pub caller: Option<String>,
+}
+
+/// One image of a query: exactly one of the two fields.
+#[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct QueryImage {
+    /// An upload's id (`POST /api/uploads`).
+    #[serde(default)]
+    pub upload_id: Option<String>,
+    /// An `https:` address.
+    #[serde(default)]
+    pub url: Option<String>,
 }
 
 /// What a query does to a chat whose run is still going.
@@ -135,6 +152,14 @@ pub enum QueryError {
     /// A field is missing or invalid (the message names it).
     #[error("{0}")]
     Invalid(String),
+    /// This field is invalid (`images[0].uploadId`, ...).
+    #[error("`{param}`: {message}")]
+    Param {
+        /// The field's path.
+        param: String,
+        /// What is wrong with it.
+        message: String,
+    },
     /// No agent with this key.
     #[error("agent `{0}` not found")]
     UnknownAgent(String),
@@ -213,6 +238,7 @@ pub struct AgentService {
     hooks: Option<HooksFactory>,
     /// Agents' MCP servers; `None`: their `mcpServers` are ignored.
     mcp: Option<McpHub>,
+    uploads: Option<Arc<Uploads>>,
 }
 
 impl std::fmt::Debug for AgentService {
@@ -319,6 +345,7 @@ impl AgentService {
             context: Vec::new(),
             hooks: None,
             mcp: None,
+            uploads: None,
         }
     }
 
@@ -332,6 +359,14 @@ impl AgentService {
     /// The MCP connections, if this service has them.
     pub fn mcp(&self) -> Option<&McpHub> {
         self.mcp.as_ref()
+    }
+
+    /// Takes queries' uploaded images from `uploads` (without it, `images[].uploadId` is
+    /// refused).
+    #[must_use]
+    pub fn with_uploads(mut self, uploads: Arc<Uploads>) -> Self {
+        self.uploads = Some(uploads);
+        self
     }
 
     /// Gives every run the hooks `factory` makes for it.
@@ -371,7 +406,7 @@ impl AgentService {
 
     /// Checks `request`, resolves agent and model, and starts the run. Errors come before any
     /// event exists.
-    pub fn start(self: &Arc<Self>, request: QueryRequest) -> Result<Stream, QueryError> {
+    pub async fn start(self: &Arc<Self>, request: QueryRequest) -> Result<Stream, QueryError> {
         let message = request.message.trim();
         if message.is_empty() {
             return Err(QueryError::Invalid("`message` must be a non-empty string".into()));
@@ -384,6 +419,16 @@ impl AgentService {
                 id.to_owned()
             }
         };
+        let has_images = request.images.as_ref().is_some_and(|i| !i.is_empty());
+        if has_images && matches!(request.busy, Some(Busy::Steer | Busy::FollowUp)) {
+            // A running run takes text only: its next model call is already being built.
+            return Err(QueryError::Param {
+                param: "images".into(),
+                message: "images go with a message of its own, not one that steers or follows \
+                          up a running run (`busy`: `wait`)"
+                    .into(),
+            });
+        }
         if !new_chat
             && let Some(mode @ (Busy::Steer | Busy::FollowUp)) = request.busy
             && let Some(stream) = self.queue_into_running(&chat_id, mode, message)
@@ -398,9 +443,15 @@ impl AgentService {
         let agent = snapshot
             .agent(&agent_key)
             .ok_or_else(|| QueryError::UnknownAgent(agent_key.clone()))?;
-        let (provider, model, context_tokens, reasoning) = self
+        let connected = self
             .model_for(&agent)
             .map_err(|error| QueryError::Model { agent: agent_key.clone(), error })?;
+        let images = self
+            .attach(request.images.as_deref().unwrap_or_default(), &connected, &agent_key)
+            .await?;
+        let context_tokens = usize::try_from(connected.model.context_window).unwrap_or(usize::MAX);
+        let (provider, model, reasoning) =
+            (connected.provider, connected.model.id, connected.model.reasoning);
         let primary = ResolvedModel {
             provider: Arc::clone(&provider),
             model: model.clone(),
@@ -424,7 +475,7 @@ impl AgentService {
             }
         };
         let resolver = self
-            .with_fallbacks(&agent, primary)
+            .with_fallbacks(&agent, primary, !images.is_empty())
             .map_err(|error| QueryError::Model { agent: agent_key.clone(), error })?
             .map(|r| Arc::new(r) as Arc<dyn ModelResolver>);
         let run_id = uuid::Uuid::now_v7().to_string();
@@ -491,6 +542,7 @@ impl AgentService {
             agent,
             history: request.prior.into_iter().map(super::message::AgentMessage::from).collect(),
             user_message: request.message,
+            user_images: images.iter().filter_map(image_block).collect(),
             provider,
             model,
             context_tokens,
@@ -499,7 +551,14 @@ impl AgentService {
         let service = Arc::clone(self);
         tokio::spawn(async move {
             service
-                .drive(input, query, new_chat, sink, &live, Extras { hooks, resolver, summarizer })
+                .drive(
+                    input,
+                    (query, images),
+                    new_chat,
+                    sink,
+                    &live,
+                    Extras { hooks, resolver, summarizer },
+                )
                 .await;
             lock(&service.live).remove(&run_id);
         });
@@ -548,21 +607,161 @@ impl AgentService {
         Ok(Stream { run_id, chat_id: String::new(), events, queued: None, _reader: reader })
     }
 
-    /// The provider, model id and context window of an agent: its `providerKey`/`model`, or
-    /// the configured default (`BOARDSMITH_MODEL` overrides both).
-    fn model_for(
-        &self,
-        agent: &AgentDefinition,
-    ) -> Result<(Arc<dyn Provider>, String, usize, bool), LlmError> {
+    /// The provider and model of an agent: its `providerKey`/`model`, or the configured
+    /// default (`BOARDSMITH_MODEL` overrides both).
+    fn model_for(&self, agent: &AgentDefinition) -> Result<crate::llm::Connected, LlmError> {
         let provider_key = agent.provider_key.as_deref().unwrap_or("").trim();
         let model = agent.model.as_deref().unwrap_or("").trim();
-        let connected = if provider_key.is_empty() {
-            self.models.connect(model)?
+        if provider_key.is_empty() {
+            self.models.connect(model)
         } else {
-            self.models.connect_with_provider(provider_key, model)?
-        };
-        let context = usize::try_from(connected.model.context_window).unwrap_or(usize::MAX);
-        Ok((connected.provider, connected.model.id, context, connected.model.reasoning))
+            self.models.connect_with_provider(provider_key, model)
+        }
+    }
+
+    /// Checks a query's images against the limits, the store and the model (before any event
+    /// exists) and describes each as its `request.upload` will: an upload by its sha256, a URL
+    /// by its address.
+    async fn attach(
+        &self,
+        images: &[QueryImage],
+        connected: &crate::llm::Connected,
+        agent: &str,
+    ) -> Result<Vec<Upload>, QueryError> {
+        let param = |param: String, message: String| QueryError::Param { param, message };
+        if images.is_empty() {
+            return Ok(Vec::new());
+        }
+        let limits = self.uploads.as_ref().map(|u| u.limits()).unwrap_or_default();
+        if images.len() > limits.max_per_message {
+            return Err(param(
+                "images".into(),
+                format!(
+                    "{} images; a message takes at most {} (BOARDSMITH_UPLOAD_MAX_PER_MESSAGE)",
+                    images.len(),
+                    limits.max_per_message
+                ),
+            ));
+        }
+        if !connected.model.vision {
+            return Err(param(
+                "images".into(),
+                format!(
+                    "model `{}` of agent `{agent}` does not take images (its registry entry has \
+                     no `vision`); use an agent with a vision model or send no images",
+                    connected.qualified_id()
+                ),
+            ));
+        }
+        let mut out = Vec::with_capacity(images.len());
+        let mut total = 0u64;
+        for (i, image) in images.iter().enumerate() {
+            match (image.upload_id.as_deref(), image.url.as_deref()) {
+                (Some(id), None) => {
+                    let Some(uploads) = &self.uploads else {
+                        return Err(param(
+                            format!("images[{i}].uploadId"),
+                            "this server takes no uploads".into(),
+                        ));
+                    };
+                    let info = uploads
+                        .info(id.trim())
+                        .await
+                        .map_err(|e| param(format!("images[{i}].uploadId"), e.to_string()))?;
+                    total += info.size_bytes;
+                    out.push(Upload {
+                        kind: "image".into(),
+                        name: info.name,
+                        size_bytes: info.size_bytes,
+                        mime_type: info.mime_type,
+                        sha256: Some(info.sha256),
+                        url: None,
+                    });
+                }
+                (None, Some(url)) => {
+                    let url = url.trim();
+                    let https = url.len() > 8
+                        && url[..8].eq_ignore_ascii_case("https://")
+                        && !url.chars().any(char::is_whitespace);
+                    if !https {
+                        return Err(param(
+                            format!("images[{i}].url"),
+                            "must be an `https:` address (upload the image to send its bytes)"
+                                .into(),
+                        ));
+                    }
+                    if connected.provider.kind() == ProviderKind::Ollama {
+                        return Err(param(
+                            format!("images[{i}].url"),
+                            format!(
+                                "`{}` is an Ollama model, which takes only uploaded images",
+                                connected.qualified_id()
+                            ),
+                        ));
+                    }
+                    let name = url.rsplit('/').next().unwrap_or_default();
+                    out.push(Upload {
+                        kind: "image".into(),
+                        name: crate::text::clip(name.split(['?', '#']).next().unwrap_or(""), 120),
+                        size_bytes: 0,
+                        mime_type: String::new(),
+                        sha256: None,
+                        url: Some(url.to_owned()),
+                    });
+                }
+                _ => {
+                    return Err(param(
+                        format!("images[{i}]"),
+                        "give exactly one of `uploadId` and `url`".into(),
+                    ));
+                }
+            }
+        }
+        if total > limits.max_message_bytes {
+            return Err(param(
+                "images".into(),
+                format!(
+                    "{total} bytes of images; a message takes at most {} \
+                     (BOARDSMITH_UPLOAD_MAX_MESSAGE_BYTES)",
+                    limits.max_message_bytes
+                ),
+            ));
+        }
+        Ok(out)
+    }
+
+    /// Replaces every [`ImageSource::Upload`] in `messages` with the upload's bytes, read now
+    /// (chat memory keeps only references). One that cannot be read any more stays a
+    /// reference, which the dialects send as a note.
+    async fn load_images(&self, messages: &mut [AgentMessage]) {
+        for m in messages {
+            if let AgentMessage::Llm(crate::llm::Message::User { content }) = m {
+                self.load_blocks(content).await;
+            }
+        }
+    }
+
+    /// [`Self::load_images`] for one message's content.
+    async fn load_blocks(&self, content: &mut [ContentBlock]) {
+        let Some(uploads) = &self.uploads else { return };
+        {
+            for block in content {
+                let ContentBlock::Image { media_type, source } = block else { continue };
+                let ImageSource::Upload { id } = source else { continue };
+                match uploads.read(id).await {
+                    Ok((info, bytes)) => {
+                        use base64::Engine as _;
+                        *media_type = info.mime_type;
+                        *source = ImageSource::Base64 {
+                            data: base64::engine::general_purpose::STANDARD.encode(bytes),
+                        };
+                    }
+                    Err(e) => {
+                        tracing::warn!(upload = %id, error = %e, "an image of the chat cannot be loaded")
+                    }
+                }
+            }
+        }
     }
 
     /// The agent's model followed by its fallbacks (`fallbackModels`, else `[llm] fallback`),
@@ -572,6 +771,7 @@ impl AgentService {
         &self,
         agent: &AgentDefinition,
         primary: ResolvedModel,
+        needs_vision: bool,
     ) -> Result<Option<FallbackResolver>, LlmError> {
         let config = self.models.config();
         let (field, list) = match &agent.fallback_models {
@@ -587,7 +787,8 @@ impl AgentService {
             let seen = candidates.iter().any(|c| {
                 c.provider.key() == connected.provider.key() && c.model == connected.model.id
             });
-            if !seen {
+            // A model that cannot see the query's images is no substitute.
+            if !seen && (connected.model.vision || !needs_vision) {
                 candidates.push(ResolvedModel {
                     context_tokens: usize::try_from(connected.model.context_window)
                         .unwrap_or(usize::MAX),
@@ -604,7 +805,7 @@ impl AgentService {
     async fn drive(
         &self,
         mut input: RunInput,
-        query: Query,
+        (query, images): (Query, Vec<Upload>),
         new_chat: bool,
         sink: EventSink,
         live: &LiveRun,
@@ -612,6 +813,13 @@ impl AgentService {
     ) {
         let cancel = live.cancel.clone();
         sink.emit(EventBody::RequestQuery(query.clone()));
+        for upload in &images {
+            sink.emit(EventBody::RequestUpload {
+                request_id: query.request_id.clone(),
+                chat_id: Some(query.chat_id.clone()),
+                upload: upload.clone(),
+            });
+        }
         let chat = tokio::select! {
             biased;
             () = cancel.cancelled() => Err(None),
@@ -647,6 +855,7 @@ impl AgentService {
             }
         };
         let mut recorder = self.memory.recorder(&input.run_id, query, super::events::now_ms());
+        recorder.images(&images);
         let history = tokio::select! {
             biased;
             () = cancel.cancelled() => None,
@@ -657,6 +866,8 @@ impl AgentService {
             Some(history) if !history.is_empty() => input.history = history,
             _ => {}
         }
+        self.load_images(&mut input.history).await;
+        self.load_blocks(&mut input.user_images).await;
         let mut backend = self.backend.clone();
         if let Some(hub) = &self.mcp
             && !input.agent.mcp_servers.is_empty()

@@ -106,6 +106,7 @@ fn transcript_line(m: &Message, out: &mut String) {
                 if *is_error { "Tool error" } else { "Tool result" },
                 clip(content, MAX_MESSAGE_CHARS)
             ),
+            ContentBlock::Image { .. } => format!("{who} attached an image"),
         };
         out.push_str(&line);
         out.push('\n');

@@ -25,7 +25,9 @@ use super::event::StreamEvent;
 use super::http::{self, SseEvent};
 use super::provider::{Provider, ProviderKind, ProviderSettings, WireDecoder, drive};
 use super::repair;
-use super::types::{ChatRequest, ContentBlock, Message, StopReason, ToolChoice, Usage};
+use super::types::{
+    ChatRequest, ContentBlock, ImageSource, Message, StopReason, ToolChoice, Usage,
+};
 
 /// The `anthropic-version` header sent with every request.
 pub const API_VERSION: &str = "2023-06-01";
@@ -232,6 +234,17 @@ fn user_block(block: &ContentBlock) -> Option<Value> {
             b.insert("is_error".into(), Value::Bool(*is_error));
             Some(Value::Object(b))
         }
+        ContentBlock::Image { media_type, source } => Some(match source {
+            ImageSource::Base64 { data } => json!({"type": "image", "source": {
+                "type": "base64", "media_type": media_type, "data": data,
+            }}),
+            ImageSource::Url { url } => {
+                json!({"type": "image", "source": {"type": "url", "url": url}})
+            }
+            ImageSource::Upload { .. } => {
+                json!({"type": "text", "text": ContentBlock::image_note(source)})
+            }
+        }),
         // Reasoning and tool calls are not user content.
         _ => None,
     }
@@ -260,7 +273,7 @@ fn assistant_block(block: &ContentBlock) -> Option<Value> {
                 json!({"type": "tool_use", "id": tool_use_id_for(id), "name": name, "input": input}),
             )
         }
-        ContentBlock::ToolResult { .. } => None,
+        ContentBlock::ToolResult { .. } | ContentBlock::Image { .. } => None,
     }
 }
 

@@ -26,8 +26,8 @@ pub use event::{MessageBuilder, StreamEvent};
 pub use models::{Connected, Models, ServedModel};
 pub use provider::{ApiKey, Family, Provider, ProviderKind, ProviderSettings};
 pub use types::{
-    AssistantMessage, ChatRequest, ContentBlock, Effort, Message, StopReason, Thinking, ToolChoice,
-    ToolDefinition, Usage,
+    AssistantMessage, ChatRequest, ContentBlock, Effort, ImageSource, Message, StopReason,
+    Thinking, ToolChoice, ToolDefinition, Usage,
 };
 
 /// Builds the provider for these settings.

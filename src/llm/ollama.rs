@@ -29,7 +29,8 @@ use super::http;
 use super::provider::{Provider, ProviderKind, ProviderSettings, WireDecoder, drive};
 use super::repair;
 use super::types::{
-    ChatRequest, ContentBlock, Effort, Message, StopReason, Thinking, ToolChoice, Usage,
+    ChatRequest, ContentBlock, Effort, ImageSource, Message, StopReason, Thinking, ToolChoice,
+    Usage,
 };
 
 /// An Ollama server spoken to over its native `/api/chat`.
@@ -110,8 +111,10 @@ pub fn build_request(request: &ChatRequest) -> Value {
             Message::System { .. } => {}
             Message::User { content } => {
                 let results = push_tool_results(content, &tool_names, &mut messages);
-                let text = join_text(content);
-                if !text.is_empty() || results == 0 {
+                let (text, images) = text_and_images(content);
+                if !images.is_empty() {
+                    messages.push(json!({"role": "user", "content": text, "images": images}));
+                } else if !text.is_empty() || results == 0 {
                     messages.push(json!({"role": "user", "content": text}));
                 }
             }
@@ -210,6 +213,28 @@ fn join_text(content: &[ContentBlock]) -> String {
             _ => None,
         })
         .collect()
+}
+
+/// A user message's text and its images as Ollama takes them: base64 only, in the message's
+/// `images`. An image it cannot take (a URL, an unloaded upload) becomes a note in the text.
+fn text_and_images(content: &[ContentBlock]) -> (String, Vec<Value>) {
+    let mut notes = Vec::new();
+    let mut images = Vec::new();
+    for block in content {
+        match block {
+            ContentBlock::Image { source: ImageSource::Base64 { data }, .. } => {
+                images.push(Value::from(data.as_str()));
+            }
+            ContentBlock::Image { source, .. } => notes.push(ContentBlock::image_note(source)),
+            _ => {}
+        }
+    }
+    let text = join_text(content);
+    if notes.is_empty() {
+        return (text, images);
+    }
+    notes.push(text);
+    (notes.join("\n"), images)
 }
 
 /// Pushes one `tool` message per result block; returns how many.

@@ -24,8 +24,8 @@ use super::http::{self, SseEvent};
 use super::provider::{Family, Provider, ProviderKind, ProviderSettings, WireDecoder, drive};
 use super::repair;
 use super::types::{
-    AssistantMessage, ChatRequest, ContentBlock, Effort, Message, StopReason, Thinking, ToolChoice,
-    Usage,
+    AssistantMessage, ChatRequest, ContentBlock, Effort, ImageSource, Message, StopReason,
+    Thinking, ToolChoice, Usage,
 };
 
 /// An OpenAI-compatible chat-completions provider.
@@ -178,9 +178,12 @@ fn messages(request: &ChatRequest, family: Family) -> Vec<Value> {
     out
 }
 
-/// Tool results first (they must follow the assistant's calls), then the text as a user message.
+/// Tool results first (they must follow the assistant's calls), then the text as a user message:
+/// a string, or content parts (`text`, `image_url`, in order) when it carries images.
 fn push_user(out: &mut Vec<Value>, content: &[ContentBlock], is_user: bool) {
     let mut texts = Vec::new();
+    let mut parts = Vec::new();
+    let mut images = 0;
     let mut results = 0;
     for block in content {
         match block {
@@ -188,13 +191,39 @@ fn push_user(out: &mut Vec<Value>, content: &[ContentBlock], is_user: bool) {
                 results += 1;
                 out.push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": content}));
             }
-            ContentBlock::Text { text } => texts.push(text.as_str()),
+            ContentBlock::Text { text } => {
+                texts.push(text.clone());
+                parts.push(json!({"type": "text", "text": text}));
+            }
+            ContentBlock::Image { media_type, source } => match image_url(media_type, source) {
+                Some(url) => {
+                    images += 1;
+                    parts.push(json!({"type": "image_url", "image_url": {"url": url}}));
+                }
+                None => {
+                    let note = ContentBlock::image_note(source);
+                    parts.push(json!({"type": "text", "text": note}));
+                    texts.push(note);
+                }
+            },
             // Neither belongs to a user turn; there is nothing to send them as.
             ContentBlock::Reasoning { .. } | ContentBlock::ToolUse { .. } => {}
         }
     }
-    if !texts.is_empty() || (is_user && results == 0) {
+    if images > 0 {
+        out.push(json!({"role": "user", "content": parts}));
+    } else if !texts.is_empty() || (is_user && results == 0) {
         out.push(json!({"role": "user", "content": texts.join("\n")}));
+    }
+}
+
+/// An image as `image_url.url`: a `data:` URL for inline bytes, the address itself for a URL;
+/// `None` for an upload that was not loaded.
+fn image_url(media_type: &str, source: &ImageSource) -> Option<String> {
+    match source {
+        ImageSource::Base64 { data } => Some(format!("data:{media_type};base64,{data}")),
+        ImageSource::Url { url } => Some(url.clone()),
+        ImageSource::Upload { .. } => None,
     }
 }
 
@@ -210,7 +239,7 @@ fn assistant(message: &AssistantMessage, family: Family) -> Value {
                 "id": id, "type": "function",
                 "function": {"name": name, "arguments": arguments_text(input)},
             })),
-            ContentBlock::ToolResult { .. } => {}
+            ContentBlock::ToolResult { .. } | ContentBlock::Image { .. } => {}
         }
     }
     let mut m = Map::new();

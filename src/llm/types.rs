@@ -50,12 +50,58 @@ pub enum ContentBlock {
         #[serde(default)]
         is_error: bool,
     },
+    /// An image the user attached (only vision models get one; see `ModelInfo::vision`).
+    Image {
+        /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`; empty for a URL whose type
+        /// is unknown.
+        #[serde(default)]
+        media_type: String,
+        /// Where its bytes are.
+        source: ImageSource,
+    },
+}
+
+/// Where an image's bytes are. Each dialect sends [`ImageSource::Base64`] inline and
+/// [`ImageSource::Url`] as a URL the provider fetches itself (Ollama cannot: it takes only
+/// inline images). [`ImageSource::Upload`] is a reference the caller replaces with the bytes
+/// before the request is built (chat memory keeps references, never the bytes); a dialect that
+/// meets one sends a text note instead.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ImageSource {
+    /// The bytes, base64 (standard alphabet, padded).
+    Base64 {
+        /// The base64 text.
+        data: String,
+    },
+    /// An `https:` address.
+    Url {
+        /// The address.
+        url: String,
+    },
+    /// A stored upload by id, not loaded yet.
+    Upload {
+        /// The upload id.
+        id: String,
+    },
 }
 
 impl ContentBlock {
     /// A text block.
     pub fn text(text: impl Into<String>) -> Self {
         Self::Text { text: text.into() }
+    }
+
+    /// The note a dialect sends for an image it cannot send (an unloaded upload, a URL to a
+    /// provider that takes only inline images).
+    pub fn image_note(source: &ImageSource) -> String {
+        match source {
+            ImageSource::Upload { id } => format!("[image {id} is no longer available]"),
+            ImageSource::Url { url } => {
+                format!("[image at {url} not sent: this model takes only uploaded images]")
+            }
+            ImageSource::Base64 { .. } => String::new(),
+        }
     }
 }
 
@@ -307,4 +353,38 @@ impl ChatRequest {
             .collect();
         (!parts.is_empty()).then(|| parts.join("\n\n"))
     }
+}
+
+/// The conversation every dialect's golden image request is built from: a user message with
+/// text, an inline PNG, an image URL and an upload that was not loaded, then an answer and a
+/// text-only follow-up.
+#[cfg(test)]
+pub(crate) fn image_conversation() -> Vec<Message> {
+    vec![
+        Message::system("You build dashboards."),
+        Message::User {
+            content: vec![
+                ContentBlock::Image {
+                    media_type: "image/png".into(),
+                    source: ImageSource::Base64 { data: "iVBORw0KGgo=".into() },
+                },
+                ContentBlock::Image {
+                    media_type: "image/jpeg".into(),
+                    source: ImageSource::Url { url: "https://example.com/chart.jpg".into() },
+                },
+                ContentBlock::Image {
+                    media_type: "image/png".into(),
+                    source: ImageSource::Upload { id: "0f0f".into() },
+                },
+                ContentBlock::text("build me this"),
+            ],
+        },
+        Message::Assistant(AssistantMessage {
+            content: vec![ContentBlock::text("A candlestick chart with volume.")],
+            model: "m".into(),
+            provider: "p".into(),
+            ..AssistantMessage::default()
+        }),
+        Message::user("thanks"),
+    ]
 }

@@ -176,6 +176,9 @@ impl From<QueryError> for ApiError {
     fn from(e: QueryError) -> Self {
         match e {
             QueryError::Invalid(_) => Self::bad(e.to_string()),
+            QueryError::Param { ref param, .. } => {
+                Self::BadRequest { data: json!({ "param": param }), msg: e.to_string() }
+            }
             QueryError::UnknownAgent(_) => Self::NotFound(e.to_string()),
             QueryError::Model { .. } => Self::Unavailable(e.to_string()),
             QueryError::Busy(_) => Self::TooMany(e.to_string()),
@@ -214,6 +217,24 @@ impl From<LlmError> for ApiError {
             | LlmError::Api { .. }
             | LlmError::Connection { .. }
             | LlmError::Protocol { .. } => Self::BadGateway(msg),
+        }
+    }
+}
+
+impl From<crate::uploads::UploadError> for ApiError {
+    fn from(e: crate::uploads::UploadError) -> Self {
+        use crate::uploads::UploadError;
+        let msg = e.to_string();
+        match e {
+            UploadError::TooLarge { limit } => {
+                Self::TooLarge { msg, data: json!({ "limit": limit }) }
+            }
+            UploadError::UnsupportedType(_) | UploadError::Mismatch { .. } => {
+                Self::UnsupportedMediaType(msg)
+            }
+            UploadError::NotFound(_) => Self::NotFound(msg),
+            UploadError::InvalidId(_) => Self::bad(msg),
+            UploadError::Io(_) => Self::internal(e),
         }
     }
 }

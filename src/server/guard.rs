@@ -13,7 +13,10 @@
 //!    are public.
 //! 5. A POST/PUT/PATCH with a body must say `Content-Type: application/json` (415): the
 //!    "simple" content types a page may send cross-origin without a preflight never reach a
-//!    handler.
+//!    handler. The one exception, `POST /api/uploads`, takes the raw image with its image type
+//!    (`image/png`, `image/jpeg`, `image/gif`, `image/webp`): none of them is simple either, so
+//!    a foreign page still needs a preflight, which step 2 refuses. (Not `multipart/form-data`:
+//!    that one is simple, and would need another defence such as a custom header.)
 //!
 //! Every response gets `Referrer-Policy: no-referrer`, `X-Content-Type-Options: nosniff` and
 //! framing denied. The policy is `access::Access`; this module only applies it to requests.
@@ -157,13 +160,22 @@ fn check(gate: &Gate, req: &Request) -> Result<Pass, ApiError> {
     if matches!(*req.method(), Method::POST | Method::PUT | Method::PATCH)
         && has_body(headers)
         && !is_json(headers)
+        && !(path == UPLOADS && is_image(headers))
     {
         let given =
             headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("none");
-        return Err(ApiError::UnsupportedMediaType(format!(
-            "request bodies must be JSON with `Content-Type: application/json`, got `{}`",
-            clip(given)
-        )));
+        return Err(ApiError::UnsupportedMediaType(if path == UPLOADS {
+            format!(
+                "an upload is the image itself with `Content-Type` image/png, image/jpeg, \
+                 image/gif or image/webp, got `{}`",
+                clip(given)
+            )
+        } else {
+            format!(
+                "request bodies must be JSON with `Content-Type: application/json`, got `{}`",
+                clip(given)
+            )
+        }));
     }
     Ok(Pass::Go(principal))
 }
@@ -250,6 +262,17 @@ fn has_body(headers: &HeaderMap) -> bool {
     headers
         .get(header::CONTENT_LENGTH)
         .is_some_and(|v| v.to_str().map_or(true, |v| v.trim() != "0"))
+}
+
+/// The one path that takes a body other than JSON: an image (see the module doc, point 5).
+const UPLOADS: &str = "/api/uploads";
+
+/// One of the image types uploads accept.
+fn is_image(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| crate::uploads::ImageType::from_mime(v).is_some())
 }
 
 /// `application/json`, with or without parameters (`; charset=utf-8`).

@@ -14,6 +14,7 @@ pub mod keys;
 pub mod openai;
 pub mod openapi;
 pub mod query;
+pub mod uploads;
 pub mod usage;
 pub mod web;
 pub mod ws;
@@ -176,6 +177,7 @@ fn routes(state: Arc<App>) -> Router {
         .merge(keys::routes())
         .merge(admin::routes())
         .merge(usage::routes())
+        .merge(uploads::routes())
         .merge(crate::server::web::routes(state.web.clone()))
         .fallback(|| async { ApiError::NotFound("no such route".into()) })
         .method_not_allowed_fallback(

@@ -149,6 +149,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
         super::keys::Doc::openapi(),
         super::admin::Doc::openapi(),
         super::usage::Doc::openapi(),
+        super::uploads::Doc::openapi(),
         super::openai::Doc::openapi(),
         super::web::Doc::openapi(),
     ] {

@@ -96,7 +96,7 @@ pub async fn query(
     let mut request: QueryRequest = parse_body(&body)?;
     request.caller = principal.key_id().map(str::to_owned);
     let collect = request.stream == Some(false);
-    let mut stream = app.agents.start(request)?;
+    let mut stream = app.agents.start(request).await?;
     let queued = stream.queued.map(Busy::as_str);
     if !collect {
         let mut response = sse(stream);

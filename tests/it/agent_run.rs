@@ -129,6 +129,7 @@ fn input(s: &Setup, mock: &MockLlm) -> RunInput {
         tools: s.tools.clone(),
         history: vec![Message::user("earlier").into(), Message::user("more earlier").into()],
         user_message: "hello".into(),
+        user_images: Vec::new(),
         provider: provider(mock),
         model: "gpt-test".into(),
         context_tokens: 100_000,

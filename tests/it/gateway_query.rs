@@ -43,7 +43,7 @@ fn types(events: &[(String, String, Value)]) -> Vec<&str> {
 }
 
 /// The text of the `content.delta`s, joined.
-fn streamed_text(events: &[(String, String, Value)]) -> String {
+pub(crate) fn streamed_text(events: &[(String, String, Value)]) -> String {
     events
         .iter()
         .filter(|(_, t, _)| t == "content.delta")

@@ -25,6 +25,7 @@ mod gateway_api;
 mod gateway_modes;
 mod gateway_query;
 mod hostile;
+mod images;
 mod llm_anthropic;
 mod llm_ollama;
 mod llm_openai;

@@ -23,7 +23,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("usage", &["llm", "store", "telemetry"]),
     // `sdk` for its token bucket (`sdk::limit::Bucket`).
     ("api_keys", &["access", "sdk", "store", "usage"]),
-    ("agent", &["llm", "text", "config_file"]),
+    // Uploaded images: a leaf store the gateway and the agent service (loading a query's
+    // images) use.
+    ("uploads", &["text"]),
+    ("agent", &["llm", "text", "config_file", "uploads"]),
     // Definitions made through /api/admin, layered over the files of `llm` and `agent`.
     ("admin", &["agent", "llm", "store"]),
     (

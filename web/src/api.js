@@ -37,10 +37,36 @@ async function call(method, path, body) {
   return envelope.data;
 }
 
+/**
+ * Uploads an image (a File or Blob) as the raw body with its own type: POST /api/uploads →
+ * `{id, mimeType, sizeBytes, sha256, name}`.
+ */
+async function upload(file) {
+  let res;
+  try {
+    const name = encodeURIComponent(file.name || '');
+    res = await fetch(`/api/uploads?name=${name}`, { method: 'POST', headers: { 'content-type': file.type }, body: file });
+  } catch (e) {
+    throw new ApiError(0, `server unreachable: ${e.message}`);
+  }
+  let envelope = null;
+  try {
+    envelope = await res.json();
+  } catch {
+    /* not JSON */
+  }
+  if (res.status === 401) showSignIn();
+  if (!res.ok || envelope?.code !== 0) {
+    throw new ApiError(res.status, envelope?.msg || `HTTP ${res.status}`, envelope?.data);
+  }
+  return envelope.data;
+}
+
 /** `api.get('/api/dashboards')` → the envelope's `data`. */
 export const api = {
   get: (path) => call('GET', path),
   post: (path, body = {}) => call('POST', path, body),
   put: (path, body) => call('PUT', path, body),
   del: (path) => call('DELETE', path),
+  upload,
 };

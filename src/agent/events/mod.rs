@@ -109,9 +109,13 @@ pub struct Upload {
     pub size_bytes: u64,
     /// MIME type.
     pub mime_type: String,
-    /// Hex SHA-256 of the content.
+    /// Hex SHA-256 of the content; for an uploaded image also its id (`GET /api/uploads/{id}`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sha256: Option<String>,
+    /// The address of an image given by URL (not in the seed's event: its `name` is the URL's
+    /// last segment, `sizeBytes` 0, as the server never fetched it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
 }
 
 /// Token counts in events (camelCase like every event field).

@@ -117,7 +117,9 @@ pub enum StoredMessage {
     Tool(ToolEntry),
 }
 
-/// A content part: `{"type":"text","text":..}` (reasoning parts may carry replay tokens).
+/// A content part: `{"type":"text","text":..}` (reasoning parts may carry replay tokens), or
+/// on a user message `{"type":"image","upload":{..}}`: the image by reference (its upload's
+/// sha256, or its URL), never its bytes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Part {
     /// `text`.
@@ -132,17 +134,36 @@ pub struct Part {
     /// Anthropic's redacted thinking data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redacted: Option<String>,
+    /// An image part's image, as `request.upload` described it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upload: Option<Upload>,
 }
 
 impl Part {
     /// A text part.
     pub fn text(text: impl Into<String>) -> Self {
-        Self { kind: "text".into(), text: text.into(), signature: None, redacted: None }
+        Self {
+            kind: "text".into(),
+            text: text.into(),
+            signature: None,
+            redacted: None,
+            upload: None,
+        }
+    }
+
+    /// An image part.
+    pub fn image(upload: Upload) -> Self {
+        Self { kind: "image".into(), upload: Some(upload), ..Self::text("") }
     }
 }
 
 pub(super) fn joined(parts: &[Part]) -> String {
     parts.iter().map(|p| p.text.as_str()).collect()
+}
+
+/// The image parts' images.
+pub(super) fn images(parts: &[Part]) -> impl Iterator<Item = &Upload> {
+    parts.iter().filter(|p| p.kind == "image").filter_map(|p| p.upload.as_ref())
 }
 
 /// `role=user`: `content[]` text parts and `ts`.

@@ -39,8 +39,10 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard, Semaphore};
 
-use super::events::{ContextSummary, Event, EventBody, Query, now_ms};
-use crate::llm::{AssistantMessage, ContentBlock, Message, StopReason, ToolDefinition, Usage};
+use super::events::{ContextSummary, Event, EventBody, Query, Upload, now_ms};
+use crate::llm::{
+    AssistantMessage, ContentBlock, ImageSource, Message, StopReason, ToolDefinition, Usage,
+};
 
 mod files;
 mod line;

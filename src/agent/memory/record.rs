@@ -84,7 +84,7 @@ impl RunRecorder {
                     }
                     self.calls.insert(id.clone(), (name.clone(), stream_id, is_action));
                 }
-                ContentBlock::ToolResult { .. } => continue,
+                ContentBlock::ToolResult { .. } | ContentBlock::Image { .. } => continue,
             }
             self.record.messages.push(StoredMessage::Assistant(entry));
         }
@@ -142,6 +142,14 @@ impl RunRecorder {
         self.record
             .messages
             .push(StoredMessage::User(UserEntry { content: vec![Part::text(text)], ts }));
+    }
+
+    /// Records the images of the run's query with its message (by reference: the upload's
+    /// sha256 or the URL).
+    pub fn images(&mut self, images: &[Upload]) {
+        if let Some(StoredMessage::User(first)) = self.record.messages.first_mut() {
+            first.content.extend(images.iter().cloned().map(Part::image));
+        }
     }
 
     /// Records the summary of earlier runs this run starts from.

@@ -134,6 +134,17 @@ fn parse_arguments(arguments: &str) -> (Value, Option<String>) {
     }
 }
 
+/// A stored image as the model gets it back: by URL, or by upload id for the caller to load
+/// (see [`ImageSource::Upload`]).
+pub fn image_block(upload: &Upload) -> Option<ContentBlock> {
+    let source = match (&upload.url, &upload.sha256) {
+        (Some(url), _) => ImageSource::Url { url: url.clone() },
+        (None, Some(id)) => ImageSource::Upload { id: id.clone() },
+        (None, None) => return None,
+    };
+    Some(ContentBlock::Image { media_type: upload.mime_type.clone(), source })
+}
+
 fn replay_run(run: &RunRecord, out: &mut Vec<Message>) {
     let mut called = HashSet::new();
     let mut answered = HashSet::new();
@@ -162,9 +173,14 @@ fn replay_run(run: &RunRecord, out: &mut Vec<Message>) {
                     t.finish(out);
                 }
                 flush_results(&mut results, out);
+                let mut content: Vec<ContentBlock> =
+                    images(&u.content).filter_map(image_block).collect();
                 let text = joined(&u.content);
                 if !text.is_empty() {
-                    out.push(Message::user(text));
+                    content.push(ContentBlock::Text { text });
+                }
+                if !content.is_empty() {
+                    out.push(Message::User { content });
                 }
             }
             StoredMessage::Assistant(a) => {

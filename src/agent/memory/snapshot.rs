@@ -63,6 +63,18 @@ pub fn snapshot_events(runs: &[RunRecord], action_tools: &BTreeSet<String>) -> V
             })
             .unwrap_or(run.updated_at);
         push(EventBody::RequestQuery(run.query.clone()), started);
+        if let Some(StoredMessage::User(first)) = run.messages.first() {
+            for upload in images(&first.content) {
+                push(
+                    EventBody::RequestUpload {
+                        request_id: run.query.request_id.clone(),
+                        chat_id: Some(run.chat_id.clone()),
+                        upload: upload.clone(),
+                    },
+                    started,
+                );
+            }
+        }
         if index == 0 {
             let name = chat_name(&run.query.message);
             push(

@@ -160,3 +160,70 @@ fn a_partial_last_line_is_reported_not_fatal() {
     assert_eq!(loaded.runs.len(), 2);
     assert!(!loaded.warnings[0].partial && loaded.warnings[0].line == 2);
 }
+
+#[test]
+fn images_are_stored_by_reference_and_come_back_before_the_text_and_in_the_history() {
+    let memory = ChatMemory::new(MemoryConfig::new(Path::new("/unused")));
+    let query = Query {
+        request_id: "req".into(),
+        chat_id: "chat".into(),
+        message: "build me this".into(),
+        ..Query::default()
+    };
+    let upload = Upload {
+        kind: "image".into(),
+        name: "chart.png".into(),
+        size_bytes: 10,
+        mime_type: "image/png".into(),
+        sha256: Some("ab".repeat(32)),
+        url: None,
+    };
+    let by_url = Upload {
+        name: "x.jpg".into(),
+        size_bytes: 0,
+        mime_type: String::new(),
+        sha256: None,
+        url: Some("https://a.example/x.jpg".into()),
+        ..upload.clone()
+    };
+    let mut rec = memory.recorder("run", query, 100);
+    rec.images(&[upload.clone(), by_url.clone()]);
+    let record = rec.finish();
+    let line = serde_json::to_value(&record.messages[0]).unwrap();
+    assert_eq!(line["content"][1]["type"], "image");
+    assert_eq!(line["content"][1]["upload"]["sha256"], "ab".repeat(32));
+    // A line written before images existed still reads.
+    let old: StoredMessage = serde_json::from_value(
+        json!({"role": "user", "content": [{"type": "text", "text": "hi"}], "ts": 1}),
+    )
+    .unwrap();
+    assert!(matches!(old, StoredMessage::User(u) if u.content[0].upload.is_none()));
+
+    let replayed = replay_messages(std::slice::from_ref(&record), 1);
+    assert_eq!(
+        replayed,
+        [Message::User {
+            content: vec![
+                ContentBlock::Image {
+                    media_type: "image/png".into(),
+                    source: ImageSource::Upload { id: "ab".repeat(32) },
+                },
+                ContentBlock::Image {
+                    media_type: String::new(),
+                    source: ImageSource::Url { url: "https://a.example/x.jpg".into() },
+                },
+                ContentBlock::text("build me this"),
+            ]
+        }]
+    );
+    let events = snapshot_events(&[record], &BTreeSet::new());
+    let uploads: Vec<&Upload> = events
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::RequestUpload { upload, .. } => Some(upload),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(uploads, [&upload, &by_url]);
+    assert_eq!(events[1].body.type_name(), "request.upload");
+}

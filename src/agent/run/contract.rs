@@ -20,6 +20,8 @@ pub struct RunInput {
     pub history: Vec<AgentMessage>,
     /// The user's message.
     pub user_message: String,
+    /// Images sent with it ([`ContentBlock::Image`], loaded), before its text.
+    pub user_images: Vec<ContentBlock>,
     /// The model provider (every call's, unless [`RunDeps::resolver`] picks one).
     pub provider: Arc<dyn Provider>,
     /// The model id (likewise).

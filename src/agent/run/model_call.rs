@@ -232,7 +232,7 @@ impl Runner<'_> {
                 ContentBlock::Reasoning { .. } => r_ids.next().unwrap_or_default(),
                 ContentBlock::Text { .. } => c_ids.next().unwrap_or_default(),
                 ContentBlock::ToolUse { id, .. } => id.clone(),
-                ContentBlock::ToolResult { .. } => String::new(),
+                ContentBlock::ToolResult { .. } | ContentBlock::Image { .. } => String::new(),
             })
             .collect();
         self.last_timing_ms = u64::try_from(started.elapsed().as_millis()).ok();

@@ -11,6 +11,10 @@ pub trait ContextTransform: Send + Sync {
 
 pub use crate::text::estimate_tokens;
 
+/// What an image is counted as: about what OpenAI and Anthropic charge for a chart screenshot
+/// (Anthropic: width × height / 750, at most ~1,600; OpenAI high detail: 85 + 170 per tile).
+pub const IMAGE_TOKENS: usize = 1_000;
+
 /// Estimated tokens of one message (plus a small per-message overhead).
 pub fn message_tokens(m: &Message) -> usize {
     let blocks = |content: &[ContentBlock]| -> usize {
@@ -24,6 +28,7 @@ pub fn message_tokens(m: &Message) -> usize {
                     estimate_tokens(name) + estimate_tokens(&input.to_string())
                 }
                 ContentBlock::ToolResult { content, .. } => estimate_tokens(content),
+                ContentBlock::Image { .. } => IMAGE_TOKENS,
             })
             .sum()
     };

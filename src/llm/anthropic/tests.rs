@@ -675,3 +675,9 @@ fn urls_and_headers() {
     assert!(!format!("{p:?}").contains("sk-ant-1"));
     assert_eq!((p.key(), p.kind()), ("claude", ProviderKind::Anthropic));
 }
+
+#[test]
+fn images_become_base64_or_url_image_blocks() {
+    let body = request_body(&request(crate::llm::types::image_conversation()));
+    insta::assert_snapshot!(serde_json::to_string_pretty(&body["messages"]).unwrap());
+}

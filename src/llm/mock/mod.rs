@@ -117,6 +117,10 @@ pub struct Match {
     /// The endpoint's dialect is this one.
     #[serde(default)]
     pub dialect: Option<Dialect>,
+    /// The last user message carries an image (or not), in its dialect's form (`image_url`
+    /// part, `image` block, `images`).
+    #[serde(default)]
+    pub has_image: Option<bool>,
 }
 
 /// A piece of content.
@@ -388,7 +392,25 @@ impl Match {
                 .tool_result_contains
                 .as_ref()
                 .is_none_or(|s| results.iter().any(|r| r.contains(s.as_str())))
+            && self.has_image.is_none_or(|h| h == last_user_has_image(body))
     }
+}
+
+/// Whether the last user message that is not only tool results carries an image.
+fn last_user_has_image(body: &Value) -> bool {
+    let messages = body["messages"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let is_image = |p: &Value| p["type"] == "image_url" || p["type"] == "image";
+    messages
+        .iter()
+        .rev()
+        .filter(|m| m["role"] == "user")
+        .find(|m| {
+            !m["content"].as_array().is_some_and(|p| p.iter().all(|b| b["type"] == "tool_result"))
+        })
+        .is_some_and(|m| {
+            m["images"].as_array().is_some_and(|i| !i.is_empty())
+                || m["content"].as_array().is_some_and(|p| p.iter().any(is_image))
+        })
 }
 
 /// Splits `text` into pieces of `size` characters (one piece when `size` is absent or 0).

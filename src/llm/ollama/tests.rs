@@ -486,3 +486,9 @@ fn the_message_builder_rebuilds_the_message() {
         }
     );
 }
+
+#[test]
+fn inline_images_go_in_the_message_images_and_others_become_notes() {
+    let body = build_request(&request(crate::llm::types::image_conversation()));
+    insta::assert_snapshot!(serde_json::to_string_pretty(&body["messages"]).unwrap());
+}

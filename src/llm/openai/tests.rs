@@ -747,3 +747,9 @@ fn the_message_builder_rebuilds_the_message() {
         }
     );
 }
+
+#[test]
+fn images_become_image_url_parts_in_order_with_data_urls_for_inline_bytes() {
+    let body = request_body(&request(crate::llm::types::image_conversation()), Family::Openai);
+    insta::assert_snapshot!(serde_json::to_string_pretty(&body["messages"]).unwrap());
+}

@@ -203,7 +203,7 @@ pub(super) async fn completions(
     }
     let mut query = convert::to_agent_query(&req, &slug)?;
     query.caller = principal.key_id().map(str::to_owned);
-    let mut stream = app.agents.start(query)?;
+    let mut stream = app.agents.start(query).await?;
     let id = format!("chatcmpl-{}", uuid::Uuid::now_v7().simple());
     let created = now_secs();
     let model = format!("agent/{slug}");

@@ -4,11 +4,11 @@
 
 use serde_json::{Value, json};
 
-use super::wire::{ChatCompletionRequest, Content, RequestMessage, ToolCall};
-use crate::agent::service::QueryRequest;
+use super::wire::{ChatCompletionRequest, Content, ContentPart, RequestMessage, ToolCall};
+use crate::agent::service::{QueryImage, QueryRequest};
 use crate::llm::{
-    AssistantMessage, ChatRequest, ContentBlock, Effort, Message, Thinking, ToolChoice,
-    ToolDefinition,
+    AssistantMessage, ChatRequest, ContentBlock, Effort, ImageSource, Message, Thinking,
+    ToolChoice, ToolDefinition,
 };
 use crate::server::ApiError;
 
@@ -98,26 +98,137 @@ pub fn text_of(content: &Content, param: &str) -> Result<String, ApiError> {
         Content::Parts(parts) => {
             let mut out = String::new();
             for (i, part) in parts.iter().enumerate() {
-                let at = format!("{param}[{i}]");
-                let text = match part.kind.as_str() {
-                    "text" => part.text.as_deref(),
-                    "refusal" => part.refusal.as_deref(),
-                    "image_url" | "input_audio" | "file" => {
-                        return Err(unsupported(
-                            &at,
-                            &format!("a `{}` content part (only text reaches models)", part.kind),
-                        ));
-                    }
-                    other => return Err(invalid(&at, format!("unknown content part `{other}`"))),
-                };
-                let Some(text) = text else {
-                    return Err(invalid(&at, format!("a `{}` part needs its text", part.kind)));
-                };
-                out.push_str(text);
+                out.push_str(part_text(part, &format!("{param}[{i}]"))?);
             }
             Ok(out)
         }
     }
+}
+
+/// The text of a `text` or `refusal` part; any other kind refused.
+fn part_text<'a>(part: &'a ContentPart, at: &str) -> Result<&'a str, ApiError> {
+    let text = match part.kind.as_str() {
+        "text" => part.text.as_deref(),
+        "refusal" => part.refusal.as_deref(),
+        "image_url" => return Err(unsupported(at, "an image outside a user message")),
+        "input_audio" | "file" => {
+            return Err(unsupported(
+                at,
+                &format!("a `{}` content part (only text and images reach models)", part.kind),
+            ));
+        }
+        other => return Err(invalid(at, format!("unknown content part `{other}`"))),
+    };
+    text.ok_or_else(|| invalid(at, format!("a `{}` part needs its text", part.kind)))
+}
+
+/// A user message's content: text parts joined into one text block, `image_url` parts as
+/// images (a `data:` URL of an accepted image type as its bytes, an `https:` URL as the
+/// address), images first.
+fn user_content(content: &Content, param: &str) -> Result<Vec<ContentBlock>, ApiError> {
+    let Content::Parts(parts) = content else {
+        return Ok(vec![ContentBlock::text(text_of(content, param)?)]);
+    };
+    let mut out = Vec::with_capacity(parts.len());
+    let mut text = String::new();
+    for (i, part) in parts.iter().enumerate() {
+        let at = format!("{param}[{i}]");
+        if part.kind == "image_url" {
+            out.push(image(part.image_url.as_ref(), &at)?);
+        } else {
+            text.push_str(part_text(part, &at)?);
+        }
+    }
+    if !text.is_empty() || out.is_empty() {
+        out.push(ContentBlock::text(text));
+    }
+    Ok(out)
+}
+
+/// An `image_url` part's image.
+fn image(value: Option<&Value>, at: &str) -> Result<ContentBlock, ApiError> {
+    use crate::uploads::ImageType;
+    use base64::Engine as _;
+    let url = match value {
+        Some(Value::String(url)) => url.as_str(),
+        Some(Value::Object(o)) => o.get("url").and_then(Value::as_str).unwrap_or_default(),
+        _ => "",
+    };
+    let url = url.trim();
+    if url.is_empty() {
+        return Err(invalid(&format!("{at}.image_url.url"), "an `image_url` part needs its `url`"));
+    }
+    if let Some(rest) = url.strip_prefix("data:") {
+        let bad = |msg: String| invalid(&format!("{at}.image_url.url"), msg);
+        let (head, data) =
+            rest.split_once(',').ok_or_else(|| bad("a `data:` URL without data".into()))?;
+        let mime = head
+            .strip_suffix(";base64")
+            .ok_or_else(|| bad("a `data:` URL must be base64".into()))?;
+        let kind = ImageType::from_mime(mime).ok_or_else(|| {
+            bad(format!("`{mime}` is not an accepted image type (png, jpeg, gif, webp)"))
+        })?;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(data.trim())
+            .map_err(|e| bad(format!("the base64 data is invalid: {e}")))?;
+        if ImageType::sniff(&bytes) != Some(kind) {
+            return Err(bad(format!("the data is not {}", kind.mime())));
+        }
+        return Ok(ContentBlock::Image {
+            media_type: kind.mime().to_owned(),
+            source: ImageSource::Base64 { data: data.trim().to_owned() },
+        });
+    }
+    let https = url.len() > 8 && url[..8].eq_ignore_ascii_case("https://");
+    if !https || url.chars().any(char::is_whitespace) {
+        return Err(invalid(
+            &format!("{at}.image_url.url"),
+            "must be an `https:` address or a base64 `data:` URL",
+        ));
+    }
+    Ok(ContentBlock::Image {
+        media_type: String::new(),
+        source: ImageSource::Url { url: url.to_owned() },
+    })
+}
+
+/// Refuses images for a model that cannot see them, and image addresses for one that takes
+/// only inline bytes (Ollama), naming the first such part.
+pub fn check_images(
+    input: &[RequestMessage],
+    model: &crate::llm::Connected,
+) -> Result<(), ApiError> {
+    let inline_only = model.provider.kind() == crate::llm::ProviderKind::Ollama;
+    for (i, m) in input.iter().enumerate() {
+        let RequestMessage::User { content: Content::Parts(parts), .. } = m else { continue };
+        for (j, part) in parts.iter().enumerate().filter(|(_, p)| p.kind == "image_url") {
+            let at = format!("messages[{i}].content[{j}]");
+            if !model.model.vision {
+                return Err(unsupported(
+                    &at,
+                    &format!(
+                        "an image for `{}`, whose registry entry has no `vision`",
+                        model.qualified_id()
+                    ),
+                ));
+            }
+            let url = match &part.image_url {
+                Some(Value::String(u)) => u.as_str(),
+                Some(v) => v.get("url").and_then(Value::as_str).unwrap_or_default(),
+                None => "",
+            };
+            if inline_only && !url.trim_start().starts_with("data:") {
+                return Err(unsupported(
+                    &at,
+                    &format!(
+                        "an image address for `{}` (Ollama takes only `data:` URLs)",
+                        model.qualified_id()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 pub fn messages(
@@ -136,7 +247,7 @@ pub fn messages(
                 Message::system(text_of(content, &at("content"))?)
             }
             RequestMessage::User { content, .. } => {
-                Message::user(text_of(content, &at("content"))?)
+                Message::User { content: user_content(content, &at("content"))? }
             }
             RequestMessage::Assistant {
                 content,
@@ -220,10 +331,39 @@ pub fn to_agent_query(req: &ChatCompletionRequest, agent: &str) -> Result<QueryR
     let RequestMessage::User { content, .. } = last else {
         return Err(invalid(&at, "the last message must be the user's"));
     };
-    let message = text_of(content, &format!("{at}.content"))?;
+    let mut images = Vec::new();
+    let message = match content {
+        Content::Parts(parts) => {
+            let mut text = String::new();
+            for (i, part) in parts.iter().enumerate() {
+                let at = format!("{at}.content[{i}]");
+                if part.kind != "image_url" {
+                    text.push_str(part_text(part, &at)?);
+                    continue;
+                }
+                // An agent's query takes images by address or upload id; inline bytes go
+                // through `POST /api/uploads`.
+                match image(part.image_url.as_ref(), &at)? {
+                    ContentBlock::Image { source: ImageSource::Url { url }, .. } => {
+                        images.push(QueryImage { url: Some(url), upload_id: None });
+                    }
+                    _ => {
+                        return Err(unsupported(
+                            &at,
+                            "a `data:` image for an agent (upload it with POST /api/uploads \
+                             and send its id to POST /api/query)",
+                        ));
+                    }
+                }
+            }
+            text
+        }
+        Content::Text(_) => text_of(content, &format!("{at}.content"))?,
+    };
     let prior = if before.is_empty() { Vec::new() } else { messages(before, "", "")? };
     Ok(QueryRequest {
         message,
+        images: (!images.is_empty()).then_some(images),
         agent_key: Some(agent.to_owned()),
         chat_id: req.chat_id.clone(),
         busy: req.busy,
@@ -410,6 +550,14 @@ mod tests {
             (json!({"messages": []}), "messages"),
             (
                 json!({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]}),
+                "messages[0].content[0].image_url.url",
+            ),
+            (
+                json!({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64,/9j/4AAQ"}}]}]}),
+                "messages[0].content[0].image_url.url",
+            ),
+            (
+                json!({"messages": [{"role": "system", "content": [{"type": "image_url", "image_url": {"url": "https://a.example/x.png"}}]}]}),
                 "messages[0].content[0]",
             ),
             (
@@ -427,5 +575,36 @@ mod tests {
         let e = serde_json::from_value::<ChatCompletionRequest>(base(json!({"temprature": 1})))
             .unwrap_err();
         assert!(e.to_string().contains("temprature"), "{e}");
+    }
+
+    #[test]
+    fn image_url_parts_of_user_messages_become_images_before_the_text() {
+        let png = base64::Engine::encode(
+            &base64::engine::general_purpose::STANDARD,
+            b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR",
+        );
+        let req = convert(json!({"model": "x", "messages": [{"role": "user", "content": [
+            {"type": "text", "text": "build "},
+            {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{png}"), "detail": "high"}},
+            {"type": "text", "text": "me this"},
+            {"type": "image_url", "image_url": "https://a.example/chart.jpg"},
+        ]}]}))
+        .unwrap();
+        assert_eq!(
+            req.messages,
+            [Message::User {
+                content: vec![
+                    ContentBlock::Image {
+                        media_type: "image/png".into(),
+                        source: ImageSource::Base64 { data: png },
+                    },
+                    ContentBlock::Image {
+                        media_type: String::new(),
+                        source: ImageSource::Url { url: "https://a.example/chart.jpg".into() },
+                    },
+                    ContentBlock::text("build me this"),
+                ]
+            }]
+        );
     }
 }

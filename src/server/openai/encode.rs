@@ -49,7 +49,7 @@ pub fn completion(
                     },
                 },
             }),
-            ContentBlock::ToolResult { .. } => {}
+            ContentBlock::ToolResult { .. } | ContentBlock::Image { .. } => {}
         }
     }
     ChatCompletion::answer(

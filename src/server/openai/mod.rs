@@ -244,6 +244,7 @@ async fn chat_completions(
         e => ApiError::from(e),
     })?;
     let model = connected.qualified_id();
+    convert::check_images(&req.messages, &connected)?;
     let request = convert::to_chat_request(&req, &connected.model.id, connected.provider.key())?;
     let id = format!("chatcmpl-{}", uuid::Uuid::now_v7().simple());
     let created = now_secs();

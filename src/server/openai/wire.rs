@@ -270,7 +270,11 @@ pub struct ContentPart {
     /// The refusal of a `refusal` part.
     #[serde(default)]
     pub refusal: Option<String>,
-    /// Anything else the part carries (`image_url`, ...: refused by kind).
+    /// The image of an `image_url` part: `{url, detail?}` (or the URL alone, as Ollama's
+    /// examples send it).
+    #[serde(default)]
+    pub image_url: Option<Value>,
+    /// Anything else the part carries (`input_audio`, ...: refused by kind).
     #[serde(flatten)]
     _other: serde_json::Map<String, Value>,
 }

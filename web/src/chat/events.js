@@ -135,9 +135,18 @@ export function reduce(model, ev) {
         role: ev.role || 'user',
         agentKey: ev.agentKey ?? null,
         timestamp: ts,
+        images: [],
       });
       run.startedAt = ts;
       if (ev.chatId) model.chatId = ev.chatId;
+      return { run, runChanged: true };
+    }
+    case 'request.upload': {
+      // An image of the query just before: by upload id (its sha256), or by URL.
+      const run = currentRun(model);
+      const u = ev.upload || {};
+      if (!run.query) return null;
+      (run.query.images ??= []).push({ id: u.url ? null : u.sha256 ?? null, url: u.url ?? null, name: u.name ?? '' });
       return { run, runChanged: true };
     }
     case 'chat.start':

@@ -61,9 +61,13 @@ export function createChatPane(el, { api, bus }) {
   const steerBtn = h('button.chat-steer', {
     type: 'button', hidden: true, title: 'Send this to the running agent: it skips the rest of its step and takes the message next',
   }, 'Steer');
-  const hint = h('div.chat-hint', null, 'Enter to send · Shift+Enter for a new line');
+  const hint = h('div.chat-hint', null, 'Enter to send · Shift+Enter for a new line · paste or drop a chart image');
   const buttons = h('div.chat-composer-buttons', null, stopBtn, steerBtn, sendBtn);
-  const composer = h('form.chat-composer', null, h('div.chat-composer-row', null, input, buttons), hint);
+  // Images pasted or dropped: uploaded at once, shown as removable chips, sent with the message.
+  const attachmentsEl = h('div.chat-attachments', { 'aria-label': 'Attached images' });
+  const attachError = h('div.chat-attach-error', { role: 'status' });
+  const composer = h('form.chat-composer', null, attachmentsEl, attachError,
+    h('div.chat-composer-row', null, input, buttons), hint);
 
   root.append(header, listWrap, scroller, composer);
 
@@ -403,6 +407,8 @@ export function createChatPane(el, { api, bus }) {
     stick = true;
     const body = { message, agentKey: agentKey || undefined };
     if (chatId) body.chatId = chatId;
+    const images = await takeImages();
+    if (images.length) body.images = images;
     const runsBefore = model.runs.length;
     let sawQuery = false;
     const current = () => model.runs[model.runs.length - 1];
@@ -447,6 +453,68 @@ export function createChatPane(el, { api, bus }) {
     if (model.runs.length > runsBefore) return;
     mark(reduce(model, { type: 'request.query', message, agentKey }));
   }
+
+  /** `{id|null, name, el, ready: Promise}` per attached image, in order. */
+  let attachments = [];
+  const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
+
+  function attach(file) {
+    if (!IMAGE_TYPES.includes(file.type)) {
+      attachError.textContent = `${file.name || 'That file'} is not a PNG, JPEG, GIF or WebP image.`;
+      return;
+    }
+    attachError.textContent = '';
+    const preview = URL.createObjectURL(file);
+    const item = { id: null, name: file.name || 'image', el: null, ready: null };
+    const remove = h('button', { type: 'button', title: 'Remove', 'aria-label': `Remove ${item.name}`, onclick: () => detach(item) }, '×');
+    item.el = h('div.chat-attachment', { title: item.name, dataset: { status: 'uploading' } },
+      h('img', { src: preview, alt: item.name }), remove);
+    attachmentsEl.append(item.el);
+    attachments.push(item);
+    item.ready = api.upload(file).then((info) => {
+      item.id = info.id;
+      item.el.dataset.status = 'ready';
+      item.el.dataset.uploadId = info.id;
+    }, (e) => {
+      attachError.textContent = `${item.name}: ${e.message}`;
+      detach(item);
+    }).finally(() => URL.revokeObjectURL(preview));
+  }
+
+  function detach(item) {
+    attachments = attachments.filter((a) => a !== item);
+    item.el.remove();
+  }
+
+  /** The attached images once uploaded, as the query's `images`; the chips are cleared. */
+  async function takeImages() {
+    const taken = attachments;
+    attachments = [];
+    attachmentsEl.replaceChildren();
+    await Promise.all(taken.map((a) => a.ready));
+    return taken.filter((a) => a.id).map((a) => ({ uploadId: a.id }));
+  }
+
+  const imageFiles = (list) => [...(list || [])].filter((f) => f.type.startsWith('image/'));
+  input.addEventListener('paste', (e) => {
+    const files = imageFiles(e.clipboardData?.files);
+    if (!files.length) return;
+    e.preventDefault();
+    files.forEach(attach);
+  });
+  composer.addEventListener('dragover', (e) => {
+    if (![...(e.dataTransfer?.types || [])].includes('Files')) return;
+    e.preventDefault();
+    composer.classList.add('dropping');
+  });
+  composer.addEventListener('dragleave', () => composer.classList.remove('dropping'));
+  composer.addEventListener('drop', (e) => {
+    composer.classList.remove('dropping');
+    const files = [...(e.dataTransfer?.files || [])];
+    if (!files.length) return;
+    e.preventDefault();
+    files.forEach(attach);
+  });
 
   steerBtn.addEventListener('click', () => steer());
   composer.addEventListener('submit', (e) => {

@@ -4,7 +4,7 @@
 import { setMarkdown, addCopyButton } from './markdown.js';
 import { splitViewports, validationOf, isFrontendType, errorMessage } from './events.js';
 import { mountViewport } from './viewport.js';
-import { h } from '../dom.js';
+import { h, safeUrl } from '../dom.js';
 
 const RESULT_LIMIT = 20000;
 
@@ -60,8 +60,13 @@ export function createRenderer(listEl, ctx) {
     v.el.dataset.status = run.status;
     if (run.query && !v.userEl) {
       const bubble = h('div.chat-user', null, run.query.message);
-      v.el.prepend(h('div.chat-user-row', null, bubble));
+      v.imagesEl = h('div.chat-user-images');
+      v.el.prepend(h('div.chat-user-row', null, h('div.chat-user-col', null, v.imagesEl, bubble)));
       v.userEl = bubble;
+    }
+    const images = run.query?.images ?? [];
+    if (v.imagesEl && v.imagesEl.childElementCount !== images.length) {
+      v.imagesEl.replaceChildren(...images.map(imageThumb));
     }
     v.footer.replaceChildren();
     if (run.status === 'running') {
@@ -84,6 +89,17 @@ export function createRenderer(listEl, ctx) {
   }
 
   return { clear, renderRun, renderBlock };
+}
+
+/** A query's image: the upload's thumbnail (served by /api/uploads), or a link to its URL. */
+function imageThumb(img) {
+  if (img.id && /^[0-9a-f]{64}$/.test(img.id)) {
+    const src = `/api/uploads/${img.id}`;
+    return h('a.chat-thumb', { href: src, target: '_blank', rel: 'noopener', title: img.name, dataset: { uploadId: img.id } },
+      h('img', { src, alt: img.name || 'image', loading: 'lazy' }));
+  }
+  const href = safeUrl(img.url);
+  return href ? h('a.chat-thumb-link', { href, target: '_blank', rel: 'noopener noreferrer' }, img.name || href) : null;
 }
 
 const MAKERS = {

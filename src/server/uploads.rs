@@ -1,0 +1,126 @@
+//! `POST /api/uploads` (an image as the raw request body, its real image type as
+//! `Content-Type`, the file name as `?name=`) and `GET /api/uploads/{id}` (the bytes back, for
+//! the chat's thumbnails). Thin: read the body within the size limit, call `app.uploads`.
+//!
+//! Raw bodies rather than `multipart/form-data`: the image types are not CORS-"simple", so a
+//! foreign page cannot send one without a preflight (which the guard's `Origin` check refuses),
+//! while `multipart/form-data` is simple and would need a guard of its own.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::Deserialize;
+use utoipa::{IntoParams, OpenApi};
+
+use super::openapi::{Envelope, ErrorBody};
+use super::{ApiError, ok};
+use crate::app::App;
+use crate::uploads::{UploadError, UploadInfo};
+
+/// The operations of this module, for the OpenAPI document.
+#[derive(OpenApi)]
+#[openapi(paths(upload, get_upload), components(schemas(UploadInfo)))]
+pub(crate) struct Doc;
+
+/// The routes of this module.
+pub fn routes() -> Router<Arc<App>> {
+    Router::new().route("/api/uploads", post(upload)).route("/api/uploads/{id}", get(get_upload))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+struct UploadQuery {
+    /// The file name to show (default `image.<ext>`).
+    name: Option<String>,
+}
+
+/// Stores an image for a chat message (`images: [{uploadId}]` in `POST /api/query`). The body
+/// is the image itself; its magic bytes must match `Content-Type`. The id is its SHA-256.
+#[utoipa::path(
+    post,
+    path = "/api/uploads",
+    tag = "agents",
+    params(UploadQuery),
+    request_body(
+        content(
+            (Vec<u8> = "image/png"),
+            (Vec<u8> = "image/jpeg"),
+            (Vec<u8> = "image/gif"),
+            (Vec<u8> = "image/webp"),
+        ),
+        description = "The image bytes (at most BOARDSMITH_UPLOAD_MAX_BYTES, default 10 MiB)."
+    ),
+    responses(
+        (status = 200, description = "Stored.", body = Envelope<UploadInfo>),
+        (status = 413, description = "Larger than the limit (`data.limit`).", body = ErrorBody),
+        (status = 415, description = "Not an accepted image type, or the content is not the \
+            declared type.", body = ErrorBody),
+        (status = "default", response = ErrorBody),
+    )
+)]
+async fn upload(
+    State(app): State<Arc<App>>,
+    q: Result<Query<UploadQuery>, QueryRejection>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let Query(q) = q.map_err(|e| ApiError::bad(format!("malformed query string: {e}")))?;
+    let mime = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let limit = app.uploads.limits().max_bytes;
+    let too_large = || UploadError::TooLarge { limit };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit) {
+        return Err(too_large().into());
+    }
+    // One byte past the limit tells "at the limit" from "over it".
+    let cap = usize::try_from(limit.saturating_add(1)).unwrap_or(usize::MAX);
+    let bytes = axum::body::to_bytes(body, cap).await.map_err(|_| too_large())?;
+    let info = app.uploads.put(mime, q.name.as_deref().unwrap_or(""), bytes).await?;
+    Ok(ok(info))
+}
+
+/// An uploaded image's bytes, with its stored type (content-addressed: cacheable for good).
+#[utoipa::path(
+    get,
+    path = "/api/uploads/{id}",
+    tag = "agents",
+    params(("id" = String, Path, description = "The upload id (its hex SHA-256).")),
+    responses(
+        (status = 200, description = "The image.", content(
+            (Vec<u8> = "image/png"),
+            (Vec<u8> = "image/jpeg"),
+            (Vec<u8> = "image/gif"),
+            (Vec<u8> = "image/webp"),
+        )),
+        (status = "default", response = ErrorBody),
+    )
+)]
+async fn get_upload(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let (info, bytes) = app.uploads.read(&id).await?;
+    let mime = HeaderValue::from_str(&info.mime_type)
+        .map_err(|_| ApiError::internal(anyhow::anyhow!("stored type `{}`", info.mime_type)))?;
+    Ok((
+        [
+            (header::CONTENT_TYPE, mime),
+            (
+                header::CACHE_CONTROL,
+                HeaderValue::from_static("private, max-age=31536000, immutable"),
+            ),
+        ],
+        bytes,
+    )
+        .into_response())
+}

@@ -1,0 +1,371 @@
+//! Uploaded images: checked (the type by its magic bytes, the size), stored content-addressed
+//! under `<data>/uploads/` and read back by id. The id is the content's hex SHA-256, so the same
+//! image uploaded twice is one file; each file has a `<id>.json` beside it with the name and
+//! type it was last uploaded with.
+//!
+//! Knows nothing of HTTP, chats or models: the gateway calls [`Uploads::put`] and
+//! [`Uploads::get`], the agent service [`Uploads::info`] (checking a query's images) and
+//! [`Uploads::read`] (loading them for the model). File work runs on the blocking pool.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// Bounds on uploads and on the images of one message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UploadLimits {
+    /// Largest upload in bytes (`BOARDSMITH_UPLOAD_MAX_BYTES`, default 10 MiB).
+    pub max_bytes: u64,
+    /// Most images on one message (`BOARDSMITH_UPLOAD_MAX_PER_MESSAGE`, default 4).
+    pub max_per_message: usize,
+    /// Most bytes of the uploaded images of one message together
+    /// (`BOARDSMITH_UPLOAD_MAX_MESSAGE_BYTES`, default 20 MiB).
+    pub max_message_bytes: u64,
+}
+
+impl Default for UploadLimits {
+    fn default() -> Self {
+        Self { max_bytes: 10 << 20, max_per_message: 4, max_message_bytes: 20 << 20 }
+    }
+}
+
+impl UploadLimits {
+    /// The defaults, overridden by the environment.
+    pub fn from_env() -> Self {
+        let var = |name: &str| std::env::var(name).ok().and_then(|v| v.trim().parse::<u64>().ok());
+        let d = Self::default();
+        Self {
+            max_bytes: var("BOARDSMITH_UPLOAD_MAX_BYTES").unwrap_or(d.max_bytes),
+            max_per_message: var("BOARDSMITH_UPLOAD_MAX_PER_MESSAGE")
+                .and_then(|n| usize::try_from(n).ok())
+                .unwrap_or(d.max_per_message),
+            max_message_bytes: var("BOARDSMITH_UPLOAD_MAX_MESSAGE_BYTES")
+                .unwrap_or(d.max_message_bytes),
+        }
+    }
+}
+
+/// The image types accepted: the ones OpenAI, Anthropic and Ollama all take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImageType {
+    /// `image/png`.
+    Png,
+    /// `image/jpeg`.
+    Jpeg,
+    /// `image/gif`.
+    Gif,
+    /// `image/webp`.
+    Webp,
+}
+
+impl ImageType {
+    /// Every accepted type.
+    pub const ALL: [Self; 4] = [Self::Png, Self::Jpeg, Self::Gif, Self::Webp];
+
+    /// The MIME type.
+    pub fn mime(self) -> &'static str {
+        match self {
+            Self::Png => "image/png",
+            Self::Jpeg => "image/jpeg",
+            Self::Gif => "image/gif",
+            Self::Webp => "image/webp",
+        }
+    }
+
+    /// The type a MIME type names (parameters and case ignored); `None` for any other.
+    pub fn from_mime(mime: &str) -> Option<Self> {
+        let essence = mime.split(';').next().unwrap_or_default().trim();
+        Self::ALL.into_iter().find(|t| t.mime().eq_ignore_ascii_case(essence))
+    }
+
+    /// The type the content's magic bytes say.
+    pub fn sniff(bytes: &[u8]) -> Option<Self> {
+        if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+            Some(Self::Png)
+        } else if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
+            Some(Self::Jpeg)
+        } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
+            Some(Self::Gif)
+        } else if bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
+            Some(Self::Webp)
+        } else {
+            None
+        }
+    }
+
+    fn extension(self) -> &'static str {
+        match self {
+            Self::Png => "png",
+            Self::Jpeg => "jpg",
+            Self::Gif => "gif",
+            Self::Webp => "webp",
+        }
+    }
+}
+
+/// A stored upload, as `POST /api/uploads` answers it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UploadInfo {
+    /// The id: the content's hex SHA-256.
+    pub id: String,
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp` (from the content).
+    pub mime_type: String,
+    /// Size in bytes.
+    pub size_bytes: u64,
+    /// Hex SHA-256 of the content (the id).
+    pub sha256: String,
+    /// The file name it was uploaded with.
+    pub name: String,
+}
+
+/// Why an upload was refused or cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum UploadError {
+    /// Larger than [`UploadLimits::max_bytes`].
+    #[error("the upload is larger than {limit} bytes (BOARDSMITH_UPLOAD_MAX_BYTES)")]
+    TooLarge {
+        /// The limit in bytes.
+        limit: u64,
+    },
+    /// The declared type is not an accepted image type.
+    #[error(
+        "`{0}` is not an accepted image type: use image/png, image/jpeg, image/gif or image/webp"
+    )]
+    UnsupportedType(String),
+    /// The content is not the declared type.
+    #[error("the content is not {declared}: {}", actual.map_or("not an accepted image type at all", ImageType::mime))]
+    Mismatch {
+        /// The type the request said.
+        declared: &'static str,
+        /// What the magic bytes say.
+        actual: Option<ImageType>,
+    },
+    /// No upload with this id.
+    #[error("no upload `{0}`")]
+    NotFound(String),
+    /// Not an upload id (64 hex digits).
+    #[error("`{0}` is not an upload id (64 hex digits)")]
+    InvalidId(String),
+    /// Reading or writing the file failed.
+    #[error("upload storage: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Metadata kept beside each file.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Meta {
+    name: String,
+    mime_type: String,
+}
+
+/// The upload store.
+#[derive(Debug, Clone)]
+pub struct Uploads {
+    dir: PathBuf,
+    limits: UploadLimits,
+}
+
+impl Uploads {
+    /// The store in `dir` (created on the first upload).
+    pub fn new(dir: impl Into<PathBuf>, limits: UploadLimits) -> Self {
+        Self { dir: dir.into(), limits }
+    }
+
+    /// The bounds in force.
+    pub fn limits(&self) -> UploadLimits {
+        self.limits
+    }
+
+    /// Checks and stores `bytes` declared as `mime`, named `name` (cleaned; a default from the
+    /// type when empty).
+    pub async fn put(
+        &self,
+        mime: &str,
+        name: &str,
+        bytes: bytes::Bytes,
+    ) -> Result<UploadInfo, UploadError> {
+        let declared =
+            ImageType::from_mime(mime).ok_or_else(|| UploadError::UnsupportedType(clip(mime)))?;
+        if bytes.len() as u64 > self.limits.max_bytes {
+            return Err(UploadError::TooLarge { limit: self.limits.max_bytes });
+        }
+        let actual = ImageType::sniff(&bytes);
+        if actual != Some(declared) {
+            return Err(UploadError::Mismatch { declared: declared.mime(), actual });
+        }
+        let name = clean_name(name, declared);
+        let dir = self.dir.clone();
+        blocking(move || store(&dir, declared, name, &bytes)).await
+    }
+
+    /// An upload's metadata.
+    pub async fn info(&self, id: &str) -> Result<UploadInfo, UploadError> {
+        let id = parse_id(id)?;
+        let dir = self.dir.clone();
+        blocking(move || info(&dir, &id)).await
+    }
+
+    /// An upload's metadata and content.
+    pub async fn read(&self, id: &str) -> Result<(UploadInfo, Vec<u8>), UploadError> {
+        let id = parse_id(id)?;
+        let dir = self.dir.clone();
+        blocking(move || {
+            let info = info(&dir, &id)?;
+            let bytes = std::fs::read(dir.join(&id)).map_err(|e| not_found(e, &id))?;
+            Ok((info, bytes))
+        })
+        .await
+    }
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, UploadError> + Send + 'static,
+) -> Result<T, UploadError> {
+    tokio::task::spawn_blocking(f).await.map_err(|e| UploadError::Io(std::io::Error::other(e)))?
+}
+
+fn parse_id(id: &str) -> Result<String, UploadError> {
+    let ok = id.len() == 64 && id.bytes().all(|b| b.is_ascii_hexdigit());
+    if ok { Ok(id.to_ascii_lowercase()) } else { Err(UploadError::InvalidId(clip(id))) }
+}
+
+fn not_found(e: std::io::Error, id: &str) -> UploadError {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        UploadError::NotFound(id.to_owned())
+    } else {
+        UploadError::Io(e)
+    }
+}
+
+fn info(dir: &Path, id: &str) -> Result<UploadInfo, UploadError> {
+    let meta = std::fs::read(dir.join(format!("{id}.json"))).map_err(|e| not_found(e, id))?;
+    let meta: Meta = serde_json::from_slice(&meta).map_err(|e| UploadError::Io(e.into()))?;
+    let size = std::fs::metadata(dir.join(id)).map_err(|e| not_found(e, id))?.len();
+    Ok(UploadInfo {
+        id: id.to_owned(),
+        mime_type: meta.mime_type,
+        size_bytes: size,
+        sha256: id.to_owned(),
+        name: meta.name,
+    })
+}
+
+/// Writes the content (once: it is named by its hash) and its metadata, each through a
+/// temporary file renamed into place, so a reader never sees half a file.
+fn store(
+    dir: &Path,
+    kind: ImageType,
+    name: String,
+    bytes: &[u8],
+) -> Result<UploadInfo, UploadError> {
+    std::fs::create_dir_all(dir)?;
+    let id: String = Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect();
+    let path = dir.join(&id);
+    if !path.exists() {
+        write_atomic(dir, &path, bytes)?;
+    }
+    let meta = Meta { name: name.clone(), mime_type: kind.mime().to_owned() };
+    let meta = serde_json::to_vec(&meta).map_err(|e| UploadError::Io(e.into()))?;
+    write_atomic(dir, &dir.join(format!("{id}.json")), &meta)?;
+    Ok(UploadInfo {
+        sha256: id.clone(),
+        id,
+        mime_type: kind.mime().to_owned(),
+        size_bytes: bytes.len() as u64,
+        name,
+    })
+}
+
+fn write_atomic(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = dir.join(format!(".tmp-{}", uuid::Uuid::now_v7()));
+    let written = std::fs::File::create(&tmp).and_then(|mut f| {
+        f.write_all(bytes)?;
+        f.sync_all()
+    });
+    match written.and_then(|()| std::fs::rename(&tmp, path)) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+/// A file name as shown back: no path, no control characters, at most 120 characters; a
+/// default from the type when nothing is left.
+fn clean_name(name: &str, kind: ImageType) -> String {
+    let base = name.rsplit(['/', '\\']).next().unwrap_or_default();
+    let cleaned: String = base.chars().filter(|c| !c.is_control()).take(120).collect();
+    let cleaned = cleaned.trim();
+    if cleaned.is_empty() { format!("image.{}", kind.extension()) } else { cleaned.to_owned() }
+}
+
+fn clip(s: &str) -> String {
+    crate::text::clip(s, 100)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// The smallest PNG signature plus a little: enough for the sniffer.
+    pub(crate) const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+
+    fn store_in(dir: &Path, max_bytes: u64) -> Uploads {
+        Uploads::new(dir, UploadLimits { max_bytes, ..UploadLimits::default() })
+    }
+
+    #[test]
+    fn magic_bytes_name_the_four_types_and_nothing_else() {
+        assert_eq!(ImageType::sniff(PNG), Some(ImageType::Png));
+        assert_eq!(ImageType::sniff(&[0xFF, 0xD8, 0xFF, 0xE0]), Some(ImageType::Jpeg));
+        assert_eq!(ImageType::sniff(b"GIF89a...."), Some(ImageType::Gif));
+        assert_eq!(ImageType::sniff(b"RIFF\0\0\0\0WEBPVP8 "), Some(ImageType::Webp));
+        assert_eq!(ImageType::sniff(b"RIFF\0\0\0\0WAVEfmt "), None);
+        assert_eq!(ImageType::sniff(b"<svg xmlns="), None);
+        assert_eq!(ImageType::from_mime("Image/PNG; charset=binary"), Some(ImageType::Png));
+        assert_eq!(ImageType::from_mime("image/svg+xml"), None);
+    }
+
+    #[tokio::test]
+    async fn an_upload_is_stored_by_its_hash_and_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let uploads = store_in(dir.path(), 1024);
+        let info = uploads.put("image/png", "C:\\shots\\chart\u{7}.png", PNG.into()).await.unwrap();
+        assert_eq!(info.id.len(), 64);
+        assert_eq!(info.sha256, info.id);
+        assert_eq!((info.name.as_str(), info.size_bytes), ("chart.png", PNG.len() as u64));
+        assert_eq!(info.mime_type, "image/png");
+        let (read, bytes) = uploads.read(&info.id.to_uppercase()).await.unwrap();
+        assert_eq!((read, bytes.as_slice()), (info.clone(), PNG));
+        // The same content again is the same file, under its latest name.
+        let again = uploads.put("image/png", "", PNG.into()).await.unwrap();
+        assert_eq!((again.id.as_str(), again.name.as_str()), (info.id.as_str(), "image.png"));
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    #[tokio::test]
+    async fn refusals_name_the_limit_the_type_or_the_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let uploads = store_in(dir.path(), 16);
+        let big = [PNG, &[0u8; 16]].concat();
+        assert!(matches!(
+            uploads.put("image/png", "x", big.into()).await,
+            Err(UploadError::TooLarge { limit: 16 })
+        ));
+        assert!(matches!(
+            uploads.put("image/svg+xml", "x", PNG.into()).await,
+            Err(UploadError::UnsupportedType(t)) if t == "image/svg+xml"
+        ));
+        let e = uploads.put("image/jpeg", "x", PNG.into()).await.unwrap_err();
+        assert_eq!(e.to_string(), "the content is not image/jpeg: image/png");
+        assert!(matches!(uploads.info(&"a".repeat(64)).await, Err(UploadError::NotFound(_))));
+        assert!(matches!(uploads.info("../etc/passwd").await, Err(UploadError::InvalidId(_))));
+        assert_eq!(std::fs::read_dir(dir.path()).map_or(0, Iterator::count), 0);
+    }
+}

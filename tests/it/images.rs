@@ -1,0 +1,318 @@
+//! Images in chat over real HTTP: `POST /api/uploads` and its limits, `GET /api/uploads/{id}`,
+//! queries with images reaching the mock upstream in each dialect's form (and again from chat
+//! memory, which keeps only references), `request.upload` on the stream and in the history,
+//! refusals that name the field, and an OpenAI client's `image_url` parts on `/v1`.
+
+use std::sync::Arc;
+
+use base64::Engine as _;
+use boardsmith::llm::mock::{Dialect, Match, MockLlm, Script, Step, Turn};
+use serde_json::{Value, json};
+use sha2::Digest as _;
+
+use crate::gateway_query::streamed_text;
+use crate::support::{self, TestApp, sse_events};
+
+/// A PNG signature and header start: all the sniffer reads.
+const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01";
+
+fn reply(text: &str, has_image: bool) -> Turn {
+    Turn {
+        when: Match { has_image: Some(has_image), ..Match::default() },
+        steps: vec![Step::Text { text: text.into(), chunk: None }],
+        ..Turn::default()
+    }
+}
+
+/// Three providers on one mock (OpenAI, Anthropic and Ollama wire), a vision and a text-only
+/// model, an agent per model, and a small upload limit.
+async fn app_with(mock: &MockLlm) -> TestApp {
+    let url = mock.url();
+    // One provider block: short timeouts, no retries, no key.
+    let provider = |key: &str, kind: &str, base: &str, default: &str, models: &str| {
+        format!(
+            "[providers.{key}]\nkind = \"{kind}\"\nbase_url = \"{base}\"\nrequires_key = false\n\
+             default_model = \"{default}\"\n{models}\n\
+             timeouts = {{ connect = 1, first_byte = 5, idle = 5 }}\nretry = {{ max_retries = 0 }}\n\n"
+        )
+    };
+    let vision = |id: &str| format!("{{ id = \"{id}\", context_window = 32000, vision = true }}");
+    let text = [
+        provider(
+            "oa",
+            "openai",
+            &format!("{url}/v1"),
+            "seeing",
+            &format!(
+                "models = [{}, {{ id = \"blind\", context_window = 32000 }}]",
+                vision("seeing")
+            ),
+        ),
+        provider("an", "anthropic", &url, "claude-sonnet-4-5", ""),
+        provider("ol", "ollama", &url, "llava", &format!("models = [{}]", vision("llava"))),
+    ]
+    .concat();
+    let llm = boardsmith::llm::config::LlmConfig::parse(
+        &text,
+        std::path::Path::new("test.toml"),
+        &|_| None,
+    )
+    .unwrap();
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let agents = dir.path().join("agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    for (key, provider, model) in [
+        ("seer", "oa", "seeing"),
+        ("blindAgent", "oa", "blind"),
+        ("seerAnthropic", "an", "claude-sonnet-4-5"),
+        ("seerOllama", "ol", "llava"),
+    ] {
+        let agent = json!({"providerKey": provider, "model": model, "mode": "PLAIN",
+            "plain": {"systemPrompt": "Describe what you see."}});
+        std::fs::write(agents.join(format!("{key}.json")), agent.to_string()).unwrap();
+    }
+    support::spawn_app_with(dir, false, move |c| {
+        c.llm = Some(llm);
+        c.uploads.max_bytes = 64;
+    })
+    .await
+}
+
+async fn upload(app: &TestApp, mime: &str, bytes: &[u8]) -> (u16, Value) {
+    let r = app
+        .http
+        .post(app.url("/api/uploads?name=chart.png"))
+        .header("content-type", mime)
+        .body(bytes.to_vec())
+        .send()
+        .await
+        .unwrap();
+    (r.status().as_u16(), r.json().await.unwrap())
+}
+
+async fn query(app: &TestApp, body: Value) -> (u16, Vec<(String, String, Value)>, Value) {
+    let r = app.http.post(app.url("/api/query")).json(&body).send().await.unwrap();
+    let status = r.status().as_u16();
+    if status == 200 {
+        (status, sse_events(r).await, Value::Null)
+    } else {
+        (status, Vec::new(), r.json().await.unwrap())
+    }
+}
+
+fn b64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+#[tokio::test]
+async fn uploads_are_checked_stored_by_hash_and_served_back() {
+    let mock = MockLlm::start(Script::default(), 0).await.unwrap();
+    let app = app_with(&mock).await;
+    let sha: String = sha2::Sha256::digest(PNG).iter().map(|b| format!("{b:02x}")).collect();
+
+    let (status, body) = upload(&app, "image/png", PNG).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["data"],
+        json!({"id": sha, "mimeType": "image/png", "sizeBytes": PNG.len(), "sha256": sha,
+               "name": "chart.png"})
+    );
+    let r = app.http.get(app.url(&format!("/api/uploads/{sha}"))).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], "image/png");
+    assert_eq!(r.headers()["x-content-type-options"], "nosniff");
+    assert_eq!(r.bytes().await.unwrap().as_ref(), PNG);
+    assert!(app.dir.path().join("uploads").join(&sha).is_file());
+
+    // Over the limit (64 bytes here): 413 naming it.
+    let big = [PNG, &[0u8; 64]].concat();
+    let (status, body) = upload(&app, "image/png", &big).await;
+    assert_eq!((status, &body["data"]["limit"]), (413, &json!(64)), "{body}");
+    // A type that is not an image we take, content that is not the declared type, a
+    // CORS-simple type (the guard): 415.
+    for (mime, bytes) in [("image/svg+xml", PNG), ("image/jpeg", PNG), ("text/plain", PNG)] {
+        let (status, body) = upload(&app, mime, bytes).await;
+        assert_eq!(status, 415, "{mime}: {body}");
+    }
+    let (status, body) = upload(&app, "image/gif", PNG).await;
+    assert_eq!(status, 415, "{body}");
+    assert!(body["msg"].as_str().unwrap().contains("not image/gif"), "{body}");
+    // Unknown and malformed ids.
+    let (status, _) = app.get(&format!("/api/uploads/{}", "0".repeat(64))).await;
+    assert_eq!(status, 404);
+    let (status, _) = app.get("/api/uploads/..%2Ftoken").await;
+    assert_eq!(status, 400);
+}
+
+#[tokio::test]
+async fn an_uploaded_image_reaches_the_model_in_each_dialect_and_again_from_memory() {
+    let mock = MockLlm::start(
+        Script { turns: vec![reply("I see a chart.", true), reply("No image here.", false)] },
+        0,
+    )
+    .await
+    .unwrap();
+    let app = app_with(&mock).await;
+    let (_, up) = upload(&app, "image/png", PNG).await;
+    let id = up["data"]["id"].as_str().unwrap().to_owned();
+
+    let (status, events, body) = query(
+        &app,
+        json!({"message": "build me this", "agentKey": "seer", "images": [{"uploadId": id}]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let types: Vec<&str> = events.iter().map(|(_, t, _)| t.as_str()).collect();
+    assert_eq!(&types[..3], ["request.query", "request.upload", "chat.start"], "{types:?}");
+    let upload_event = &events[1].2;
+    assert_eq!(
+        upload_event["upload"],
+        json!({"type": "image", "name": "chart.png", "sizeBytes": PNG.len(),
+               "mimeType": "image/png", "sha256": id})
+    );
+    assert_eq!(upload_event["requestId"], events[0].2["requestId"]);
+    assert_eq!(streamed_text(&events), "I see a chart.");
+    let sent = mock.requests().last().unwrap().body.clone();
+    let user = sent["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(
+        user["content"],
+        json!([
+            {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{}", b64(PNG))}},
+            {"type": "text", "text": "build me this"},
+        ])
+    );
+
+    // The next query of the chat: the image comes back from the upload, not from the chat
+    // file, which holds only the reference.
+    let chat_id = events[2].2["chatId"].as_str().unwrap().to_owned();
+    let (status, events, _) =
+        query(&app, json!({"message": "thanks", "agentKey": "seer", "chatId": chat_id})).await;
+    assert_eq!(status, 200);
+    assert_eq!(streamed_text(&events), "No image here.");
+    let sent = mock.requests().last().unwrap().body.clone();
+    assert!(sent.to_string().contains(&b64(PNG)), "{sent}");
+    let chat_files: Vec<String> = walk(app.dir.path())
+        .into_iter()
+        .filter(|p| p.file_name().is_some_and(|n| n == format!("{chat_id}.json").as_str()))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    assert_eq!(chat_files.len(), 1);
+    assert!(chat_files.iter().any(|f| f.contains(&id)), "the reference is stored");
+    assert!(!chat_files.iter().any(|f| f.contains(&b64(PNG))), "the bytes are not");
+    // The history shows the image where the live stream had it.
+    let (_, chat) = app.get(&format!("/api/chat?chatId={chat_id}")).await;
+    let history: Vec<&str> = chat["data"]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(&history[..2], ["request.query", "request.upload"], "{history:?}");
+
+    // Anthropic: a base64 image block; Ollama: the message's `images`.
+    for (agent, dialect) in [("seerAnthropic", Dialect::Anthropic), ("seerOllama", Dialect::Ollama)]
+    {
+        let (status, events, body) = query(
+            &app,
+            json!({"message": "and this", "agentKey": agent, "images": [{"uploadId": id}]}),
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(streamed_text(&events), "I see a chart.", "{agent}");
+        let sent = mock.requests().last().unwrap().clone();
+        assert_eq!(sent.dialect, dialect);
+        let user = sent.body["messages"].as_array().unwrap().last().unwrap().clone();
+        match dialect {
+            Dialect::Anthropic => assert_eq!(
+                user["content"][0],
+                json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64(PNG)}})
+            ),
+            _ => assert_eq!(
+                user,
+                json!({"role": "user", "content": "and this", "images": [b64(PNG)]})
+            ),
+        }
+    }
+}
+
+#[tokio::test]
+async fn image_refusals_come_before_the_run_and_name_the_field() {
+    let mock = MockLlm::start(Script::default(), 0).await.unwrap();
+    let app = app_with(&mock).await;
+    let (_, up) = upload(&app, "image/png", PNG).await;
+    let id = up["data"]["id"].as_str().unwrap().to_owned();
+    let png = json!({"uploadId": id});
+    let cases = [
+        (json!({"agentKey": "blindAgent", "images": [png]}), "images", "no `vision`"),
+        (
+            json!({"agentKey": "seer", "images": [{"uploadId": "0".repeat(64)}]}),
+            "images[0].uploadId",
+            "no upload",
+        ),
+        (
+            json!({"agentKey": "seer", "images": [png, {"url": "http://example.com/a.png"}]}),
+            "images[1].url",
+            "https",
+        ),
+        (
+            json!({"agentKey": "seer", "images": [{"url": "https://a.example/x.png", "uploadId": id}]}),
+            "images[0]",
+            "exactly one",
+        ),
+        (
+            json!({"agentKey": "seerOllama", "images": [{"url": "https://a.example/x.png"}]}),
+            "images[0].url",
+            "Ollama",
+        ),
+        (json!({"agentKey": "seer", "images": [png, png, png, png, png]}), "images", "at most 4"),
+        (json!({"agentKey": "seer", "busy": "steer", "images": [png]}), "images", "steers"),
+    ];
+    for (extra, param, says) in cases {
+        let mut body = json!({"message": "build me this"});
+        body.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        let (status, _, answer) = query(&app, body).await;
+        assert_eq!(status, 400, "{extra}: {answer}");
+        assert_eq!(answer["data"]["param"], param, "{answer}");
+        assert!(answer["msg"].as_str().unwrap().contains(says), "{answer}");
+    }
+    assert!(mock.requests().is_empty(), "no refused query reached the model");
+}
+
+#[tokio::test]
+async fn an_openai_client_sends_image_url_parts_to_a_vision_model_only() {
+    let mock =
+        MockLlm::start(Script { turns: vec![reply("A PNG.", true), reply("Nothing.", false)] }, 0)
+            .await
+            .unwrap();
+    let app = app_with(&mock).await;
+    let data_url = format!("data:image/png;base64,{}", b64(PNG));
+    let body = |model: &str| {
+        json!({"model": model, "messages": [{"role": "user", "content": [
+            {"type": "text", "text": "What is this?"},
+            {"type": "image_url", "image_url": {"url": data_url, "detail": "low"}},
+        ]}]})
+    };
+    let (status, answer) = app.post("/v1/chat/completions", body("oa/seeing")).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["choices"][0]["message"]["content"], "A PNG.");
+    let sent = mock.requests().last().unwrap().body.clone();
+    assert_eq!(sent["messages"][0]["content"][0]["image_url"]["url"], data_url.as_str());
+
+    let (status, answer) = app.post("/v1/chat/completions", body("oa/blind")).await;
+    assert_eq!(status, 400, "{answer}");
+    assert_eq!(answer["error"]["param"], "messages[0].content[1]", "{answer}");
+    assert_eq!(mock.requests().len(), 1);
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
