@@ -11,6 +11,7 @@ use crate::access::{AccessConfig, ServerToken};
 use crate::agent::catalog::{Catalog, CatalogConfig};
 use crate::agent::memory::{ChatMemory, MemoryConfig};
 use crate::agent::service::{AgentService, ServiceConfig};
+use crate::agent::tools::mcp::{McpConfig, McpHub};
 use crate::agent::tools::submit::FrontendSubmits;
 use crate::agent::tools::{BackendTools, ToolsConfig};
 use crate::dashboard::validate::parse_state;
@@ -68,6 +69,8 @@ pub struct AppConfig {
     /// HTTP connection cap and header-read timeout (`BOARDSMITH_MAX_CONNECTIONS`,
     /// `BOARDSMITH_HEADER_TIMEOUT_MS`).
     pub server: crate::server::connections::ServerLimits,
+    /// The tools MCP clients get (`BOARDSMITH_MCP_READ_ONLY=1`: `search` and `get_state` only).
+    pub mcp_tools: crate::mcp::ToolSet,
     /// Bounds on uploaded images (`BOARDSMITH_UPLOAD_*`).
     pub uploads: crate::uploads::UploadLimits,
 }
@@ -106,6 +109,13 @@ impl AppConfig {
             web: crate::server::web::WebFiles::from_env(),
             access: None,
             server: crate::server::connections::ServerLimits::from_env(),
+            mcp_tools: if std::env::var("BOARDSMITH_MCP_READ_ONLY")
+                .is_ok_and(|v| matches!(v.trim(), "1" | "true" | "yes" | "on"))
+            {
+                crate::mcp::ToolSet::ReadOnly
+            } else {
+                crate::mcp::ToolSet::All
+            },
             uploads: crate::uploads::UploadLimits::from_env(),
         }
     }
@@ -157,6 +167,8 @@ pub struct App {
     pub access: AccessConfig,
     /// The server's secret; `None` with auth off.
     pub token: Option<ServerToken>,
+    /// The MCP server's shared part (tools, resources, prompts).
+    pub mcp: Arc<crate::mcp::Shared>,
     /// API keys: made, listed and revoked by the owner; checked on every request.
     pub keys: Arc<crate::api_keys::ApiKeys>,
     /// Model calls counted per day, key, model and agent.
@@ -275,6 +287,11 @@ impl App {
             .with_context(Arc::new(crate::dashboard_agent::backend::DashboardContext::new(
                 tools.clone(),
             )))
+            // stdio MCP servers run in the shell's sandbox, with its view and limits.
+            .with_mcp(McpHub::new(
+                crate::agent::tools::BashTool::new(agent_tools.bash.clone()),
+                McpConfig::default(),
+            ))
             .with_hooks(RunAccounting::factory(usage.clone(), keys.clone(), models.clone()))
             .with_uploads(uploads.clone()),
         );
@@ -294,7 +311,14 @@ impl App {
                 }
             }
         }
+        let mcp = crate::mcp::Shared::new(
+            tools.clone(),
+            dashboards.clone(),
+            sdk.clone(),
+            config.mcp_tools,
+        );
         Ok(Arc::new(Self {
+            mcp,
             sdk,
             sandbox,
             dashboards,

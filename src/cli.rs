@@ -120,6 +120,45 @@ pub async fn serve(no_auth: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `boardsmith mcp`: the MCP server on stdin/stdout over the data directory, until the client
+/// closes stdin or SIGINT/SIGTERM; then the store's final commit. Logs go to stderr (stdout is
+/// the protocol's).
+pub async fn mcp(read_only: bool) -> anyhow::Result<ExitCode> {
+    use rmcp::ServiceExt as _;
+    let exe = std::env::current_exe().context("locating the boardsmith executable")?;
+    let mut config = crate::app::AppConfig::from_env(exe);
+    if read_only {
+        config.mcp_tools = crate::mcp::ToolSet::ReadOnly;
+    }
+    let data = config.data_dir.clone();
+    let app = crate::app::App::start(config).await.map_err(|e| {
+        if format!("{e:#}").contains("already open") {
+            e.context(format!(
+                "{} is in use, most likely by a running Boardsmith server: stop it, give this                  command another BOARDSMITH_DATA, or connect the MCP client to the server's                  streamable HTTP endpoint (http://127.0.0.1:8080/mcp with the token from                  `boardsmith token`)",
+                data.display()
+            ))
+        } else {
+            e
+        }
+    })?;
+    let served = crate::mcp::McpServer::stdio(app.mcp.clone())
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| anyhow::anyhow!("starting MCP on stdio: {e}"));
+    let result = match served {
+        Ok(running) => {
+            let stop = app.shutdown_token();
+            tokio::select! {
+                ended = running.waiting() => ended.map(|_| ()).map_err(|e| anyhow::anyhow!("{e}")),
+                () = shutdown_signal(stop) => Ok(()),
+            }
+        }
+        Err(e) => Err(e),
+    };
+    app.stop().await;
+    result.map(|()| ExitCode::SUCCESS)
+}
+
 /// `BOARDSMITH_ADDR`, default `127.0.0.1:8080`.
 fn server_addr() -> String {
     std::env::var("BOARDSMITH_ADDR").unwrap_or_else(|_| "127.0.0.1:8080".to_owned())

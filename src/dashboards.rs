@@ -5,12 +5,16 @@
 //! each patch applies to the version they hold. A write returns one [`Saved`], its diff
 //! computed once, for every caller to use.
 //!
+//! Every write is also announced on [`Dashboards::changes`] (which dashboard, which version),
+//! for listeners that follow the set of dashboards rather than one dashboard's panels (MCP
+//! resource notifications).
+//!
 //! Must not know HTTP, WebSocket framing or agents; it runs panels only through `live`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
+use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard, broadcast};
 
 use crate::dashboard::DashboardState;
 use crate::dashboard::diff::Diff;
@@ -24,7 +28,33 @@ pub struct Dashboards {
     store: Arc<Store>,
     live: Arc<Live>,
     locks: Mutex<HashMap<String, Arc<AsyncMutex<()>>>>,
+    changes: broadcast::Sender<Change>,
 }
+
+/// A committed change to the set of dashboards, as announced on [`Dashboards::changes`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// The dashboard.
+    pub id: String,
+    /// What happened to it.
+    pub kind: ChangeKind,
+}
+
+/// What a [`Change`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// Created (or duplicated) at this version.
+    Created(u64),
+    /// A new version was saved (edit, agent write, revert).
+    Saved(u64),
+    /// Soft-deleted or purged.
+    Deleted,
+    /// Brought back from a delete.
+    Restored,
+}
+
+/// Changes a slow listener may fall behind by before it is told it lagged (and re-reads).
+const CHANGE_BACKLOG: usize = 256;
 
 impl std::fmt::Debug for Dashboards {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -99,7 +129,18 @@ pub struct Saved {
 impl Dashboards {
     /// The service over `store` and `live`.
     pub fn new(store: Arc<Store>, live: Arc<Live>) -> Self {
-        Self { store, live, locks: Mutex::new(HashMap::new()) }
+        let (changes, _) = broadcast::channel(CHANGE_BACKLOG);
+        Self { store, live, locks: Mutex::new(HashMap::new()), changes }
+    }
+
+    /// Every committed change from now on. A receiver that falls more than a few hundred
+    /// changes behind gets `Lagged` and should re-read what it follows.
+    pub fn changes(&self) -> broadcast::Receiver<Change> {
+        self.changes.subscribe()
+    }
+
+    fn announce(&self, id: &str, kind: ChangeKind) {
+        announce(&self.changes, id, kind);
     }
 
     /// The live layer (subscriptions, panel runs, refreshes).
@@ -213,6 +254,7 @@ impl Dashboards {
                 self.live.record_run(&record.id, record.version, state.clone(), &panel, run);
             }
         }
+        self.announce(&record.id, ChangeKind::Created(record.version));
         Ok(record)
     }
 
@@ -222,7 +264,9 @@ impl Dashboards {
         id: &str,
         title: Option<String>,
     ) -> Result<DashboardRecord, StoreError> {
-        self.store.duplicate(id, title).await
+        let record = self.store.duplicate(id, title).await?;
+        self.announce(&record.id, ChangeKind::Created(record.version));
+        Ok(record)
     }
 
     /// Saves `edit` as the next version under `lock`, then publishes it. The edit must start
@@ -236,10 +280,11 @@ impl Dashboards {
     ) -> Result<Saved, StoreError> {
         let (store, live, id, note) =
             (self.store.clone(), self.live.clone(), lock.id().to_owned(), note.to_owned());
+        let changes = self.changes.clone();
         to_the_end(async move {
             let Edit { before, after, diff } = edit;
             let record = store.save(&id, before.version, (*after).clone(), &note).await?;
-            Ok(publish(&live, &id, before.version, record, after, diff, runs).await)
+            Ok(publish(&live, &changes, &id, before.version, record, after, diff, runs).await)
         })
         .await
     }
@@ -271,12 +316,14 @@ impl Dashboards {
             return Err(StoreError::Deleted(id.to_owned()));
         }
         let (store, live, id) = (self.store.clone(), self.live.clone(), id.to_owned());
+        let changes = self.changes.clone();
         to_the_end(async move {
             let _lock = lock;
             let record = store.revert(&id, to_version).await?;
             let after = Arc::new(record.state.clone());
             let diff = Diff::between(&before.state, &after);
-            Ok(publish(&live, &id, before.version, record, after, diff, Runs::Changed).await)
+            Ok(publish(&live, &changes, &id, before.version, record, after, diff, Runs::Changed)
+                .await)
         })
         .await
     }
@@ -287,6 +334,7 @@ impl Dashboards {
         let _lock = self.lock(id).await;
         self.store.delete(id).await?;
         self.live.deleted(id);
+        self.announce(id, ChangeKind::Deleted);
         if purge {
             self.store.purge(id).await?;
         }
@@ -296,7 +344,9 @@ impl Dashboards {
     /// Undoes a delete (idempotent; no new version).
     pub async fn restore(&self, id: &str) -> Result<DashboardRecord, StoreError> {
         let _lock = self.lock(id).await;
-        self.store.restore(id).await
+        let record = self.store.restore(id).await?;
+        self.announce(id, ChangeKind::Restored);
+        Ok(record)
     }
 
     /// Stops the store (final durable commit; later writes answer [`StoreError::Closed`]).
@@ -315,10 +365,18 @@ async fn to_the_end<T: Send + 'static>(
         .unwrap_or_else(|e| Err(StoreError::Storage(format!("the write task failed: {e}"))))
 }
 
+fn announce(changes: &broadcast::Sender<Change>, id: &str, kind: ChangeKind) {
+    // No receivers is the common case, not an error.
+    let _ = changes.send(Change { id: id.to_owned(), kind });
+}
+
 /// Publishes a committed version (its writer still holds the lock, so versions go out in
-/// order; `live` ignores one that is not newer than what it holds).
+/// order; `live` ignores one that is not newer than what it holds) to viewers, then announces
+/// it.
+#[allow(clippy::too_many_arguments)]
 async fn publish(
     live: &Live,
+    changes: &broadcast::Sender<Change>,
     id: &str,
     base_version: u64,
     record: DashboardRecord,
@@ -331,5 +389,6 @@ async fn publish(
         Runs::Changed => live.run_panels(id, &after, &diff.changed).await,
     };
     live.version_saved(id, base_version, record.version, &diff, after, runs.clone());
+    announce(changes, id, ChangeKind::Saved(record.version));
     Saved { record, base_version, diff, runs }
 }

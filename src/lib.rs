@@ -17,6 +17,7 @@ pub mod dashboards;
 pub mod eval;
 pub mod live;
 pub mod llm;
+pub mod mcp;
 pub mod provenance;
 pub mod sandbox;
 pub mod sdk;

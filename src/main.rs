@@ -27,6 +27,16 @@ enum Command {
         #[arg(long)]
         no_auth: bool,
     },
+    /// Serve MCP on stdin/stdout (for desktop MCP clients: Claude Desktop, Cursor, VS Code):
+    /// the dashboard tools, dashboards and data-source specs as resources, two prompts. Uses
+    /// BOARDSMITH_DATA directly, so stop a server on the same data directory first (or point
+    /// the client at the server's `/mcp`).
+    Mcp {
+        /// Expose only `search` and `get_state` (no dashboard writes). Same as
+        /// BOARDSMITH_MCP_READ_ONLY=1.
+        #[arg(long)]
+        read_only: bool,
+    },
     /// Print the server's sign-in URL and token (BOARDSMITH_TOKEN, or the one generated in
     /// BOARDSMITH_DATA), for a browser or `Authorization: Bearer`.
     Token,
@@ -54,6 +64,10 @@ enum Command {
         #[command(subcommand)]
         target: BenchTarget,
     },
+    /// Serve the scripted mock MCP server (tools `echo`, `add`, `sleep`, `fail`, `image`,
+    /// `grow`, `crash`) on stdin/stdout, for tests of agents' MCP servers.
+    #[command(name = "mock-mcp")]
+    MockMcp,
     /// Serve a scripted mock LLM upstream (OpenAI `/v1/chat/completions`, Anthropic
     /// `/v1/messages`, Ollama `/api/chat`) on 127.0.0.1 until SIGINT/SIGTERM; prints its URL.
     #[command(name = "mock-llm")]
@@ -226,6 +240,7 @@ fn main() -> ExitCode {
         match command {
             Command::Serve { no_auth } => cli::serve(no_auth).await,
             Command::Token => cli::token(),
+            Command::Mcp { read_only } => cli::mcp(read_only).await,
             Command::Sdk { command: SdkCommand::List { json } } => cli::sdk_list(json),
             Command::Sdk { command: SdkCommand::Show { source } } => cli::sdk_show(&source),
             Command::Sdk { command: SdkCommand::Check { json } } => cli::sdk_check(json).await,
@@ -241,6 +256,9 @@ fn main() -> ExitCode {
             Command::Bench {
                 target: BenchTarget::Upstream { viewers, panels, refresh, intervals },
             } => boardsmith::bench::upstream(viewers, panels, refresh, intervals).await,
+            Command::MockMcp => {
+                boardsmith::agent::tools::mcp::mock::serve_stdio().await.map(|()| ExitCode::SUCCESS)
+            }
             Command::MockLlm { script, demo: _, port } => {
                 cli::mock_llm(script.as_deref(), port).await
             }

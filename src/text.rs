@@ -1,6 +1,23 @@
 //! Small text measures shared by every layer: a rough token estimate, cutting text to a length
-//! for messages, and the "did you mean" match of a misspelt name. Knows nothing of the layers
+//! for messages, an error with its causes in one line, and the "did you mean" match of a
+//! misspelt name. Knows nothing of the layers
 //! that use it.
+
+/// `error: its source: that one's source…`, the way the log shows an internal error.
+pub fn causes(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut next = e.source();
+    while let Some(cause) = next {
+        let more = cause.to_string();
+        // thiserror's `{0}`-style messages often repeat their source verbatim.
+        if !text.ends_with(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        next = cause.source();
+    }
+    text
+}
 
 /// Rough token count of `text`: CJK characters count one token each, other text about four
 /// characters a token (the ratio of common BPE vocabularies on English and code).

@@ -26,9 +26,10 @@ use sha2::{Digest as _, Sha256};
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
-    /// Read dashboards, their data and the data-source registry; watch them over `/ws`.
+    /// Read dashboards, their data and the data-source registry; watch them over `/ws`; the
+    /// read tools and resources of `/mcp`.
     Read,
-    /// Change dashboards; call the dashboard tools; preview panel code.
+    /// Change dashboards; call the dashboard tools (over `/mcp` too); preview panel code.
     Write,
     /// Run agents and read their chats (`/api/query`, `/v1/agents/...`).
     Agents,
@@ -175,6 +176,10 @@ pub fn required_scope(path: &str, write: bool) -> Option<Scope> {
         Scope::Metrics
     } else if under("/ws") || under("/api/sdk") || under("/api/templates") {
         Scope::Read
+    } else if under("/mcp") {
+        // Every MCP message is a POST; which tools a key may call is decided per call
+        // (`write` for `execute` and `mutate`), by the MCP server.
+        Scope::Read
     } else if under("/api/dashboards") {
         if write && !path.ends_with("/refresh") { Scope::Write } else { Scope::Read }
     } else if under("/api/tools") || under("/api/panels") {
@@ -193,7 +198,7 @@ pub fn required_scope(path: &str, write: bool) -> Option<Scope> {
     .any(|p| under(p))
     {
         Scope::Agents
-    } else if under("/api") || under("/mcp") {
+    } else if under("/api") {
         Scope::Admin
     } else {
         return None;

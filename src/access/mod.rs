@@ -327,6 +327,27 @@ impl Access {
     pub fn origin_allowed(&self, origin: &str) -> bool {
         Origin::parse(origin).is_some_and(|o| self.origins.contains(&o))
     }
+
+    /// The allowed `Host` values as `name` or `name:port` (IPv6 in brackets), for a second
+    /// layer that takes lists (the MCP SDK's own DNS-rebinding check).
+    pub fn host_list(&self) -> Vec<String> {
+        self.hosts
+            .iter()
+            .map(|h| {
+                let host =
+                    if h.host.contains(':') { format!("[{}]", h.host) } else { h.host.clone() };
+                match h.port {
+                    Some(p) => format!("{host}:{p}"),
+                    None => host,
+                }
+            })
+            .collect()
+    }
+
+    /// The allowed origins as `scheme://host:port`, always with the port.
+    pub fn origin_list(&self) -> Vec<String> {
+        self.origins.iter().map(ToString::to_string).collect()
+    }
 }
 
 #[cfg(test)]

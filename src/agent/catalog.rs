@@ -347,6 +347,11 @@ pub enum Origin {
         /// The definition's text.
         text: Arc<str>,
     },
+    /// Listed by an MCP server an agent uses (its tools only; see `tools::mcp`).
+    Mcp {
+        /// The server's name.
+        server: String,
+    },
 }
 
 impl Origin {
@@ -361,6 +366,7 @@ impl Origin {
             Origin::Builtin { name, .. } => (*name).to_owned(),
             Origin::File(p) => p.file_name().unwrap_or_default().to_string_lossy().into_owned(),
             Origin::Stored { name, .. } => name.clone(),
+            Origin::Mcp { server } => server.clone(),
         }
     }
 
@@ -373,6 +379,9 @@ impl Origin {
                 .ok_or_else(|| std::io::Error::other("built-in file is not UTF-8")),
             Origin::File(p) => std::fs::read_to_string(p),
             Origin::Stored { text, .. } => Ok(text.to_string()),
+            Origin::Mcp { server } => {
+                Err(std::io::Error::other(format!("MCP server `{server}` has no file")))
+            }
         }
     }
 }
@@ -383,6 +392,7 @@ impl std::fmt::Display for Origin {
             Origin::Builtin { section, name } => write!(f, "built-in {}/{name}", section.as_str()),
             Origin::File(p) => write!(f, "{}", p.display()),
             Origin::Stored { name, .. } => write!(f, "admin agents/{name}"),
+            Origin::Mcp { server } => write!(f, "MCP server {server}"),
         }
     }
 }

@@ -12,6 +12,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::tools::mcp::spec::{self as mcp, McpServer, McpServerFile};
 use crate::llm::Effort;
 
 /// Upper bound for `react.maxSteps` and `budget.maxSteps`.
@@ -270,6 +271,9 @@ pub struct AgentFile {
     /// Tool names offered to the model.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<String>,
+    /// MCP servers whose tools join `tools`, namespaced (`fs` → `fs__read_file`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<McpServerFile>,
     /// Must be `true` when `tools` lists `bash`: the shell runs commands on the server's
     /// machine (confined, but still), so a file has to say so in words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -405,7 +409,7 @@ pub struct FieldError {
 }
 
 impl FieldError {
-    fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+    pub(crate) fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
         Self { path: path.into(), message: message.into() }
     }
 }
@@ -451,6 +455,10 @@ pub struct AgentDefinition {
     pub mode: Mode,
     /// Tool names, deduplicated, in file order.
     pub tools: Vec<String>,
+    /// `mcpServers`, validated: their tools join `tools` when a run starts. Shown by name
+    /// only (their `env` and `headers` may hold secrets).
+    #[serde(serialize_with = "server_names", skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<McpServer>,
     /// What the `bash` tool may do for this agent.
     pub shell: ShellPolicy,
     /// Set when the file was written at run time by a tool (`agent_file_create`).
@@ -471,6 +479,10 @@ pub struct AgentDefinition {
     /// The file as parsed (standard JSON after preprocessing), for detail views.
     #[serde(skip)]
     pub file: AgentFile,
+}
+
+fn server_names<S: Serializer>(servers: &[McpServer], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(servers.iter().map(|m| &m.name))
 }
 
 /// The shell grant of an agent file: `allowShell`, `shellNetwork` and `confirmShell`.
@@ -684,6 +696,8 @@ fn validate(
         }
     }
 
+    let mcp_servers = mcp::validate(&file.mcp_servers, &mut errors);
+
     let allow = file.allow_shell == Some(true);
     let shell = ShellPolicy {
         allow,
@@ -771,8 +785,11 @@ fn validate(
         expose_reasoning: expose,
     };
     let policy = resolve_policy(mode, &overrides);
-    if policy.tool_policy == ToolPolicy::Require && tools.is_empty() {
-        errors.push(FieldError::new("toolPolicy", "REQUIRE needs at least one name in tools"));
+    if policy.tool_policy == ToolPolicy::Require && tools.is_empty() && mcp_servers.is_empty() {
+        errors.push(FieldError::new(
+            "toolPolicy",
+            "REQUIRE needs at least one name in tools (or an MCP server)",
+        ));
     }
     if policy.tool_policy == ToolPolicy::Disallow && !tools.is_empty() {
         warnings.push(FieldError::new(
@@ -791,6 +808,7 @@ fn validate(
             summary_model,
             mode,
             tools,
+            mcp_servers,
             shell,
             created_by: nonblank(&file.created_by),
             temperature,
@@ -1120,7 +1138,7 @@ mod tests {
             "a",
             r#"{"mode": "REACT", "react": {"systemPrompt": "x"}, "toolPolicy": "REQUIRE"}"#,
         );
-        assert_eq!(e, ["toolPolicy: REQUIRE needs at least one name in tools"]);
+        assert_eq!(e, ["toolPolicy: REQUIRE needs at least one name in tools (or an MCP server)"]);
         let e = errors("bad key", r#"{}"#);
         assert!(e[0].starts_with("(file name): agent key `bad key`"), "{e:?}");
     }

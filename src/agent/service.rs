@@ -33,6 +33,7 @@ use super::run::{
     ContextSource, FallbackResolver, ModelResolver, ResolvedModel, RunDeps, RunHooks, RunInput,
     run_recorded,
 };
+use super::tools::mcp::McpHub;
 use super::tools::{BackendTools, FrontendSubmits};
 use crate::llm::{ContentBlock, ImageSource, LlmError, Models, ProviderKind};
 use crate::uploads::Uploads;
@@ -237,6 +238,8 @@ pub struct AgentService {
     live: Mutex<HashMap<String, Arc<LiveRun>>>,
     context: Vec<Arc<dyn ContextSource>>,
     hooks: Option<HooksFactory>,
+    /// Agents' MCP servers; `None`: their `mcpServers` are ignored.
+    mcp: Option<McpHub>,
     uploads: Option<Arc<Uploads>>,
 }
 
@@ -343,8 +346,21 @@ impl AgentService {
             live: Mutex::new(HashMap::new()),
             context: Vec::new(),
             hooks: None,
+            mcp: None,
             uploads: None,
         }
+    }
+
+    /// Connects agents' `mcpServers` through `hub`: their tools join each run's tools.
+    #[must_use]
+    pub fn with_mcp(mut self, hub: McpHub) -> Self {
+        self.mcp = Some(hub);
+        self
+    }
+
+    /// The MCP connections, if this service has them.
+    pub fn mcp(&self) -> Option<&McpHub> {
+        self.mcp.as_ref()
     }
 
     /// Takes queries' uploaded images from `uploads` (without it, `images[].uploadId` is
@@ -859,7 +875,26 @@ impl AgentService {
         }
         self.load_images(&mut input.history, extras.vision).await;
         self.load_blocks(&mut input.user_images, true).await;
-        let mut deps = RunDeps::new(self.backend.clone(), self.submits.clone());
+        let mut backend = self.backend.clone();
+        if let Some(hub) = &self.mcp
+            && !input.agent.mcp_servers.is_empty()
+        {
+            // A server that is down leaves its tools out; the run goes on without them.
+            let found = tokio::select! {
+                biased;
+                () = cancel.cancelled() => Default::default(),
+                found = hub.tools_for(&input.agent.mcp_servers) => found,
+            };
+            // The catalog's tools win over an MCP tool of the same name.
+            for (spec, tool) in found.specs.into_iter().zip(found.executors) {
+                if input.tools.iter().all(|t| t.name != spec.name) && !backend.contains(&spec.name)
+                {
+                    input.tools.push(spec);
+                    backend.register(tool);
+                }
+            }
+        }
+        let mut deps = RunDeps::new(backend, self.submits.clone());
         deps.cancel = cancel;
         deps.context = self.context.clone();
         deps.steering = live.steering.clone();

@@ -16,7 +16,7 @@ use super::validate::type_name;
 use super::{DashboardState, Panel, Variable};
 
 /// What changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ChangeKind {
     /// A panel was added.
@@ -38,7 +38,7 @@ pub enum ChangeKind {
 }
 
 /// One change, keyed by panel id.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChangeEntry {
     /// What changed.
     #[serde(rename = "type")]

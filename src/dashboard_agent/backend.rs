@@ -27,8 +27,9 @@ use crate::store::StoreError;
 
 /// Checks the arguments of `tool` and returns the input [`Tools::call`] expects: only the
 /// declared fields, `null` and blank `dashboard_id` dropped. Unknown fields are refused (a
-/// misspelt `dashboardId` must not silently act on the active dashboard).
-fn input(tool: DashboardTool, args: &Value) -> Result<Value, ToolError> {
+/// misspelt `dashboardId` must not silently act on the active dashboard). The MCP server
+/// checks its callers' arguments with this too.
+pub fn input(tool: DashboardTool, args: &Value) -> Result<Value, ToolError> {
     let a = Args::new(tool.name(), args)?;
     let allowed = tool.fields();
     if let Some((k, _)) = a.fields().find(|(k, _)| !allowed.contains(&k.as_str())) {
@@ -70,8 +71,9 @@ fn input(tool: DashboardTool, args: &Value) -> Result<Value, ToolError> {
     Ok(Value::Object(out))
 }
 
-/// A dashboard-tool failure as an agent tool error.
-fn tool_error(tool: &str, e: DashboardToolError) -> ToolError {
+/// A dashboard-tool failure as an agent tool error (callers' mistakes as `invalid`, with what
+/// to do instead).
+pub fn tool_error(tool: &str, e: DashboardToolError) -> ToolError {
     match e {
         DashboardToolError::InvalidInput { message, .. } => ToolError::invalid(tool, message),
         DashboardToolError::Store(e @ (StoreError::NotFound(_) | StoreError::Deleted(_))) => {

@@ -69,6 +69,22 @@ pub fn cap(value: &Value, max_tokens: usize) -> Value {
     }
 }
 
+/// [`cap`] for an object with a typed shape (an output schema): only `field`, its free-form
+/// part (`results`, `state`), is truncated, so every other field keeps its declared type; the
+/// hint goes in a top-level `truncated` key. Objects without `field` are returned whole.
+pub fn cap_field(value: &Value, field: &str, max_tokens: usize) -> Value {
+    let total = tokens(value);
+    let (Value::Object(o), true) = (value, total > max_tokens) else { return value.clone() };
+    let Some(inner) = o.get(field) else { return value.clone() };
+    // What the other fields and the hint take; the free-form part gets the rest (at least a
+    // little, so a truncated result still shows what it was).
+    let rest = total.saturating_sub(tokens(inner)) + estimate_tokens(HINT) + 8;
+    let mut out = o.clone();
+    out.insert(field.to_owned(), cap(inner, max_tokens.saturating_sub(rest).max(200)));
+    out.insert("truncated".into(), Value::String(HINT.into()));
+    Value::Object(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,6 +108,22 @@ mod tests {
         let kept = out["rows"].as_array().unwrap();
         assert!(kept.last().unwrap().as_str().unwrap().contains("more items"));
         assert_eq!(kept[0]["time"], 0);
+    }
+
+    #[test]
+    fn cap_field_cuts_only_the_free_form_field() {
+        let rows: Vec<Value> = (0..5000).map(|i| json!({"i": i, "s": "x".repeat(40)})).collect();
+        let panels: Vec<Value> = (0..100).map(|i| json!({"panelId": format!("p{i}")})).collect();
+        let v = json!({"results": rows, "validation": {"panels": panels}});
+        let out = cap_field(&v, "results", 3000);
+        assert!(tokens(&out) <= 3000, "{}", tokens(&out));
+        assert_eq!(out["validation"], v["validation"], "typed fields stay whole");
+        assert_eq!(out["truncated"], HINT);
+        assert_eq!(out["results"]["truncated"], HINT);
+        let small = json!({"results": [1, 2]});
+        assert_eq!(cap_field(&small, "results", 3000), small);
+        let other = json!({"changes": "y".repeat(40_000)});
+        assert_eq!(cap_field(&other, "results", 100), other, "no free-form field: left whole");
     }
 
     #[test]

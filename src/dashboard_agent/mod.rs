@@ -84,7 +84,7 @@ pub struct SearchInput {
 }
 
 /// Output of `search`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SearchOutput {
     /// What the code returned (typically `DataSourceMatch[]`).
     pub results: Value,
@@ -105,7 +105,7 @@ pub struct ExecuteInput {
 }
 
 /// Output of `execute`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ExecuteOutput {
     /// The created or replaced dashboard (empty when nothing was saved).
     pub dashboard_id: String,
@@ -169,7 +169,7 @@ pub enum DetailLevel {
 }
 
 /// Output of `get_state`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct GetStateOutput {
     /// The dashboard.
     pub dashboard_id: String,
@@ -192,7 +192,7 @@ pub struct MutateInput {
 }
 
 /// Output of `mutate`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct MutateOutput {
     /// The dashboard.
     pub dashboard_id: String,
@@ -213,7 +213,7 @@ pub struct MutateOutput {
 }
 
 /// Test-run results.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ValidationResult {
     /// One entry per panel run.
     pub panels: Vec<PanelValidation>,
@@ -223,7 +223,7 @@ pub struct ValidationResult {
 }
 
 /// One panel's test run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct PanelValidation {
     /// The panel.
     #[serde(rename = "panelId")]

@@ -121,21 +121,7 @@ impl ApiError {
     }
 }
 
-/// `error: its source: that one's source…`, the way the log shows an internal error.
-pub fn causes(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut next = e.source();
-    while let Some(cause) = next {
-        let more = cause.to_string();
-        // thiserror's `{0}`-style messages often repeat their source verbatim.
-        if !text.ends_with(&more) {
-            text.push_str(": ");
-            text.push_str(&more);
-        }
-        next = cause.source();
-    }
-    text
-}
+pub use crate::text::causes;
 
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {

@@ -55,9 +55,12 @@ pub enum ServeError {
 /// The router over a started app, behind the access guard for a server bound to `bound`.
 pub fn app(state: Arc<App>, bound: std::net::SocketAddr) -> Result<Router, ServeError> {
     let access = Access::new(&state.access, state.token.clone(), bound)?;
+    // MCP (streamable HTTP) behind the same guard, with the SDK's own Host/Origin checks too.
+    let mcp = crate::mcp::http_service(state.mcp.clone(), &access, state.shutdown_token());
     let gate = Arc::new(guard::Gate { access, keys: state.keys.clone() });
     // Per route, so the route template is known; outermost, so refusals are measured too.
     Ok(routes(state)
+        .nest_service("/mcp", mcp)
         .layer(axum::middleware::from_fn_with_state(gate, guard::guard))
         .layer(axum::middleware::from_fn(measure)))
 }

@@ -212,6 +212,44 @@ async fn agent_file_create_grants_no_more_than_its_caller_has_and_keeps_off_buil
 }
 
 #[tokio::test]
+async fn agent_file_create_passes_on_only_its_callers_own_mcp_servers() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = tools_in(dir.path());
+    let fs = json!({"name": "fs", "command": "node", "args": ["/opt/fs.js", "/srv"]});
+    let caller = Arc::new(
+        parse(
+            "caller",
+            &json!({"mode": "REACT", "tools": ["agent_file_create"], "mcpServers": [fs],
+                "react": {"systemPrompt": "x"}})
+            .to_string(),
+        )
+        .unwrap(),
+    );
+    let call = |servers: Value| {
+        let args = json!({"agentId": "child", "mode": "REACT", "react": {"systemPrompt": "x"},
+            "mcpServers": servers});
+        tools.call("agent_file_create", args, ToolContext::new("r", "c").with_agent(caller.clone()))
+    };
+    // Another program, or the caller's server with other arguments: refused, nothing written.
+    let other = json!({"name": "fs", "command": "bash", "args": ["-c", "id"]});
+    let widened = json!({"name": "fs", "command": "node", "args": ["/opt/fs.js", "/"]});
+    for bad in [json!([other]), json!([fs, widened]), json!("fs")] {
+        let err = call(bad.clone()).await.unwrap_err();
+        assert!(
+            matches!(&err, ToolError::Refused { reason, .. } if reason.contains("MCP servers its creator has"))
+                || err.to_string().contains("must be an array"),
+            "{bad}: {err}"
+        );
+    }
+    assert!(!dir.path().join("agents/child.json").exists());
+    // Its own, unchanged: written, and the new agent loads with it.
+    call(json!([fs])).await.unwrap();
+    let text = std::fs::read_to_string(dir.path().join("agents/child.json")).unwrap();
+    let child = parse("child", &text).unwrap();
+    assert_eq!(child.mcp_servers, caller.mcp_servers);
+}
+
+#[tokio::test]
 async fn frontend_submit_releases_waiters_and_reports_unknown_ids_and_timeouts() {
     let hub = FrontendSubmits::new(Duration::from_secs(300));
     let pending = hub.expect("run-1", "tool-1").unwrap();

@@ -29,6 +29,7 @@ mod images;
 mod llm_anthropic;
 mod llm_ollama;
 mod llm_openai;
+mod mcp_client;
 mod metrics;
 mod model_fallback;
 mod openai_api;

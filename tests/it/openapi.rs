@@ -33,7 +33,9 @@ fn router_paths(router: &axum::Router) -> BTreeSet<String> {
             })
             .map_or(chunk.len(), |(i, _)| i);
         for quoted in chunk[..end].split('"').skip(1).step_by(2) {
-            if !quoted.contains("__private__axum") {
+            // `/mcp` is the MCP protocol's endpoint (JSON-RPC as the MCP specification defines
+            // it, served by the MCP SDK), not part of the REST API this document describes.
+            if !quoted.contains("__private__axum") && !quoted.starts_with("/mcp") {
                 paths.insert(quoted.to_owned());
             }
         }

@@ -466,3 +466,28 @@ async fn previews_past_the_cap_are_429_and_refreshes_are_not_starved() {
     assert_eq!((s, &b["data"]["data"]), (200, &json!(2)), "{b}");
     app.stop().await;
 }
+
+/// Every connection, subscribed or not, hears of every dashboard created, saved, deleted or
+/// restored, whoever did it: the web app's list stays current when an MCP client or another
+/// tab changes dashboards.
+#[tokio::test]
+async fn every_connection_hears_dashboards_change() {
+    let app = support::spawn_app().await;
+    let mut ws = app.ws().await;
+    let changed = |kind: &'static str| {
+        move |m: &Value| m["type"] == "dashboards.changed" && m["change"] == kind
+    };
+    let id = create(&app, "listener").await;
+    let (m, _) = ws_until(&mut ws, changed("created")).await;
+    assert_eq!((m["dashboardId"].as_str(), m["version"].as_u64()), (Some(id.as_str()), Some(1)));
+    let add = "async (s) => { s.title = 'Gold again'; return s; }";
+    app.tool("mutate", json!({"code": add, "dashboard_id": id, "session": "listener"})).await;
+    let (m, _) = ws_until(&mut ws, changed("saved")).await;
+    assert_eq!((m["dashboardId"].as_str(), m["version"].as_u64()), (Some(id.as_str()), Some(2)));
+    let r = app.http.delete(app.url(&format!("/api/dashboards/{id}"))).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let (m, _) = ws_until(&mut ws, changed("deleted")).await;
+    assert_eq!(m["dashboardId"], id.as_str());
+    assert!(m.get("version").is_none(), "{m}");
+    app.stop().await;
+}

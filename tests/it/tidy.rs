@@ -33,6 +33,9 @@ const LAYERS: &[(&str, &[&str])] = &[
         "dashboard_agent",
         &["agent", "dashboard", "dashboards", "live", "provenance", "sandbox", "store", "text"],
     ),
+    // The MCP server: the dashboard tools (and their argument checks), resources over
+    // `dashboards` and `sdk`, a principal's scopes from `access`. Not the agent runtime.
+    ("mcp", &["access", "dashboard_agent", "dashboards", "live", "sdk", "store"]),
 ];
 
 /// Writes to the store or the live layer's published state: only `dashboards` (and the owning

@@ -284,3 +284,26 @@ test('the gear opens settings from the app and Close goes back; on a narrow scre
   assert.deepEqual(page.errors, []);
   await page.close();
 });
+
+test('the MCP section gives this server\'s endpoint and client configurations that work as written', async () => {
+  const page = await newPage();
+  await openSettings(page);
+  const endpoint = `${server.url}/mcp`;
+  assert.equal(await page.locator('.settings-mcp .mcp-url').textContent(), endpoint);
+  const http = JSON.parse(await page.locator('.mcp-config[data-kind="http"] pre').textContent());
+  assert.equal(http.mcpServers.boardsmith.url, endpoint);
+  const stdio = JSON.parse(await page.locator('.mcp-config[data-kind="stdio"] pre').textContent());
+  assert.deepEqual(stdio.mcpServers.boardsmith.args, ['mcp']);
+  // The endpoint answers an MCP client's first request with the header the config shows.
+  const auth = http.mcpServers.boardsmith.headers.Authorization.replace('bsk-…', server.token);
+  const r = await fetch(endpoint, {
+    method: 'POST',
+    headers: { authorization: auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'settings-test', version: '1' } } }),
+  });
+  assert.equal(r.status, 200, await r.text());
+  await page.locator('.settings-mcp').scrollIntoViewIfNeeded();
+  await screenshot(page, 'settings-mcp');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});

@@ -7,7 +7,8 @@
 //!
 //! What it must never do: grant more than its caller has. The new agent's `tools` must be a
 //! subset of the calling agent's, `allowShell`/`shellNetwork` only if the caller has them,
-//! `"confirmShell": false` only if the caller's commands run unasked; it
+//! `"confirmShell": false` only if the caller's commands run unasked, `mcpServers` only the
+//! caller's own entries, unchanged; it
 //! never writes over a built-in agent (one embedded in the binary) or a file it did not write
 //! itself, and every file it writes says `"createdBy": "agent_file_create"` (shown by
 //! `GET /api/agent`).
@@ -203,6 +204,26 @@ fn grant(
             extra.join(", "),
             if caller_tools.is_empty() { "none".to_owned() } else { caller_tools.join(", ") }
         )));
+    }
+    // An MCP server is a program or endpoint with the caller's reach: only the caller's own
+    // server definitions, unchanged, may be passed on.
+    if let Some(servers) = a.get("mcpServers") {
+        let caller_servers = caller.map_or(&[][..], |c| c.file.mcp_servers.as_slice());
+        let list = servers
+            .as_array()
+            .ok_or_else(|| a.error("\"mcpServers\" must be an array of server definitions"))?;
+        for (i, entry) in list.iter().enumerate() {
+            let known = serde_json::from_value::<crate::agent::tools::mcp::spec::McpServerFile>(
+                entry.clone(),
+            )
+            .is_ok_and(|e| caller_servers.contains(&e));
+            if !known {
+                return Err(refused(format!(
+                    "mcpServers[{i}]: an agent can only be given MCP servers its creator has, \
+                     exactly as its creator's file defines them"
+                )));
+            }
+        }
     }
     let flag_or = |field: &str, default: bool| -> Result<bool, ToolError> {
         match a.get(field) {

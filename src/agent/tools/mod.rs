@@ -12,6 +12,7 @@
 pub mod agent_file;
 pub mod bash;
 pub mod city_datetime;
+pub mod mcp;
 pub mod mock_weather;
 pub mod submit;
 

@@ -1,5 +1,7 @@
 //! The WebSocket endpoint `GET /ws`: client messages `subscribe`, `unsubscribe`, `refresh`,
-//! `set_vars`; server messages are the `live` events, plus `error` for a bad client message.
+//! `set_vars`; server messages are the `live` events, `error` for a bad client message, and
+//! `dashboards.changed` to every connection when any dashboard is created, saved, deleted or
+//! restored (by anyone: REST, an agent, an MCP client), so dashboard lists stay current.
 //!
 //! Each connection is one `live` [`Viewer`] (its own variable values, capped subscriptions, its
 //! requested runs queued and coalesced) and has one [`Outbox`] (bounded, coalescing) drained by
@@ -120,6 +122,26 @@ pub async fn upgrade(
         .on_upgrade(move |socket| serve(app, admission, socket))
 }
 
+/// The `dashboards.changed` message for a change (`None`: changes were missed, re-read all).
+fn changed_item(change: Option<&crate::dashboards::Change>) -> OutboxItem {
+    use crate::dashboards::ChangeKind;
+    let mut msg = json!({ "type": "dashboards.changed" });
+    if let Some(c) = change {
+        let (kind, version) = match c.kind {
+            ChangeKind::Created(v) => ("created", Some(v)),
+            ChangeKind::Saved(v) => ("saved", Some(v)),
+            ChangeKind::Deleted => ("deleted", None),
+            ChangeKind::Restored => ("restored", None),
+        };
+        msg["dashboardId"] = json!(c.id);
+        msg["change"] = json!(kind);
+        if let Some(v) = version {
+            msg["version"] = json!(v);
+        }
+    }
+    OutboxItem::control(msg.to_string().into())
+}
+
 fn error_item(message: String) -> OutboxItem {
     OutboxItem::control(json!({ "type": "error", "message": message }).to_string().into())
 }
@@ -233,9 +255,21 @@ async fn serve(app: Arc<App>, admission: crate::live::Admission, socket: WebSock
     // writer has sent the close frame.
     let mut closing = false;
     let shutdown = app.shutdown_token();
+    let mut changes = app.dashboards.changes();
     let writer_ended = loop {
         let msg = tokio::select! {
             () = shutdown.cancelled() => break false,
+            change = changes.recv() => {
+                match change {
+                    Ok(c) => outbox.push(changed_item(Some(&c))),
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        outbox.push(changed_item(None));
+                    }
+                    // The dashboards service is gone: the app is stopping.
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => break false,
+                }
+                continue;
+            }
             // The writer ends on its own only when the queue was closed (it sent the close
             // frame) or the socket failed.
             _ = &mut writer => break true,

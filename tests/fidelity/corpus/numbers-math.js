@@ -114,3 +114,7 @@ return [s, t, u, v, String(w), typeof s, typeof t];
 // @case exponent-nan-and-infinity
 const one = 1, none = undefined;
 return [String(one ** NaN), String(one ** none), String((-1) ** Infinity), String(1.5 ** NaN), String(Math.pow(1, NaN)), String(one ** -Infinity)];
+
+// @case negative-zero-from-integer-division
+const n = -5, z = 0, show = (x) => (Object.is(x, -0) ? '-0' : String(x));
+return [0 / -5, z / n, 0 / 5, -0 / 5, 0 / -1197979072, 1 / (z / n), 6 / -3, z * n, z % n].map(show);

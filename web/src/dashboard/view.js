@@ -171,6 +171,12 @@ export function createDashboardView(el, { api, bus }) {
 
   // ---- messages ---------------------------------------------------------------------------
   function onMessage(msg) {
+    // Any dashboard created, saved or deleted by anyone (an MCP client, another tab): the
+    // lists reload. Our own dashboard's changes also arrive as patches below.
+    if (msg.type === 'dashboards.changed') {
+      bus.emit('dashboards:changed', {});
+      return;
+    }
     if (msg.type === 'error') {
       if (current && typeof msg.message === 'string' && msg.message.includes(current) && /deleted/.test(msg.message)) {
         markDeleted();

@@ -72,3 +72,23 @@ export function when(ms) {
   const p = (n) => String(n).padStart(2, '0');
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}`;
 }
+
+/**
+ * A Copy button for `text`; where the clipboard is refused (plain http on another host), it
+ * selects `shown` (the element that displays the text) for Ctrl+C instead.
+ */
+export function copyButton(cls, text, shown) {
+  const button = h(`button.${cls}`, {
+    type: 'button', text: 'Copy',
+    onclick: async () => {
+      try {
+        await navigator.clipboard.writeText(text);
+        button.textContent = 'Copied';
+      } catch {
+        getSelection().selectAllChildren(shown);
+        button.textContent = 'Selected: press Ctrl+C';
+      }
+    },
+  });
+  return button;
+}

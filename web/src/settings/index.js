@@ -1,17 +1,18 @@
 // The settings page (`#settings` in the URL, the gear in the header): providers and their keys,
-// the default model, API keys and usage, all through the admin API, so a new user never needs
+// the default model, API keys, how to connect MCP clients and usage, all through the admin API, so a new user never needs
 // an environment variable. createSettings(el, {api, bus}) → {open(), close(), isOpen()}.
 // Every section reloads from the server each time the page opens; a failed request shows the
 // server's message next to the field it names (form.js).
 //
 // Test hooks: `.settings-view[data-open]`, `.settings-close`, and each section's own (see
-// providers.js, model.js, keys.js, usage.js); sections set `data-loaded` once loaded.
+// providers.js, model.js, keys.js, mcp.js, usage.js); sections set `data-loaded` once loaded.
 import './settings.css';
 import { h } from '../dom.js';
 import { createProviders } from './providers.js';
 import { createDefaultModel } from './model.js';
 import { createKeys } from './keys.js';
 import { createUsage } from './usage.js';
+import { createMcp } from './mcp.js';
 
 export function createSettings(el, { api, bus, onClose }) {
   let toastEl = null;
@@ -30,13 +31,14 @@ export function createSettings(el, { api, bus, onClose }) {
   const model = createDefaultModel(parts);
   const keys = createKeys(parts);
   const usage = createUsage(parts);
+  const mcp = createMcp();
 
   const root = h('div.settings-view', null,
     h('div.settings-head', null,
       h('h1', { text: 'Settings' }),
       h('span.spacer'),
       h('button.settings-close', { type: 'button', text: '✕ Close', title: 'Back to the dashboards (Esc)', onclick: () => onClose?.() })),
-    h('div.settings-body', null, providers.el, model.el, keys.el, usage.el));
+    h('div.settings-body', null, providers.el, model.el, keys.el, mcp.el, usage.el));
   el.replaceChildren(root);
 
   // A provider added or removed changes which models can be picked.

@@ -6,7 +6,7 @@
 // `.key-secret-value`, `.key-copy` and `.key-secret-done`; `.key-row[data-key-id][data-state]`
 // (`active`, `revoked`, `expired`) with `.key-revoke`.
 import { h } from '../dom.js';
-import { field, formError, clearErrors, showError, busy, when } from './form.js';
+import { field, formError, clearErrors, showError, busy, when, copyButton } from './form.js';
 
 const enc = encodeURIComponent;
 const SCOPES = [
@@ -88,19 +88,7 @@ export function createKeys({ api, toast }) {
 
   function showSecret(created) {
     const value = h('code.key-secret-value', { text: created.key });
-    const copy = h('button.key-copy', {
-      type: 'button', text: 'Copy',
-      onclick: async () => {
-        try {
-          await navigator.clipboard.writeText(created.key);
-          copy.textContent = 'Copied';
-        } catch {
-          // No clipboard permission (plain http on another host): select it for Ctrl+C.
-          getSelection().selectAllChildren(value);
-          copy.textContent = 'Selected: press Ctrl+C';
-        }
-      },
-    });
+    const copy = copyButton('key-copy', created.key, value);
     secret.replaceChildren(h('div.key-secret', { role: 'status' },
       h('div.key-secret-title', null, h('strong', { text: `Key “${created.name}” created.` }), ' Copy it now: it is not shown again.'),
       h('div.key-secret-line', null, value, copy,

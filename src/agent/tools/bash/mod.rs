@@ -198,6 +198,58 @@ impl BashTool {
         probed.as_ref().map_err(Clone::clone)
     }
 
+    /// Starts a long-running program (an MCP stdio server) in the same sandbox as commands:
+    /// the workspace, the masked and read-only trees, no network unless `program.network`,
+    /// the same rlimits (but CPU seconds: [`SERVER_CPU`], and its own address space), a
+    /// cleared environment plus
+    /// `program.env`. Its program file and `program.read_only` are bound read-only, so a
+    /// program installed outside `/usr` can run. stdin, stdout and stderr are piped for the
+    /// caller. Dropping the returned [`Confined`] kills it.
+    pub async fn spawn_confined(&self, program: &ConfinedProgram<'_>) -> Result<Confined, String> {
+        let sandbox =
+            self.sandbox().await.map_err(|e| format!("the sandbox is unavailable: {e}"))?;
+        std::fs::create_dir_all(&self.working_dir).map_err(|e| {
+            format!("cannot create the workspace {}: {e}", self.working_dir.display())
+        })?;
+        let resolved = sandbox::find_program(Path::new(program.command))
+            .ok_or_else(|| format!("`{}` is not found on the server's PATH", program.command))?;
+        let resolved = std::fs::canonicalize(&resolved).unwrap_or(resolved);
+        let mut extra: Vec<PathBuf> = program.read_only.to_vec();
+        extra.push(resolved.clone());
+        let mounts = Mounts {
+            workspace: &self.working_dir,
+            read_write: &self.allowed,
+            hidden: &self.hidden,
+            read_only: &self.read_only,
+            network: program.network,
+            extra_read_only: &extra,
+            env: program.env,
+        };
+        let line = std::iter::once(resolved.to_string_lossy().into_owned())
+            .chain(program.args.iter().cloned())
+            .map(|a| shell_quote(&a))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let limits = ShellLimits { memory_mb: program.memory_mb, ..self.config.limits };
+        let mut prepared = sandbox
+            .prepare(&mounts, &limits, SERVER_CPU, &format!("exec {line}"))
+            .map_err(|e| format!("cannot prepare the sandbox: {e}"))?;
+        prepared
+            .command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child =
+            prepared.command.spawn().map_err(|e| format!("cannot start the sandbox: {e}"))?;
+        let group = child.id().and_then(|id| i32::try_from(id).ok()).map(GroupKill);
+        let cgroup = prepared
+            .started(&mut child, true)
+            .await
+            .map_err(|e| format!("cannot use the pids cgroup: {e}"))?;
+        Ok(Confined { child, _group: group, _cgroup: cgroup })
+    }
+
     /// Runs a command in the sandbox, with or without the network. Cancelling `cancel` kills
     /// the sandbox and answers [`ToolError::Cancelled`]; so does dropping the future.
     pub async fn run(
@@ -223,6 +275,8 @@ impl BashTool {
             hidden: &self.hidden,
             read_only: &self.read_only,
             network,
+            extra_read_only: &[],
+            env: &[],
         };
         let mut prepared = sandbox
             .prepare(&mounts, &self.config.limits, timeout, command)
@@ -235,7 +289,7 @@ impl BashTool {
         // Kills the group on every exit path; the sandbox's pid namespace dies with it.
         let group = child.id().and_then(|id| i32::try_from(id).ok()).map(GroupKill);
         let cgroup = prepared
-            .started(&mut child)
+            .started(&mut child, false)
             .await
             .map_err(|e| ToolError::failed(NAME, format!("cannot use the pids cgroup: {e}")))?;
         let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
@@ -311,6 +365,41 @@ impl BackendTool for BashTool {
 /// SIGKILLs a process group when dropped.
 #[derive(Debug)]
 struct GroupKill(i32);
+
+/// CPU seconds a confined long-running program may use (its `RLIMIT_CPU`): a day.
+pub const SERVER_CPU: Duration = Duration::from_secs(24 * 3600);
+
+/// What [`BashTool::spawn_confined`] runs.
+#[derive(Debug, Clone, Copy)]
+pub struct ConfinedProgram<'a> {
+    /// A path, or a name looked up on the server's `PATH`.
+    pub command: &'a str,
+    /// Its arguments.
+    pub args: &'a [String],
+    /// Variables set for it.
+    pub env: &'a [(String, String)],
+    /// Shares the host's network.
+    pub network: bool,
+    /// Host trees it may read besides the shell's view.
+    pub read_only: &'a [PathBuf],
+    /// Its address-space limit in MiB instead of the shell's.
+    pub memory_mb: u64,
+}
+
+/// A running confined program. Dropping it kills its process group (and with it the
+/// sandbox's pid namespace) and removes its pids cgroup.
+#[derive(Debug)]
+pub struct Confined {
+    /// The process (stdin and stdout piped).
+    pub child: tokio::process::Child,
+    _group: Option<GroupKill>,
+    _cgroup: Option<sandbox::Cgroup>,
+}
+
+/// `a` as one word for `/bin/bash -c`.
+fn shell_quote(a: &str) -> String {
+    format!("'{}'", a.replace('\'', "'\\''"))
+}
 
 impl GroupKill {
     fn disarm(self) {

@@ -107,6 +107,12 @@ pub(super) struct Mounts<'a> {
     pub read_only: &'a [PathBuf],
     /// Share the host's network.
     pub network: bool,
+    /// Host paths bound read-only wherever they are (an MCP server's program and
+    /// installation); empty for shell commands.
+    pub extra_read_only: &'a [PathBuf],
+    /// Variables set besides `PATH`, `HOME` and `LANG` (which they may override); empty for
+    /// shell commands.
+    pub env: &'a [(String, String)],
 }
 
 /// A working bwrap, found by [`Sandbox::probe`].
@@ -178,6 +184,8 @@ impl Sandbox {
             hidden: &[],
             read_only: &[],
             network: false,
+            extra_read_only: &[],
+            env: &[],
         };
         let mut prepared = sandbox
             .prepare(&mounts, limits, PROBE_TIMEOUT, "echo ok")
@@ -188,7 +196,7 @@ impl Sandbox {
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", bwrap.display()))?;
         let cgroup = prepared
-            .started(&mut child)
+            .started(&mut child, false)
             .await
             .map_err(|e| format!("cannot use the pids cgroup: {e}"))?;
         let out = tokio::time::timeout(PROBE_TIMEOUT, child.wait_with_output())
@@ -264,6 +272,9 @@ impl Sandbox {
         a.setenv("PATH", "/usr/local/bin:/usr/bin:/bin");
         a.setenv("HOME", m.workspace);
         a.setenv("LANG", lang.as_deref().unwrap_or("C.UTF-8"));
+        for (key, value) in m.env {
+            a.setenv(key, value);
+        }
         // Read by the wrapper only.
         a.setenv("LIMIT_PROCS", limits.max_processes.to_string());
         a.setenv("LIMIT_AS_KB", (limits.memory_mb.saturating_mul(1024)).to_string());
@@ -313,6 +324,9 @@ impl Sandbox {
         for r in m.read_only.iter().filter(|r| inside(r) && r.exists()) {
             a.bind("--ro-bind", r, r);
         }
+        for r in m.extra_read_only.iter().filter(|r| r.exists()) {
+            a.bind("--ro-bind", r, r);
+        }
         a.bind("--chdir", m.workspace, "");
         a.flags(&["--", "/bin/bash", "-c", WRAPPER, "bash"]);
         a.0.push(command.into());
@@ -322,13 +336,16 @@ impl Sandbox {
 
 impl Prepared {
     /// Call right after spawning: moves the child into its cgroup and lets it go on. Returns
-    /// the cgroup, which the caller removes once the command is over.
+    /// the cgroup, which the caller removes once the command is over. `keep_stdin`: the
+    /// child's stdin stays open for the caller (an MCP server reads its requests there)
+    /// instead of being closed after the go-ahead.
     pub async fn started(
         &mut self,
         child: &mut tokio::process::Child,
+        keep_stdin: bool,
     ) -> io::Result<Option<Cgroup>> {
         let Some(cg) = self.cgroup.take() else { return Ok(None) };
-        cg.admit(child).await?;
+        cg.admit(child, keep_stdin).await?;
         Ok(Some(cg))
     }
 }
@@ -359,7 +376,7 @@ impl Args {
 }
 
 /// `program` if it names a file, else the first match on the server's `PATH`.
-fn find_program(program: &Path) -> Option<PathBuf> {
+pub(super) fn find_program(program: &Path) -> Option<PathBuf> {
     let is_file = |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.is_file());
     if program.components().count() > 1 {
         return is_file(program).then(|| program.to_owned());
@@ -418,14 +435,17 @@ impl Cgroup {
         Ok(cg)
     }
 
-    /// Moves the waiting host shell into the cgroup, then releases it.
-    async fn admit(&self, child: &mut tokio::process::Child) -> io::Result<()> {
+    /// Moves the waiting host shell into the cgroup, then releases it. The shell reads
+    /// exactly the one line, so with `keep_stdin` the rest of the pipe is the program's.
+    async fn admit(&self, child: &mut tokio::process::Child, keep_stdin: bool) -> io::Result<()> {
         use tokio::io::AsyncWriteExt;
         let pid = child.id().ok_or_else(|| io::Error::other("the child already exited"))?;
         std::fs::write(self.dir.join("cgroup.procs"), pid.to_string())?;
         let mut stdin = child.stdin.take().ok_or_else(|| io::Error::other("no stdin pipe"))?;
         stdin.write_all(b"go\n").await?;
-        drop(stdin);
+        if keep_stdin {
+            child.stdin = Some(stdin);
+        }
         Ok(())
     }
 
