@@ -246,6 +246,11 @@ impl App {
         let mut backend = BackendTools::builtin(&agent_tools);
         crate::dashboard_agent::backend::register_all(&mut backend, &tools, config.max_fix_rounds);
         let models = Arc::new(Models::new(llm));
+        // stdio MCP servers run in the shell's sandbox, with its view and limits.
+        let mcp = McpHub::new(
+            crate::agent::tools::BashTool::new(agent_tools.bash.clone()),
+            McpConfig::default(),
+        );
         let admin = Arc::new(
             crate::admin::Admin::load(
                 store.clone(),
@@ -253,6 +258,7 @@ impl App {
                 catalog.clone(),
                 crate::admin::sealed::Sealer::in_dir(&config.data_dir)
                     .context("loading the key that seals provider keys")?,
+                Some(mcp.clone()),
             )
             .await
             .context("loading the admin definitions")?,
@@ -269,11 +275,7 @@ impl App {
             .with_context(Arc::new(crate::dashboard_agent::backend::DashboardContext::new(
                 tools.clone(),
             )))
-            // stdio MCP servers run in the shell's sandbox, with its view and limits.
-            .with_mcp(McpHub::new(
-                crate::agent::tools::BashTool::new(agent_tools.bash.clone()),
-                McpConfig::default(),
-            ))
+            .with_mcp(mcp)
             .with_hooks(RunAccounting::factory(
                 usage.clone(),
                 keys.clone(),
