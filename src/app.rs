@@ -264,6 +264,11 @@ impl App {
         let models = Arc::new(Models::new(llm));
         let uploads =
             Arc::new(crate::uploads::Uploads::new(config.data_dir.join("uploads"), config.uploads));
+        // stdio MCP servers run in the shell's sandbox, with its view and limits.
+        let mcp = McpHub::new(
+            crate::agent::tools::BashTool::new(agent_tools.bash.clone()),
+            McpConfig::default(),
+        );
         let admin = Arc::new(
             crate::admin::Admin::load(
                 store.clone(),
@@ -271,6 +276,7 @@ impl App {
                 catalog.clone(),
                 crate::admin::sealed::Sealer::in_dir(&config.data_dir)
                     .context("loading the key that seals provider keys")?,
+                Some(mcp.clone()),
             )
             .await
             .context("loading the admin definitions")?,
@@ -287,11 +293,7 @@ impl App {
             .with_context(Arc::new(crate::dashboard_agent::backend::DashboardContext::new(
                 tools.clone(),
             )))
-            // stdio MCP servers run in the shell's sandbox, with its view and limits.
-            .with_mcp(McpHub::new(
-                crate::agent::tools::BashTool::new(agent_tools.bash.clone()),
-                McpConfig::default(),
-            ))
+            .with_mcp(mcp)
             .with_hooks(RunAccounting::factory(usage.clone(), keys.clone(), models.clone()))
             .with_uploads(uploads.clone()),
         );

@@ -13,7 +13,10 @@
 //! write-only: sealed at rest ([`sealed`]), never returned (a hint of the last four characters
 //! is). Owns the admin records; knows nothing of HTTP.
 
+mod mcp;
 pub mod sealed;
+
+pub use mcp::McpServerView;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -24,6 +27,7 @@ use serde_json::{Map, Value};
 use crate::agent::catalog::{Catalog, Origin as CatalogOrigin, Section};
 use crate::agent::definition;
 use crate::agent::prompt_template::{self, PromptTemplate, Templates};
+use crate::agent::tools::mcp::{McpHub, McpServerFile};
 use crate::llm::config::{
     ModelSpec, Origin, Overlay, OverlayError, OverlayProvider, ProviderConfig, ProviderSpec,
 };
@@ -188,6 +192,10 @@ enum Record {
     Prompt {
         template: PromptTemplate,
     },
+    /// An MCP server agents refer to by name; its `env` and `headers` values sealed.
+    McpServer {
+        server: McpServerFile,
+    },
 }
 
 impl Record {
@@ -198,6 +206,7 @@ impl Record {
             Record::Agent { key, .. } => format!("agent:{key}"),
             Record::Settings { .. } => "settings".to_owned(),
             Record::Prompt { template } => format!("prompt:{}", template.name),
+            Record::McpServer { server } => format!("mcp:{}", server.name),
         }
     }
 }
@@ -261,6 +270,8 @@ pub struct Admin {
     models: Arc<Models>,
     catalog: Arc<Catalog>,
     sealer: Sealer,
+    /// Where MCP servers defined here go (`None`: nowhere; they are still stored).
+    mcp: Option<McpHub>,
     /// One change at a time: validate, persist, apply.
     state: tokio::sync::Mutex<State>,
 }
@@ -279,6 +290,7 @@ impl Admin {
         models: Arc<Models>,
         catalog: Arc<Catalog>,
         sealer: Sealer,
+        mcp: Option<McpHub>,
     ) -> Result<Self, AdminError> {
         let mut state = State::default();
         for value in store.admin_records().await? {
@@ -294,6 +306,7 @@ impl Admin {
             models,
             catalog,
             sealer,
+            mcp,
             state: tokio::sync::Mutex::new(State::default()),
         };
         let overlay = admin.overlay(&state, true)?;
@@ -304,6 +317,7 @@ impl Admin {
         }
         admin.catalog.set_prompt_templates(state.templates()).await;
         admin.catalog.set_stored_agents(state.agents()).await;
+        admin.apply_mcp(&state, true);
         *admin.state.lock().await = state;
         Ok(admin)
     }
@@ -328,7 +342,10 @@ impl Admin {
                     overlay.providers.push(OverlayProvider { spec: spec.clone(), key });
                 }
                 Record::Model { spec } => overlay.models.push(spec.clone()),
-                Record::Agent { .. } | Record::Settings { .. } | Record::Prompt { .. } => {}
+                Record::Agent { .. }
+                | Record::Settings { .. }
+                | Record::Prompt { .. }
+                | Record::McpServer { .. } => {}
             }
         }
         Ok(overlay)

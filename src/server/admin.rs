@@ -15,8 +15,11 @@ use utoipa::OpenApi;
 
 use super::openapi::{Envelope, ErrorBody};
 use super::{ApiError, ApiQuery, ok, parse_body};
-use crate::admin::{AgentView, PromptInput, ProviderInput, ProviderView, Settings, SettingsView};
+use crate::admin::{
+    AgentView, McpServerView, PromptInput, ProviderInput, ProviderView, Settings, SettingsView,
+};
 use crate::agent::prompt_template::PromptTemplate;
+use crate::agent::tools::mcp::McpServerFile;
 use crate::app::App;
 use crate::llm::config::ModelSpec;
 
@@ -39,7 +42,10 @@ use crate::llm::config::ModelSpec;
     get_prompt,
     put_prompt,
     delete_prompt,
-    render_prompt
+    render_prompt,
+    list_mcp_servers,
+    put_mcp_server,
+    delete_mcp_server
 ))]
 pub(crate) struct Doc;
 
@@ -58,6 +64,11 @@ pub fn routes() -> Router<Arc<App>> {
         .route("/api/admin/prompts", get(list_prompts))
         .route("/api/admin/prompts/{name}", get(get_prompt).put(put_prompt).delete(delete_prompt))
         .route("/api/admin/prompts/{name}/render", axum::routing::post(render_prompt))
+        .route("/api/admin/mcp-servers", get(list_mcp_servers))
+        .route(
+            "/api/admin/mcp-servers/{name}",
+            axum::routing::put(put_mcp_server).delete(delete_mcp_server),
+        )
 }
 
 /// Every configured provider (file, environment and admin), in resolution order; never keys.
@@ -332,4 +343,52 @@ async fn render_prompt(
     let input: RenderInput = parse_body(&body)?;
     let text = app.admin.render_prompt(&name, &input.vars).await?;
     Ok(ok(serde_json::json!({ "text": text })))
+}
+
+/// Every MCP server defined here (agents list one as `{"name": NAME}`); `env` and `headers`
+/// by name only.
+#[utoipa::path(
+    get,
+    path = "/api/admin/mcp-servers",
+    tag = "admin",
+    responses((status = 200, description = "The servers.", body = Envelope<Vec<McpServerView>>), (status = "default", response = ErrorBody))
+)]
+async fn list_mcp_servers(State(app): State<Arc<App>>) -> Response {
+    ok(app.admin.mcp_servers().await)
+}
+
+/// Creates or replaces an MCP server: a stdio `command` (run in the shell's sandbox) or a
+/// streamable HTTP `url`. `env` and `headers` values are sealed at rest and never shown again.
+/// Runs starting afterwards use it.
+#[utoipa::path(
+    put,
+    path = "/api/admin/mcp-servers/{name}",
+    tag = "admin",
+    params(("name" = String, Path, description = "The server's name (1-32 of A-Z a-z 0-9 _ -, no `__`).")),
+    request_body = McpServerFile,
+    responses((status = 200, description = "The server.", body = Envelope<McpServerView>), (status = "default", response = ErrorBody))
+)]
+async fn put_mcp_server(
+    State(app): State<Arc<App>>,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let input: McpServerFile = parse_body(&body)?;
+    Ok(ok(app.admin.put_mcp_server(&name, input).await?))
+}
+
+/// Removes an MCP server defined here.
+#[utoipa::path(
+    delete,
+    path = "/api/admin/mcp-servers/{name}",
+    tag = "admin",
+    params(("name" = String, Path, description = "The server's name.")),
+    responses((status = 200, description = "Removed.", body = Envelope<Value>), (status = "default", response = ErrorBody))
+)]
+async fn delete_mcp_server(
+    State(app): State<Arc<App>>,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    app.admin.delete_mcp_server(&name).await?;
+    Ok(ok(serde_json::json!({ "deleted": name })))
 }

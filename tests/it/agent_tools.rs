@@ -226,8 +226,8 @@ async fn agent_file_create_passes_on_only_its_callers_own_mcp_servers() {
         .unwrap(),
     );
     let call = |servers: Value| {
-        let args = json!({"agentId": "child", "mode": "REACT", "react": {"systemPrompt": "x"},
-            "mcpServers": servers});
+        let args = json!({"agentId": "child", "description": "d", "mode": "REACT",
+            "react": {"systemPrompt": "x"}, "mcpServers": servers});
         tools.call("agent_file_create", args, ToolContext::new("r", "c").with_agent(caller.clone()))
     };
     // Another program, or the caller's server with other arguments: refused, nothing written.

@@ -295,10 +295,11 @@ async fn an_agent_uses_mcp_tools_in_a_run_driven_by_the_mock_model() {
     let dir = Arc::new(tempfile::tempdir().unwrap());
     let agents = dir.path().join("agents");
     std::fs::create_dir_all(&agents).unwrap();
+    // `demo` is defined through the admin API (with a secret header); `gone` inline.
     let agent = json!({
         "mode": "PLAIN_TOOLING",
         "plainTooling": {"systemPrompt": "Use the demo tools."},
-        "mcpServers": [{"name": "demo", "url": server.url}, {"name": "gone", "url": "http://127.0.0.1:9/mcp"}],
+        "mcpServers": [{"name": "demo"}, {"name": "gone", "url": "http://127.0.0.1:9/mcp"}],
     });
     std::fs::write(agents.join("mcpUser.json"), agent.to_string()).unwrap();
     let url = mock.url();
@@ -306,6 +307,25 @@ async fn an_agent_uses_mcp_tools_in_a_run_driven_by_the_mock_model() {
         c.llm = Some(support::llm_config(Some(&url)));
     })
     .await;
+    let put = |name: &str, body: Value| {
+        app.http.put(app.url(&format!("/api/admin/mcp-servers/{name}"))).json(&body).send()
+    };
+    let r = put("demo", json!({"url": "ftp://x"})).await.unwrap();
+    assert_eq!(r.status(), 400);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["data"]["param"], "url", "{body}");
+    let r =
+        put("demo", json!({"url": server.url, "headers": {"X-Secret": "s3cret"}})).await.unwrap();
+    assert_eq!(r.status(), 200);
+    let (status, listed) = app.get("/api/admin/mcp-servers").await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        listed["data"],
+        json!([{"name": "demo", "transport": "http", "url": server.url, "headerKeys": ["X-Secret"]}])
+    );
+    assert!(!listed.to_string().contains("s3cret"));
+    let (_, agent_detail) = app.get("/api/agent?agentKey=mcpUser").await;
+    assert_eq!(agent_detail["data"]["mcpServers"], json!(["demo", "gone"]), "{agent_detail}");
     let r = app
         .http
         .post(app.url("/api/query"))
@@ -343,6 +363,14 @@ async fn an_agent_uses_mcp_tools_in_a_run_driven_by_the_mock_model() {
     let second = requests[1].body["messages"].to_string();
     assert!(second.contains("echo: from the model"), "{second}");
     assert!(second.contains("it failed on purpose"), "{second}");
+
+    // Deleted: gone from the list (runs from now on find it missing).
+    let r = app.http.delete(app.url("/api/admin/mcp-servers/demo")).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let (_, listed) = app.get("/api/admin/mcp-servers").await;
+    assert_eq!(listed["data"], json!([]));
+    let r = app.http.delete(app.url("/api/admin/mcp-servers/demo")).send().await.unwrap();
+    assert_eq!(r.status(), 404);
     app.stop().await;
     server.down();
 }

@@ -84,6 +84,9 @@ struct Hub {
     bash: BashTool,
     http: reqwest::Client,
     servers: Mutex<HashMap<McpServer, Arc<Server>>>,
+    /// The servers defined through the admin API, by name (what [`Transport::Stored`]
+    /// entries refer to).
+    stored: Mutex<HashMap<String, McpServer>>,
 }
 
 impl std::fmt::Debug for McpHub {
@@ -128,13 +131,45 @@ impl McpHub {
             .connect_timeout(config.connect_timeout)
             .build()
             .unwrap_or_default();
-        Self { inner: Arc::new(Hub { config, bash, http, servers: Mutex::default() }) }
+        let hub = Hub { config, bash, http, servers: Mutex::default(), stored: Mutex::default() };
+        Self { inner: Arc::new(hub) }
+    }
+
+    /// Replaces the servers defined through the admin API (each with a real transport).
+    /// Runs starting afterwards use them; connections to definitions no longer listed stay
+    /// until the server stops, unused.
+    pub fn set_stored(&self, servers: Vec<McpServer>) {
+        let map = servers.into_iter().map(|s| (s.name.clone(), s)).collect();
+        *self.inner.stored.lock().unwrap_or_else(PoisonError::into_inner) = map;
     }
 
     /// The tools of `servers` for a run starting now: connects those not connected (all at
     /// once, each for at most the connect timeout). A server that cannot be reached is left
     /// out with its reason in [`RunMcpTools::unavailable`].
     pub async fn tools_for(&self, servers: &[McpServer]) -> RunMcpTools {
+        let mut out = RunMcpTools::default();
+        let servers: Vec<McpServer> = {
+            let stored = self.inner.stored.lock().unwrap_or_else(PoisonError::into_inner);
+            servers
+                .iter()
+                .filter_map(|def| match def.transport {
+                    Transport::Stored => {
+                        let found = stored.get(&def.name).cloned();
+                        if found.is_none() {
+                            out.unavailable.push((
+                                def.name.clone(),
+                                format!(
+                                    "no MCP server `{}` is defined through /api/admin/mcp-servers",
+                                    def.name
+                                ),
+                            ));
+                        }
+                        found
+                    }
+                    _ => Some(def.clone()),
+                })
+                .collect()
+        };
         let servers: Vec<Arc<Server>> = {
             let mut map = self.inner.servers.lock().unwrap_or_else(PoisonError::into_inner);
             servers
@@ -145,7 +180,6 @@ impl McpHub {
                 .collect()
         };
         let ready = futures::future::join_all(servers.iter().map(|s| s.ready(&self.inner))).await;
-        let mut out = RunMcpTools::default();
         for (server, ready) in servers.iter().zip(ready) {
             let live = match ready {
                 Ok(live) => live,
@@ -254,10 +288,7 @@ impl Server {
             self.shown.lock().unwrap_or_else(PoisonError::into_inner).clone();
         ServerStatus {
             name: self.def.name.clone(),
-            transport: match self.def.transport {
-                Transport::Stdio { .. } => "stdio",
-                Transport::Http { .. } => "http",
-            },
+            transport: self.def.transport.kind(),
             state,
             tools: tools
                 .map(|t| t.get().iter().map(|t| t.name.to_string()).collect())
@@ -366,6 +397,7 @@ impl Server {
                 };
                 (client, Some(process))
             }
+            Transport::Stored => return Err("a stored server's name, not a server".into()),
             Transport::Http { url, headers } => {
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
                 for (k, v) in headers {

@@ -24,8 +24,10 @@ pub const MAX_SERVERS: usize = 16;
 /// is sent as `fs__read_file`.
 pub const SEPARATOR: &str = "__";
 
-/// One entry of `mcpServers` as written: a stdio command or a streamable HTTP URL.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// One entry of `mcpServers` as written: a stdio command, a streamable HTTP URL, or only a
+/// `name`: the server of that name defined through `/api/admin/mcp-servers`. Also the body of
+/// `PUT /api/admin/mcp-servers/{name}` (which takes the name from the path).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct McpServerFile {
     /// The namespace of its tools (`fs` → `fs__read_file`).
@@ -87,6 +89,19 @@ pub enum Transport {
         /// Sent with every request.
         headers: BTreeMap<String, String>,
     },
+    /// The server of this name defined through the admin API, looked up when a run starts.
+    Stored,
+}
+
+impl Transport {
+    /// `stdio`, `http` or `stored`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Transport::Stdio { .. } => "stdio",
+            Transport::Http { .. } => "http",
+            Transport::Stored => "stored",
+        }
+    }
 }
 
 /// A validated server definition. Two agents with equal definitions share one connection.
@@ -156,11 +171,14 @@ pub fn validate(list: &[McpServerFile], errors: &mut Vec<FieldError>) -> Vec<Mcp
         };
         let command = entry.command.as_deref().map(str::trim).filter(|c| !c.is_empty());
         let url = entry.url.as_deref().map(str::trim).filter(|u| !u.is_empty());
+        let only_name = McpServerFile { name: entry.name.clone(), ..McpServerFile::default() };
         let transport = match (command, url) {
+            (None, None) if *entry == only_name => Some(Transport::Stored),
             (Some(_), Some(_)) | (None, None) => {
                 errors.push(FieldError::new(
                     format!("mcpServers[{i}]"),
-                    "needs exactly one of `command` (a stdio server) or `url` (streamable HTTP)",
+                    "needs exactly one of `command` (a stdio server) or `url` (streamable HTTP), \
+                     or only a `name` (a server defined through /api/admin/mcp-servers)",
                 ));
                 None
             }
@@ -331,6 +349,14 @@ mod tests {
         assert!(!joined.contains("listed twice"), "{joined}");
         let twice = check(r#"[{"name": "t", "command": "x"}, {"name": "t", "command": "y"}]"#);
         assert_eq!(twice.unwrap_err(), ["mcpServers[1].name: `t` listed twice"]);
+    }
+
+    #[test]
+    fn a_name_alone_refers_to_a_stored_server() {
+        let servers = check(r#"[{"name": "search"}]"#).unwrap();
+        assert_eq!(servers[0].transport, Transport::Stored);
+        let errors = check(r#"[{"name": "search", "args": ["x"]}]"#).unwrap_err();
+        assert!(errors[0].starts_with("mcpServers[0]: needs exactly one of"), "{errors:?}");
     }
 
     #[test]
