@@ -144,6 +144,8 @@ struct Extras {
     resolver: Option<Arc<dyn ModelResolver>>,
     /// The model that summarizes the chat's oldest runs when its history is long.
     summarizer: ResolvedModel,
+    /// The run's model takes images.
+    vision: bool,
 }
 
 /// Why a query was refused before its run started.
@@ -450,6 +452,7 @@ impl AgentService {
             .attach(request.images.as_deref().unwrap_or_default(), &connected, &agent_key)
             .await?;
         let context_tokens = usize::try_from(connected.model.context_window).unwrap_or(usize::MAX);
+        let vision = connected.model.vision;
         let (provider, model, reasoning) =
             (connected.provider, connected.model.id, connected.model.reasoning);
         let primary = ResolvedModel {
@@ -557,7 +560,7 @@ impl AgentService {
                     new_chat,
                     sink,
                     &live,
-                    Extras { hooks, resolver, summarizer },
+                    Extras { hooks, resolver, summarizer, vision },
                 )
                 .await;
             lock(&service.live).remove(&run_id);
@@ -731,34 +734,38 @@ impl AgentService {
     }
 
     /// Replaces every [`ImageSource::Upload`] in `messages` with the upload's bytes, read now
-    /// (chat memory keeps only references). One that cannot be read any more stays a
-    /// reference, which the dialects send as a note.
-    async fn load_images(&self, messages: &mut [AgentMessage]) {
+    /// (chat memory keeps only references); one that cannot be read any more stays a
+    /// reference, which the dialects send as a note. For a model without `vision` (a chat
+    /// continued with another agent) every image becomes a note instead.
+    async fn load_images(&self, messages: &mut [AgentMessage], vision: bool) {
         for m in messages {
             if let AgentMessage::Llm(crate::llm::Message::User { content }) = m {
-                self.load_blocks(content).await;
+                self.load_blocks(content, vision).await;
             }
         }
     }
 
     /// [`Self::load_images`] for one message's content.
-    async fn load_blocks(&self, content: &mut [ContentBlock]) {
-        let Some(uploads) = &self.uploads else { return };
-        {
-            for block in content {
-                let ContentBlock::Image { media_type, source } = block else { continue };
-                let ImageSource::Upload { id } = source else { continue };
-                match uploads.read(id).await {
-                    Ok((info, bytes)) => {
-                        use base64::Engine as _;
-                        *media_type = info.mime_type;
-                        *source = ImageSource::Base64 {
-                            data: base64::engine::general_purpose::STANDARD.encode(bytes),
-                        };
-                    }
-                    Err(e) => {
-                        tracing::warn!(upload = %id, error = %e, "an image of the chat cannot be loaded")
-                    }
+    async fn load_blocks(&self, content: &mut [ContentBlock], vision: bool) {
+        for block in content {
+            let ContentBlock::Image { media_type, source } = block else { continue };
+            if !vision {
+                *block = ContentBlock::text("[the user attached an image here]");
+                continue;
+            }
+            let (ImageSource::Upload { id }, Some(uploads)) = (&*source, &self.uploads) else {
+                continue;
+            };
+            match uploads.read(id).await {
+                Ok((info, bytes)) => {
+                    use base64::Engine as _;
+                    *media_type = info.mime_type;
+                    *source = ImageSource::Base64 {
+                        data: base64::engine::general_purpose::STANDARD.encode(bytes),
+                    };
+                }
+                Err(e) => {
+                    tracing::warn!(upload = %id, error = %e, "an image of the chat cannot be loaded");
                 }
             }
         }
@@ -866,8 +873,8 @@ impl AgentService {
             Some(history) if !history.is_empty() => input.history = history,
             _ => {}
         }
-        self.load_images(&mut input.history).await;
-        self.load_blocks(&mut input.user_images).await;
+        self.load_images(&mut input.history, extras.vision).await;
+        self.load_blocks(&mut input.user_images, true).await;
         let mut backend = self.backend.clone();
         if let Some(hub) = &self.mcp
             && !input.agent.mcp_servers.is_empty()

@@ -50,6 +50,29 @@ test('a completion, not streamed', async () => {
   );
 });
 
+test('an image_url part (a data: URL) reaches a vision model', async () => {
+  // A 1×1 PNG.
+  const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+  const c = await client.chat.completions.create({
+    model: 'openai/gpt-4.1',
+    messages: [{
+      role: 'user',
+      content: [
+        { type: 'text', text: 'What is in this chart?' },
+        { type: 'image_url', image_url: { url: `data:image/png;base64,${png}`, detail: 'low' } },
+      ],
+    }],
+  });
+  assert.equal(c.choices[0].message.content, 'A candlestick chart of gold.');
+  // Not an image at all: refused, naming the part.
+  const err = await client.chat.completions.create({
+    model: 'openai/gpt-4.1',
+    messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,aGVsbG8=' } }] }],
+  }).catch((e) => e);
+  assert.equal(err.status, 400);
+  assert.equal(err.param, 'messages[0].content[0].image_url.url');
+});
+
 test('a completion, streamed chunk by chunk with usage', async () => {
   const stream = await client.chat.completions.create({
     model: 'openai/gpt-4.1',

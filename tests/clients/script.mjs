@@ -20,6 +20,10 @@ export const script = {
       usage: { input_tokens: 60, output_tokens: 7 },
     },
     {
+      match: { last_user_contains: 'What is in this chart', has_image: true },
+      steps: [{ type: 'text', text: 'A candlestick chart of gold.' }],
+    },
+    {
       steps: [{ type: 'text', text: 'Carbon is element six.', chunk: 5 }],
       usage: { input_tokens: 12, output_tokens: 5, cache_read_tokens: 4 },
     },

@@ -199,6 +199,16 @@ async fn an_uploaded_image_reaches_the_model_in_each_dialect_and_again_from_memo
     assert_eq!(chat_files.len(), 1);
     assert!(chat_files.iter().any(|f| f.contains(&id)), "the reference is stored");
     assert!(!chat_files.iter().any(|f| f.contains(&b64(PNG))), "the bytes are not");
+    // Continued by an agent whose model cannot see: the image becomes a note.
+    let (status, _, body) =
+        query(&app, json!({"message": "thanks", "agentKey": "blindAgent", "chatId": chat_id}))
+            .await;
+    assert_eq!(status, 200, "{body}");
+    let sent = mock.requests().last().unwrap().body.to_string();
+    assert!(
+        sent.contains("[the user attached an image here]") && !sent.contains(&b64(PNG)),
+        "{sent}"
+    );
     // The history shows the image where the live stream had it.
     let (_, chat) = app.get(&format!("/api/chat?chatId={chat_id}")).await;
     let history: Vec<&str> = chat["data"]["events"]

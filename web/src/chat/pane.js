@@ -1,7 +1,9 @@
 // The chat pane: agent picker, chat list, transcript and composer. Sends queries to
 // POST /api/query and renders the Event Model v2 stream; loads stored chats from GET /api/chat and
 // renders their snapshot events with the same renderer. Live-only effects (actions, dashboard
-// updates, frontend tools) run for streamed events, never for history.
+// updates, frontend tools) run for streamed events, never for history. Images pasted or dropped
+// onto the composer are uploaded at once (POST /api/uploads) and go with the next message as its
+// `images`; test hooks: `.chat-attachment[data-status=uploading|ready][data-upload-id]`.
 import './chat.css';
 import { createModel, reduce, parseArgs } from './events.js';
 import { createRenderer } from './render.js';

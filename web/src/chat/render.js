@@ -1,6 +1,8 @@
 // The render model (events.js) → DOM. One element per run and per block, created once and
 // updated in place, so streaming only touches what changed. Model text goes in with textContent,
 // Markdown through markdown.js (sanitized); nothing model-written reaches innerHTML otherwise.
+// A query's images (its `request.upload` events) show above its bubble as thumbnails,
+// `.chat-thumb[data-upload-id]`, loaded from GET /api/uploads/{id}.
 import { setMarkdown, addCopyButton } from './markdown.js';
 import { splitViewports, validationOf, isFrontendType, errorMessage } from './events.js';
 import { mountViewport } from './viewport.js';
