@@ -111,6 +111,8 @@ pub struct PanelResults {
     pub version: u64,
     /// The latest result per panel id.
     pub panels: HashMap<String, PanelSlot>,
+    /// The state of that version (the panels' code the results came from).
+    pub state: Arc<DashboardState>,
 }
 
 /// What a write produced.
@@ -201,7 +203,7 @@ impl Dashboards {
         self.live.refresh_panels(id, &state, &panels).await;
         let mut slots = self.live.slots(id);
         slots.retain(|pid, _| panels.iter().any(|p| &p.id == pid));
-        Ok(Some(PanelResults { version: rec.version, panels: slots }))
+        Ok(Some(PanelResults { version: rec.version, panels: slots, state }))
     }
 
     /// The latest result of every panel of a live dashboard (default values); panels that never
@@ -218,7 +220,7 @@ impl Dashboards {
         if !missing.is_empty() {
             self.live.refresh_panels(id, &state, &missing).await;
         }
-        Ok(PanelResults { version: rec.version, panels: self.live.slots(id) })
+        Ok(PanelResults { version: rec.version, panels: self.live.slots(id), state })
     }
 
     /// Runs panel code once outside any dashboard; `None` when the preview cap is reached.

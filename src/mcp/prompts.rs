@@ -99,10 +99,9 @@ async fn fix_text(dashboards: &Dashboards, id: &str) -> Result<String, ErrorData
         ),
         e => ErrorData::internal_error(e.to_string(), None),
     })?;
-    let (_, state) =
-        dashboards.current(id).await.map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+    // The state the results belong to: the code quoted is the code that failed.
     let mut failing = String::new();
-    for p in &state.panels {
+    for p in &results.state.panels {
         let Some(slot) = results.panels.get(&p.id) else { continue };
         if slot.status != RunStatus::Error {
             continue;
