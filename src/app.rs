@@ -73,6 +73,8 @@ pub struct AppConfig {
     pub mcp_tools: crate::mcp::ToolSet,
     /// Bounds on uploaded images (`BOARDSMITH_UPLOAD_*`).
     pub uploads: crate::uploads::UploadLimits,
+    /// The workflow directory and run cap (`BOARDSMITH_WORKFLOWS_DIR`, ...).
+    pub workflows: crate::workflow::WorkflowsConfig,
 }
 
 impl AppConfig {
@@ -117,6 +119,7 @@ impl AppConfig {
                 crate::mcp::ToolSet::All
             },
             uploads: crate::uploads::UploadLimits::from_env(),
+            workflows: crate::workflow::WorkflowsConfig::from_env(),
         }
     }
 }
@@ -177,6 +180,8 @@ pub struct App {
     pub server_limits: crate::server::connections::ServerLimits,
     /// Uploaded images (`<data>/uploads/`).
     pub uploads: Arc<crate::uploads::Uploads>,
+    /// Graph workflows: definitions and runs.
+    pub workflows: Arc<crate::workflow::Workflows>,
     shutdown: CancellationToken,
 }
 
@@ -261,6 +266,9 @@ impl App {
         ]);
         let mut backend = BackendTools::builtin(&agent_tools);
         crate::dashboard_agent::backend::register_all(&mut backend, &tools, config.max_fix_rounds);
+        backend.register(Arc::new(crate::dashboard_agent::refresh::RefreshDashboardTool::new(
+            dashboards.clone(),
+        )));
         let models = Arc::new(Models::new(llm));
         let uploads =
             Arc::new(crate::uploads::Uploads::new(config.data_dir.join("uploads"), config.uploads));
@@ -286,7 +294,7 @@ impl App {
                 catalog.clone(),
                 memory.clone(),
                 submits.clone(),
-                backend,
+                backend.clone(),
                 models.clone(),
                 config.service.clone(),
             )
@@ -297,6 +305,19 @@ impl App {
             .with_hooks(RunAccounting::factory(usage.clone(), keys.clone(), models.clone()))
             .with_uploads(uploads.clone()),
         );
+        let workflows = crate::workflow::Workflows::start(
+            crate::workflow::Deps {
+                sandbox: sandbox.clone(),
+                backend,
+                submits: submits.clone(),
+                agents: agents.clone(),
+                catalog: catalog.clone(),
+            },
+            store.clone(),
+            config.workflows.clone(),
+        )
+        .await
+        .context("loading the workflows")?;
         let shutdown = CancellationToken::new();
         tokio::spawn(live.clone().run_scheduler(config.live.tick, shutdown.clone()));
         tokio::spawn(usage.clone().run_flusher(shutdown.clone()));
@@ -342,6 +363,7 @@ impl App {
             usage,
             server_limits: config.server.clone(),
             uploads,
+            workflows,
             shutdown,
         }))
     }

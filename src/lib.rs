@@ -27,3 +27,4 @@ pub mod telemetry;
 pub mod text;
 pub mod uploads;
 pub mod usage;
+pub mod workflow;

@@ -184,6 +184,14 @@ pub fn required_scope(path: &str, write: bool) -> Option<Scope> {
         if write && !path.ends_with("/refresh") { Scope::Write } else { Scope::Read }
     } else if under("/api/tools") || under("/api/panels") {
         Scope::Write
+    } else if under("/api/workflows") {
+        // Running, reading and validating workflows is the agents' scope; changing the
+        // definitions (create, replace, delete) is the admin's.
+        let run = path.ends_with("/run")
+            || path.ends_with("/resume")
+            || path.ends_with("/cancel")
+            || path == "/api/workflows/validate";
+        if write && !run { Scope::Admin } else { Scope::Agents }
     } else if [
         "/api/query",
         "/api/submit",

@@ -385,6 +385,11 @@ impl AgentService {
         self
     }
 
+    /// The run logs (replay for `Last-Event-ID`): workflow runs stream into them too.
+    pub fn logs(&self) -> &RunLogs {
+        &self.logs
+    }
+
     /// The models the service calls.
     pub fn models(&self) -> &Arc<Models> {
         &self.models

@@ -10,6 +10,7 @@
 
 pub mod backend;
 pub mod cap;
+pub mod refresh;
 mod session;
 
 use std::sync::Arc;

@@ -239,6 +239,30 @@ impl From<crate::uploads::UploadError> for ApiError {
     }
 }
 
+impl From<crate::workflow::WorkflowError> for ApiError {
+    fn from(e: crate::workflow::WorkflowError) -> Self {
+        use crate::workflow::WorkflowError;
+        match e {
+            WorkflowError::Invalid(ref issues) => {
+                // The first problem's field is the `param`; `errors` lists them all.
+                let param = issues.first().map(|i| match &i.node {
+                    Some(node) => format!("nodes.{node}.{}", i.field),
+                    None => i.field.clone(),
+                });
+                Self::BadRequest {
+                    msg: e.to_string(),
+                    data: json!({ "param": param, "errors": issues }),
+                }
+            }
+            WorkflowError::NotFound(msg) => Self::NotFound(msg),
+            WorkflowError::Conflict(msg) => Self::Conflict { msg, data: Value::Null },
+            WorkflowError::Busy(msg) => Self::TooMany(msg),
+            WorkflowError::Store(s) => s.into(),
+            WorkflowError::Stream(s) => Self::internal(s),
+        }
+    }
+}
+
 impl From<crate::admin::AdminError> for ApiError {
     fn from(e: crate::admin::AdminError) -> Self {
         use crate::admin::AdminError;

@@ -17,6 +17,7 @@ pub mod query;
 pub mod uploads;
 pub mod usage;
 pub mod web;
+pub mod workflows;
 pub mod ws;
 
 use std::sync::Arc;
@@ -178,6 +179,7 @@ fn routes(state: Arc<App>) -> Router {
         .merge(admin::routes())
         .merge(usage::routes())
         .merge(uploads::routes())
+        .merge(workflows::routes())
         .merge(crate::server::web::routes(state.web.clone()))
         .fallback(|| async { ApiError::NotFound("no such route".into()) })
         .method_not_allowed_fallback(

@@ -19,7 +19,7 @@ use futures::StreamExt;
 
 use super::{ApiError, ok, parse_body};
 use crate::access::keys::Principal;
-use crate::agent::events::{Event, event_id};
+use crate::agent::events::{Event, Subscription, event_id};
 use crate::agent::service::{Busy, QueryRequest, Stream};
 use crate::app::App;
 
@@ -34,11 +34,35 @@ fn frame(run_id: &str, event: &Event) -> SseEvent {
     SseEvent::default().id(event_id(run_id, event.seq)).event(event.type_name()).data(data)
 }
 
+/// What an SSE body reads events from: a run's [`Stream`] (whose reader guard lives as long
+/// as the body) or a bare [`Subscription`] (a workflow run's).
+pub(super) trait Events: Send + 'static {
+    /// The subscription to read.
+    fn events(&mut self) -> &mut Subscription;
+}
+
+impl Events for Stream {
+    fn events(&mut self) -> &mut Subscription {
+        &mut self.events
+    }
+}
+
+impl Events for Subscription {
+    fn events(&mut self) -> &mut Subscription {
+        self
+    }
+}
+
 fn sse(stream: Stream) -> Response {
     let run_id = stream.run_id.clone();
+    sse_of(run_id, stream)
+}
+
+/// The events of `source` as server-sent events with ids `<run_id>:<seq>`.
+pub(super) fn sse_of(run_id: String, source: impl Events) -> Response {
     // The reader guard lives inside the stream state: dropped when the body is.
-    let events = futures::stream::unfold(stream, |mut s| async move {
-        match s.events.next().await {
+    let events = futures::stream::unfold(source, |mut s| async move {
+        match s.events().next().await {
             Ok(Some(event)) => Some((event, s)),
             // Evicted (fell behind the buffer): end; a reconnect gets 410.
             Ok(None) | Err(_) => None,

@@ -12,6 +12,8 @@
 //! - `api_keys`: key id (`&str`) -> JSON bytes (the record `api_keys` keeps: a digest, never
 //!   the secret).
 //! - `usage`: a row id (`["day","key","model","agent"]` as JSON text) -> JSON totals.
+//! - `workflows`: workflow id (`&str`) -> JSON bytes (definitions made through the API).
+//! - `workflow_runs`: run id (`&str`) -> JSON bytes (a workflow run's committed state).
 //! - `meta`: `&str` -> `&[u8]` (format version).
 
 use redb::TableDefinition;
@@ -31,6 +33,12 @@ pub(super) const USAGE: TableDefinition<'static, &str, &[u8]> = TableDefinition:
 /// Definitions made through the admin API (providers, models, agents, settings) by
 /// `kind:name`.
 pub(super) const ADMIN: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("admin");
+/// Workflow definitions made through the API, by workflow id.
+pub(super) const WORKFLOWS: TableDefinition<'static, &str, &[u8]> =
+    TableDefinition::new("workflows");
+/// Workflow runs' committed state, by run id.
+pub(super) const WORKFLOW_RUNS: TableDefinition<'static, &str, &[u8]> =
+    TableDefinition::new("workflow_runs");
 /// Store-level metadata.
 pub(super) const META: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("meta");
 

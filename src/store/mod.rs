@@ -41,8 +41,8 @@ use tokio::sync::oneshot;
 
 use crate::dashboard::DashboardState;
 use keys::{
-    ADMIN, API_KEYS, DASHBOARDS, META, SESSIONS, USAGE, VERSIONS, decode_head, decode_version,
-    version_key,
+    ADMIN, API_KEYS, DASHBOARDS, META, SESSIONS, USAGE, VERSIONS, WORKFLOW_RUNS, WORKFLOWS,
+    decode_head, decode_version, version_key,
 };
 use writer::{Batching, Meta, Op, Record, Reply, Request};
 
@@ -338,7 +338,7 @@ fn stored_bytes(txn: &redb::WriteTransaction) -> Result<u64, StoreError> {
     for item in versions.iter().map_err(|e| storage("count versions", e))? {
         used += item.map_err(|e| storage("count versions", e))?.1.value().len() as u64;
     }
-    for table in [SESSIONS, API_KEYS, USAGE, ADMIN] {
+    for table in [SESSIONS, API_KEYS, USAGE, ADMIN, WORKFLOWS, WORKFLOW_RUNS] {
         let t = txn.open_table(table).map_err(|e| storage("open records", e))?;
         for item in t.iter().map_err(|e| storage("count records", e))? {
             used += item.map_err(|e| storage("count records", e))?.1.value().len() as u64;
@@ -376,6 +376,9 @@ impl Store {
             txn.open_table(API_KEYS).map_err(|e| storage("create table api_keys", e))?;
             txn.open_table(USAGE).map_err(|e| storage("create table usage", e))?;
             txn.open_table(ADMIN).map_err(|e| storage("create table admin", e))?;
+            txn.open_table(WORKFLOWS).map_err(|e| storage("create table workflows", e))?;
+            txn.open_table(WORKFLOW_RUNS)
+                .map_err(|e| storage("create table workflow_runs", e))?;
             let mut meta = txn.open_table(META).map_err(|e| storage("create table meta", e))?;
             let existing = meta
                 .get(FORMAT_KEY)
@@ -687,6 +690,53 @@ impl Store {
     /// Every stored admin definition, by id order.
     pub async fn admin_records(&self) -> Result<Vec<Value>, StoreError> {
         self.records(ADMIN, Record::Admin).await
+    }
+
+    /// Stores a workflow definition made through the API, replacing the one with its id.
+    pub async fn put_workflow(&self, id: &str, value: Value) -> Result<(), StoreError> {
+        self.put_record(Record::Workflow, id, &value).await
+    }
+
+    /// Removes a workflow definition; an absent one is not an error.
+    pub async fn delete_workflow(&self, id: &str) -> Result<(), StoreError> {
+        self.write(Op::DeleteRecord { kind: Record::Workflow, id: id.to_owned() }).await.map(|_| ())
+    }
+
+    /// Every stored workflow definition, by id order.
+    pub async fn workflows(&self) -> Result<Vec<Value>, StoreError> {
+        self.records(WORKFLOWS, Record::Workflow).await
+    }
+
+    /// Stores a workflow run's state (acknowledged after the durable commit).
+    pub async fn put_workflow_run(&self, id: &str, value: Value) -> Result<(), StoreError> {
+        self.put_record(Record::WorkflowRun, id, &value).await
+    }
+
+    /// Removes a workflow run's state; an absent one is not an error.
+    pub async fn delete_workflow_run(&self, id: &str) -> Result<(), StoreError> {
+        self.write(Op::DeleteRecord { kind: Record::WorkflowRun, id: id.to_owned() })
+            .await
+            .map(|_| ())
+    }
+
+    /// One workflow run's state.
+    pub async fn workflow_run(&self, id: &str) -> Result<Option<Value>, StoreError> {
+        let id = id.to_owned();
+        self.read(move |txn| {
+            let t = txn.open_table(WORKFLOW_RUNS).map_err(|e| storage("open workflow_runs", e))?;
+            let Some(g) = t.get(id.as_str()).map_err(|e| storage("read workflow run", e))? else {
+                return Ok(None);
+            };
+            serde_json::from_slice(g.value())
+                .map(Some)
+                .map_err(|e| damaged(format!("workflow run `{id}`: corrupt JSON"), e))
+        })
+        .await
+    }
+
+    /// Every stored workflow run, by id order (ids are time-ordered).
+    pub async fn workflow_runs(&self) -> Result<Vec<Value>, StoreError> {
+        self.records(WORKFLOW_RUNS, Record::WorkflowRun).await
     }
 
     async fn put_record(&self, kind: Record, id: &str, value: &Value) -> Result<(), StoreError> {

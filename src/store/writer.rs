@@ -24,6 +24,7 @@ use tokio::sync::oneshot;
 
 use super::keys::{
     self, ADMIN, API_KEYS, DASHBOARDS, Head, META, SESSIONS, USAGE, VERSIONS, VersionHeader,
+    WORKFLOW_RUNS, WORKFLOWS,
     decode_head, decode_version, encode_head, encode_version, version_key,
 };
 use super::{Counters, StoreError, StoreQuotas};
@@ -88,6 +89,10 @@ pub(crate) enum Record {
     Usage,
     /// An admin definition.
     Admin,
+    /// A workflow definition.
+    Workflow,
+    /// A workflow run's state.
+    WorkflowRun,
 }
 
 impl Record {
@@ -97,6 +102,8 @@ impl Record {
             Self::ApiKey => "API key",
             Self::Usage => "usage row",
             Self::Admin => "admin definition",
+            Self::Workflow => "workflow",
+            Self::WorkflowRun => "workflow run",
         }
     }
 }
@@ -231,6 +238,8 @@ macro_rules! record_table {
             Record::ApiKey => &mut $t.api_keys,
             Record::Usage => &mut $t.usage_rows,
             Record::Admin => &mut $t.admin,
+            Record::Workflow => &mut $t.workflows,
+            Record::WorkflowRun => &mut $t.workflow_runs,
         }
     };
 }
@@ -242,6 +251,8 @@ struct Tables<'t> {
     api_keys: Table<'t, &'static str, &'static [u8]>,
     usage_rows: Table<'t, &'static str, &'static [u8]>,
     admin: Table<'t, &'static str, &'static [u8]>,
+    workflows: Table<'t, &'static str, &'static [u8]>,
+    workflow_runs: Table<'t, &'static str, &'static [u8]>,
     usage: Usage,
 }
 
@@ -288,6 +299,10 @@ fn apply_and_commit(
             api_keys: txn.open_table(API_KEYS).map_err(|e| format!("open api_keys: {e}"))?,
             usage_rows: txn.open_table(USAGE).map_err(|e| format!("open usage: {e}"))?,
             admin: txn.open_table(ADMIN).map_err(|e| format!("open admin: {e}"))?,
+            workflows: txn.open_table(WORKFLOWS).map_err(|e| format!("open workflows: {e}"))?,
+            workflow_runs: txn
+                .open_table(WORKFLOW_RUNS)
+                .map_err(|e| format!("open workflow_runs: {e}"))?,
             usage,
         };
         let now = super::now_ms();

@@ -36,6 +36,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     // The MCP server: the dashboard tools (and their argument checks), resources over
     // `dashboards` and `sdk`, a principal's scopes from `access`. Not the agent runtime.
     ("mcp", &["access", "dashboard_agent", "dashboards", "live", "sdk", "store"]),
+    // Graph workflows: agent runs as tasks, code in the sandbox, runs in the store. Dashboards
+    // only through backend tools.
+    ("workflow", &["agent", "llm", "sandbox", "store", "text"]),
 ];
 
 /// Writes to the store or the live layer's published state: only `dashboards` (and the owning
