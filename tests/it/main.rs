@@ -46,4 +46,5 @@ mod templates;
 mod tidy;
 mod usage;
 mod web;
+mod workflows;
 mod ws_limits;
