@@ -173,7 +173,7 @@ async fn put_workflow(
     path = "/api/workflows/{id}",
     tag = "workflows",
     params(("id" = String, Path, description = "The workflow id.")),
-    responses((status = 200, description = "Deleted.", body = Envelope<Object>), (status = "default", response = ErrorBody))
+    responses((status = 200, description = "Deleted.", body = Envelope<Value>), (status = "default", response = ErrorBody))
 )]
 async fn delete_workflow(
     State(app): State<Arc<App>>,
@@ -292,7 +292,7 @@ struct ResumeBody {
     path = "/api/workflows/runs/{run_id}/resume",
     tag = "workflows",
     params(("run_id" = String, Path, description = "The run id.")),
-    request_body(content = Option<ResumeBody>),
+    request_body = ResumeBody,
     responses(
         (status = 200, description = "The resumed run's events.",
             content(
@@ -320,7 +320,7 @@ async fn resume_run(
     path = "/api/workflows/runs/{run_id}/cancel",
     tag = "workflows",
     params(("run_id" = String, Path, description = "The run id.")),
-    responses((status = 200, description = "Cancelling.", body = Envelope<Object>), (status = "default", response = ErrorBody))
+    responses((status = 200, description = "Cancelling.", body = Envelope<Value>), (status = "default", response = ErrorBody))
 )]
 async fn cancel_run(
     State(app): State<Arc<App>>,

@@ -118,26 +118,26 @@ pub async fn execute(mut x: Execution) -> RunStatus {
         }
         if tasks.is_empty() {
             if x.cancel.is_cancelled() {
-                break End::Cancelled;
+                break 'run End::Cancelled;
             }
-            break End::Complete;
+            break 'run End::Complete;
         }
         tokio::select! {
             biased;
-            () = x.cancel.cancelled() => break End::Cancelled,
+            () = x.cancel.cancelled() => break 'run End::Cancelled,
             () = tokio::time::sleep_until(deadline) => {
-                break End::Failed(json!({
+                break 'run End::Failed(json!({
                     "message": format!("budget exhausted: timeoutMs ({}) passed", budget.timeout_ms),
                 }));
             }
             joined = tasks.join_next() => {
-                let Some(joined) = joined else { continue };
+                let Some(joined) = joined else { continue 'run };
                 let (i, result) = match joined {
                     Ok(pair) => pair,
                     Err(e) => {
                         // A node's task panicked: which one is lost with it; stop the run.
                         tracing::error!(run = %run_id, error = %e, "a workflow node's task failed");
-                        break End::Failed(json!({ "message": "a node's task failed unexpectedly" }));
+                        break 'run End::Failed(json!({ "message": "a node's task failed unexpectedly" }));
                     }
                 };
                 let id = graph.nodes[i].id.clone();
@@ -157,12 +157,12 @@ pub async fn execute(mut x: Execution) -> RunStatus {
                             tracing::error!(run = %run_id, error = %e, "committing a workflow node failed");
                             state[i] = State::Failed;
                             x.sink.emit(task_fail(&id, &run_id, json!({"message": "storing its output failed"})));
-                            break End::Failed(json!({ "message": format!("storing the output of node `{id}` failed"), "node": id }));
+                            break 'run End::Failed(json!({ "message": format!("storing the output of node `{id}` failed"), "node": id }));
                         }
                         x.sink.emit(EventBody::TaskComplete { task_id: id.clone(), run_id: run_id.clone() });
                         let used = x.record.usage.input_tokens + x.record.usage.output_tokens;
                         if let Some(max) = budget.max_tokens.filter(|&m| used > m) {
-                            break End::Failed(json!({
+                            break 'run End::Failed(json!({
                                 "message": format!("budget exhausted: maxTokens ({max}) passed: {used} tokens after node `{id}`"),
                                 "node": id,
                             }));
@@ -182,7 +182,7 @@ pub async fn execute(mut x: Execution) -> RunStatus {
                         if let Some(d) = e.detail {
                             run_error["detail"] = d;
                         }
-                        break End::Failed(run_error);
+                        break 'run End::Failed(run_error);
                     }
                 }
             }

@@ -8,8 +8,6 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
-
 use super::nodes::{NodeCtx, NodeError};
 use crate::agent::definition::AgentDefinition;
 use crate::agent::events::{EventBody, RunLogs, TokenUsage};
@@ -80,9 +78,7 @@ pub async fn run_member(
             text: outcome.final_text(),
             usage: TokenUsage::from(&outcome.usage),
         }),
-        RunEnd::Error(message) => {
-            Err(NodeError { message, detail: Some(Value::from(outcome.model_calls)) })
-        }
+        RunEnd::Error(message) => Err(NodeError::new(message)),
         RunEnd::Cancelled => Err(NodeError::new("cancelled")),
     }
 }

@@ -12,6 +12,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use crate::agent::tools::type_name;
+
 /// A parsed template: literal text and references, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Template {
@@ -211,7 +213,7 @@ impl Scope {
                 Value::Array(a) => field.parse::<usize>().ok().and_then(|i| a.get(i)),
                 _ => None,
             }
-            .ok_or_else(|| fail(format!("no field `{field}` in {}", kind_of(value))))?;
+            .ok_or_else(|| fail(format!("no field `{field}` in {}", type_name(value))))?;
         }
         Ok(value)
     }
@@ -247,17 +249,6 @@ impl Scope {
             ),
             other => other.clone(),
         })
-    }
-}
-
-fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -77,8 +77,8 @@ fn definition(node: &str, system: &str, model: Option<&str>) -> Result<AgentDefi
         "mode": "PLAIN",
         "plain": {"systemPrompt": if system.trim().is_empty() { "You are a helpful assistant." } else { system }},
     });
-    let key = format!("workflow-{node}");
-    crate::agent::definition::parse(&key, &file.to_string())
+    // Node ids may be as long as agent keys, so the key is fixed; the description names it.
+    crate::agent::definition::parse("workflow-llm", &file.to_string())
         .map_err(|e| NodeError::new(format!("the node's model call: {e}")))
 }
 

@@ -142,6 +142,7 @@ pub struct KindInfo {
     /// What it does.
     pub description: &'static str,
     /// Its configuration fields.
+    #[schema(value_type = Vec<Field>)]
     pub fields: &'static [Field],
 }
 
