@@ -48,7 +48,9 @@ impl BackendTool for RefreshDashboardTool {
                 .refresh(&id, None)
                 .await
                 .map_err(|e| ToolError::failed(NAME, e))?
-                .ok_or_else(|| ToolError::failed(NAME, format!("dashboard `{id}` has no panels")))?;
+                .ok_or_else(|| {
+                    ToolError::failed(NAME, format!("dashboard `{id}` has no panels"))
+                })?;
             let panels: Vec<Value> = results
                 .state
                 .panels

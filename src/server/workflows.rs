@@ -47,10 +47,7 @@ pub fn routes() -> Router<Arc<App>> {
         .route("/api/workflows", get(list_workflows).post(create_workflow))
         .route("/api/workflows/node-types", get(node_types))
         .route("/api/workflows/validate", post(validate_workflow))
-        .route(
-            "/api/workflows/{id}",
-            get(get_workflow).put(put_workflow).delete(delete_workflow),
-        )
+        .route("/api/workflows/{id}", get(get_workflow).put(put_workflow).delete(delete_workflow))
         .route("/api/workflows/{id}/run", post(run_workflow))
         .route("/api/workflows/runs/{run_id}", get(get_run))
         .route("/api/workflows/runs/{run_id}/resume", post(resume_run))
@@ -119,10 +116,7 @@ struct Validation {
     request_body = WorkflowDef,
     responses((status = 200, description = "The verdict (a definition that does not fit the format is one error).", body = Envelope<Validation>), (status = "default", response = ErrorBody))
 )]
-async fn validate_workflow(
-    State(app): State<Arc<App>>,
-    body: Bytes,
-) -> Result<Response, ApiError> {
+async fn validate_workflow(State(app): State<Arc<App>>, body: Bytes) -> Result<Response, ApiError> {
     let text = std::str::from_utf8(&body).map_err(|_| ApiError::bad("the body must be UTF-8"))?;
     if serde_json::from_str::<Value>(text).is_err() {
         return Err(ApiError::bad("malformed JSON: expected a workflow definition"));
@@ -251,7 +245,8 @@ async fn run_workflow(
 ) -> Result<Response, ApiError> {
     if let Some(last) = headers.get("last-event-id") {
         let last = last.to_str().map_err(|_| ApiError::bad("`Last-Event-ID` must be ASCII"))?;
-        let events = app.agents.logs().resume(last).map_err(crate::agent::service::QueryError::from)?;
+        let events =
+            app.agents.logs().resume(last).map_err(crate::agent::service::QueryError::from)?;
         let stream_id = events.run_id().to_owned();
         return Ok(sse_of(stream_id, events));
     }

@@ -377,8 +377,7 @@ impl Store {
             txn.open_table(USAGE).map_err(|e| storage("create table usage", e))?;
             txn.open_table(ADMIN).map_err(|e| storage("create table admin", e))?;
             txn.open_table(WORKFLOWS).map_err(|e| storage("create table workflows", e))?;
-            txn.open_table(WORKFLOW_RUNS)
-                .map_err(|e| storage("create table workflow_runs", e))?;
+            txn.open_table(WORKFLOW_RUNS).map_err(|e| storage("create table workflow_runs", e))?;
             let mut meta = txn.open_table(META).map_err(|e| storage("create table meta", e))?;
             let existing = meta
                 .get(FORMAT_KEY)

@@ -24,8 +24,8 @@ use tokio::sync::oneshot;
 
 use super::keys::{
     self, ADMIN, API_KEYS, DASHBOARDS, Head, META, SESSIONS, USAGE, VERSIONS, VersionHeader,
-    WORKFLOW_RUNS, WORKFLOWS,
-    decode_head, decode_version, encode_head, encode_version, version_key,
+    WORKFLOW_RUNS, WORKFLOWS, decode_head, decode_version, encode_head, encode_version,
+    version_key,
 };
 use super::{Counters, StoreError, StoreQuotas};
 use crate::dashboard::DashboardState;

@@ -278,7 +278,10 @@ mod tests {
         assert_eq!(def.nodes[0].config["prompt"], "{{inputs.topic}}");
         assert_eq!(def.budget, Budget { max_steps: 3, ..Budget::default() });
         let back = serde_json::to_value(&def).unwrap();
-        assert_eq!(back["nodes"][0], json!({"id": "a", "type": "llm", "prompt": "{{inputs.topic}}"}));
+        assert_eq!(
+            back["nodes"][0],
+            json!({"id": "a", "type": "llm", "prompt": "{{inputs.topic}}"})
+        );
     }
 
     #[test]
@@ -300,7 +303,8 @@ mod tests {
         .unwrap();
         let ok = resolve_inputs(&def, json!({"a": 2}).as_object().unwrap()).unwrap();
         assert_eq!(Value::Object(ok), json!({"a": 2, "b": "x"}));
-        let errs = resolve_inputs(&def, json!({"a": 1.5, "c": 1}).as_object().unwrap()).unwrap_err();
+        let errs =
+            resolve_inputs(&def, json!({"a": 1.5, "c": 1}).as_object().unwrap()).unwrap_err();
         let fields: Vec<&str> = errs.iter().map(|i| i.field.as_str()).collect();
         assert_eq!(fields, ["inputs.c", "inputs.a"]);
         let errs = resolve_inputs(&def, &Map::new()).unwrap_err();

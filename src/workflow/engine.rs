@@ -70,8 +70,7 @@ pub async fn execute(mut x: Execution) -> RunStatus {
     let mut state = vec![State::Waiting; n];
     for f in &x.record.finished {
         if let Some(i) = graph.index(&f.node) {
-            state[i] =
-                State::Done { output: Arc::new(f.output.clone()), branch: f.branch.clone() };
+            state[i] = State::Done { output: Arc::new(f.output.clone()), branch: f.branch.clone() };
         }
     }
     let inputs = Arc::new(x.record.inputs.clone());
@@ -426,7 +425,11 @@ mod tests {
             "nodes": [{"id": "c", "type": "condition", "value": "x"}, {"id": "a", "type": "code", "code": "return 1"}],
             "edges": [{"from": "c", "to": "a", "when": "go"}]
         }));
-        let r = NodeResult { output: json!("stop"), branch: Some("stop".into()), ..NodeResult::default() };
+        let r = NodeResult {
+            output: json!("stop"),
+            branch: Some("stop".into()),
+            ..NodeResult::default()
+        };
         let e = checked(&g, 0, r).unwrap_err();
         assert!(e.message.contains("matches no edge (`when`: go)"), "{e:?}");
     }

@@ -74,10 +74,9 @@ pub async fn run_member(
     };
     let (outcome, ()) = tokio::join!(work, forward);
     match outcome.end {
-        RunEnd::Complete(_) => Ok(MemberResult {
-            text: outcome.final_text(),
-            usage: TokenUsage::from(&outcome.usage),
-        }),
+        RunEnd::Complete(_) => {
+            Ok(MemberResult { text: outcome.final_text(), usage: TokenUsage::from(&outcome.usage) })
+        }
         RunEnd::Error(message) => Err(NodeError::new(message)),
         RunEnd::Cancelled => Err(NodeError::new("cancelled")),
     }
@@ -132,7 +131,8 @@ mod tests {
 
     #[test]
     fn block_starts_get_the_task_and_the_members_run_frame_is_dropped() {
-        let start = EventBody::ContentStart { content_id: "c".into(), run_id: "r".into(), task_id: None };
+        let start =
+            EventBody::ContentStart { content_id: "c".into(), run_id: "r".into(), task_id: None };
         assert_eq!(
             tagged(start, "t1"),
             Some(EventBody::ContentStart {

@@ -76,7 +76,8 @@ impl WorkflowsConfig {
     pub fn from_env() -> Self {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
         Self {
-            dir: var("BOARDSMITH_WORKFLOWS_DIR").map_or_else(|| PathBuf::from("workflows"), PathBuf::from),
+            dir: var("BOARDSMITH_WORKFLOWS_DIR")
+                .map_or_else(|| PathBuf::from("workflows"), PathBuf::from),
             max_runs: var("BOARDSMITH_WORKFLOW_MAX_RUNS")
                 .and_then(|v| v.trim().parse().ok())
                 .filter(|&n| n > 0)
@@ -219,7 +220,10 @@ impl Workflows {
         let runs = Runs::new(store.clone());
         let interrupted = runs.recover().await?;
         if interrupted > 0 {
-            tracing::info!(interrupted, "workflow runs interrupted by the last stop can be resumed");
+            tracing::info!(
+                interrupted,
+                "workflow runs interrupted by the last stop can be resumed"
+            );
         }
         Ok(Arc::new(Self {
             deps: Arc::new(deps),
@@ -259,7 +263,9 @@ impl Workflows {
                 d.id = Some(id.clone());
                 out.insert(id.clone(), Entry { id, origin, definition: d });
             }
-            Err(e) => tracing::warn!(workflow = %id, ?origin, error = %e, "skipping a workflow file"),
+            Err(e) => {
+                tracing::warn!(workflow = %id, ?origin, error = %e, "skipping a workflow file")
+            }
         };
         for f in BUILTIN.files() {
             if let (Some(id), Some(text)) = (json_stem(f.path()), f.contents_utf8()) {
@@ -346,8 +352,7 @@ impl Workflows {
 
     /// Deletes the API definition `id` (a file's or built-in of that id comes back).
     pub async fn delete(&self, id: &str) -> Result<(), WorkflowError> {
-        let exists =
-            self.stored.read().unwrap_or_else(PoisonError::into_inner).contains_key(id);
+        let exists = self.stored.read().unwrap_or_else(PoisonError::into_inner).contains_key(id);
         if !exists {
             return Err(match self.get(id).await {
                 Ok(_) => WorkflowError::Conflict(format!(
@@ -372,7 +377,8 @@ impl Workflows {
         let entry = self.get(id).await?;
         let graph = validate::validate(&entry.definition, &self.check_context())
             .map_err(WorkflowError::Invalid)?;
-        let inputs = def::resolve_inputs(&entry.definition, &inputs).map_err(WorkflowError::Invalid)?;
+        let inputs =
+            def::resolve_inputs(&entry.definition, &inputs).map_err(WorkflowError::Invalid)?;
         let run_id = uuid::Uuid::now_v7().to_string();
         let now = now_ms();
         let record = RunRecord {
@@ -520,15 +526,16 @@ fn read_dir(dir: &std::path::Path) -> Vec<(String, String)> {
     for entry in entries.flatten().take(MAX_FILES) {
         let path = entry.path();
         let Some(id) = json_stem(&path) else { continue };
-        let too_big =
-            entry.metadata().map_or(true, |m| m.len() > def::MAX_DEFINITION_BYTES as u64);
+        let too_big = entry.metadata().map_or(true, |m| m.len() > def::MAX_DEFINITION_BYTES as u64);
         if too_big {
             tracing::warn!(file = %path.display(), "skipping a workflow file: too large");
             continue;
         }
         match std::fs::read_to_string(&path) {
             Ok(text) => out.push((id, text)),
-            Err(e) => tracing::warn!(file = %path.display(), error = %e, "skipping a workflow file"),
+            Err(e) => {
+                tracing::warn!(file = %path.display(), error = %e, "skipping a workflow file")
+            }
         }
     }
     out.sort();

@@ -135,7 +135,8 @@ impl Template {
                     message: "`{{` is never closed by `}}` before the next `{{`".into(),
                 });
             }
-            let r = parse_ref(inner).map_err(|message| ParseError { at: offset + open, message })?;
+            let r =
+                parse_ref(inner).map_err(|message| ParseError { at: offset + open, message })?;
             parts.push(Part::Ref(r));
             let consumed = open + 2 + close + 2;
             rest = &rest[consumed..];
@@ -230,10 +231,8 @@ impl Scope {
     pub fn render_json(&self, value: &Value) -> Result<Value, RenderError> {
         Ok(match value {
             Value::String(s) => {
-                let t = Template::parse(s).map_err(|e| RenderError {
-                    reference: s.clone(),
-                    message: e.to_string(),
-                })?;
+                let t = Template::parse(s)
+                    .map_err(|e| RenderError { reference: s.clone(), message: e.to_string() })?;
                 match t.single_ref() {
                     Some(r) => self.lookup(r)?.clone(),
                     None => Value::String(t.render(self)?),
@@ -288,7 +287,10 @@ mod tests {
     #[test]
     fn references_render_strings_raw_and_the_rest_as_json() {
         let s = scope();
-        assert_eq!(s.render("About {{inputs.topic}}: {{ nodes.plan.output.questions.1 }}").unwrap(), "About gold: b?");
+        assert_eq!(
+            s.render("About {{inputs.topic}}: {{ nodes.plan.output.questions.1 }}").unwrap(),
+            "About gold: b?"
+        );
         assert_eq!(s.render("{{nodes.plan.output.questions}}").unwrap(), r#"["a?","b?"]"#);
         assert_eq!(s.render("{{nodes.text.output}}!").unwrap(), "hello!");
         assert_eq!(s.render("no refs } {").unwrap(), "no refs } {");

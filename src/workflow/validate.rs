@@ -145,7 +145,11 @@ pub fn validate(def: &WorkflowDef, cx: &CheckContext) -> Result<Graph, Vec<Issue
         }
         let (Some(from), Some(to)) = (from, to) else { continue };
         if from == to {
-            issues.push(Issue::node(&e.from, format!("edges[{i}]"), "an edge from a node to itself"));
+            issues.push(Issue::node(
+                &e.from,
+                format!("edges[{i}]"),
+                "an edge from a node to itself",
+            ));
             continue;
         }
         if !seen.insert((from, to, e.when.clone())) {
@@ -224,7 +228,11 @@ pub fn validate(def: &WorkflowDef, cx: &CheckContext) -> Result<Graph, Vec<Issue
             )),
             Some(NodeKind::Condition) => {
                 if out == 0 {
-                    issues.push(Issue::node(id, "edges", "a `condition` node needs outgoing edges"));
+                    issues.push(Issue::node(
+                        id,
+                        "edges",
+                        "a `condition` node needs outgoing edges",
+                    ));
                 }
                 let defaults = outgoing[i].iter().filter(|&&k| edges[k].when.is_none()).count();
                 if defaults > 1 {
@@ -256,7 +264,8 @@ pub fn validate(def: &WorkflowDef, cx: &CheckContext) -> Result<Graph, Vec<Issue
             Some(_) => {}
         }
     }
-    let ancestors: Vec<HashSet<usize>> = (0..n).map(|i| ancestors_of(i, &edges, &incoming)).collect();
+    let ancestors: Vec<HashSet<usize>> =
+        (0..n).map(|i| ancestors_of(i, &edges, &incoming)).collect();
     for i in 0..n {
         if kind_of(i) == Some(NodeKind::Join) {
             let id = &def.nodes[i].id;
@@ -331,7 +340,10 @@ pub fn validate(def: &WorkflowDef, cx: &CheckContext) -> Result<Graph, Vec<Issue
 fn check_inputs(def: &WorkflowDef, issues: &mut Vec<Issue>) {
     for (name, decl) in &def.inputs {
         if !is_valid_id(name) {
-            issues.push(Issue::workflow(format!("inputs.{name}"), "1-64 letters, digits, `_` or `-`"));
+            issues.push(Issue::workflow(
+                format!("inputs.{name}"),
+                "1-64 letters, digits, `_` or `-`",
+            ));
         }
         if let Some(d) = &decl.default
             && !decl.ty.accepts(d)
@@ -517,7 +529,11 @@ mod tests {
         assert!(prompt.iter().any(|i| i.message.contains("no input `missing`")), "{prompt:?}");
         assert!(prompt.iter().any(|i| i.message.contains("does not run before `a`")), "{prompt:?}");
         let typo = issues.iter().find(|i| i.field == "temprature").unwrap();
-        assert!(typo.message.contains("did you mean `temperature`") || typo.message.contains("not a field"), "{typo:?}");
+        assert!(
+            typo.message.contains("did you mean `temperature`")
+                || typo.message.contains("not a field"),
+            "{typo:?}"
+        );
         let b = issues.iter().find(|i| i.node.as_deref() == Some("b")).unwrap();
         assert!(b.message.contains("did you mean `llm`"), "{b:?}");
     }
@@ -538,7 +554,11 @@ mod tests {
         let cycle = issues.iter().find(|i| i.message.contains("cycle")).unwrap();
         assert_eq!(cycle.field, "edges[2]");
         assert!(cycle.message.contains("a → b → a"), "{cycle:?}");
-        assert!(issues.iter().any(|i| i.node.as_deref() == Some("x") && i.message.contains("unreachable")));
+        assert!(
+            issues
+                .iter()
+                .any(|i| i.node.as_deref() == Some("x") && i.message.contains("unreachable"))
+        );
     }
 
     #[test]

@@ -101,7 +101,10 @@ async fn node_types_validation_and_crud_name_the_node_and_field() {
         body["data"].as_array().unwrap().iter().map(|k| k["type"].as_str().unwrap()).collect();
     assert_eq!(kinds, ["llm", "agent", "tool", "code", "condition", "parallel", "join", "human"]);
     let llm = &body["data"][0]["fields"];
-    assert_eq!(llm[0], json!({"name": "prompt", "type": "template", "required": true, "description": "the user message"}));
+    assert_eq!(
+        llm[0],
+        json!({"name": "prompt", "type": "template", "required": true, "description": "the user message"})
+    );
 
     let bad = json!({
         "id": "bad",
@@ -134,8 +137,12 @@ async fn node_types_validation_and_crud_name_the_node_and_field() {
     assert_eq!(status, 400);
     assert_eq!(body["data"]["param"], "nodes.a.prompt", "{body}");
     assert!(body["data"]["errors"].as_array().unwrap().len() >= 4);
-    let (status, body) =
-        app.post("/api/workflows/validate", json!({"name": "x", "nodes": [], "budget": {"maxSteps": "many"}})).await;
+    let (status, body) = app
+        .post(
+            "/api/workflows/validate",
+            json!({"name": "x", "nodes": [], "budget": {"maxSteps": "many"}}),
+        )
+        .await;
     assert_eq!(status, 200);
     assert_eq!(body["data"]["errors"][0]["field"], "budget.maxSteps", "{body}");
 
@@ -143,7 +150,11 @@ async fn node_types_validation_and_crud_name_the_node_and_field() {
     let (_, list) = app.get("/api/workflows").await;
     for id in ["deep-research", "morning-briefing"] {
         let w = list["data"].as_array().unwrap().iter().find(|w| w["id"] == id).unwrap();
-        assert_eq!((w["origin"].as_str(), w["valid"].as_bool()), (Some("builtin"), Some(true)), "{w}");
+        assert_eq!(
+            (w["origin"].as_str(), w["valid"].as_bool()),
+            (Some("builtin"), Some(true)),
+            "{w}"
+        );
     }
     let good = json!({"id": "one", "name": "one", "nodes": [{"id": "a", "type": "code", "code": "return 1"}]});
     create(&app, good.clone()).await;
@@ -152,13 +163,18 @@ async fn node_types_validation_and_crud_name_the_node_and_field() {
     let r = app
         .http
         .put(app.url("/api/workflows/one"))
-        .json(&json!({"name": "renamed", "nodes": [{"id": "a", "type": "code", "code": "return 2"}]}))
+        .json(
+            &json!({"name": "renamed", "nodes": [{"id": "a", "type": "code", "code": "return 2"}]}),
+        )
         .send()
         .await
         .unwrap();
     assert_eq!(r.status(), 200);
     let (_, got) = app.get("/api/workflows/one").await;
-    assert_eq!((got["data"]["origin"].as_str(), got["data"]["definition"]["name"].as_str()), (Some("api"), Some("renamed")));
+    assert_eq!(
+        (got["data"]["origin"].as_str(), got["data"]["definition"]["name"].as_str()),
+        (Some("api"), Some("renamed"))
+    );
     let deleted = app.http.delete(app.url("/api/workflows/one")).send().await.unwrap();
     assert_eq!(deleted.status(), 200);
     let (status, _) = app.get("/api/workflows/one").await;
@@ -166,7 +182,8 @@ async fn node_types_validation_and_crud_name_the_node_and_field() {
     let builtin = app.http.delete(app.url("/api/workflows/deep-research")).send().await.unwrap();
     assert_eq!(builtin.status(), 409);
     // A run's inputs are checked before any event.
-    let (status, body) = app.post("/api/workflows/deep-research/run", json!({"inputs": {"topci": "x"}})).await;
+    let (status, body) =
+        app.post("/api/workflows/deep-research/run", json!({"inputs": {"topci": "x"}})).await;
     assert_eq!(status, 400);
     assert_eq!(body["data"]["param"], "inputs.topci", "{body}");
     app.stop().await;
@@ -208,30 +225,48 @@ async fn code_condition_tool_and_llm_nodes_run_as_tasks_with_their_events() {
     assert_eq!(
         tasks(&events),
         [
-            ("task.start", "score"), ("task.complete", "score"),
-            ("task.start", "check"), ("task.complete", "check"),
-            ("task.start", "weather"), ("task.complete", "weather"),
-            ("task.start", "say"), ("task.complete", "say"),
+            ("task.start", "score"),
+            ("task.complete", "score"),
+            ("task.start", "check"),
+            ("task.complete", "check"),
+            ("task.start", "weather"),
+            ("task.complete", "weather"),
+            ("task.start", "say"),
+            ("task.complete", "say"),
         ]
         .map(|(a, b)| (a.to_owned(), b.to_owned()))
     );
     let start = &events[pos(&events, "task.start", "weather")].2;
     assert_eq!(start["description"], "tool");
     let tool = events.iter().find(|(_, t, _)| t == "tool.start").unwrap();
-    assert_eq!((tool.2["taskId"].as_str(), tool.2["toolName"].as_str()), (Some("weather"), Some("mock_city_weather")));
+    assert_eq!(
+        (tool.2["taskId"].as_str(), tool.2["toolName"].as_str()),
+        (Some("weather"), Some("mock_city_weather"))
+    );
     let content = events.iter().find(|(_, t, _)| t == "content.start").unwrap();
     assert_eq!(content.2["taskId"], "say");
-    assert!(pos(&events, "task.start", "say") < events.iter().position(|(_, t, _)| t == "content.start").unwrap());
+    assert!(
+        pos(&events, "task.start", "say")
+            < events.iter().position(|(_, t, _)| t == "content.start").unwrap()
+    );
 
     let s = state(&app, &id).await;
     assert_eq!(s["status"], "completed");
     assert_eq!(s["outputs"]["say"], "Sunny and mild.");
-    let finished: Vec<&str> = s["finishedNodes"].as_array().unwrap().iter().map(|f| f["node"].as_str().unwrap()).collect();
+    let finished: Vec<&str> = s["finishedNodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["node"].as_str().unwrap())
+        .collect();
     assert_eq!(finished, ["score", "check", "weather", "say"]);
     assert_eq!(s["finishedNodes"][0]["output"], json!({"double": 6, "city": "Paris"}));
     assert_eq!(s["finishedNodes"][1]["branch"], "6");
     let prompt = mock.requests()[0].body["messages"].to_string();
-    assert!(prompt.contains("Weather report for Paris: {"), "the tool's JSON output went into the prompt: {prompt}");
+    assert!(
+        prompt.contains("Weather report for Paris: {"),
+        "the tool's JSON output went into the prompt: {prompt}"
+    );
 
     // The stream resumes after an event it had sent, with the same ids.
     let r = app
@@ -260,11 +295,18 @@ async fn an_agent_node_runs_a_catalog_agent_as_its_task() {
     .await;
     let events = run(&app, "ask", json!({})).await;
     assert_eq!(events.last().unwrap().1, "run.complete", "{:?}", types(&events));
-    assert_eq!(types(&events).iter().filter(|t| **t == "run.start").count(), 1, "the member's own run frame is not forwarded");
+    assert_eq!(
+        types(&events).iter().filter(|t| **t == "run.start").count(),
+        1,
+        "the member's own run frame is not forwarded"
+    );
     let start = events.iter().find(|(_, t, _)| t == "content.start").unwrap();
     assert_eq!(start.2["taskId"], "analyst");
     let system = mock.requests()[0].body["messages"][0]["content"].to_string();
-    assert!(system.contains("concise, knowledgeable assistant"), "the agent's own prompt: {system}");
+    assert!(
+        system.contains("concise, knowledgeable assistant"),
+        "the agent's own prompt: {system}"
+    );
     assert_eq!(state(&app, &run_id(&events)).await["outputs"]["analyst"], "Gold rose 2%.");
     app.stop().await;
 }
@@ -285,7 +327,11 @@ async fn deep_research_fans_out_concurrently_and_joins_into_a_report() {
     assert_eq!(events.last().unwrap().1, "run.complete", "{:?}", last(&events));
     // Concurrent, proven without timing: every branch started before any finished, and a
     // branch's text arrived while another branch's block was still open.
-    let first_done = ["research1", "research2", "research3"].map(|t| pos(&events, "task.complete", t)).into_iter().min().unwrap();
+    let first_done = ["research1", "research2", "research3"]
+        .map(|t| pos(&events, "task.complete", t))
+        .into_iter()
+        .min()
+        .unwrap();
     for t in ["research1", "research2", "research3"] {
         assert!(pos(&events, "task.start", t) < first_done, "{t} started after a branch finished");
     }
@@ -293,17 +339,28 @@ async fn deep_research_fans_out_concurrently_and_joins_into_a_report() {
         events.iter().find(|(_, t, d)| t == "content.start" && d["taskId"] == task).unwrap().2["contentId"].clone()
     };
     let (a, b) = (block_of("research1"), block_of("research2"));
-    let a_end = events.iter().position(|(_, t, d)| t == "content.end" && d["contentId"] == a).unwrap();
-    let b_first = events.iter().position(|(_, t, d)| t == "content.delta" && d["contentId"] == b).unwrap();
-    let a_first = events.iter().position(|(_, t, d)| t == "content.delta" && d["contentId"] == a).unwrap();
-    let b_end = events.iter().position(|(_, t, d)| t == "content.end" && d["contentId"] == b).unwrap();
+    let a_end =
+        events.iter().position(|(_, t, d)| t == "content.end" && d["contentId"] == a).unwrap();
+    let b_first =
+        events.iter().position(|(_, t, d)| t == "content.delta" && d["contentId"] == b).unwrap();
+    let a_first =
+        events.iter().position(|(_, t, d)| t == "content.delta" && d["contentId"] == a).unwrap();
+    let b_end =
+        events.iter().position(|(_, t, d)| t == "content.end" && d["contentId"] == b).unwrap();
     assert!(b_first < a_end && a_first < b_end, "the branches' streams overlap");
     let s = state(&app, &run_id(&events)).await;
     assert_eq!(s["outputs"]["report"], "# Report\nAll three.");
-    let collect = s["finishedNodes"].as_array().unwrap().iter().find(|f| f["node"] == "collect").unwrap();
-    assert_eq!(collect["output"], json!({"research1": "Alpha finding here.", "research2": "Beta finding here.", "research3": "Gamma finding here."}));
+    let collect =
+        s["finishedNodes"].as_array().unwrap().iter().find(|f| f["node"] == "collect").unwrap();
+    assert_eq!(
+        collect["output"],
+        json!({"research1": "Alpha finding here.", "research2": "Beta finding here.", "research3": "Gamma finding here."})
+    );
     let report_prompt = mock.requests().last().unwrap().body["messages"].to_string();
-    assert!(report_prompt.contains("Q-beta?") && report_prompt.contains("Gamma finding here."), "{report_prompt}");
+    assert!(
+        report_prompt.contains("Q-beta?") && report_prompt.contains("Gamma finding here."),
+        "{report_prompt}"
+    );
     app.stop().await;
 }
 
@@ -312,7 +369,13 @@ async fn morning_briefing_refreshes_a_dashboard_and_summarises_its_panels() {
     let mock = mock(vec![answer("Panels:", "- Gold is up.", 0)]).await;
     let app = app_with(Some(&mock), true).await;
     let (_, list) = app.get("/api/dashboards").await;
-    let dashboard = list["data"].as_array().unwrap().iter().find(|d| d["title"].as_str().unwrap().to_lowercase().contains("gold")).unwrap().clone();
+    let dashboard = list["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["title"].as_str().unwrap().to_lowercase().contains("gold"))
+        .unwrap()
+        .clone();
     let id = dashboard["id"].as_str().unwrap();
     let events = run(&app, "morning-briefing", json!({"dashboardId": id})).await;
     assert_eq!(events.last().unwrap().1, "run.complete", "{:?}", last(&events));
@@ -351,7 +414,11 @@ async fn one_failing_node_stops_the_others_and_fails_the_run_naming_it() {
     let end = events.last().unwrap();
     assert_eq!(end.1, "run.error", "{:?}", types(&events));
     assert_eq!(end.2["error"]["node"], "bad");
-    assert!(end.2["error"]["message"].as_str().unwrap().starts_with("node `bad` failed:"), "{}", end.2);
+    assert!(
+        end.2["error"]["message"].as_str().unwrap().starts_with("node `bad` failed:"),
+        "{}",
+        end.2
+    );
     let fail = &events[pos(&events, "task.fail", "bad")].2;
     assert!(fail["error"]["message"].as_str().unwrap().contains("boom"), "{fail}");
     assert_eq!(fail["error"]["detail"]["line"], 2, "the sandbox's position: {fail}");
@@ -369,12 +436,17 @@ async fn one_failing_node_stops_the_others_and_fails_the_run_naming_it() {
 async fn read_until(
     response: reqwest::Response,
     until: impl Fn(&str, &Value) -> bool,
-) -> (impl futures::Stream<Item = Result<eventsource_stream::Event, impl std::fmt::Debug>>, Events) {
+) -> (impl futures::Stream<Item = Result<eventsource_stream::Event, impl std::fmt::Debug>>, Events)
+{
     use eventsource_stream::Eventsource;
     let mut stream = response.bytes_stream().eventsource();
     let mut out = Vec::new();
     loop {
-        let frame = tokio::time::timeout(Duration::from_secs(20), stream.next()).await.unwrap().unwrap().unwrap();
+        let frame = tokio::time::timeout(Duration::from_secs(20), stream.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
         let data: Value = serde_json::from_str(&frame.data).unwrap();
         let done = until(&frame.event, &data);
         out.push((frame.id, frame.event, data));
@@ -385,10 +457,13 @@ async fn read_until(
 }
 
 async fn rest(
-    mut stream: impl futures::Stream<Item = Result<eventsource_stream::Event, impl std::fmt::Debug>> + Unpin,
+    mut stream: impl futures::Stream<Item = Result<eventsource_stream::Event, impl std::fmt::Debug>>
+    + Unpin,
     out: &mut Events,
 ) {
-    while let Some(frame) = tokio::time::timeout(Duration::from_secs(20), stream.next()).await.unwrap() {
+    while let Some(frame) =
+        tokio::time::timeout(Duration::from_secs(20), stream.next()).await.unwrap()
+    {
         let frame = frame.unwrap();
         out.push((frame.id, frame.event, serde_json::from_str(&frame.data).unwrap()));
     }
@@ -405,7 +480,8 @@ async fn a_cancelled_run_ends_with_run_cancel_and_starts_nothing_more() {
         ], "edges": [{"from": "ask", "to": "next"}]}),
     )
     .await;
-    let r = app.http.post(app.url("/api/workflows/wait/run")).json(&json!({})).send().await.unwrap();
+    let r =
+        app.http.post(app.url("/api/workflows/wait/run")).json(&json!({})).send().await.unwrap();
     let (stream, mut events) = read_until(r, |t, _| t == "tool.end").await;
     let id = run_id(&events);
     let (status, body) = app.post(&format!("/api/workflows/runs/{id}/cancel"), json!({})).await;
@@ -439,7 +515,10 @@ async fn budgets_bound_steps_time_and_tokens() {
     create(&app, chain("steps", json!({"maxSteps": 2}))).await;
     let events = run(&app, "steps", json!({})).await;
     assert_eq!(last(&events)["type"], "run.error");
-    assert_eq!(last(&events)["error"]["message"], "budget exhausted: maxSteps (2) reached before node `c`");
+    assert_eq!(
+        last(&events)["error"]["message"],
+        "budget exhausted: maxSteps (2) reached before node `c`"
+    );
     assert!(!events.iter().any(|(_, t, d)| t == "task.start" && d["taskId"] == "c"));
 
     create(
@@ -451,7 +530,10 @@ async fn budgets_bound_steps_time_and_tokens() {
     .await;
     let events = run(&app, "slow", json!({})).await;
     assert_eq!(last(&events)["error"]["message"], "budget exhausted: timeoutMs (300) passed");
-    assert_eq!(events[pos(&events, "task.fail", "ask")].2["error"]["message"], "stopped: the run ended");
+    assert_eq!(
+        events[pos(&events, "task.fail", "ask")].2["error"]["message"],
+        "stopped: the run ended"
+    );
 
     create(
         &app,
@@ -487,18 +569,31 @@ async fn a_human_node_waits_for_the_users_submit_and_outputs_it() {
         .await
         .unwrap();
     let events = sse_answering(&app, r, |t, d| {
-        (t == "tool.end").then(|| (d["toolId"].as_str().unwrap().to_owned(), json!({"confirmed": true, "comment": "fine"})))
+        (t == "tool.end").then(|| {
+            (
+                d["toolId"].as_str().unwrap().to_owned(),
+                json!({"confirmed": true, "comment": "fine"}),
+            )
+        })
     })
     .await;
     assert_eq!(events.last().unwrap().1, "run.complete", "{:?}", types(&events));
     let start = events.iter().find(|(_, t, _)| t == "tool.start").unwrap();
     assert_eq!(
-        (start.2["toolId"].as_str(), start.2["toolType"].as_str(), start.2["toolApi"].as_str(), start.2["taskId"].as_str()),
+        (
+            start.2["toolId"].as_str(),
+            start.2["toolType"].as_str(),
+            start.2["toolApi"].as_str(),
+            start.2["taskId"].as_str()
+        ),
         (Some("ok"), Some("html"), Some("confirm_dialog"), Some("ok"))
     );
     let args = events.iter().find(|(_, t, _)| t == "tool.args").unwrap();
     let form: Value = serde_json::from_str(args.2["delta"].as_str().unwrap()).unwrap();
-    assert_eq!(form, json!({"title": "Approve", "message": "Spend 250 USD?", "confirmText": "Spend"}));
+    assert_eq!(
+        form,
+        json!({"title": "Approve", "message": "Spend 250 USD?", "confirmText": "Spend"})
+    );
     let s = state(&app, &run_id(&events)).await;
     assert_eq!(s["finishedNodes"][0]["output"], json!({"confirmed": true, "comment": "fine"}));
     assert_eq!(s["outputs"]["echo"], "approved");
@@ -542,7 +637,11 @@ impl Child {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        let child = Self { process, base: format!("http://127.0.0.1:{port}"), http: support::authed_client(token) };
+        let child = Self {
+            process,
+            base: format!("http://127.0.0.1:{port}"),
+            http: support::authed_client(token),
+        };
         for _ in 0..600 {
             if child.http.get(format!("{}/healthz", child.base)).send().await.is_ok() {
                 return child;
@@ -585,7 +684,13 @@ async fn a_run_killed_mid_workflow_resumes_after_a_restart_without_rerunning_fin
     .unwrap();
     let token = boardsmith::access::ServerToken::generate().expose().to_owned();
     let server = Child::start(dir.path(), &mock.url(), &token).await;
-    let r = server.http.post(server.url("/api/workflows/two-steps/run")).json(&json!({})).send().await.unwrap();
+    let r = server
+        .http
+        .post(server.url("/api/workflows/two-steps/run"))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 200);
     // Watch the stream: node 1 committed (task.complete), node 2 streaming. Then kill -9.
     let second_started = std::cell::Cell::new(false);
@@ -600,14 +705,30 @@ async fn a_run_killed_mid_workflow_resumes_after_a_restart_without_rerunning_fin
     let id = run_id(&events);
     drop(server); // SIGKILL: no graceful anything.
     let first_calls = || {
-        mock.requests().iter().filter(|r| r.body["messages"].to_string().contains("first step")).count()
+        mock.requests()
+            .iter()
+            .filter(|r| r.body["messages"].to_string().contains("first step"))
+            .count()
     };
     assert_eq!(first_calls(), 1);
 
     let server = Child::start(dir.path(), &mock.url(), &token).await;
-    let s: Value = server.http.get(server.url(&format!("/api/workflows/runs/{id}"))).send().await.unwrap().json().await.unwrap();
+    let s: Value = server
+        .http
+        .get(server.url(&format!("/api/workflows/runs/{id}")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(s["data"]["status"], "interrupted", "{s}");
-    let finished: Vec<&str> = s["data"]["finishedNodes"].as_array().unwrap().iter().map(|f| f["node"].as_str().unwrap()).collect();
+    let finished: Vec<&str> = s["data"]["finishedNodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["node"].as_str().unwrap())
+        .collect();
     assert_eq!(finished, ["first"]);
     let resumed: Value = server
         .http
@@ -623,14 +744,39 @@ async fn a_run_killed_mid_workflow_resumes_after_a_restart_without_rerunning_fin
     assert_eq!(resumed["data"]["streamId"], format!("{id}.2"));
     let kinds: Vec<(&str, Option<&str>)> = events
         .iter()
-        .filter(|e| e["type"].as_str().unwrap().starts_with("task.") || e["type"].as_str().unwrap().starts_with("run."))
+        .filter(|e| {
+            e["type"].as_str().unwrap().starts_with("task.")
+                || e["type"].as_str().unwrap().starts_with("run.")
+        })
         .map(|e| (e["type"].as_str().unwrap(), e["taskId"].as_str()))
         .collect();
-    assert_eq!(kinds, [("run.start", None), ("task.start", Some("second")), ("task.complete", Some("second")), ("run.complete", None)]);
+    assert_eq!(
+        kinds,
+        [
+            ("run.start", None),
+            ("task.start", Some("second")),
+            ("task.complete", Some("second")),
+            ("run.complete", None)
+        ]
+    );
     assert_eq!(first_calls(), 1, "node 1 was not run again");
-    let s: Value = server.http.get(server.url(&format!("/api/workflows/runs/{id}"))).send().await.unwrap().json().await.unwrap();
-    assert_eq!((s["data"]["status"].as_str(), s["data"]["attempts"].as_u64()), (Some("completed"), Some(2)));
+    let s: Value = server
+        .http
+        .get(server.url(&format!("/api/workflows/runs/{id}")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        (s["data"]["status"].as_str(), s["data"]["attempts"].as_u64()),
+        (Some("completed"), Some(2))
+    );
     assert_eq!(s["data"]["outputs"]["second"], "slow".repeat(12));
     let second_prompt = mock.requests().last().unwrap().body["messages"].to_string();
-    assert!(second_prompt.contains("second step after: First done."), "node 1's stored output fed node 2: {second_prompt}");
+    assert!(
+        second_prompt.contains("second step after: First done."),
+        "node 1's stored output fed node 2: {second_prompt}"
+    );
 }

@@ -44,12 +44,9 @@ pub(super) fn check(config: &Config, cx: &CheckContext) -> Vec<(String, String)>
 
 pub(super) async fn run(config: &Config, ctx: &NodeCtx) -> Result<NodeResult, NodeError> {
     let message = ctx.scope.render(&config.message)?;
-    let agent = ctx
-        .deps
-        .catalog
-        .snapshot()
-        .agent(&config.agent)
-        .ok_or_else(|| NodeError::new(format!("agent `{}` is gone from the catalog", config.agent)))?;
+    let agent = ctx.deps.catalog.snapshot().agent(&config.agent).ok_or_else(|| {
+        NodeError::new(format!("agent `{}` is gone from the catalog", config.agent))
+    })?;
     let answer = super::super::member::run_member(agent, message, ctx).await?;
     Ok(NodeResult { output: Value::String(answer.text), branch: None, usage: answer.usage })
 }

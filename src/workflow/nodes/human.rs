@@ -27,7 +27,12 @@ pub(super) const FIELDS: &[Field] = &[
         required: true,
         description: "what the user is asked (the view's `message`)",
     },
-    Field { name: "title", ty: FieldType::Template, required: false, description: "the view's title" },
+    Field {
+        name: "title",
+        ty: FieldType::Template,
+        required: false,
+        description: "the view's title",
+    },
     Field {
         name: "viewport",
         ty: FieldType::String,
