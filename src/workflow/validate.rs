@@ -194,8 +194,8 @@ pub fn validate(def: &WorkflowDef, cx: &CheckContext) -> Result<Graph, Vec<Issue
         ));
     }
     let reachable = reach(start, &edges, &outgoing, n);
-    for i in 0..n {
-        if !reachable[i] && !starts.contains(&i) && n > 0 {
+    for (i, &seen) in reachable.iter().enumerate() {
+        if !seen && !starts.contains(&i) {
             issues.push(Issue::node(
                 &def.nodes[i].id,
                 "id",
@@ -217,9 +217,9 @@ pub fn validate(def: &WorkflowDef, cx: &CheckContext) -> Result<Graph, Vec<Issue
     }
 
     // Fan-out and fan-in.
-    for i in 0..n {
+    for (i, out_edges) in outgoing.iter().enumerate() {
         let id = &def.nodes[i].id;
-        let out = outgoing[i].len();
+        let out = out_edges.len();
         match kind_of(i) {
             Some(NodeKind::Parallel) if out < 2 => issues.push(Issue::node(
                 id,
