@@ -135,7 +135,7 @@ async fn node_types_validation_and_crud_name_the_node_and_field() {
     }
     let (status, body) = app.post("/api/workflows", bad).await;
     assert_eq!(status, 400);
-    assert_eq!(body["data"]["param"], "nodes.a.prompt", "{body}");
+    assert_eq!(body["data"]["param"], "nodes.b.tool", "the first problem: {body}");
     assert!(body["data"]["errors"].as_array().unwrap().len() >= 4);
     let (status, body) = app
         .post(
@@ -316,10 +316,11 @@ async fn deep_research_fans_out_concurrently_and_joins_into_a_report() {
     let plan = r#"{"questions": ["Q-alpha?", "Q-beta?", "Q-gamma?"]}"#;
     let mock = mock(vec![
         answer("Which three questions", plan, 0),
+        // The report's prompt holds the questions too: matched first, by the findings.
+        answer("Alpha finding here.", "# Report\nAll three.", 0),
         answer("Q-alpha", "Alpha finding here.", 60),
         answer("Q-beta", "Beta finding here.", 60),
         answer("Q-gamma", "Gamma finding here.", 60),
-        answer("Topic:", "# Report\nAll three.", 0),
     ])
     .await;
     let app = app_with(Some(&mock), false).await;
