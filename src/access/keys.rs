@@ -272,6 +272,12 @@ mod tests {
         assert_eq!(required_scope("/api/dashboards/x/refresh", true), Some(Scope::Read));
         assert_eq!(required_scope("/api/query", true), Some(Scope::Agents));
         assert_eq!(required_scope("/api/keys", false), Some(Scope::Admin));
+        assert_eq!(required_scope("/api/workflows", false), Some(Scope::Agents));
+        assert_eq!(required_scope("/api/workflows", true), Some(Scope::Admin));
+        assert_eq!(required_scope("/api/workflows/w1", true), Some(Scope::Admin));
+        assert_eq!(required_scope("/api/workflows/w1/run", true), Some(Scope::Agents));
+        assert_eq!(required_scope("/api/workflows/validate", true), Some(Scope::Agents));
+        assert_eq!(required_scope("/api/workflows/runs/r1/resume", true), Some(Scope::Agents));
         assert_eq!(required_scope("/api/something-new", false), Some(Scope::Admin));
         assert_eq!(required_scope("/ws", false), Some(Scope::Read));
         assert_eq!(required_scope("/", false), None);
