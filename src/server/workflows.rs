@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::{Extension, Path, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::routing::{get, post};
@@ -18,6 +18,7 @@ use utoipa::{OpenApi, ToSchema};
 use super::openapi::{Envelope, ErrorBody};
 use super::query::sse_of;
 use super::{ApiError, created, ok};
+use crate::access::keys::Principal;
 use crate::app::App;
 use crate::workflow::def::{self, Issue, WorkflowDef};
 use crate::workflow::nodes::KindInfo;
@@ -239,6 +240,7 @@ async fn answer(started: Started, collect: bool) -> Response {
 )]
 async fn run_workflow(
     State(app): State<Arc<App>>,
+    Extension(principal): Extension<Principal>,
     Path(id): Path<String>,
     headers: HeaderMap,
     body: Bytes,
@@ -252,7 +254,8 @@ async fn run_workflow(
     }
     let body: RunBody =
         if body.is_empty() { RunBody::default() } else { super::parse_body(&body)? };
-    let started = app.workflows.run(&id, body.inputs).await?;
+    let caller = principal.key_id().map(str::to_owned);
+    let started = app.workflows.run(&id, body.inputs, caller).await?;
     Ok(answer(started, body.stream == Some(false)).await)
 }
 

@@ -12,6 +12,7 @@ use super::nodes::{NodeCtx, NodeError};
 use crate::agent::definition::AgentDefinition;
 use crate::agent::events::{EventBody, RunLogs, TokenUsage};
 use crate::agent::run::{RunDeps, RunEnd, RunInput, run};
+use crate::agent::service::RunContext;
 
 /// What a member run produced.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,6 +55,15 @@ pub async fn run_member(
     };
     let mut deps = RunDeps::new(ctx.deps.backend.clone(), ctx.deps.submits.clone());
     deps.cancel = ctx.cancel.child_token();
+    // Counted in the usage ledger, and stopped when the calling key's budget is used up.
+    let context = RunContext {
+        agent: input.agent.key.clone(),
+        caller: ctx.caller.clone(),
+        model: format!("{}/{}", input.provider.key(), input.model),
+    };
+    if let Some(hooks) = ctx.deps.agents.hooks_for(&context) {
+        deps.hooks = hooks;
+    }
     let logs = RunLogs::default();
     let inner = logs
         .start(&format!("{}/{}", ctx.run_id, ctx.node_id))

@@ -373,6 +373,7 @@ impl Workflows {
         self: &Arc<Self>,
         id: &str,
         inputs: Map<String, Value>,
+        caller: Option<String>,
     ) -> Result<Started, WorkflowError> {
         let entry = self.get(id).await?;
         let graph = validate::validate(&entry.definition, &self.check_context())
@@ -386,6 +387,7 @@ impl Workflows {
             workflow_id: entry.id,
             definition: entry.definition,
             inputs,
+            caller,
             status: RunStatus::Running,
             finished: Vec::new(),
             steps: 0,

@@ -70,6 +70,9 @@ pub struct RunRecord {
     pub definition: WorkflowDef,
     /// The input values, defaults applied.
     pub inputs: Map<String, Value>,
+    /// The API key that started it (`None`: the owner): its model calls count against it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caller: Option<String>,
     /// Where it is.
     pub status: RunStatus,
     /// Finished nodes in the order they finished.

@@ -308,6 +308,11 @@ async fn an_agent_node_runs_a_catalog_agent_as_its_task() {
         "the agent's own prompt: {system}"
     );
     assert_eq!(state(&app, &run_id(&events)).await["outputs"]["analyst"], "Gold rose 2%.");
+    // Counted in the usage ledger like a query's call, under the agent.
+    let (_, report) = app.get("/api/usage?groupBy=agent").await;
+    let rows = report["data"]["rows"].as_array().unwrap();
+    let row = rows.iter().find(|r| r["agent"] == "demoModePlain").expect("a row for the agent");
+    assert_eq!(row["requests"], 1, "{report}");
     app.stop().await;
 }
 
