@@ -352,6 +352,11 @@ pub enum Origin {
         /// The server's name.
         server: String,
     },
+    /// A supervisor team's member, offered to the supervisor as a tool (its tools only).
+    Member {
+        /// The member's agent key.
+        agent: String,
+    },
 }
 
 impl Origin {
@@ -367,6 +372,7 @@ impl Origin {
             Origin::File(p) => p.file_name().unwrap_or_default().to_string_lossy().into_owned(),
             Origin::Stored { name, .. } => name.clone(),
             Origin::Mcp { server } => server.clone(),
+            Origin::Member { agent } => agent.clone(),
         }
     }
 
@@ -382,6 +388,9 @@ impl Origin {
             Origin::Mcp { server } => {
                 Err(std::io::Error::other(format!("MCP server `{server}` has no file")))
             }
+            Origin::Member { agent } => {
+                Err(std::io::Error::other(format!("team member `{agent}` has no tool file")))
+            }
         }
     }
 }
@@ -393,6 +402,7 @@ impl std::fmt::Display for Origin {
             Origin::File(p) => write!(f, "{}", p.display()),
             Origin::Stored { name, .. } => write!(f, "admin agents/{name}"),
             Origin::Mcp { server } => write!(f, "MCP server {server}"),
+            Origin::Member { agent } => write!(f, "team member {agent}"),
         }
     }
 }

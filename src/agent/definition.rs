@@ -12,6 +12,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::team::{self, Team, TeamKind};
 use super::tools::mcp::spec::{self as mcp, McpServer, McpServerFile};
 use crate::llm::Effort;
 
@@ -195,6 +196,9 @@ pub struct BudgetOverride {
     /// Wall-clock limit of a run in milliseconds (1000..=3600000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<i64>,
+    /// Teams only: most tokens (input and output) of the whole team run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<i64>,
 }
 
 /// The block of a single-prompt mode (`plain`, `thinking`, `plainTooling`, `thinkingTooling`).
@@ -250,6 +254,15 @@ pub struct AgentFile {
     /// What the agent is for (shown in `/api/agents`).
     #[serde(default)]
     pub description: String,
+    /// `single` (default) or a team: `sequential`, `parallel`, `routing`, `supervisor`.
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<TeamKind>,
+    /// A team's member agents, by key.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<String>,
+    /// A parallel team's merging member; absent: the answers are concatenated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merger: Option<String>,
     /// Provider key; absent or empty: the server's default provider.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider_key: Option<String>,
@@ -474,6 +487,9 @@ pub struct AgentDefinition {
     pub prompts: Prompts,
     /// The resolved policy.
     pub policy: RunPolicy,
+    /// Set for a team (`type` other than `single`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub team: Option<Team>,
     /// Non-fatal findings (unknown keys, ignored tools, ...).
     pub warnings: Vec<FieldError>,
     /// The file as parsed (standard JSON after preprocessing), for detail views.
@@ -589,10 +605,33 @@ fn range(
 
 fn validate(
     key: &str,
-    file: AgentFile,
+    mut file: AgentFile,
     mut warnings: Vec<FieldError>,
 ) -> Result<AgentDefinition, DefinitionError> {
     let mut errors = Vec::new();
+    let team = team::validate(
+        key,
+        file.kind,
+        &file.members,
+        file.merger.as_deref(),
+        file.budget.as_ref(),
+        &mut errors,
+        &mut warnings,
+    );
+    if let Some(t) = &team
+        && !t.kind.needs_mode()
+        && file.mode.is_none()
+    {
+        // Sequential and parallel teams make no call of their own; a router without a prompt
+        // of its own classifies with the built-in one alone.
+        file.mode = Some(Mode::Plain);
+        if file.plain.as_ref().and_then(|b| nonblank(&b.system_prompt)).is_none() {
+            file.plain = Some(PromptBlock {
+                system_prompt: Some(team::ROUTER_PROMPT.to_owned()),
+                expose_reasoning_to_user: None,
+            });
+        }
+    }
     let Some(mode) = file.mode else {
         errors.push(FieldError::new(
             "mode",
@@ -784,7 +823,13 @@ fn validate(
         timeout_ms: timeout_ms.map(|v| u64::try_from(v).unwrap_or(u64::MAX)),
         expose_reasoning: expose,
     };
-    let policy = resolve_policy(mode, &overrides);
+    let mut policy = resolve_policy(mode, &overrides);
+    if let Some(t) = &team
+        && t.kind == TeamKind::Supervisor
+    {
+        // The supervisor's own run is the team run: it lasts as long as the team may.
+        policy.budget.timeout_ms = t.budget.timeout_ms;
+    }
     if policy.tool_policy == ToolPolicy::Require && tools.is_empty() && mcp_servers.is_empty() {
         errors.push(FieldError::new(
             "toolPolicy",
@@ -815,6 +860,7 @@ fn validate(
             max_tokens,
             prompts,
             policy,
+            team,
             warnings,
             file,
         }),

@@ -12,5 +12,6 @@ pub mod prompt_template;
 pub mod run;
 pub mod service;
 pub mod summary;
+pub mod team;
 pub mod template;
 pub mod tools;

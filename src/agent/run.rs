@@ -21,8 +21,8 @@
 //! application's [`RunHooks`] hear each turn's end (and may stop the run), each added message and
 //! each model or resolver error. When the timeout or a cancellation ends a run mid-stream, the
 //! open blocks and tool calls get their `*.end` before the terminal event. PLAN_EXECUTE tracks its
-//! plan's steps with `plan.update` (no `task.*`: the contract sends those only for an explicit task
-//! input, which runs do not have).
+//! plan's steps with `plan.update` (no `task.*`: those frame explicit tasks only, such as a team
+//! member's run, which [`run_task`] runs inside an enclosing run's stream).
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -55,7 +55,7 @@ mod window;
 
 pub use contract::{
     ContextSource, MessageQueue, ModelResolver, NoHooks, ResolveError, ResolvedModel, RunDeps,
-    RunEnd, RunHooks, RunInput, RunOutcome, TurnInfo,
+    RunEnd, RunHooks, RunInput, RunOutcome, TaskFrame, TurnInfo,
 };
 pub use fallback::FallbackResolver;
 pub use window::{ContextTransform, WindowTransform, estimate_tokens, message_tokens};
@@ -78,7 +78,21 @@ enum Stop {
 
 /// Runs one turn of an agent. Emits `run.start` first and exactly one terminal event last.
 pub async fn run(input: RunInput, deps: &RunDeps, sink: &EventSink) -> RunOutcome {
-    run_inner(input, deps, sink, None).await
+    run_inner(input, deps, sink, None, None).await
+}
+
+/// Runs one turn of an agent as a task of the enclosing run `input.run_id`, whose stream `sink`
+/// is: `task.start` first, then the agent's events carrying the task's id, then exactly one of
+/// `task.complete` / `task.fail` (a cancel or timeout is a `task.fail` naming it). The enclosing
+/// run sends its own `run.start` and terminal event.
+pub async fn run_task(
+    input: RunInput,
+    deps: &RunDeps,
+    sink: &EventSink,
+    frame: TaskFrame,
+    recorder: Option<&mut RunRecorder>,
+) -> RunOutcome {
+    run_inner(input, deps, sink, recorder, Some(frame)).await
 }
 
 /// [`run`], also recording every model response (with the stream ids its blocks were emitted
@@ -90,7 +104,7 @@ pub async fn run_recorded(
     sink: &EventSink,
     recorder: &mut RunRecorder,
 ) -> RunOutcome {
-    run_inner(input, deps, sink, Some(recorder)).await
+    run_inner(input, deps, sink, Some(recorder), None).await
 }
 
 async fn run_inner<'a>(
@@ -98,11 +112,23 @@ async fn run_inner<'a>(
     deps: &'a RunDeps,
     sink: &'a EventSink,
     recorder: Option<&'a mut RunRecorder>,
+    frame: Option<TaskFrame>,
 ) -> RunOutcome {
-    sink.emit(EventBody::RunStart { run_id: input.run_id.clone(), chat_id: input.chat_id.clone() });
+    sink.emit(match &frame {
+        None => {
+            EventBody::RunStart { run_id: input.run_id.clone(), chat_id: input.chat_id.clone() }
+        }
+        Some(task) => EventBody::TaskStart {
+            task_id: task.task_id.clone(),
+            run_id: input.run_id.clone(),
+            task_name: Some(task.name.clone()),
+            description: task.description.clone(),
+        },
+    });
     let timeout = input.agent.policy.budget.timeout();
     let mut runner = Runner::new(input, deps, sink);
     runner.recorder = recorder;
+    runner.task = frame;
     let result = tokio::select! {
         biased;
         () = deps.cancel.cancelled() => Err(Stop::Cancelled),
@@ -123,6 +149,31 @@ async fn run_inner<'a>(
         Err(Stop::Error(e)) => RunEnd::Error(e),
     };
     let run_id = runner.input.run_id.clone();
+    if let Some(task) = runner.task.clone() {
+        // The enclosing run records how it ended, and cancels its own pending submits.
+        let task_id = task.task_id;
+        let error = match &end {
+            RunEnd::Complete(_) => None,
+            RunEnd::Cancelled => Some("cancelled".to_owned()),
+            RunEnd::Error(e) => {
+                runner.mark_plan("failed", false);
+                Some(e.clone())
+            }
+        };
+        sink.emit(match error {
+            None => EventBody::TaskComplete { task_id, run_id },
+            Some(e) => {
+                EventBody::TaskFail { task_id, run_id, error: Some(json!({ "message": e })) }
+            }
+        });
+        return RunOutcome {
+            end,
+            messages: runner.produced,
+            usage: runner.usage,
+            model_calls: runner.model_calls,
+            tool_calls: runner.tool_calls,
+        };
+    }
     if let Some(r) = runner.recorder.as_deref_mut() {
         r.finish_reason(end.finish_reason());
     }
@@ -194,6 +245,8 @@ struct Runner<'a> {
     /// The main prompt and whether it offers tools, until the first call with it records the
     /// run's system snapshot (then the model is the resolved one).
     unrecorded_system: Option<(String, bool)>,
+    /// Set when this run is a task of an enclosing run ([`run_task`]).
+    task: Option<TaskFrame>,
 }
 
 /// A plan as sent in `plan.create` / `plan.update`.
@@ -250,7 +303,19 @@ impl<'a> Runner<'a> {
             last_model: None,
             plan: None,
             unrecorded_system: None,
+            task: None,
         }
+    }
+
+    /// What block and plan ids derive from: the task's id inside an enclosing run, else the
+    /// run's.
+    fn id_base(&self) -> &str {
+        self.task.as_ref().map_or(&self.input.run_id, |t| &t.task_id)
+    }
+
+    /// The `taskId` of this run's leaf events.
+    fn task_id(&self) -> Option<String> {
+        self.task.as_ref().map(|t| t.task_id.clone())
     }
 
     fn system_prompt(&self, base: &str) -> String {
@@ -279,10 +344,9 @@ impl<'a> Runner<'a> {
                     .map(str::trim)
                     .filter(|l| !l.is_empty())
                     .enumerate()
-                    .map(|(i, l)| json!({"id": format!("{}_task_{}", self.input.run_id, i + 1), "title": l, "status": "pending"}))
+                    .map(|(i, l)| json!({"id": format!("{}_task_{}", self.id_base(), i + 1), "title": l, "status": "pending"}))
                     .collect();
-                let plan =
-                    Plan { id: format!("{}_plan", self.input.run_id), text: plan_text, steps };
+                let plan = Plan { id: format!("{}_plan", self.id_base()), text: plan_text, steps };
                 self.sink.emit(EventBody::PlanCreate {
                     plan_id: plan.id.clone(),
                     chat_id: self.input.chat_id.clone(),

@@ -33,10 +33,16 @@ use super::run::{
     ContextSource, FallbackResolver, ModelResolver, ResolvedModel, RunDeps, RunHooks, RunInput,
     run_recorded,
 };
+use super::team::{Meter, TeamKind};
 use super::tools::mcp::McpHub;
 use super::tools::{BackendTools, FrontendSubmits};
 use crate::llm::{ContentBlock, ImageSource, LlmError, Models, ProviderKind};
 use crate::uploads::Uploads;
+
+mod task;
+mod team;
+
+pub use task::{TaskAgent, TaskRequest};
 
 /// A query as clients send it (`POST /api/query`).
 #[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
@@ -146,6 +152,8 @@ struct Extras {
     summarizer: ResolvedModel,
     /// The run's model takes images.
     vision: bool,
+    /// The API key that asked (`None`: the owner): a team's members are accounted to it.
+    caller: Option<String>,
 }
 
 /// Why a query was refused before its run started.
@@ -406,6 +414,11 @@ impl AgentService {
         lock(&self.live).len()
     }
 
+    /// The ids of the runs in progress.
+    pub fn live_run_ids(&self) -> Vec<String> {
+        lock(&self.live).keys().cloned().collect()
+    }
+
     /// Cancels a run in progress (it ends with `run.cancel`); false if it is not running.
     pub fn cancel(&self, run_id: &str) -> bool {
         match lock(&self.live).get(run_id) {
@@ -462,16 +475,14 @@ impl AgentService {
         let images = self
             .attach(request.images.as_deref().unwrap_or_default(), &connected, &agent_key)
             .await?;
-        let context_tokens = usize::try_from(connected.model.context_window).unwrap_or(usize::MAX);
         let vision = connected.model.vision;
-        let (provider, model, reasoning) =
-            (connected.provider, connected.model.id, connected.model.reasoning);
-        let primary = ResolvedModel {
-            provider: Arc::clone(&provider),
-            model: model.clone(),
-            context_tokens,
-            reasoning,
-        };
+        let primary = resolved(connected);
+        let (provider, model, context_tokens, reasoning) = (
+            Arc::clone(&primary.provider),
+            primary.model.clone(),
+            primary.context_tokens,
+            primary.reasoning,
+        );
         let summarizer = match agent.summary_model.as_deref() {
             None => primary.clone(),
             Some(reference) => {
@@ -480,12 +491,7 @@ impl AgentService {
                     agent: agent_key.clone(),
                     error: LlmError::Config { message: format!("summaryModel `{reference}`: {e}") },
                 })?;
-                ResolvedModel {
-                    context_tokens: usize::try_from(c.model.context_window).unwrap_or(usize::MAX),
-                    reasoning: c.model.reasoning,
-                    provider: c.provider,
-                    model: c.model.id,
-                }
+                resolved(c)
             }
         };
         let resolver = self
@@ -516,7 +522,9 @@ impl AgentService {
         };
         let live = Arc::new(LiveRun {
             chat_id: chat_id.clone(),
-            steerable: agent.policy.budget.max_model_calls > 1,
+            // A sequential, parallel or routing team has no loop of its own to take a message.
+            steerable: agent.policy.budget.max_model_calls > 1
+                && agent.team.as_ref().is_none_or(|t| t.kind == TeamKind::Supervisor),
             ..LiveRun::default()
         });
         {
@@ -571,7 +579,7 @@ impl AgentService {
                     new_chat,
                     sink,
                     &live,
-                    Extras { hooks, resolver, summarizer, vision },
+                    Extras { hooks, resolver, summarizer, vision, caller: request.caller },
                 )
                 .await;
             lock(&service.live).remove(&run_id);
@@ -807,21 +815,43 @@ impl AgentService {
             });
             // A model that cannot see the query's images is no substitute.
             if !seen && (connected.model.vision || !needs_vision) {
-                candidates.push(ResolvedModel {
-                    context_tokens: usize::try_from(connected.model.context_window)
-                        .unwrap_or(usize::MAX),
-                    reasoning: connected.model.reasoning,
-                    provider: connected.provider,
-                    model: connected.model.id,
-                });
+                candidates.push(resolved(connected));
             }
         }
         Ok(FallbackResolver::new(candidates))
     }
 
+    /// The backend tools of a run of `agent`: the app's, plus its MCP servers' tools (added to
+    /// `tools`). A server that is down leaves its tools out; the run goes on without them.
+    async fn backend_for(
+        &self,
+        agent: &AgentDefinition,
+        tools: &mut Vec<super::catalog::ToolSpec>,
+        cancel: &CancellationToken,
+    ) -> BackendTools {
+        let mut backend = self.backend.clone();
+        if let Some(hub) = &self.mcp
+            && !agent.mcp_servers.is_empty()
+        {
+            let found = tokio::select! {
+                biased;
+                () = cancel.cancelled() => Default::default(),
+                found = hub.tools_for(&agent.mcp_servers) => found,
+            };
+            // The catalog's tools win over an MCP tool of the same name.
+            for (spec, tool) in found.specs.into_iter().zip(found.executors) {
+                if tools.iter().all(|t| t.name != spec.name) && !backend.contains(&spec.name) {
+                    tools.push(spec);
+                    backend.register(tool);
+                }
+            }
+        }
+        backend
+    }
+
     /// The run task: owns the chat, replays memory, runs, stores.
     async fn drive(
-        &self,
+        self: &Arc<Self>,
         mut input: RunInput,
         (query, images): (Query, Vec<Upload>),
         new_chat: bool,
@@ -829,6 +859,8 @@ impl AgentService {
         live: &LiveRun,
         extras: Extras,
     ) {
+        // Shared with a supervisor's member tools, which stream into it while it runs.
+        let sink = Arc::new(sink);
         let cancel = live.cancel.clone();
         sink.emit(EventBody::RequestQuery(query.clone()));
         for upload in &images {
@@ -886,25 +918,7 @@ impl AgentService {
         }
         self.load_images(&mut input.history, extras.vision).await;
         self.load_blocks(&mut input.user_images, true).await;
-        let mut backend = self.backend.clone();
-        if let Some(hub) = &self.mcp
-            && !input.agent.mcp_servers.is_empty()
-        {
-            // A server that is down leaves its tools out; the run goes on without them.
-            let found = tokio::select! {
-                biased;
-                () = cancel.cancelled() => Default::default(),
-                found = hub.tools_for(&input.agent.mcp_servers) => found,
-            };
-            // The catalog's tools win over an MCP tool of the same name.
-            for (spec, tool) in found.specs.into_iter().zip(found.executors) {
-                if input.tools.iter().all(|t| t.name != spec.name) && !backend.contains(&spec.name)
-                {
-                    input.tools.push(spec);
-                    backend.register(tool);
-                }
-            }
-        }
+        let backend = self.backend_for(&input.agent, &mut input.tools, &cancel).await;
         let mut deps = RunDeps::new(backend, self.submits.clone());
         deps.cancel = cancel;
         deps.context = self.context.clone();
@@ -915,7 +929,28 @@ impl AgentService {
         }
         deps.resolver = extras.resolver;
         let run_id = input.run_id.clone();
-        let outcome = run_recorded(input, &deps, &sink, &mut recorder).await;
+        let outcome = match input.agent.team.clone() {
+            None => run_recorded(input, &deps, &sink, &mut recorder).await,
+            Some(team) => {
+                let mut tools = std::mem::take(&mut input.tools);
+                let run = team::TeamRun {
+                    input: &input,
+                    team: &team,
+                    sink: &sink,
+                    cancel: deps.cancel.clone(),
+                    caller: extras.caller.clone(),
+                    meter: Arc::new(Meter::new(team.budget)),
+                };
+                if team.kind == TeamKind::Supervisor {
+                    self.supervise(&run, &mut tools, &mut deps, &sink);
+                    drop(run);
+                    input.tools = tools;
+                    run_recorded(input, &deps, &sink, &mut recorder).await
+                } else {
+                    self.run_team(run, &mut recorder).await
+                }
+            }
+        };
         tracing::info!(run = %run_id, end = ?outcome.end, model_calls = outcome.model_calls, tool_calls = outcome.tool_calls, "run finished");
         if let Err(e) = chat.append(recorder.finish()).await {
             tracing::error!(run = %run_id, error = %e, "storing the run in chat memory failed");
@@ -1035,6 +1070,16 @@ impl AgentService {
         });
         recorder.summary(summary);
         assemble(Some(context), split)
+    }
+}
+
+/// A connected model as a run uses it.
+fn resolved(c: crate::llm::Connected) -> ResolvedModel {
+    ResolvedModel {
+        context_tokens: usize::try_from(c.model.context_window).unwrap_or(usize::MAX),
+        reasoning: c.model.reasoning,
+        provider: c.provider,
+        model: c.model.id,
     }
 }
 

@@ -119,6 +119,14 @@ struct AgentSummary<'a> {
     /// Its model, when the file names one.
     #[serde(skip_serializing_if = "Option::is_none")]
     model: Option<&'a str>,
+    /// A team's kind (`sequential`, `parallel`, `routing`, `supervisor`); absent for a single
+    /// agent.
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
+    kind: Option<crate::agent::team::TeamKind>,
+    /// A team's member agents.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    members: Option<&'a [String]>,
 }
 
 fn agent_summary(agent: &AgentDefinition) -> AgentSummary<'_> {
@@ -130,6 +138,8 @@ fn agent_summary(agent: &AgentDefinition) -> AgentSummary<'_> {
         tools: &agent.tools,
         provider_key: agent.provider_key.as_deref(),
         model: agent.model.as_deref(),
+        kind: agent.team.as_ref().map(|t| t.kind),
+        members: agent.team.as_ref().map(|t| t.members.as_slice()),
     }
 }
 

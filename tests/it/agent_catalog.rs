@@ -11,7 +11,7 @@ use boardsmith::agent::catalog::{
 };
 use boardsmith::agent::definition::Mode;
 
-const AGENTS: [&str; 11] = [
+const AGENTS: [&str; 13] = [
     "dashboard",
     "dashboardZh",
     "demoAction",
@@ -23,6 +23,8 @@ const AGENTS: [&str; 11] = [
     "demoModeThinking",
     "demoModeThinkingTooling",
     "demoViewport",
+    "macroWriter",
+    "researchDesk",
 ];
 
 /// Polling off unless a test turns it on, so each test proves one mechanism.

@@ -48,7 +48,7 @@ async fn agents_are_listed_and_detailed() {
     assert_eq!(body["code"], 0);
     let agents = body["data"].as_array().unwrap();
     let keys: Vec<&str> = agents.iter().map(|a| a["key"].as_str().unwrap()).collect();
-    assert_eq!(keys.len(), 11, "{keys:?}");
+    assert_eq!(keys.len(), 13, "{keys:?}");
     for key in ["dashboard", "dashboardZh", "demoAction", "demoModePlain", "demoViewport"] {
         assert!(keys.contains(&key), "{key} missing from {keys:?}");
     }
@@ -57,6 +57,12 @@ async fn agents_are_listed_and_detailed() {
     assert_eq!(action["tools"], json!(["switch_theme", "launch_fireworks", "show_modal"]));
     assert!(action["description"].as_str().unwrap().starts_with("Action demo"));
     assert!(action.get("providerKey").is_none(), "empty providerKey is the default: {action}");
+    assert!(action.get("type").is_none() && action.get("members").is_none(), "{action}");
+    let desk = agents.iter().find(|a| a["key"] == "researchDesk").unwrap();
+    assert_eq!(
+        (&desk["type"], &desk["members"]),
+        (&json!("supervisor"), &json!(["dashboard", "macroWriter"]))
+    );
 
     let (status, body) = app.get("/api/agent?agentKey=demoAction").await;
     assert_eq!(status, 200, "{body}");

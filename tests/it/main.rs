@@ -42,6 +42,7 @@ mod server;
 mod ssrf;
 mod store;
 mod store_quotas;
+mod teams;
 mod templates;
 mod tidy;
 mod usage;

@@ -64,6 +64,9 @@ export const script = {
       arguments: { command: 'echo wiped > declined.txt' },
       resultContains: 'the user declined',
     }, 'Understood, I left the workspace alone.'),
+    // A sequential team: the second member's message carries the first one's answer.
+    { match: { last_user_contains: 'Alpha view: buy gold.' }, steps: [{ type: 'text', text: 'Beta view: agreed, with a stop.', chunk: 6 }] },
+    { match: { last_user_contains: 'Compare two views on gold' }, steps: [{ type: 'text', text: 'Alpha view: buy gold.', chunk: 6 }] },
     // Steering: a slow first call (about 2.5 s) the user's second message arrives during, then
     // the call that reads it.
     {
@@ -112,6 +115,13 @@ export const pickerAgent = {
   mode: 'REACT',
   tools: ['pick_window'],
   react: { systemPrompt: 'Ask for the chart window with pick_window.', maxSteps: 4 },
+};
+
+/** A sequential team of two plain members (`teamAlpha`, `teamBeta`). */
+export const teamAgents = {
+  teamAlpha: { description: 'the bull', mode: 'PLAIN', plain: { systemPrompt: 'Argue the bull case.' } },
+  teamBeta: { description: 'the risk manager', mode: 'PLAIN', plain: { systemPrompt: 'Add the risks.' } },
+  duo: { type: 'sequential', description: 'Two views (browser test team).', members: ['teamAlpha', 'teamBeta'] },
 };
 
 /** A REACT agent with the `confirm_dialog` frontend tool. */

@@ -7,13 +7,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer } from 'node:http';
 import { startServer, apiOf, newPage, closeBrowser, screenshot, paintedCanvases } from './harness.mjs';
-import { script, confirmAgent, pickerAgent, shellAgent, qlcFiles } from './script.mjs';
+import { script, confirmAgent, pickerAgent, shellAgent, qlcFiles, teamAgents } from './script.mjs';
 
 let server;
 let api;
 
 before(async () => {
-  server = await startServer({ script, agents: { confirmer: confirmAgent, picker: pickerAgent, sheller: shellAgent }, files: qlcFiles });
+  server = await startServer({ script, agents: { confirmer: confirmAgent, picker: pickerAgent, sheller: shellAgent, ...teamAgents }, files: qlcFiles });
   api = apiOf(server.url);
 });
 
@@ -270,6 +270,27 @@ test('the switch_theme action switches the theme', async () => {
   await page.waitForFunction(() => document.documentElement.dataset.theme === 'dark');
   await page.waitForSelector('.chat-run[data-status="complete"]');
   await screenshot(page, 'dark-theme');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('a team run shows each member as it speaks', async () => {
+  const page = await newPage();
+  await page.goto(server.url);
+  await ask(page, 'duo', 'Compare two views on gold');
+  await page.waitForSelector('.chat-run[data-status="complete"]');
+  const tasks = await page.$$eval('.chat-task', (els) => els.map((e) => [e.querySelector('.chat-task-name').textContent, e.dataset.status]));
+  assert.deepEqual(tasks, [['teamAlpha', 'done'], ['teamBeta', 'done']]);
+  const spoken = await page.$$eval('[data-speaker]', (els) => els.map((e) => [e.dataset.speaker, e.innerText.trim()]));
+  assert.equal(spoken.length, 2, JSON.stringify(spoken));
+  assert.equal(spoken[0][0], 'teamAlpha');
+  assert.match(spoken[0][1], /Alpha view: buy gold\./);
+  assert.equal(spoken[1][0], 'teamBeta');
+  assert.match(spoken[1][1], /Beta view: agreed, with a stop\./);
+  // The speaker's name is drawn above its words.
+  const label = await page.$eval('[data-speaker="teamBeta"]', (e) => getComputedStyle(e, '::before').content);
+  assert.equal(label, '"teamBeta"');
+  await screenshot(page, 'team-run');
   assert.deepEqual(page.errors, []);
   await page.close();
 });

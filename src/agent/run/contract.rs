@@ -51,6 +51,36 @@ impl RunInput {
     }
 }
 
+/// A run inside another run's stream, as one of its tasks (a team member, a workflow node): its
+/// events carry `taskId` and its ids are derived from the task's, and it is framed by
+/// `task.start` … `task.complete` | `task.fail` instead of `run.start` … a terminal event, which
+/// stay the enclosing run's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskFrame {
+    /// `<runId>_agent_<n>`: the `taskId` of its events, and the base of its block ids.
+    pub task_id: String,
+    /// `task.start`'s `taskName` (a member's agent key, a node's id).
+    pub name: String,
+    /// `task.start`'s `description`.
+    pub description: Option<String>,
+    /// Short and unique within the run (`a<n>`): prefixes the task's tool-call ids, which go
+    /// back to the provider (OpenAI takes at most 40 characters) and must not collide with
+    /// another task's running at the same time.
+    pub tag: String,
+}
+
+impl TaskFrame {
+    /// The `n`-th task (from 1) of run `run_id`.
+    pub fn new(run_id: &str, n: u32, name: impl Into<String>, description: Option<String>) -> Self {
+        Self {
+            task_id: format!("{run_id}_agent_{n}"),
+            name: name.into(),
+            description,
+            tag: format!("a{n}"),
+        }
+    }
+}
+
 /// A queue of user messages a caller pushes into while a run is going (steering, follow-up).
 /// Clones share the queue.
 #[derive(Debug, Clone, Default)]

@@ -77,11 +77,11 @@ impl Runner<'_> {
                             None => {
                                 self.reasoning_n += 1;
                                 let id =
-                                    format!("{}_reasoning_{}", self.input.run_id, self.reasoning_n);
+                                    format!("{}_reasoning_{}", self.id_base(), self.reasoning_n);
                                 self.sink.emit(EventBody::ReasoningStart {
                                     reasoning_id: id.clone(),
                                     run_id: self.input.run_id.clone(),
-                                    task_id: None,
+                                    task_id: self.task_id(),
                                 });
                                 self.open_reasoning = Some(id.clone());
                                 reasoning_ids.push(id.clone());
@@ -105,12 +105,11 @@ impl Runner<'_> {
                             Some(id) => id.clone(),
                             None => {
                                 self.content_n += 1;
-                                let id =
-                                    format!("{}_content_{}", self.input.run_id, self.content_n);
+                                let id = format!("{}_content_{}", self.id_base(), self.content_n);
                                 self.sink.emit(EventBody::ContentStart {
                                     content_id: id.clone(),
                                     run_id: self.input.run_id.clone(),
-                                    task_id: None,
+                                    task_id: self.task_id(),
                                 });
                                 self.open_content = Some(id.clone());
                                 content_ids.push(id.clone());
@@ -131,11 +130,14 @@ impl Runner<'_> {
                     }
                     StreamEvent::ToolCallStart { index, id, name } if offer_tools => {
                         self.close_blocks();
-                        let id = if id.is_empty() {
-                            self.tool_n += 1;
-                            format!("{}_tool_{}", self.input.run_id, self.tool_n)
-                        } else {
-                            id.clone()
+                        let id = match (&self.task, id.is_empty()) {
+                            (_, true) => {
+                                self.tool_n += 1;
+                                format!("{}_tool_{}", self.id_base(), self.tool_n)
+                            }
+                            // Tasks running side by side may be given the same provider ids.
+                            (Some(task), false) => format!("{}_{id}", task.tag),
+                            (None, false) => id.clone(),
                         };
                         let spec = self.input.tools.iter().find(|t| &t.name == name);
                         let kind = spec.map(|s| s.kind);
@@ -148,7 +150,7 @@ impl Runner<'_> {
                             self.sink.emit(EventBody::ActionStart {
                                 action_id: id.clone(),
                                 run_id: self.input.run_id.clone(),
-                                task_id: None,
+                                task_id: self.task_id(),
                                 action_name: Some(name.clone()),
                                 description: spec.map(|s| s.description.clone()),
                             });
@@ -156,7 +158,7 @@ impl Runner<'_> {
                             self.sink.emit(EventBody::ToolStart {
                                 tool_id: id.clone(),
                                 run_id: self.input.run_id.clone(),
-                                task_id: None,
+                                task_id: self.task_id(),
                                 tool_name: Some(name.clone()),
                                 tool_type: kind.map(|k| k.tool_type().to_owned()),
                                 tool_api: spec.and_then(ToolSpec::viewport_key).map(str::to_owned),

@@ -66,10 +66,14 @@ function findBlock(model, kind, id) {
   return null;
 }
 
-function getOrAdd(model, kind, id, runId, init) {
+function getOrAdd(model, kind, id, runId, init, taskId) {
   const run = runFor(model, runId);
   let block = run.byId.get(`${kind}:${id}`);
-  if (!block) block = addBlock(run, { kind, id, ...init() });
+  if (!block) {
+    block = addBlock(run, { kind, id, ...init() });
+    const task = taskId ? run.byId.get(`task:${taskId}`) : null;
+    if (task) block.speaker = task.name;
+  }
   return { run, block };
 }
 
@@ -223,24 +227,28 @@ export function reduce(model, ev) {
       found.block.plan = ev.plan ?? null;
       return found;
     }
+    // Tasks: a team member's (or a workflow node's) part of the run. Blocks started with its
+    // taskId carry its name as `speaker`, so the chat shows who is speaking.
     case 'task.start': {
       const run = runFor(model, ev.runId);
-      const block = addBlock(run, { kind: 'note', id: null, text: `Task: ${ev.taskName || ev.taskId}` });
-      return { run, block };
-    }
-    case 'task.fail': {
-      const run = runFor(model, ev.runId);
+      const name = ev.taskName || ev.taskId;
       const block = addBlock(run, {
-        kind: 'error',
-        id: null,
-        message: `Task ${ev.taskId} failed${ev.error ? `: ${errorMessage(ev.error)}` : ''}`,
+        kind: 'task', id: ev.taskId, name, description: ev.description || null, status: 'running', error: null,
       });
       return { run, block };
+    }
+    case 'task.complete':
+    case 'task.fail': {
+      const found = findBlock(model, 'task', ev.taskId);
+      if (!found) return null;
+      found.block.status = ev.type === 'task.fail' ? 'failed' : 'done';
+      if (ev.type === 'task.fail') found.block.error = ev.error ? errorMessage(ev.error) : 'failed';
+      return found;
     }
 
     // Reasoning.
     case 'reasoning.start': {
-      const r = getOrAdd(model, 'reasoning', ev.reasoningId, ev.runId, () => ({ text: '', streaming: true }));
+      const r = getOrAdd(model, 'reasoning', ev.reasoningId, ev.runId, () => ({ text: '', streaming: true }), ev.taskId);
       r.block.streaming = true;
       r.block.startedAt = ts;
       return r;
@@ -266,7 +274,7 @@ export function reduce(model, ev) {
 
     // Answer text.
     case 'content.start': {
-      const r = getOrAdd(model, 'content', ev.contentId, ev.runId, () => ({ text: '', streaming: true }));
+      const r = getOrAdd(model, 'content', ev.contentId, ev.runId, () => ({ text: '', streaming: true }), ev.taskId);
       r.block.streaming = true;
       return r;
     }
@@ -305,7 +313,7 @@ export function reduce(model, ev) {
         hasResult: false,
         submitted: false,
         history: snapshot,
-      }));
+      }), ev.taskId);
       const b = r.block;
       b.name = ev.toolName ?? b.name;
       b.toolType = ev.toolType ?? b.toolType;
@@ -375,7 +383,7 @@ export function reduce(model, ev) {
         status: 'streaming',
         result: undefined,
         history: snapshot,
-      }));
+      }), ev.taskId);
       const b = r.block;
       b.name = ev.actionName ?? b.name;
       b.description = ev.description ?? b.description;

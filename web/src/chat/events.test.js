@@ -251,3 +251,28 @@ test('a tool call skipped by steering is skipped, not failed', () => {
   const tool = m.runs[0].blocks.find((b) => b.kind === 'tool');
   assert.equal(tool.status, 'skipped');
 });
+
+test('a team run: each member is a task, and its blocks say who is speaking', () => {
+  const m = createModel();
+  reduce(m, { type: 'request.query', requestId: 'r', chatId: 'c', message: 'How is growth?' });
+  reduce(m, { type: 'run.start', runId: 'r', chatId: 'c' });
+  reduce(m, { type: 'task.start', taskId: 'r_agent_1', runId: 'r', taskName: 'alpha', description: 'the economist' });
+  reduce(m, { type: 'content.start', contentId: 'r_agent_1_content_1', runId: 'r', taskId: 'r_agent_1' });
+  reduce(m, { type: 'content.delta', contentId: 'r_agent_1_content_1', delta: 'Slowing.' });
+  reduce(m, { type: 'content.end', contentId: 'r_agent_1_content_1' });
+  reduce(m, { type: 'task.complete', taskId: 'r_agent_1', runId: 'r' });
+  reduce(m, { type: 'task.start', taskId: 'r_agent_2', runId: 'r', taskName: 'beta' });
+  reduce(m, { type: 'tool.start', toolId: 'a2_call_1', runId: 'r', taskId: 'r_agent_2', toolName: 'search', toolType: 'backend' });
+  reduce(m, { type: 'task.fail', taskId: 'r_agent_2', runId: 'r', error: { message: 'no model' } });
+  reduce(m, { type: 'content.start', contentId: 'r_content_1', runId: 'r' });
+  reduce(m, { type: 'run.error', runId: 'r', error: { message: 'member `beta` failed: no model' } });
+  const blocks = m.runs[0].blocks;
+  assert.deepEqual(blocks.map((b) => [b.kind, b.speaker ?? null]), [
+    ['task', null], ['content', 'alpha'], ['task', null], ['tool', 'beta'], ['content', null], ['error', null],
+  ]);
+  assert.deepEqual(blocks.filter((b) => b.kind === 'task').map((b) => [b.name, b.status, b.error]), [
+    ['alpha', 'done', null], ['beta', 'failed', 'no model'],
+  ]);
+  assert.equal(blocks[0].description, 'the economist');
+  assert.equal(m.runs[0].status, 'error');
+});

@@ -84,6 +84,8 @@ export function createRenderer(listEl, ctx) {
       const make = MAKERS[block.kind];
       if (!make) return;
       v = make(block, ctx, run);
+      // A team member's block: who is speaking (drawn by CSS from the attribute).
+      if (block.speaker) v.el.dataset.speaker = block.speaker;
       blockViews.set(block.key, v);
       runView(run).blocks.append(v.el);
     }
@@ -114,6 +116,7 @@ const MAKERS = {
   error: makeError,
   note: makeNote,
   source: makeSource,
+  task: makeTask,
 };
 
 function makeReasoning(block) {
@@ -549,6 +552,23 @@ function makeError() {
 function makeNote() {
   const el = h('div.chat-note');
   return { el, update: (b) => (el.textContent = b.text) };
+}
+
+/** A team member's (or workflow node's) part of the run: its name, what it is, how it went. */
+function makeTask(block) {
+  const name = h('span.chat-task-name');
+  const about = h('span.chat-task-about');
+  const state = h('span.chat-task-state');
+  const el = h('div.chat-task', { dataset: { taskId: block.id } }, name, about, state);
+  return {
+    el,
+    update(b) {
+      name.textContent = b.name;
+      about.textContent = b.description ? ` · ${b.description}` : '';
+      el.dataset.status = b.status;
+      state.textContent = b.status === 'running' ? ' …' : b.status === 'failed' ? ` failed: ${b.error}` : ' ✓';
+    },
+  };
 }
 
 function makeSource() {
