@@ -393,12 +393,6 @@ impl AgentService {
         self
     }
 
-    /// The hooks (usage accounting, key budgets) a run for `context` gets, if the service
-    /// has a factory: workflow nodes' model calls are counted like queries'.
-    pub fn hooks_for(&self, context: &RunContext) -> Option<Arc<dyn RunHooks>> {
-        self.hooks.as_ref().map(|make| make(context))
-    }
-
     /// The run logs (replay for `Last-Event-ID`): workflow runs stream into them too.
     pub fn logs(&self) -> &RunLogs {
         &self.logs

@@ -103,6 +103,7 @@ pub async fn execute(mut x: Execution) -> RunStatus {
                 run_id: run_id.clone(),
                 node_id: node.id.clone(),
                 task_id: node.id.clone(),
+                index: i,
                 caller: x.record.caller.clone(),
                 scope: Scope { inputs: Arc::clone(&inputs), outputs: outputs(&graph, &state) },
                 preds: preds(&graph, &state, i),

@@ -5,6 +5,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{CheckContext, Field, FieldType, NodeCtx, NodeError, NodeResult};
+use crate::agent::service::TaskAgent;
 
 pub(super) const DESCRIPTION: &str = "Runs a catalog agent on `message` (a template) with its \
     own mode, tools and model, streamed as the node's task. Output: its final answer text.";
@@ -44,9 +45,8 @@ pub(super) fn check(config: &Config, cx: &CheckContext) -> Vec<(String, String)>
 
 pub(super) async fn run(config: &Config, ctx: &NodeCtx) -> Result<NodeResult, NodeError> {
     let message = ctx.scope.render(&config.message)?;
-    let agent = ctx.deps.catalog.snapshot().agent(&config.agent).ok_or_else(|| {
-        NodeError::new(format!("agent `{}` is gone from the catalog", config.agent))
-    })?;
+    // Looked up when the task starts; an agent gone since validation fails the node.
+    let agent = TaskAgent::Key(config.agent.clone());
     let answer = super::super::member::run_member(agent, message, ctx).await?;
     Ok(NodeResult { output: Value::String(answer.text), branch: None, usage: answer.usage })
 }

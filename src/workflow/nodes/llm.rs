@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::{CheckContext, Field, FieldType, NodeCtx, NodeError, NodeResult};
 use crate::agent::definition::AgentDefinition;
+use crate::agent::service::TaskAgent;
 
 pub(super) const DESCRIPTION: &str = "One model call with `system` and `prompt` (templates), \
     streamed. Output: the answer text, or its JSON with `\"format\": \"json\"`.";
@@ -89,7 +90,7 @@ pub(super) async fn run(config: &Config, ctx: &NodeCtx) -> Result<NodeResult, No
     };
     let prompt = ctx.scope.render(&config.prompt)?;
     let agent = Arc::new(definition(&ctx.node_id, &system, config.model.as_deref())?);
-    let answer = super::super::member::run_member(agent, prompt, ctx).await?;
+    let answer = super::super::member::run_member(TaskAgent::Inline(agent), prompt, ctx).await?;
     let output = match config.format.as_deref() {
         Some("json") => parse_json(&answer.text)?,
         _ => Value::String(answer.text),

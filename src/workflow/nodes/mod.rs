@@ -80,6 +80,8 @@ pub struct NodeCtx {
     pub node_id: String,
     /// The node's task id in the event stream.
     pub task_id: String,
+    /// The node's position in the workflow (short ids for its member's tool calls).
+    pub index: usize,
     /// The API key the run is for (`None`: the owner), for accounting.
     pub caller: Option<String>,
     /// Inputs and the outputs of the nodes finished before it started.
