@@ -298,7 +298,13 @@ async fn an_agent_node_runs_a_catalog_agent_as_its_task() {
     assert_eq!(
         types(&events).iter().filter(|t| **t == "run.start").count(),
         1,
-        "the member's own run frame is not forwarded"
+        "the member has no run frame of its own"
+    );
+    assert_eq!(
+        tasks(&events),
+        [("task.start", "analyst"), ("task.complete", "analyst")]
+            .map(|(a, b)| (a.to_owned(), b.to_owned())),
+        "one task per node: the member's own frame is the node's"
     );
     let start = events.iter().find(|(_, t, _)| t == "content.start").unwrap();
     assert_eq!(start.2["taskId"], "analyst");
