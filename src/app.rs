@@ -73,6 +73,9 @@ pub struct AppConfig {
     pub mcp_tools: crate::mcp::ToolSet,
     /// Bounds on uploaded images (`BOARDSMITH_UPLOAD_*`).
     pub uploads: crate::uploads::UploadLimits,
+    /// Knowledge bases; `None`: [`crate::knowledge::KnowledgeConfig::from_env`] under
+    /// `data_dir` at start (`[knowledge]`, `BOARDSMITH_KB_*`).
+    pub knowledge: Option<crate::knowledge::KnowledgeConfig>,
 }
 
 impl AppConfig {
@@ -117,6 +120,7 @@ impl AppConfig {
                 crate::mcp::ToolSet::All
             },
             uploads: crate::uploads::UploadLimits::from_env(),
+            knowledge: None,
         }
     }
 }
@@ -177,6 +181,8 @@ pub struct App {
     pub server_limits: crate::server::connections::ServerLimits,
     /// Uploaded images (`<data>/uploads/`).
     pub uploads: Arc<crate::uploads::Uploads>,
+    /// Knowledge bases (`<data>/kb/`).
+    pub knowledge: Arc<crate::knowledge::Knowledge>,
     shutdown: CancellationToken,
 }
 
@@ -262,6 +268,16 @@ impl App {
         let mut backend = BackendTools::builtin(&agent_tools);
         crate::dashboard_agent::backend::register_all(&mut backend, &tools, config.max_fix_rounds);
         let models = Arc::new(Models::new(llm));
+        let knowledge_config = match config.knowledge.clone() {
+            Some(k) => k,
+            None => crate::knowledge::KnowledgeConfig::from_env(&config.data_dir)
+                .map_err(|e| anyhow::anyhow!("loading the knowledge settings: {e}"))?,
+        };
+        let knowledge =
+            crate::knowledge::Knowledge::open(knowledge_config, models.clone(), sdk.clone())
+                .await
+                .context("opening the knowledge bases")?;
+        crate::knowledge::tool::register(&mut backend, knowledge.clone());
         let uploads =
             Arc::new(crate::uploads::Uploads::new(config.data_dir.join("uploads"), config.uploads));
         // stdio MCP servers run in the shell's sandbox, with its view and limits.
@@ -342,6 +358,7 @@ impl App {
             usage,
             server_limits: config.server.clone(),
             uploads,
+            knowledge,
             shutdown,
         }))
     }

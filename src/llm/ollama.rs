@@ -63,6 +63,24 @@ impl Provider for OllamaProvider {
         drive(call, Decoder::new(&self.settings.key))
     }
 
+    /// `POST /api/embed` (`{model, input: [...]}` → `{embeddings}`).
+    fn embed(
+        &self,
+        model: &str,
+        inputs: Vec<String>,
+    ) -> BoxFuture<'static, Result<Vec<Vec<f32>>, LlmError>> {
+        let s = self.settings.clone();
+        let n = inputs.len();
+        let body = serde_json::json!({"model": model, "input": inputs});
+        Box::pin(async move {
+            let answer = s
+                .transport
+                .post_json(&s.key, &s.url("api/embed"), &s.bearer(), &body, super::provider::MAX_EMBED_RESPONSE)
+                .await?;
+            super::provider::embeddings_of(&s.key, &answer, n)
+        })
+    }
+
     fn health_check(&self) -> BoxFuture<'_, Result<(), LlmError>> {
         Box::pin(async move {
             let tags = self

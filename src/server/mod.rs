@@ -10,6 +10,7 @@ pub mod agents;
 pub mod connections;
 pub mod error;
 pub mod guard;
+pub mod kb;
 pub mod keys;
 pub mod openai;
 pub mod openapi;
@@ -178,6 +179,7 @@ fn routes(state: Arc<App>) -> Router {
         .merge(admin::routes())
         .merge(usage::routes())
         .merge(uploads::routes())
+        .merge(kb::routes())
         .merge(crate::server::web::routes(state.web.clone()))
         .fallback(|| async { ApiError::NotFound("no such route".into()) })
         .method_not_allowed_fallback(

@@ -150,6 +150,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
         super::admin::Doc::openapi(),
         super::usage::Doc::openapi(),
         super::uploads::Doc::openapi(),
+        super::kb::Doc::openapi(),
         super::openai::Doc::openapi(),
         super::web::Doc::openapi(),
     ] {

@@ -11,7 +11,8 @@ use boardsmith::agent::catalog::{
 };
 use boardsmith::agent::definition::Mode;
 
-const AGENTS: [&str; 11] = [
+const AGENTS: [&str; 12] = [
+    "analystKb",
     "dashboard",
     "dashboardZh",
     "demoAction",

@@ -27,6 +27,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     // images) use.
     ("uploads", &["text"]),
     ("agent", &["llm", "text", "config_file", "uploads"]),
+    // Knowledge bases: embeddings through `llm`, URLs through `sdk`'s outbound policy, the
+    // `knowledge_search` tool on the agent runtime.
+    ("knowledge", &["agent", "config_file", "llm", "sdk", "text"]),
     // Definitions made through /api/admin, layered over the files of `llm` and `agent`.
     ("admin", &["agent", "llm", "store"]),
     (
