@@ -28,8 +28,9 @@ use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Te
 /// The tokenizer's name in the index.
 const TOKENIZER: &str = "kb";
 
-/// Heap of the one index writer (tantivy splits it among its threads).
-const WRITER_HEAP: usize = 50 << 20;
+/// Heap of the one index writer: one indexing thread (writes are serialized anyway, and the
+/// machine's cores are for the server), one segment per commit.
+const WRITER_HEAP: usize = 32 << 20;
 
 /// The schema's fields.
 #[derive(Debug, Clone, Copy)]
@@ -99,7 +100,6 @@ pub struct Loaded {
 /// The index: one writer (behind a mutex: writes are serialized), a reader reloaded after
 /// every commit. All methods block: callers run them on the blocking pool.
 pub struct KbIndex {
-    index: Index,
     writer: std::sync::Mutex<IndexWriter>,
     reader: IndexReader,
     f: Fields,
@@ -149,9 +149,9 @@ impl KbIndex {
         let directory = tantivy::directory::MmapDirectory::open(dir)?;
         let index = Index::open_or_create(directory, schema)?;
         index.tokenizers().register(TOKENIZER, analyzer());
-        let writer = index.writer(WRITER_HEAP)?;
+        let writer = index.writer_with_num_threads(1, WRITER_HEAP)?;
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
-        Ok(Self { index, writer: std::sync::Mutex::new(writer), reader, f })
+        Ok(Self { writer: std::sync::Mutex::new(writer), reader, f })
     }
 
     fn writer(&self) -> std::sync::MutexGuard<'_, IndexWriter> {
@@ -368,10 +368,6 @@ impl KbIndex {
         self.reader.searcher().search(&q, &tantivy::collector::Count).map_or(0, |n| n as u64)
     }
 
-    /// The index's own handle (tests and the bench only).
-    pub fn tantivy(&self) -> &Index {
-        &self.index
-    }
 }
 
 fn encode(v: &[f32]) -> Vec<u8> {

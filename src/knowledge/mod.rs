@@ -891,7 +891,7 @@ impl Format {
                 // A hostile PDF must not take the server down: a panic in the parser is a
                 // refusal of this file.
                 let e = blocking(move || {
-                    std::panic::catch_unwind(|| extract::pdf(&bytes, 2_000))
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| extract::pdf(&bytes, 2_000)))
                         .unwrap_or_else(|_| Err("the PDF could not be parsed".into()))
                         .map_err(KnowledgeError::Unsupported)
                 })

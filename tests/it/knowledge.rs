@@ -225,7 +225,7 @@ async fn the_agent_tool_cites_its_sources_as_source_snapshots() {
     let r = app
         .http
         .post(app.url("/api/query"))
-        .json(&json!({"agentKey": "analystKb", "query": "Why did cocoa rise?"}))
+        .json(&json!({"agentKey": "analystKb", "message": "Why did cocoa rise?"}))
         .send()
         .await
         .unwrap();

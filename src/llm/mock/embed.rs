@@ -55,7 +55,7 @@ pub fn embed_text(text: &str) -> Vec<f32> {
     };
     for word in text.split(|c: char| !c.is_alphanumeric()) {
         for c in word.chars().filter(|c| !c.is_ascii()) {
-            if c as u32 >= 0x3040 {
+            if u32::from(c) >= 0x3040 {
                 cjk.push(c);
             }
         }
