@@ -785,7 +785,10 @@ fn validate(
             let name = name.trim();
             let at = format!("knowledgeBases[{i}]");
             if name.is_empty() || name.chars().count() > 100 {
-                errors.push(FieldError::new(at, "must be a knowledge base's name or id (1-100 characters)"));
+                errors.push(FieldError::new(
+                    at,
+                    "must be a knowledge base's name or id (1-100 characters)",
+                ));
             } else if kept.iter().any(|k| k == name) {
                 warnings.push(FieldError::new(at, format!("`{name}` listed twice")));
             } else {

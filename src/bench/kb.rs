@@ -14,12 +14,56 @@ use crate::llm::mock::{MockLlm, Script};
 
 /// Words the synthetic chunks are made of (finance vocabulary, so BM25 has real postings).
 const WORDS: &[&str] = &[
-    "rates", "yield", "curve", "inflation", "equity", "credit", "spread", "duration", "bond",
-    "treasury", "dollar", "euro", "yen", "gold", "oil", "copper", "earnings", "margin", "revenue",
-    "guidance", "default", "liquidity", "volatility", "option", "future", "swap", "basis",
-    "central", "bank", "policy", "growth", "recession", "payrolls", "wages", "housing", "mortgage",
-    "dividend", "buyback", "valuation", "momentum", "sector", "energy", "semiconductor", "retail",
-    "consumer", "china", "india", "europe", "japan", "emerging",
+    "rates",
+    "yield",
+    "curve",
+    "inflation",
+    "equity",
+    "credit",
+    "spread",
+    "duration",
+    "bond",
+    "treasury",
+    "dollar",
+    "euro",
+    "yen",
+    "gold",
+    "oil",
+    "copper",
+    "earnings",
+    "margin",
+    "revenue",
+    "guidance",
+    "default",
+    "liquidity",
+    "volatility",
+    "option",
+    "future",
+    "swap",
+    "basis",
+    "central",
+    "bank",
+    "policy",
+    "growth",
+    "recession",
+    "payrolls",
+    "wages",
+    "housing",
+    "mortgage",
+    "dividend",
+    "buyback",
+    "valuation",
+    "momentum",
+    "sector",
+    "energy",
+    "semiconductor",
+    "retail",
+    "consumer",
+    "china",
+    "india",
+    "europe",
+    "japan",
+    "emerging",
 ];
 
 fn chunk_text(seed: usize) -> String {
@@ -37,7 +81,11 @@ fn chunk_text(seed: usize) -> String {
 }
 
 /// Runs the benchmark: `chunks` chunks in documents of `per_doc` chunks each.
-pub async fn kb(chunks: usize, per_doc: usize, labeled: &std::path::Path) -> anyhow::Result<ExitCode> {
+pub async fn kb(
+    chunks: usize,
+    per_doc: usize,
+    labeled: &std::path::Path,
+) -> anyhow::Result<ExitCode> {
     let mock = MockLlm::start(Script::default(), 0).await?;
     let llm = LlmConfig::parse(
         &format!(
@@ -63,7 +111,8 @@ pub async fn kb(chunks: usize, per_doc: usize, labeled: &std::path::Path) -> any
         let docs = chunks.div_ceil(per_doc.max(1));
         let started = Instant::now();
         for d in 0..docs {
-            let text = (0..per_doc).map(|c| chunk_text(d * per_doc + c)).collect::<Vec<_>>().join("\n\n");
+            let text =
+                (0..per_doc).map(|c| chunk_text(d * per_doc + c)).collect::<Vec<_>>().join("\n\n");
             k.add(&kb, NewDocument::Text { title: format!("doc {d}"), text }).await?;
         }
         let took = started.elapsed();
@@ -71,7 +120,12 @@ pub async fn kb(chunks: usize, per_doc: usize, labeled: &std::path::Path) -> any
         ingest.push((n, took));
         let mut times = Vec::new();
         for q in 0..200 {
-            let query = format!("{} {} {}", WORDS[q % WORDS.len()], WORDS[(q * 7) % WORDS.len()], WORDS[(q * 13) % WORDS.len()]);
+            let query = format!(
+                "{} {} {}",
+                WORDS[q % WORDS.len()],
+                WORDS[(q * 7) % WORDS.len()],
+                WORDS[(q * 13) % WORDS.len()]
+            );
             let t = Instant::now();
             k.search(&[kb.clone()], &query, 5).await?;
             times.push(t.elapsed());
@@ -87,14 +141,26 @@ pub async fn kb(chunks: usize, per_doc: usize, labeled: &std::path::Path) -> any
         }
     }
     let rate = |(n, t): (u64, Duration)| format!("{:.0}", n as f64 / t.as_secs_f64());
-    rows.push((format!("ingestion: chunks/s ({} chunks)", ingest[0].0), rate(ingest[0]), rate(ingest[1])));
+    rows.push((
+        format!("ingestion: chunks/s ({} chunks)", ingest[0].0),
+        rate(ingest[0]),
+        rate(ingest[1]),
+    ));
     rows.push((
         "ingestion: total".into(),
         format!("{:.2} s", ingest[0].1.as_secs_f64()),
         format!("{:.2} s", ingest[1].1.as_secs_f64()),
     ));
-    rows.push(("search latency p50 (k = 5)".into(), super::fmt(latency[0].0), super::fmt(latency[1].0)));
-    rows.push(("search latency p99 (k = 5)".into(), super::fmt(latency[0].1), super::fmt(latency[1].1)));
+    rows.push((
+        "search latency p50 (k = 5)".into(),
+        super::fmt(latency[0].0),
+        super::fmt(latency[1].0),
+    ));
+    rows.push((
+        "search latency p99 (k = 5)".into(),
+        super::fmt(latency[0].1),
+        super::fmt(latency[1].1),
+    ));
     rows.push(("recall@5 on the labeled set".into(), recall[0].clone(), recall[1].clone()));
     for (name, a, b) in rows {
         crate::outln!("{name:<48} {a:>14} {b:>14}");

@@ -36,8 +36,10 @@ impl LabeledSet {
         for entry in entries {
             let path = entry.map_err(|e| e.to_string())?.path();
             if path.extension().is_some_and(|e| e == "md") {
-                let slug = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-                let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+                let slug =
+                    path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| format!("{}: {e}", path.display()))?;
                 docs.push((slug, text));
             }
         }

@@ -68,7 +68,11 @@ pub fn markdown(source: &str) -> Extracted {
             continue;
         }
         let body = strip_list_marker(trimmed.trim_start_matches('>').trim_start());
-        let body = if body.contains('|') { body.replace('|', " ").trim().to_owned() } else { body.to_owned() };
+        let body = if body.contains('|') {
+            body.replace('|', " ").trim().to_owned()
+        } else {
+            body.to_owned()
+        };
         out.text.push_str(&inline(&body));
         out.text.push('\n');
     }
@@ -84,7 +88,9 @@ fn strip_list_marker(line: &str) -> &str {
     }
     let digits = line.chars().take_while(char::is_ascii_digit).count();
     if digits > 0 && digits < 4 {
-        if let Some(rest) = line[digits..].strip_prefix(". ").or_else(|| line[digits..].strip_prefix(") ")) {
+        if let Some(rest) =
+            line[digits..].strip_prefix(". ").or_else(|| line[digits..].strip_prefix(") "))
+        {
             return rest;
         }
     }
@@ -124,7 +130,12 @@ fn inline(s: &str) -> String {
             '<' => {
                 // An inline tag (`<br>`, `<span ...>`): dropped; a lone `<` stays.
                 match chars[i..].iter().position(|&c| c == '>') {
-                    Some(p) if p < 200 && chars.get(i + 1).is_some_and(|n| n.is_ascii_alphabetic() || *n == '/') => {
+                    Some(p)
+                        if p < 200
+                            && chars
+                                .get(i + 1)
+                                .is_some_and(|n| n.is_ascii_alphabetic() || *n == '/') =>
+                    {
                         i += p + 1;
                         continue;
                     }
@@ -179,7 +190,12 @@ pub fn html(source: &str) -> Extracted {
                 .collect();
             let closing = tag.starts_with('/');
             i += close + 1;
-            if !closing && matches!(name.as_str(), "script" | "style" | "noscript" | "template" | "title" | "svg") {
+            if !closing
+                && matches!(
+                    name.as_str(),
+                    "script" | "style" | "noscript" | "template" | "title" | "svg"
+                )
+            {
                 let end_tag = format!("</{name}");
                 let end = lower[i..].find(&end_tag).map_or(source.len(), |p| i + p);
                 if name == "title" {
@@ -195,9 +211,27 @@ pub fn html(source: &str) -> Extracted {
             let block = heading_level
                 || matches!(
                     name.as_str(),
-                    "p" | "div" | "br" | "li" | "tr" | "section" | "article" | "header"
-                        | "footer" | "table" | "ul" | "ol" | "pre" | "blockquote" | "hr" | "dd"
-                        | "dt" | "main" | "nav" | "aside" | "figure" | "figcaption"
+                    "p" | "div"
+                        | "br"
+                        | "li"
+                        | "tr"
+                        | "section"
+                        | "article"
+                        | "header"
+                        | "footer"
+                        | "table"
+                        | "ul"
+                        | "ol"
+                        | "pre"
+                        | "blockquote"
+                        | "hr"
+                        | "dd"
+                        | "dt"
+                        | "main"
+                        | "nav"
+                        | "aside"
+                        | "figure"
+                        | "figcaption"
                 );
             if name == "td" || name == "th" {
                 line.push(' ');

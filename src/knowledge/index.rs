@@ -364,10 +364,10 @@ impl KbIndex {
 
     /// Number of chunks in the index (all bases).
     pub fn chunk_count(&self) -> u64 {
-        let q = TermQuery::new(Term::from_field_text(self.f.kind, "chunk"), IndexRecordOption::Basic);
+        let q =
+            TermQuery::new(Term::from_field_text(self.f.kind, "chunk"), IndexRecordOption::Basic);
         self.reader.searcher().search(&q, &tantivy::collector::Count).map_or(0, |n| n as u64)
     }
-
 }
 
 fn encode(v: &[f32]) -> Vec<u8> {
@@ -375,10 +375,7 @@ fn encode(v: &[f32]) -> Vec<u8> {
 }
 
 fn decode(bytes: &[u8]) -> Vec<f32> {
-    bytes
-        .chunks_exact(4)
-        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect()
+    bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
 }
 
 /// Whether `c` is written without spaces between words (Han, kana, Hangul).
@@ -488,7 +485,10 @@ mod tests {
 
     #[test]
     fn words_are_lowercased_and_stemmed_and_cjk_is_bigrammed() {
-        assert_eq!(texts("Rates RISING, yields-fell 2024"), ["rate", "rise", "yield", "fell", "2024"]);
+        assert_eq!(
+            texts("Rates RISING, yields-fell 2024"),
+            ["rate", "rise", "yield", "fell", "2024"]
+        );
         assert_eq!(texts("美联储降息"), ["美联", "联储", "储降", "降息"]);
         assert_eq!(texts("A股 上涨"), ["a", "股", "上涨"]);
     }
@@ -504,8 +504,13 @@ mod tests {
             body: body.into(),
             vector: Some(vec![1.0, 0.5]),
         };
-        ix.put_document("kb1", "d1", "{}", &[chunk(0, "bond yields rose"), chunk(1, "equities fell")])
-            .unwrap();
+        ix.put_document(
+            "kb1",
+            "d1",
+            "{}",
+            &[chunk(0, "bond yields rose"), chunk(1, "equities fell")],
+        )
+        .unwrap();
         ix.put_document("kb1", "d2", "{}", &[chunk(0, "央行宣布降息")]).unwrap();
         let hits = ix.search(&["kb1".into()], "yield", 5).unwrap();
         assert_eq!(hits.len(), 1);

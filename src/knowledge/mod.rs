@@ -496,7 +496,8 @@ impl Knowledge {
             documents: 0,
             chunks: 0,
         };
-        let meta = serde_json::to_string(&base).map_err(|e| KnowledgeError::Index(e.to_string()))?;
+        let meta =
+            serde_json::to_string(&base).map_err(|e| KnowledgeError::Index(e.to_string()))?;
         let (index, id) = (self.index.clone(), base.id.clone());
         blocking(move || Ok(index.put_base(&id, &meta)?)).await?;
         self.write().bases.insert(base.id.clone(), base.clone());
@@ -596,7 +597,8 @@ impl Knowledge {
                 limit: self.config.limits.max_documents as u64,
             });
         }
-        let meta = serde_json::to_string(&info).map_err(|e| KnowledgeError::Index(e.to_string()))?;
+        let meta =
+            serde_json::to_string(&info).map_err(|e| KnowledgeError::Index(e.to_string()))?;
         let entries: Vec<VecEntry> = chunks
             .iter()
             .filter_map(|c| {
@@ -629,13 +631,10 @@ impl Knowledge {
         doc: &str,
     ) -> Result<DocumentInfo, KnowledgeError> {
         let _w = self.writes.lock().await;
-        let info = self
-            .read()
-            .docs
-            .get(doc)
-            .filter(|d| d.kb_id == kb)
-            .cloned()
-            .ok_or_else(|| KnowledgeError::NotFound(format!("no document `{doc}` in `{kb}`")))?;
+        let info =
+            self.read().docs.get(doc).filter(|d| d.kb_id == kb).cloned().ok_or_else(|| {
+                KnowledgeError::NotFound(format!("no document `{doc}` in `{kb}`"))
+            })?;
         let (index, id) = (self.index.clone(), doc.to_owned());
         blocking(move || Ok(index.delete_document(&id)?)).await?;
         {
@@ -655,7 +654,8 @@ impl Knowledge {
         new: NewDocument,
         max: usize,
     ) -> Result<(DocKind, String, Option<String>, Extracted), KnowledgeError> {
-        let too_large = |what: &str| KnowledgeError::TooLarge { what: what.into(), limit: max as u64 };
+        let too_large =
+            |what: &str| KnowledgeError::TooLarge { what: what.into(), limit: max as u64 };
         Ok(match new {
             NewDocument::Text { title, text } => {
                 if text.len() > max {
@@ -680,11 +680,15 @@ impl Knowledge {
                     .fetch_document(parsed.as_str(), max, self.config.limits.fetch_timeout)
                     .await
                     .map_err(|e| match e {
-                        crate::sdk::http::Error::Refused(r) => KnowledgeError::Refused(r.to_string()),
+                        crate::sdk::http::Error::Refused(r) => {
+                            KnowledgeError::Refused(r.to_string())
+                        }
                         other => KnowledgeError::Fetch(other.to_string()),
                     })?;
                 let mime = fetched.content_type.as_deref().unwrap_or("").to_ascii_lowercase();
-                let path = reqwest::Url::parse(&fetched.url).map(|u| u.path().to_owned()).unwrap_or_default();
+                let path = reqwest::Url::parse(&fetched.url)
+                    .map(|u| u.path().to_owned())
+                    .unwrap_or_default();
                 let format = if mime.contains("html") {
                     Format::Html
                 } else if mime.contains("pdf") {
@@ -772,7 +776,8 @@ impl Knowledge {
                     .collect::<Vec<_>>();
                 return Ok((SearchMode::Bm25, ranked));
             };
-            let nearest = nearest(&vectors.read().unwrap_or_else(PoisonError::into_inner), &kbs, &qv, pool);
+            let nearest =
+                nearest(&vectors.read().unwrap_or_else(PoisonError::into_inner), &kbs, &qv, pool);
             let mut fused: HashMap<(String, u64), (f32, Option<String>)> = HashMap::new();
             for (rank, h) in bm25.into_iter().enumerate() {
                 let e = fused.entry((h.doc, h.seq)).or_insert((0.0, None));
@@ -780,7 +785,8 @@ impl Knowledge {
                 e.1 = Some(h.body);
             }
             for (rank, (doc, seq, _)) in nearest.into_iter().enumerate() {
-                fused.entry((doc, seq)).or_insert((0.0, None)).0 += 1.0 / (RRF_K + rank as f32 + 1.0);
+                fused.entry((doc, seq)).or_insert((0.0, None)).0 +=
+                    1.0 / (RRF_K + rank as f32 + 1.0);
             }
             let mut all: Vec<_> = fused.into_iter().collect();
             all.sort_by(|a, b| b.1.0.total_cmp(&a.1.0).then_with(|| a.0.cmp(&b.0)));
@@ -891,9 +897,11 @@ impl Format {
                 // A hostile PDF must not take the server down: a panic in the parser is a
                 // refusal of this file.
                 let e = blocking(move || {
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| extract::pdf(&bytes, 2_000)))
-                        .unwrap_or_else(|_| Err("the PDF could not be parsed".into()))
-                        .map_err(KnowledgeError::Unsupported)
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        extract::pdf(&bytes, 2_000)
+                    }))
+                    .unwrap_or_else(|_| Err("the PDF could not be parsed".into()))
+                    .map_err(KnowledgeError::Unsupported)
                 })
                 .await?;
                 (DocKind::Pdf, e)

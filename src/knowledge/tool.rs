@@ -36,11 +36,10 @@ impl KnowledgeSearch {
     /// The ids of the bases this call searches: `kb` if given (which the agent must be allowed),
     /// else every base the agent may search.
     fn bases(&self, kb: Option<&str>, ctx: &ToolContext) -> Result<Vec<String>, ToolError> {
-        let allowed: Option<Vec<String>> = ctx
-            .agent
-            .as_ref()
-            .and_then(|a| a.knowledge_bases.as_ref())
-            .map(|keys| keys.iter().filter_map(|k| self.knowledge.find(k)).map(|b| b.id).collect());
+        let allowed: Option<Vec<String>> =
+            ctx.agent.as_ref().and_then(|a| a.knowledge_bases.as_ref()).map(|keys| {
+                keys.iter().filter_map(|k| self.knowledge.find(k)).map(|b| b.id).collect()
+            });
         let all = || self.knowledge.list().into_iter().map(|b| b.id).collect::<Vec<_>>();
         match kb {
             Some(key) => {

@@ -127,7 +127,11 @@ impl Models {
     /// Embeds `inputs` with `model_ref` (`provider/model`: the provider's key as configured,
     /// the model id sent as is), in batches of [`super::provider::MAX_EMBED_BATCH`], one
     /// vector per input in order. `BOARDSMITH_MODEL` does not apply: it routes chat models.
-    pub async fn embed(&self, model_ref: &str, inputs: &[String]) -> Result<Vec<Vec<f32>>, LlmError> {
+    pub async fn embed(
+        &self,
+        model_ref: &str,
+        inputs: &[String],
+    ) -> Result<Vec<Vec<f32>>, LlmError> {
         let Some((key, model)) =
             model_ref.split_once('/').filter(|(k, m)| !k.trim().is_empty() && !m.trim().is_empty())
         else {

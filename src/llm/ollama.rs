@@ -75,7 +75,13 @@ impl Provider for OllamaProvider {
         Box::pin(async move {
             let answer = s
                 .transport
-                .post_json(&s.key, &s.url("api/embed"), &s.bearer(), &body, super::provider::MAX_EMBED_RESPONSE)
+                .post_json(
+                    &s.key,
+                    &s.url("api/embed"),
+                    &s.bearer(),
+                    &body,
+                    super::provider::MAX_EMBED_RESPONSE,
+                )
                 .await?;
             super::provider::embeddings_of(&s.key, &answer, n)
         })

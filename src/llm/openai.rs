@@ -76,7 +76,13 @@ impl Provider for OpenAiProvider {
         Box::pin(async move {
             let answer = s
                 .transport
-                .post_json(&s.key, &s.url("embeddings"), &s.bearer(), &body, super::provider::MAX_EMBED_RESPONSE)
+                .post_json(
+                    &s.key,
+                    &s.url("embeddings"),
+                    &s.bearer(),
+                    &body,
+                    super::provider::MAX_EMBED_RESPONSE,
+                )
                 .await?;
             super::provider::embeddings_of(&s.key, &answer, n)
         })

@@ -36,9 +36,11 @@ pub(crate) fn embeddings_of(
             .iter()
             .enumerate()
             .map(|(i, item)| {
-                let index = item.get("index").and_then(serde_json::Value::as_u64).unwrap_or(i as u64);
+                let index =
+                    item.get("index").and_then(serde_json::Value::as_u64).unwrap_or(i as u64);
                 let v = item.get("embedding").and_then(vector);
-                v.map(|v| (index, v)).ok_or_else(|| bad(format!("data[{i}].embedding is not a list of numbers")))
+                v.map(|v| (index, v))
+                    .ok_or_else(|| bad(format!("data[{i}].embedding is not a list of numbers")))
             })
             .collect::<Result<_, _>>()?;
         items.sort_by_key(|(i, _)| *i);
@@ -46,7 +48,9 @@ pub(crate) fn embeddings_of(
     } else if let Some(list) = body.get("embeddings").and_then(|d| d.as_array()) {
         list.iter()
             .enumerate()
-            .map(|(i, v)| vector(v).ok_or_else(|| bad(format!("embeddings[{i}] is not a list of numbers"))))
+            .map(|(i, v)| {
+                vector(v).ok_or_else(|| bad(format!("embeddings[{i}] is not a list of numbers")))
+            })
             .collect::<Result<_, _>>()?
     } else {
         return Err(bad("the embeddings answer has neither `data` nor `embeddings`".into()));

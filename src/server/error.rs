@@ -253,9 +253,7 @@ impl From<crate::knowledge::KnowledgeError> for ApiError {
                 Self::TooLarge { msg, data: json!({ "limit": limit }) }
             }
             KnowledgeError::Unsupported(_) => Self::UnsupportedMediaType(msg),
-            KnowledgeError::Refused(_) => {
-                Self::Forbidden(msg)
-            }
+            KnowledgeError::Refused(_) => Self::Forbidden(msg),
             KnowledgeError::Fetch(_) => Self::BadGateway(msg),
             KnowledgeError::Embedding(inner) => match Self::from(inner) {
                 // The model's own refusals are ours to fix, not the caller's.

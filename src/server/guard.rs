@@ -165,7 +165,9 @@ fn check(gate: &Gate, req: &Request) -> Result<Pass, ApiError> {
         && has_body(headers)
         && !is_json(headers)
         && !(path == UPLOADS && is_image(headers))
-        && !(is_kb_upload(req.method(), path) && is_multipart(headers) && multipart_origin_ok(headers))
+        && !(is_kb_upload(req.method(), path)
+            && is_multipart(headers)
+            && multipart_origin_ok(headers))
     {
         let given =
             headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("none");

@@ -140,10 +140,7 @@ async fn get_one(
     params(("id" = String, Path, description = "The base's id.")),
     responses((status = 200, description = "The deleted base.", body = Envelope<KnowledgeBase>), (status = "default", response = ErrorBody))
 )]
-async fn remove(
-    State(app): State<Arc<App>>,
-    Path(id): Path<String>,
-) -> Result<Response, ApiError> {
+async fn remove(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Response, ApiError> {
     Ok(ok(app.knowledge.delete(&id).await?))
 }
 
@@ -196,11 +193,10 @@ async fn add_document(
             limit: limit as u64,
         })
     };
-    let multipart = request
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("multipart/form-data"));
+    let multipart =
+        request.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(
+            |v| v.trim_start().to_ascii_lowercase().starts_with("multipart/form-data"),
+        );
     let declared = request
         .headers()
         .get(header::CONTENT_LENGTH)
@@ -230,9 +226,10 @@ fn json_document(b: NewDocumentBody) -> Result<NewDocument, ApiError> {
     };
     match (b.text, b.markdown, b.url) {
         (Some(text), None, None) => {
-            let title = b.title.filter(|t| !t.trim().is_empty()).ok_or_else(|| {
-                field("title", "required with `text`")
-            })?;
+            let title = b
+                .title
+                .filter(|t| !t.trim().is_empty())
+                .ok_or_else(|| field("title", "required with `text`"))?;
             Ok(NewDocument::Text { title, text })
         }
         (None, Some(markdown), None) => {
@@ -271,7 +268,9 @@ async fn read_form(mut form: Multipart, limit: usize) -> Result<NewDocument, Api
             }
             other => {
                 return Err(ApiError::BadRequest {
-                    msg: format!("unknown multipart field `{other}`; the fields are `file` and `title`"),
+                    msg: format!(
+                        "unknown multipart field `{other}`; the fields are `file` and `title`"
+                    ),
                     data: serde_json::json!({ "param": other }),
                 });
             }

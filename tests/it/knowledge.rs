@@ -33,7 +33,11 @@ fn multipart(parts: &[(&str, Option<&str>, &[u8])]) -> (String, Vec<u8>) {
     (format!("multipart/form-data; boundary={boundary}"), body)
 }
 
-fn post_form(client: &reqwest::Client, url: String, form: &(String, Vec<u8>)) -> reqwest::RequestBuilder {
+fn post_form(
+    client: &reqwest::Client,
+    url: String,
+    form: &(String, Vec<u8>),
+) -> reqwest::RequestBuilder {
     client.post(url).header("content-type", form.0.clone()).body(form.1.clone())
 }
 
@@ -51,7 +55,12 @@ async fn search(app: &crate::support::TestApp, kb: &str, query: &str) -> Value {
 }
 
 fn titles(answer: &Value) -> Vec<String> {
-    answer["results"].as_array().unwrap().iter().map(|r| r["title"].as_str().unwrap().to_owned()).collect()
+    answer["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["title"].as_str().unwrap().to_owned())
+        .collect()
 }
 
 #[tokio::test]
@@ -67,16 +76,21 @@ async fn documents_of_every_kind_are_found_and_deleted_and_survive_a_restart() {
     assert_eq!(s, 201, "{text}");
     assert_eq!(text["data"]["kind"], "text");
     let (s, md) = app
-        .post(&docs, json!({"markdown": "# Copper\n\n## Supply\n\nSmelters cut **output** in Chile."}))
+        .post(
+            &docs,
+            json!({"markdown": "# Copper\n\n## Supply\n\nSmelters cut **output** in Chile."}),
+        )
         .await;
     assert_eq!(s, 201, "{md}");
     assert_eq!(md["data"]["title"], "Copper", "the first heading titles it");
 
     // CSV and PDF as multipart uploads.
-    let csv = multipart(&[("file", Some("holdings.csv"), b"ticker,sector\nXOM,energy\nJPM,banks\n")]);
+    let csv =
+        multipart(&[("file", Some("holdings.csv"), b"ticker,sector\nXOM,energy\nJPM,banks\n")]);
     let r = post_form(&app.http, app.url(&docs), &csv).send().await.unwrap();
     assert_eq!(r.status(), 201);
-    let pdf = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/kb/outlook.pdf")).unwrap();
+    let pdf = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/kb/outlook.pdf"))
+        .unwrap();
     let form = multipart(&[("title", None, b"Muni outlook"), ("file", Some("outlook.pdf"), &pdf)]);
     let r = post_form(&app.http, app.url(&docs), &form).send().await.unwrap();
     let status = r.status().as_u16();
@@ -95,7 +109,11 @@ async fn documents_of_every_kind_are_found_and_deleted_and_survive_a_restart() {
     let id = text["data"]["id"].as_str().unwrap();
     let r = app.http.delete(app.url(&format!("{docs}/{id}"))).send().await.unwrap();
     assert_eq!(r.status(), 200);
-    assert!(titles(&search(&app, &kb, "policy rate basis points").await).iter().all(|t| t != "Rates note"));
+    assert!(
+        titles(&search(&app, &kb, "policy rate basis points").await)
+            .iter()
+            .all(|t| t != "Rates note")
+    );
     let (_, list) = app.get(&docs).await;
     assert_eq!(list["data"].as_array().unwrap().len(), 3);
 
@@ -181,7 +199,8 @@ async fn bad_input_is_a_400_naming_the_field_and_multipart_is_guarded() {
         .unwrap();
     assert_eq!(r.status(), 403);
     // The session cookie alone (no bearer, no Origin) does not carry a multipart body.
-    let cookie = format!("{}={}", boardsmith::server::guard::cookie_name(app.addr.port()), app.token());
+    let cookie =
+        format!("{}={}", boardsmith::server::guard::cookie_name(app.addr.port()), app.token());
     let r = post_form(&reqwest::Client::new(), app.url(&docs), &form)
         .header("cookie", cookie.clone())
         .send()
@@ -244,7 +263,8 @@ async fn the_agent_tool_cites_its_sources_as_source_snapshots() {
 /// Recall@5 on the labeled set, BM25 alone and hybrid with the mock's embeddings.
 #[tokio::test]
 async fn recall_at_5_on_the_labeled_set() {
-    let set = LabeledSet::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kb")).unwrap();
+    let set = LabeledSet::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kb"))
+        .unwrap();
     assert!(set.docs.len() >= 30 && set.queries.len() >= 20);
     let mock = boardsmith::llm::mock::MockLlm::start(Default::default(), 0).await.unwrap();
     let url = format!("http://{}", mock.addr);

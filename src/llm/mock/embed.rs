@@ -78,7 +78,11 @@ fn inputs(body: &Value, field: &str) -> Result<Vec<String>, String> {
         Some(Value::String(s)) => Ok(vec![s.clone()]),
         Some(Value::Array(items)) if items.len() <= MAX_INPUTS => items
             .iter()
-            .map(|i| i.as_str().map(str::to_owned).ok_or_else(|| format!("`{field}` items must be strings")))
+            .map(|i| {
+                i.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| format!("`{field}` items must be strings"))
+            })
             .collect(),
         Some(Value::Array(_)) => Err(format!("at most {MAX_INPUTS} inputs")),
         _ => Err(format!("`{field}` is required: a string or a list of strings")),
@@ -86,7 +90,10 @@ fn inputs(body: &Value, field: &str) -> Result<Vec<String>, String> {
 }
 
 fn refuse(message: String) -> Response {
-    (StatusCode::BAD_REQUEST, Json(json!({"error": {"message": message, "type": "invalid_request_error"}})))
+    (
+        StatusCode::BAD_REQUEST,
+        Json(json!({"error": {"message": message, "type": "invalid_request_error"}})),
+    )
         .into_response()
 }
 
@@ -98,7 +105,9 @@ pub(super) async fn openai(Json(body): Json<Value>) -> Response {
             let data: Vec<Value> = texts
                 .iter()
                 .enumerate()
-                .map(|(i, t)| json!({"object": "embedding", "index": i, "embedding": embed_text(t)}))
+                .map(
+                    |(i, t)| json!({"object": "embedding", "index": i, "embedding": embed_text(t)}),
+                )
                 .collect();
             let tokens: usize = texts.iter().map(|t| t.split_whitespace().count()).sum();
             Json(json!({

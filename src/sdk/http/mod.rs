@@ -232,10 +232,11 @@ impl Client {
         self.outbound.check(&parsed, false)?;
         let label = format!("{}{}", parsed.host_str().unwrap_or_default(), parsed.path());
         let work = async {
-            let resp = self.inner.get(parsed.clone()).send().await.map_err(|e| match refusal(&e) {
-                Some(r) => Error::Refused(r),
-                None => Error::Unavailable(format!("{label}: {}", root_cause(&e))),
-            })?;
+            let resp =
+                self.inner.get(parsed.clone()).send().await.map_err(|e| match refusal(&e) {
+                    Some(r) => Error::Refused(r),
+                    None => Error::Unavailable(format!("{label}: {}", root_cause(&e))),
+                })?;
             let status = resp.status();
             if !status.is_success() {
                 return Err(Error::Upstream(format!("{label}: HTTP {}", status.as_u16())));
