@@ -127,7 +127,7 @@ pub async fn kb(
                 WORDS[(q * 13) % WORDS.len()]
             );
             let t = Instant::now();
-            k.search(&[kb.clone()], &query, 5).await?;
+            k.search(std::slice::from_ref(&kb), &query, 5).await?;
             times.push(t.elapsed());
         }
         latency.push(super::percentiles(times));

@@ -87,12 +87,12 @@ fn strip_list_marker(line: &str) -> &str {
         }
     }
     let digits = line.chars().take_while(char::is_ascii_digit).count();
-    if digits > 0 && digits < 4 {
-        if let Some(rest) =
+    if digits > 0
+        && digits < 4
+        && let Some(rest) =
             line[digits..].strip_prefix(". ").or_else(|| line[digits..].strip_prefix(") "))
-        {
-            return rest;
-        }
+    {
+        return rest;
     }
     line
 }
@@ -240,12 +240,13 @@ pub fn html(source: &str) -> Extracted {
                 flush(&mut line, &mut out);
                 if heading_level && !closing {
                     heading = Some((out.text.len(), String::new()));
-                } else if heading_level && closing {
-                    if let Some((start, h)) = heading.take() {
-                        let h = collapse(&decode_entities(&h));
-                        if !h.is_empty() {
-                            out.sections.push((start, h));
-                        }
+                } else if heading_level
+                    && closing
+                    && let Some((start, h)) = heading.take()
+                {
+                    let h = collapse(&decode_entities(&h));
+                    if !h.is_empty() {
+                        out.sections.push((start, h));
                     }
                 }
             }

@@ -836,7 +836,7 @@ fn nearest(all: &[VecEntry], kbs: &[String], q: &[f32], limit: usize) -> Vec<(St
     }
     let mut scored: Vec<(f32, &VecEntry)> = all
         .iter()
-        .filter(|e| e.vector.len() == q.len() && kbs.iter().any(|k| *k == e.kb))
+        .filter(|e| e.vector.len() == q.len() && kbs.contains(&e.kb))
         .map(|e| {
             let dot: f32 = e.vector.iter().zip(q).map(|(a, b)| a * b).sum();
             let n = e.vector.iter().map(|x| x * x).sum::<f32>().sqrt();
