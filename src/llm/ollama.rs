@@ -69,22 +69,9 @@ impl Provider for OllamaProvider {
         model: &str,
         inputs: Vec<String>,
     ) -> BoxFuture<'static, Result<Vec<Vec<f32>>, LlmError>> {
-        let s = self.settings.clone();
         let n = inputs.len();
         let body = serde_json::json!({"model": model, "input": inputs});
-        Box::pin(async move {
-            let answer = s
-                .transport
-                .post_json(
-                    &s.key,
-                    &s.url("api/embed"),
-                    &s.bearer(),
-                    &body,
-                    super::provider::MAX_EMBED_RESPONSE,
-                )
-                .await?;
-            super::provider::embeddings_of(&s.key, &answer, n)
-        })
+        super::provider::embed_call(&self.settings, "api/embed", body, n)
     }
 
     fn health_check(&self) -> BoxFuture<'_, Result<(), LlmError>> {

@@ -70,22 +70,9 @@ impl Provider for OpenAiProvider {
         model: &str,
         inputs: Vec<String>,
     ) -> BoxFuture<'static, Result<Vec<Vec<f32>>, LlmError>> {
-        let s = self.settings.clone();
         let n = inputs.len();
         let body = json!({"model": model, "input": inputs, "encoding_format": "float"});
-        Box::pin(async move {
-            let answer = s
-                .transport
-                .post_json(
-                    &s.key,
-                    &s.url("embeddings"),
-                    &s.bearer(),
-                    &body,
-                    super::provider::MAX_EMBED_RESPONSE,
-                )
-                .await?;
-            super::provider::embeddings_of(&s.key, &answer, n)
-        })
+        super::provider::embed_call(&self.settings, "embeddings", body, n)
     }
 
     fn health_check(&self) -> BoxFuture<'_, Result<(), LlmError>> {

@@ -66,6 +66,23 @@ pub(crate) fn embeddings_of(
     Ok(out)
 }
 
+/// One embeddings request of `settings`' provider: `body` POSTed to `path`, the answer read by
+/// [`embeddings_of`] (OpenAI's and Ollama's embed endpoints differ only in path and body).
+pub(crate) fn embed_call(
+    settings: &ProviderSettings,
+    path: &str,
+    body: serde_json::Value,
+    expected: usize,
+) -> BoxFuture<'static, Result<Vec<Vec<f32>>, LlmError>> {
+    let s = settings.clone();
+    let url = s.url(path);
+    Box::pin(async move {
+        let answer =
+            s.transport.post_json(&s.key, &url, &s.bearer(), &body, MAX_EMBED_RESPONSE).await?;
+        embeddings_of(&s.key, &answer, expected)
+    })
+}
+
 /// The wire protocol a provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
