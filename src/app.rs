@@ -75,6 +75,9 @@ pub struct AppConfig {
     pub uploads: crate::uploads::UploadLimits,
     /// The workflow directory and run cap (`BOARDSMITH_WORKFLOWS_DIR`, ...).
     pub workflows: crate::workflow::WorkflowsConfig,
+    /// Knowledge bases; `None`: [`crate::knowledge::KnowledgeConfig::from_env`] under
+    /// `data_dir` at start (`[knowledge]`, `BOARDSMITH_KB_*`).
+    pub knowledge: Option<crate::knowledge::KnowledgeConfig>,
 }
 
 impl AppConfig {
@@ -120,6 +123,7 @@ impl AppConfig {
             },
             uploads: crate::uploads::UploadLimits::from_env(),
             workflows: crate::workflow::WorkflowsConfig::from_env(),
+            knowledge: None,
         }
     }
 }
@@ -182,6 +186,8 @@ pub struct App {
     pub uploads: Arc<crate::uploads::Uploads>,
     /// Graph workflows: definitions and runs.
     pub workflows: Arc<crate::workflow::Workflows>,
+    /// Knowledge bases (`<data>/kb/`).
+    pub knowledge: Arc<crate::knowledge::Knowledge>,
     shutdown: CancellationToken,
 }
 
@@ -270,6 +276,16 @@ impl App {
             dashboards.clone(),
         )));
         let models = Arc::new(Models::new(llm));
+        let knowledge_config = match config.knowledge.clone() {
+            Some(k) => k,
+            None => crate::knowledge::KnowledgeConfig::from_env(&config.data_dir)
+                .map_err(|e| anyhow::anyhow!("loading the knowledge settings: {e}"))?,
+        };
+        let knowledge =
+            crate::knowledge::Knowledge::open(knowledge_config, models.clone(), sdk.clone())
+                .await
+                .context("opening the knowledge bases")?;
+        crate::knowledge::tool::register(&mut backend, knowledge.clone());
         let uploads =
             Arc::new(crate::uploads::Uploads::new(config.data_dir.join("uploads"), config.uploads));
         // stdio MCP servers run in the shell's sandbox, with its view and limits.
@@ -312,6 +328,7 @@ impl App {
                 submits: submits.clone(),
                 agents: agents.clone(),
                 catalog: catalog.clone(),
+                knowledge: knowledge.clone(),
             },
             store.clone(),
             config.workflows.clone(),
@@ -364,6 +381,7 @@ impl App {
             server_limits: config.server.clone(),
             uploads,
             workflows,
+            knowledge,
             shutdown,
         }))
     }

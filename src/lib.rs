@@ -15,6 +15,7 @@ pub mod dashboard;
 pub mod dashboard_agent;
 pub mod dashboards;
 pub mod eval;
+pub mod knowledge;
 pub mod live;
 pub mod llm;
 pub mod mcp;

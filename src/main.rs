@@ -160,6 +160,19 @@ enum BenchTarget {
         #[arg(long, default_value_t = 2000)]
         iterations: usize,
     },
+    /// Knowledge bases: ingestion of `chunks` chunks, search latency (BM25 and hybrid with the
+    /// mock model's embeddings), recall@5 on the labeled set.
+    Kb {
+        /// Chunks to ingest.
+        #[arg(long, default_value_t = 10_000)]
+        chunks: usize,
+        /// Chunks per document.
+        #[arg(long, default_value_t = 50)]
+        per_doc: usize,
+        /// The labeled set's directory.
+        #[arg(long, default_value = "tests/kb")]
+        labeled: std::path::PathBuf,
+    },
     /// Provider-layer overhead against the mock upstream: added latency per delta and to the
     /// first event, parse throughput.
     Llm {
@@ -264,6 +277,9 @@ fn main() -> ExitCode {
             }
             Command::Llm { provider, model, tools, system, thinking, prompt } => {
                 cli::llm(cli::LlmArgs { provider, model, tools, system, thinking, prompt }).await
+            }
+            Command::Bench { target: BenchTarget::Kb { chunks, per_doc, labeled } } => {
+                boardsmith::bench::kb(chunks, per_doc, &labeled).await
             }
             Command::Bench { target: BenchTarget::Llm { rounds } } => {
                 boardsmith::bench::llm(rounds).await

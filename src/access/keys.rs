@@ -182,6 +182,9 @@ pub fn required_scope(path: &str, write: bool) -> Option<Scope> {
         Scope::Read
     } else if under("/api/dashboards") {
         if write && !path.ends_with("/refresh") { Scope::Write } else { Scope::Read }
+    } else if under("/api/kb") {
+        // A search is a POST that only reads.
+        if write && !path.ends_with("/search") { Scope::Write } else { Scope::Read }
     } else if under("/api/tools") || under("/api/panels") {
         Scope::Write
     } else if under("/api/workflows") {
@@ -271,6 +274,10 @@ mod tests {
         assert_eq!(required_scope("/api/dashboards/x", true), Some(Scope::Write));
         assert_eq!(required_scope("/api/dashboards/x/refresh", true), Some(Scope::Read));
         assert_eq!(required_scope("/api/query", true), Some(Scope::Agents));
+        assert_eq!(required_scope("/api/kb", false), Some(Scope::Read));
+        assert_eq!(required_scope("/api/kb", true), Some(Scope::Write));
+        assert_eq!(required_scope("/api/kb/kb_1/search", true), Some(Scope::Read));
+        assert_eq!(required_scope("/api/kb/kb_1/documents/d", true), Some(Scope::Write));
         assert_eq!(required_scope("/api/keys", false), Some(Scope::Admin));
         assert_eq!(required_scope("/api/workflows", false), Some(Scope::Agents));
         assert_eq!(required_scope("/api/workflows", true), Some(Scope::Admin));

@@ -20,6 +20,8 @@ use crate::llm::Effort;
 pub const MAX_STEPS: i64 = 50;
 /// Most entries of `fallbackModels`.
 pub const MAX_FALLBACK_MODELS: usize = 8;
+/// Most entries of `knowledgeBases`.
+pub const MAX_KNOWLEDGE_BASES: usize = 32;
 /// `react.maxSteps` when the file does not say.
 pub const DEFAULT_REACT_STEPS: u32 = 6;
 /// Steps of a PLAN_EXECUTE run when `budget.maxSteps` does not say.
@@ -287,6 +289,10 @@ pub struct AgentFile {
     /// MCP servers whose tools join `tools`, namespaced (`fs` → `fs__read_file`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mcp_servers: Vec<McpServerFile>,
+    /// The knowledge bases (names or ids) `knowledge_search` may search for this agent;
+    /// absent: all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knowledge_bases: Option<Vec<String>>,
     /// Must be `true` when `tools` lists `bash`: the shell runs commands on the server's
     /// machine (confined, but still), so a file has to say so in words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -472,6 +478,10 @@ pub struct AgentDefinition {
     /// only (their `env` and `headers` may hold secrets).
     #[serde(serialize_with = "server_names", skip_serializing_if = "Vec::is_empty")]
     pub mcp_servers: Vec<McpServer>,
+    /// `knowledgeBases`: the bases (names or ids) `knowledge_search` may search, trimmed and
+    /// deduplicated; `None`: all.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub knowledge_bases: Option<Vec<String>>,
     /// What the `bash` tool may do for this agent.
     pub shell: ShellPolicy,
     /// Set when the file was written at run time by a tool (`agent_file_create`).
@@ -802,6 +812,31 @@ fn validate(
         kept
     });
 
+    let knowledge_bases = file.knowledge_bases.as_ref().map(|list| {
+        let mut kept: Vec<String> = Vec::new();
+        if list.len() > MAX_KNOWLEDGE_BASES {
+            errors.push(FieldError::new(
+                "knowledgeBases",
+                format!("at most {MAX_KNOWLEDGE_BASES} knowledge bases"),
+            ));
+        }
+        for (i, name) in list.iter().enumerate() {
+            let name = name.trim();
+            let at = format!("knowledgeBases[{i}]");
+            if name.is_empty() || name.chars().count() > 100 {
+                errors.push(FieldError::new(
+                    at,
+                    "must be a knowledge base's name or id (1-100 characters)",
+                ));
+            } else if kept.iter().any(|k| k == name) {
+                warnings.push(FieldError::new(at, format!("`{name}` listed twice")));
+            } else {
+                kept.push(name.to_owned());
+            }
+        }
+        kept
+    });
+
     let summary_model = nonblank(&file.summary_model);
     if let Some(m) = &summary_model
         && !m.split_once('/').is_some_and(|(p, m)| !p.trim().is_empty() && !m.trim().is_empty())
@@ -854,6 +889,7 @@ fn validate(
             mode,
             tools,
             mcp_servers,
+            knowledge_bases,
             shell,
             created_by: nonblank(&file.created_by),
             temperature,

@@ -5,7 +5,7 @@
 //! runs without IPC, `utils.sma` without a worker). `dashboards`: live delivery, saves and idle sockets against a server child
 //! process. `llm`: the provider layer against the mock upstream. [`gateway`] (its own module):
 //! the agent gateway's `/api/query` stream and the OpenAI-compatible `/v1/chat/completions`
-//! against the same mock.
+//! against the same mock. [`kb`]: knowledge-base ingestion, search latency and recall.
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -18,8 +18,10 @@ use crate::sandbox::{Limits, PanelContext, Sandbox};
 use crate::sdk::Sdk;
 
 mod gateway;
+mod kb;
 mod upstream;
 pub use gateway::gateway;
+pub use kb::kb;
 pub use upstream::upstream;
 
 /// The typical panel of the targets: two sdk calls in parallel, then an indicator.

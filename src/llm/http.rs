@@ -179,6 +179,35 @@ impl Transport {
         }
     }
 
+    /// POSTs a JSON body and returns the JSON response (embeddings), at most `max_bytes`
+    /// long, with the same retries and first-byte timeout as [`Self::post_stream`] and the
+    /// idle timeout between chunks.
+    pub async fn post_json(
+        &self,
+        provider: &str,
+        url: &str,
+        headers: &[(&str, String)],
+        body: &Value,
+        max_bytes: usize,
+    ) -> Result<Value, LlmError> {
+        let mut stream = self.post_stream(provider, url, headers, body, "").await?;
+        let mut buf = Vec::new();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk?;
+            if buf.len() + chunk.len() > max_bytes {
+                return Err(LlmError::Protocol {
+                    provider: provider.to_owned(),
+                    message: format!("the response is larger than {max_bytes} bytes"),
+                });
+            }
+            buf.extend_from_slice(&chunk);
+        }
+        serde_json::from_slice(&buf).map_err(|e| LlmError::Protocol {
+            provider: provider.to_owned(),
+            message: format!("the response is not JSON: {e}"),
+        })
+    }
+
     async fn attempt(
         &self,
         provider: &str,

@@ -124,6 +124,36 @@ impl Models {
         Ok(Connected { provider, model: resolved.model })
     }
 
+    /// Embeds `inputs` with `model_ref` (`provider/model`: the provider's key as configured,
+    /// the model id sent as is), in batches of [`super::provider::MAX_EMBED_BATCH`], one
+    /// vector per input in order. `BOARDSMITH_MODEL` does not apply: it routes chat models.
+    pub async fn embed(
+        &self,
+        model_ref: &str,
+        inputs: &[String],
+    ) -> Result<Vec<Vec<f32>>, LlmError> {
+        let Some((key, model)) =
+            model_ref.split_once('/').filter(|(k, m)| !k.trim().is_empty() && !m.trim().is_empty())
+        else {
+            return Err(LlmError::Config {
+                message: format!("embedding model `{model_ref}` must be `provider/model`"),
+            });
+        };
+        let settings = self.config().provider_settings(key.trim())?;
+        let provider = Arc::clone(
+            self.providers
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .entry(settings.key.clone())
+                .or_insert_with(|| super::connect(settings)),
+        );
+        let mut out = Vec::with_capacity(inputs.len());
+        for batch in inputs.chunks(super::provider::MAX_EMBED_BATCH) {
+            out.extend(provider.embed(model.trim(), batch.to_vec()).await?);
+        }
+        Ok(out)
+    }
+
     /// Every model that can be called now (see [`LlmConfig::served_models`]).
     pub fn served(&self) -> Vec<ServedModel> {
         self.config()

@@ -63,6 +63,17 @@ impl Provider for OllamaProvider {
         drive(call, Decoder::new(&self.settings.key))
     }
 
+    /// `POST /api/embed` (`{model, input: [...]}` → `{embeddings}`).
+    fn embed(
+        &self,
+        model: &str,
+        inputs: Vec<String>,
+    ) -> BoxFuture<'static, Result<Vec<Vec<f32>>, LlmError>> {
+        let n = inputs.len();
+        let body = serde_json::json!({"model": model, "input": inputs});
+        super::provider::embed_call(&self.settings, "api/embed", body, n)
+    }
+
     fn health_check(&self) -> BoxFuture<'_, Result<(), LlmError>> {
         Box::pin(async move {
             let tags = self

@@ -64,6 +64,17 @@ impl Provider for OpenAiProvider {
         drive(call, Decoder::new(&self.settings.key))
     }
 
+    /// `POST {base}/embeddings` in OpenAI's wire shape (`encoding_format: float`).
+    fn embed(
+        &self,
+        model: &str,
+        inputs: Vec<String>,
+    ) -> BoxFuture<'static, Result<Vec<Vec<f32>>, LlmError>> {
+        let n = inputs.len();
+        let body = json!({"model": model, "input": inputs, "encoding_format": "float"});
+        super::provider::embed_call(&self.settings, "embeddings", body, n)
+    }
+
     fn health_check(&self) -> BoxFuture<'_, Result<(), LlmError>> {
         Box::pin(async move {
             let s = &self.settings;

@@ -12,6 +12,77 @@ use super::event::{MessageBuilder, StreamEvent};
 use super::http::Transport;
 use super::types::{AssistantMessage, ChatRequest};
 
+/// Most inputs in one embeddings request.
+pub const MAX_EMBED_BATCH: usize = 64;
+
+/// Longest embeddings response read (64 inputs × 3072 dimensions as JSON fit easily).
+pub const MAX_EMBED_RESPONSE: usize = 32 << 20;
+
+/// The vectors of an embeddings answer: OpenAI's `{data: [{index, embedding}]}` (put back in
+/// `index` order) or Ollama's `{embeddings: [[...]]}`, checked to be `expected` vectors of one
+/// dimension.
+pub(crate) fn embeddings_of(
+    provider: &str,
+    body: &serde_json::Value,
+    expected: usize,
+) -> Result<Vec<Vec<f32>>, LlmError> {
+    let bad = |message: String| LlmError::Protocol { provider: provider.to_owned(), message };
+    let vector = |v: &serde_json::Value| -> Option<Vec<f32>> {
+        #[allow(clippy::cast_possible_truncation)]
+        v.as_array()?.iter().map(|x| x.as_f64().map(|f| f as f32)).collect()
+    };
+    let mut out: Vec<Vec<f32>> = if let Some(data) = body.get("data").and_then(|d| d.as_array()) {
+        let mut items: Vec<(u64, Vec<f32>)> = data
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let index =
+                    item.get("index").and_then(serde_json::Value::as_u64).unwrap_or(i as u64);
+                let v = item.get("embedding").and_then(vector);
+                v.map(|v| (index, v))
+                    .ok_or_else(|| bad(format!("data[{i}].embedding is not a list of numbers")))
+            })
+            .collect::<Result<_, _>>()?;
+        items.sort_by_key(|(i, _)| *i);
+        items.into_iter().map(|(_, v)| v).collect()
+    } else if let Some(list) = body.get("embeddings").and_then(|d| d.as_array()) {
+        list.iter()
+            .enumerate()
+            .map(|(i, v)| {
+                vector(v).ok_or_else(|| bad(format!("embeddings[{i}] is not a list of numbers")))
+            })
+            .collect::<Result<_, _>>()?
+    } else {
+        return Err(bad("the embeddings answer has neither `data` nor `embeddings`".into()));
+    };
+    if out.len() != expected {
+        return Err(bad(format!("{} embeddings for {expected} inputs", out.len())));
+    }
+    let dim = out.first().map_or(0, Vec::len);
+    if dim == 0 || out.iter().any(|v| v.len() != dim) {
+        return Err(bad("embeddings of different or zero dimensions".into()));
+    }
+    out.shrink_to_fit();
+    Ok(out)
+}
+
+/// One embeddings request of `settings`' provider: `body` POSTed to `path`, the answer read by
+/// [`embeddings_of`] (OpenAI's and Ollama's embed endpoints differ only in path and body).
+pub(crate) fn embed_call(
+    settings: &ProviderSettings,
+    path: &str,
+    body: serde_json::Value,
+    expected: usize,
+) -> BoxFuture<'static, Result<Vec<Vec<f32>>, LlmError>> {
+    let s = settings.clone();
+    let url = s.url(path);
+    Box::pin(async move {
+        let answer =
+            s.transport.post_json(&s.key, &url, &s.bearer(), &body, MAX_EMBED_RESPONSE).await?;
+        embeddings_of(&s.key, &answer, expected)
+    })
+}
+
 /// The wire protocol a provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -163,6 +234,24 @@ pub trait Provider: Send + Sync + fmt::Debug {
             }
             builder.finish()
         })
+    }
+
+    /// Embeds `inputs` with `model`: one vector per input, in order. At most
+    /// [`MAX_EMBED_BATCH`] inputs per call ([`super::Models::embed`] batches). Default: the
+    /// provider has no embeddings API (Anthropic).
+    fn embed(
+        &self,
+        model: &str,
+        inputs: Vec<String>,
+    ) -> BoxFuture<'static, Result<Vec<Vec<f32>>, LlmError>> {
+        let _ = (model, inputs);
+        let message = format!(
+            "provider `{}` ({:?}) has no embeddings API; configure an OpenAI-compatible or \
+             Ollama provider's model as the embedding model",
+            self.key(),
+            self.kind()
+        );
+        Box::pin(std::future::ready(Err(LlmError::Config { message })))
     }
 
     /// Checks that the provider answers and accepts the key (lists models).

@@ -121,6 +121,19 @@ pub struct Sdk {
     me: std::sync::Weak<Sdk>,
 }
 
+impl Sdk {
+    /// Fetches a page for a reader (a knowledge-base `{url}` document) through the same
+    /// client and outbound policy as every `http` backing; see [`http::Client::get_document`].
+    pub async fn fetch_document(
+        &self,
+        url: &str,
+        max_bytes: usize,
+        timeout: std::time::Duration,
+    ) -> Result<http::Fetched, http::Error> {
+        self.http.get_document(url, max_bytes, timeout).await
+    }
+}
+
 /// How one provider answered `boardsmith sdk check`.
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(rename_all = "camelCase")]

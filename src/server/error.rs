@@ -263,6 +263,32 @@ impl From<crate::workflow::WorkflowError> for ApiError {
     }
 }
 
+impl From<crate::knowledge::KnowledgeError> for ApiError {
+    fn from(e: crate::knowledge::KnowledgeError) -> Self {
+        use crate::knowledge::KnowledgeError;
+        let msg = e.to_string();
+        match e {
+            KnowledgeError::Invalid { field, .. } => {
+                Self::BadRequest { msg, data: json!({ "param": field }) }
+            }
+            KnowledgeError::NotFound(_) => Self::NotFound(msg),
+            KnowledgeError::Conflict(_) => Self::Conflict { msg, data: Value::Null },
+            KnowledgeError::TooLarge { limit, .. } => {
+                Self::TooLarge { msg, data: json!({ "limit": limit }) }
+            }
+            KnowledgeError::Unsupported(_) => Self::UnsupportedMediaType(msg),
+            KnowledgeError::Refused(_) => Self::Forbidden(msg),
+            KnowledgeError::Fetch(_) => Self::BadGateway(msg),
+            KnowledgeError::Embedding(inner) => match Self::from(inner) {
+                // The model's own refusals are ours to fix, not the caller's.
+                Self::BadRequest { msg, .. } | Self::NotFound(msg) => Self::BadGateway(msg),
+                other => other,
+            },
+            KnowledgeError::Index(_) => Self::internal(e),
+        }
+    }
+}
+
 impl From<crate::admin::AdminError> for ApiError {
     fn from(e: crate::admin::AdminError) -> Self {
         use crate::admin::AdminError;

@@ -15,8 +15,12 @@
 //!    "simple" content types a page may send cross-origin without a preflight never reach a
 //!    handler. The one exception, `POST /api/uploads`, takes the raw image with its image type
 //!    (`image/png`, `image/jpeg`, `image/gif`, `image/webp`): none of them is simple either, so
-//!    a foreign page still needs a preflight, which step 2 refuses. (Not `multipart/form-data`:
-//!    that one is simple, and would need another defence such as a custom header.)
+//!    a foreign page still needs a preflight, which step 2 refuses. `multipart/form-data` is
+//!    simple (a foreign page's `<form>` can send it with no preflight), so it is taken on one
+//!    route only, `POST /api/kb/{id}/documents` (a knowledge-base file upload), and there only
+//!    with a bearer credential (which a form cannot add) or with an `Origin` header, which
+//!    step 2 has already found to be ours: a cross-site form post carries its own page's
+//!    origin, and a request with the session cookie but no origin is refused.
 //!
 //! Every response gets `Referrer-Policy: no-referrer`, `X-Content-Type-Options: nosniff` and
 //! framing denied. The policy is `access::Access`; this module only applies it to requests.
@@ -161,9 +165,17 @@ fn check(gate: &Gate, req: &Request) -> Result<Pass, ApiError> {
         && has_body(headers)
         && !is_json(headers)
         && !(path == UPLOADS && is_image(headers))
+        && !(is_kb_upload(req.method(), path)
+            && is_multipart(headers)
+            && multipart_origin_ok(headers))
     {
         let given =
             headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("none");
+        if is_kb_upload(req.method(), path) && is_multipart(headers) {
+            return Err(ApiError::Forbidden(
+                "a multipart upload needs `Authorization: Bearer` or this server's `Origin`".into(),
+            ));
+        }
         return Err(ApiError::UnsupportedMediaType(if path == UPLOADS {
             format!(
                 "an upload is the image itself with `Content-Type` image/png, image/jpeg, \
@@ -267,6 +279,30 @@ fn has_body(headers: &HeaderMap) -> bool {
 /// The one path that takes a body other than JSON: an image (see the module doc, point 5).
 const UPLOADS: &str = "/api/uploads";
 
+/// `POST /api/kb/{id}/documents`: the one route that takes `multipart/form-data`.
+fn is_kb_upload(method: &Method, path: &str) -> bool {
+    *method == Method::POST
+        && path
+            .strip_prefix("/api/kb/")
+            .and_then(|rest| rest.strip_suffix("/documents"))
+            .is_some_and(|id| !id.is_empty() && !id.contains('/'))
+}
+
+/// `multipart/form-data` (with its boundary parameter).
+fn is_multipart(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|m| m.trim().eq_ignore_ascii_case("multipart/form-data"))
+}
+
+/// A multipart body is taken with a bearer credential (a form cannot send one) or with an
+/// `Origin` (checked to be ours before this): never on the cookie alone without an origin.
+fn multipart_origin_ok(headers: &HeaderMap) -> bool {
+    headers.contains_key(header::AUTHORIZATION) || headers.contains_key(header::ORIGIN)
+}
+
 /// One of the image types uploads accept.
 fn is_image(headers: &HeaderMap) -> bool {
     headers
@@ -345,6 +381,19 @@ mod tests {
             };
             assert!(!is_json(&h), "{bad}");
         }
+    }
+
+    #[test]
+    fn multipart_is_taken_on_the_kb_upload_route_only() {
+        assert!(is_kb_upload(&Method::POST, "/api/kb/kb_1/documents"));
+        assert!(!is_kb_upload(&Method::PUT, "/api/kb/kb_1/documents"));
+        assert!(!is_kb_upload(&Method::POST, "/api/kb//documents"));
+        assert!(!is_kb_upload(&Method::POST, "/api/kb/a/b/documents"));
+        assert!(!is_kb_upload(&Method::POST, "/api/dashboards"));
+        assert!(is_multipart(&headers(&[("content-type", "multipart/form-data; boundary=x")])));
+        assert!(!is_multipart(&headers(&[("content-type", "text/plain")])));
+        assert!(!multipart_origin_ok(&headers(&[("cookie", "boardsmith_session_80=t")])));
+        assert!(multipart_origin_ok(&headers(&[("authorization", "Bearer t")])));
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod agents;
 pub mod connections;
 pub mod error;
 pub mod guard;
+pub mod kb;
 pub mod keys;
 pub mod openai;
 pub mod openapi;
@@ -180,6 +181,7 @@ fn routes(state: Arc<App>) -> Router {
         .merge(usage::routes())
         .merge(uploads::routes())
         .merge(workflows::routes())
+        .merge(kb::routes())
         .merge(crate::server::web::routes(state.web.clone()))
         .fallback(|| async { ApiError::NotFound("no such route".into()) })
         .method_not_allowed_fallback(

@@ -151,6 +151,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
         super::usage::Doc::openapi(),
         super::uploads::Doc::openapi(),
         super::workflows::Doc::openapi(),
+        super::kb::Doc::openapi(),
         super::openai::Doc::openapi(),
         super::web::Doc::openapi(),
     ] {

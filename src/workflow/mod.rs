@@ -59,6 +59,8 @@ pub struct Deps {
     pub agents: Arc<AgentService>,
     /// Agents and tools of `agent` nodes.
     pub catalog: Arc<Catalog>,
+    /// `knowledge` nodes.
+    pub knowledge: Arc<crate::knowledge::Knowledge>,
 }
 
 /// Settings.
@@ -244,6 +246,13 @@ impl Workflows {
         CheckContext {
             tools: self.deps.backend.names().into_iter().map(str::to_owned).collect(),
             agents: self.deps.catalog.snapshot().agents().map(|a| a.key.clone()).collect(),
+            knowledge_bases: self
+                .deps
+                .knowledge
+                .list()
+                .into_iter()
+                .map(|b| (b.id, b.name))
+                .collect(),
         }
     }
 

@@ -458,7 +458,11 @@ mod tests {
     use crate::workflow::def::parse;
 
     fn cx() -> CheckContext {
-        CheckContext { tools: vec!["get_state".into()], agents: vec!["dashboard".into()] }
+        CheckContext {
+            tools: vec!["get_state".into()],
+            agents: vec!["dashboard".into()],
+            knowledge_bases: vec![("kb_1".into(), "research".into())],
+        }
     }
 
     fn check(v: Value) -> Result<Graph, Vec<Issue>> {

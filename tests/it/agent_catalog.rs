@@ -11,7 +11,8 @@ use boardsmith::agent::catalog::{
 };
 use boardsmith::agent::definition::Mode;
 
-const AGENTS: [&str; 13] = [
+const AGENTS: [&str; 14] = [
+    "analystKb",
     "dashboard",
     "dashboardZh",
     "demoAction",
@@ -104,10 +105,10 @@ async fn all_builtins_load_without_problems_and_nothing_is_written() {
         assert_eq!(kind(n), ToolKind::Action, "{n}");
     }
     assert_eq!(kind("confirm_dialog"), ToolKind::Frontend(ViewType::Html));
-    for n in ["search", "execute", "get_state", "mutate"] {
+    for n in ["search", "execute", "get_state", "mutate", "knowledge_search"] {
         assert_eq!(kind(n), ToolKind::Backend, "{n}");
     }
-    assert_eq!(snap.tools().count(), 12);
+    assert_eq!(snap.tools().count(), 13);
     let dashboard = snap.agent("dashboard").unwrap();
     assert_eq!(dashboard.mode, Mode::React);
     assert_eq!(dashboard.policy.max_tool_rounds, 16);

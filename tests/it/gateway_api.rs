@@ -48,7 +48,7 @@ async fn agents_are_listed_and_detailed() {
     assert_eq!(body["code"], 0);
     let agents = body["data"].as_array().unwrap();
     let keys: Vec<&str> = agents.iter().map(|a| a["key"].as_str().unwrap()).collect();
-    assert_eq!(keys.len(), 13, "{keys:?}");
+    assert_eq!(keys.len(), 14, "{keys:?}");
     for key in ["dashboard", "dashboardZh", "demoAction", "demoModePlain", "demoViewport"] {
         assert!(keys.contains(&key), "{key} missing from {keys:?}");
     }

@@ -26,6 +26,7 @@ mod gateway_modes;
 mod gateway_query;
 mod hostile;
 mod images;
+mod knowledge;
 mod llm_anthropic;
 mod llm_ollama;
 mod llm_openai;

@@ -27,6 +27,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     // images) use.
     ("uploads", &["text"]),
     ("agent", &["llm", "text", "config_file", "uploads"]),
+    // Knowledge bases: embeddings through `llm`, URLs through `sdk`'s outbound policy, the
+    // `knowledge_search` tool on the agent runtime.
+    ("knowledge", &["agent", "config_file", "llm", "sdk", "text"]),
     // Definitions made through /api/admin, layered over the files of `llm` and `agent`.
     ("admin", &["agent", "llm", "store"]),
     (
@@ -38,7 +41,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("mcp", &["access", "dashboard_agent", "dashboards", "live", "sdk", "store"]),
     // Graph workflows: agent runs as tasks, code in the sandbox, runs in the store. Dashboards
     // only through backend tools.
-    ("workflow", &["agent", "llm", "sandbox", "store", "text"]),
+    ("workflow", &["agent", "knowledge", "llm", "sandbox", "store", "text"]),
 ];
 
 /// Writes to the store or the live layer's published state: only `dashboards` (and the owning

@@ -99,7 +99,10 @@ async fn node_types_validation_and_crud_name_the_node_and_field() {
     assert_eq!(status, 200);
     let kinds: Vec<&str> =
         body["data"].as_array().unwrap().iter().map(|k| k["type"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["llm", "agent", "tool", "code", "condition", "parallel", "join", "human"]);
+    assert_eq!(
+        kinds,
+        ["llm", "agent", "tool", "code", "condition", "parallel", "join", "human", "knowledge"]
+    );
     let llm = &body["data"][0]["fields"];
     assert_eq!(
         llm[0],
@@ -791,4 +794,54 @@ async fn a_run_killed_mid_workflow_resumes_after_a_restart_without_rerunning_fin
         second_prompt.contains("second step after: First done."),
         "node 1's stored output fed node 2: {second_prompt}"
     );
+}
+
+#[tokio::test]
+async fn a_knowledge_node_retrieves_passages_cites_them_and_feeds_the_next_node() {
+    let mock = mock(vec![answer("Duration risk", "Answer drawn from the desk note.", 0)]).await;
+    let app = app_with(Some(&mock), false).await;
+    let (status, kb) = app.post("/api/kb", json!({"name": "desk-notes"})).await;
+    assert!((200..300).contains(&status), "{kb}");
+    let kb_id = kb["data"]["id"].as_str().unwrap().to_owned();
+    for (title, text) in [
+        ("Rates note", "Duration risk rises when the curve steepens; we trim long bonds."),
+        ("FX note", "The yen carry trade unwinds when volatility spikes."),
+    ] {
+        let (status, body) = app
+            .post(&format!("/api/kb/{kb_id}/documents"), json!({"title": title, "text": text}))
+            .await;
+        assert!((200..300).contains(&status), "{body}");
+    }
+    // A base that does not exist is a validation error naming the node and field.
+    let bad = json!({"id": "kb-bad", "name": "x", "nodes": [{"id": "find", "type": "knowledge", "query": "q", "kb": "nope"}]});
+    let (_, body) = app.post("/api/workflows/validate", bad).await;
+    assert_eq!(body["data"]["errors"][0]["node"], "find");
+    assert_eq!(body["data"]["errors"][0]["field"], "kb");
+    create(
+        &app,
+        json!({
+            "id": "ask-notes",
+            "name": "Ask the desk notes",
+            "inputs": {"question": {"type": "string"}},
+            "nodes": [
+                {"id": "find", "type": "knowledge", "kb": "desk-notes", "query": "{{inputs.question}}", "k": 3},
+                {"id": "write", "type": "llm", "prompt": "{{inputs.question}}\n\nNotes: {{nodes.find.output.results.0.chunk}}"}
+            ],
+            "edges": [{"from": "find", "to": "write"}]
+        }),
+    )
+    .await;
+    let events = run(&app, "ask-notes", json!({"question": "Duration risk and the curve"})).await;
+    assert_eq!(last(&events)["type"], "run.complete", "{:?}", types(&events));
+    // The cited document is a source of the knowledge node's task.
+    let source = events.iter().find(|(_, t, _)| t == "source.snapshot").unwrap();
+    assert_eq!(source.2["title"], "Rates note");
+    assert_eq!(source.2["taskId"], "find");
+    assert!(pos(&events, "task.start", "find") < pos(&events, "task.complete", "find"));
+    // The best passage reached the next node's prompt.
+    let prompt = mock.requests()[0].body["messages"].to_string();
+    assert!(prompt.contains("we trim long bonds"), "{prompt}");
+    let s = state(&app, &run_id(&events)).await;
+    assert_eq!(s["outputs"]["write"], "Answer drawn from the desk note.", "{s}");
+    app.stop().await;
 }

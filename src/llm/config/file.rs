@@ -24,6 +24,9 @@ pub(super) struct FileConfig {
     /// `[server]` belongs to `access` (read there); accepted here, not read.
     #[serde(default, rename = "server")]
     pub(super) _server: Option<IgnoredAny>,
+    /// `[knowledge]` belongs to `knowledge` (read there); accepted here, not read.
+    #[serde(default, rename = "knowledge")]
+    pub(super) _knowledge: Option<IgnoredAny>,
 }
 
 #[derive(Debug, Default, Deserialize)]

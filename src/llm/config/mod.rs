@@ -491,6 +491,20 @@ impl LlmConfig {
         self.resolve(&format!("{key}/{model}"))
     }
 
+    /// The settings of the configured provider `key` (embeddings name a provider and a model
+    /// id outside the chat-model registry).
+    pub fn provider_settings(&self, key: &str) -> Result<ProviderSettings, LlmError> {
+        match self.provider(key) {
+            Some(p) => p.settings(),
+            None => Err(LlmError::Config {
+                message: format!(
+                    "provider `{key}` is not configured; configured: {}",
+                    self.providers.iter().map(|p| p.key.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+            }),
+        }
+    }
+
     fn resolve_ref(&self, model_ref: &str, use_default: bool) -> Result<Resolved, LlmError> {
         let model_ref = model_ref.trim();
         if model_ref.is_empty() {

@@ -10,9 +10,11 @@
 //! recorded for assertions.
 //!
 //! Endpoints: `POST /v1/chat/completions` (OpenAI), `POST /v1/messages` (Anthropic),
-//! `POST /api/chat` (Ollama), and `GET /v1/models`, `GET /api/tags` for health checks.
+//! `POST /api/chat` (Ollama), `GET /v1/models`, `GET /api/tags` for health checks, and
+//! deterministic embeddings at `POST /v1/embeddings` and `POST /api/embed` ([`embed`]).
 
 mod anthropic;
+pub mod embed;
 mod ollama;
 mod openai;
 
@@ -261,6 +263,8 @@ impl MockLlm {
             .route("/v1/chat/completions", post(|s, h, b| answer(s, h, b, Dialect::Openai)))
             .route("/v1/messages", post(|s, h, b| answer(s, h, b, Dialect::Anthropic)))
             .route("/api/chat", post(|s, h, b| answer(s, h, b, Dialect::Ollama)))
+            .route("/v1/embeddings", post(embed::openai))
+            .route("/api/embed", post(embed::ollama))
             .route(
                 "/v1/models",
                 get(|| async {

@@ -206,6 +206,67 @@ impl Client {
     }
 }
 
+/// A page fetched for a reader (a knowledge-base document): its type and bytes.
+#[derive(Debug, Clone)]
+pub struct Fetched {
+    /// The final URL (after redirects).
+    pub url: String,
+    /// The `Content-Type` it was served with, if any.
+    pub content_type: Option<String>,
+    /// The body, at most the limit asked for.
+    pub bytes: bytes::Bytes,
+}
+
+impl Client {
+    /// GETs `url` under the same outbound policy as every backing (allowed hosts, no
+    /// non-public address unless configured, each redirect hop checked), within `timeout`
+    /// and `max_bytes` (a longer body is an error, not a truncation).
+    pub async fn get_document(
+        &self,
+        url: &str,
+        max_bytes: usize,
+        timeout: Duration,
+    ) -> Result<Fetched, Error> {
+        let parsed = reqwest::Url::parse(url)
+            .map_err(|e| Error::Upstream(format!("`{url}` is not a URL: {e}")))?;
+        self.outbound.check(&parsed, false)?;
+        let label = format!("{}{}", parsed.host_str().unwrap_or_default(), parsed.path());
+        let work = async {
+            let resp =
+                self.inner.get(parsed.clone()).send().await.map_err(|e| match refusal(&e) {
+                    Some(r) => Error::Refused(r),
+                    None => Error::Unavailable(format!("{label}: {}", root_cause(&e))),
+                })?;
+            let status = resp.status();
+            if !status.is_success() {
+                return Err(Error::Upstream(format!("{label}: HTTP {}", status.as_u16())));
+            }
+            if resp.content_length().is_some_and(|n| n > max_bytes as u64) {
+                return Err(Error::Upstream(format!("{label}: larger than {max_bytes} bytes")));
+            }
+            let final_url = resp.url().to_string();
+            let content_type = resp
+                .headers()
+                .get(reqwest::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            let mut body = Vec::new();
+            let mut stream = resp.bytes_stream();
+            while let Some(chunk) = futures::StreamExt::next(&mut stream).await {
+                let chunk = chunk.map_err(|e| Error::Unavailable(format!("{label}: {e}")))?;
+                if body.len() + chunk.len() > max_bytes {
+                    return Err(Error::Upstream(format!("{label}: larger than {max_bytes} bytes")));
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(Fetched { url: final_url, content_type, bytes: body.into() })
+        };
+        tokio::time::timeout(timeout, work).await.map_err(|_| {
+            Error::Unavailable(format!("{label}: no complete answer within {timeout:?}"))
+        })?
+    }
+}
+
 /// Lists fetched by lookups: URL → (when fetched, parsed body).
 type Lists = std::collections::HashMap<String, (std::time::Instant, Arc<Value>)>;
 

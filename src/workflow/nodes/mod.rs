@@ -70,6 +70,8 @@ pub struct CheckContext {
     pub tools: Vec<String>,
     /// Agents an `agent` node may run.
     pub agents: Vec<String>,
+    /// Knowledge bases a `knowledge` node may search, as `(id, name)`.
+    pub knowledge_bases: Vec<(String, String)>,
 }
 
 /// Everything a node execution gets.
@@ -156,6 +158,7 @@ pub mod code;
 pub mod condition;
 pub mod human;
 pub mod join;
+pub mod knowledge;
 pub mod llm;
 pub mod parallel;
 pub mod tool;
@@ -233,6 +236,7 @@ kinds! {
     Parallel => parallel,
     Join => join,
     Human => human,
+    Knowledge => knowledge,
 }
 
 impl NodeKind {
