@@ -572,3 +572,31 @@ async fn the_research_desk_answers_with_a_dashboard_and_a_note() {
     assert!(texts(&events)[""].contains("Dashboard: Gold watch."));
     app.stop().await;
 }
+
+#[tokio::test]
+async fn a_members_sources_belong_to_its_task() {
+    let (_mock, app) = start(
+        vec![
+            call("k1", "knowledge_search", json!({"query": "cocoa harvest"})),
+            once(say("Cocoa rose on poor harvests.")),
+        ],
+        &[
+            ("reader", json!({"description": "reads the notes", "mode": "PLAIN_TOOLING", "tools": ["knowledge_search"], "plainTooling": {"systemPrompt": "Search, then answer."}})),
+            ("solo", json!({"type": "sequential", "members": ["reader"]})),
+        ],
+    )
+    .await;
+    let (_, kb) = app.post("/api/kb", json!({"name": "notes"})).await;
+    let kb = kb["data"]["id"].as_str().unwrap().to_owned();
+    let body =
+        json!({"title": "Cocoa", "text": "Cocoa futures doubled after poor harvests in Ghana."});
+    let (status, doc) = app.post(&format!("/api/kb/{kb}/documents"), body).await;
+    assert!((200..300).contains(&status), "{doc}");
+    let events = query(&app, "solo", "Why did cocoa rise?").await;
+    let (tasks, end) = check(&events);
+    assert_eq!(end, "run.complete", "{events:?}");
+    let source = events.iter().find(|(_, t, _)| t == "source.snapshot").unwrap();
+    assert_eq!(source.2["title"], "Cocoa");
+    assert_eq!(source.2["taskId"], tasks[0].1.as_str(), "{source:?}");
+    app.stop().await;
+}

@@ -611,6 +611,16 @@ pub enum EventBody {
 }
 
 impl EventBody {
+    /// Gives an event a tool returned (a `source.snapshot`) the task of the run that called
+    /// the tool, when the tool could not say (tools know the run, not the task).
+    pub fn adopt_task(&mut self, task: &str) {
+        if let Self::SourceSnapshot { task_id, .. } = self
+            && task_id.is_none()
+        {
+            *task_id = Some(task.to_owned());
+        }
+    }
+
     /// The wire `type`.
     pub fn type_name(&self) -> &'static str {
         match self {

@@ -313,3 +313,24 @@ async fn starting_a_run_sweeps_expired_logs_and_keeps_live_ones() {
     assert!(logs.get("d").is_none());
     assert_eq!(logs.len(), 2);
 }
+
+#[test]
+fn a_tools_source_adopts_the_calling_task_unless_it_names_one() {
+    let source = |task_id: Option<&str>| EventBody::SourceSnapshot {
+        source_id: "doc".into(),
+        run_id: Some("r".into()),
+        task_id: task_id.map(str::to_owned),
+        icon: None,
+        title: None,
+        url: None,
+    };
+    let mut e = source(None);
+    e.adopt_task("r_agent_1");
+    assert_eq!(e, source(Some("r_agent_1")));
+    let mut e = source(Some("node"));
+    e.adopt_task("r_agent_1");
+    assert_eq!(e, source(Some("node")));
+    let mut other = EventBody::RunCancel { run_id: "r".into() };
+    other.adopt_task("r_agent_1");
+    assert_eq!(other, EventBody::RunCancel { run_id: "r".into() });
+}

@@ -75,7 +75,10 @@ impl Runner<'_> {
                 if let Some(r) = self.recorder.as_deref_mut() {
                     r.tool_events(&id, &events);
                 }
-                for event in events {
+                for mut event in events {
+                    if let Some(task) = &self.task {
+                        event.adopt_task(&task.task_id);
+                    }
                     self.sink.emit(event);
                 }
             }
