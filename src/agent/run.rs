@@ -84,7 +84,8 @@ pub async fn run(input: RunInput, deps: &RunDeps, sink: &EventSink) -> RunOutcom
 /// Runs one turn of an agent as a task of the enclosing run `input.run_id`, whose stream `sink`
 /// is: `task.start` first, then the agent's events carrying the task's id, then exactly one of
 /// `task.complete` / `task.fail` (a cancel or timeout is a `task.fail` naming it). The enclosing
-/// run sends its own `run.start` and terminal event.
+/// run sends its own `run.start` and terminal event. A frame that does not `announce` leaves
+/// `task.start` and the task's end to the caller.
 pub async fn run_task(
     input: RunInput,
     deps: &RunDeps,
@@ -114,17 +115,23 @@ async fn run_inner<'a>(
     recorder: Option<&'a mut RunRecorder>,
     frame: Option<TaskFrame>,
 ) -> RunOutcome {
-    sink.emit(match &frame {
+    match &frame {
         None => {
-            EventBody::RunStart { run_id: input.run_id.clone(), chat_id: input.chat_id.clone() }
+            sink.emit(EventBody::RunStart {
+                run_id: input.run_id.clone(),
+                chat_id: input.chat_id.clone(),
+            });
         }
-        Some(task) => EventBody::TaskStart {
-            task_id: task.task_id.clone(),
-            run_id: input.run_id.clone(),
-            task_name: Some(task.name.clone()),
-            description: task.description.clone(),
-        },
-    });
+        Some(task) if task.announce => {
+            sink.emit(EventBody::TaskStart {
+                task_id: task.task_id.clone(),
+                run_id: input.run_id.clone(),
+                task_name: Some(task.name.clone()),
+                description: task.description.clone(),
+            });
+        }
+        Some(_) => {}
+    }
     let timeout = input.agent.policy.budget.timeout();
     let mut runner = Runner::new(input, deps, sink);
     runner.recorder = recorder;
@@ -160,12 +167,14 @@ async fn run_inner<'a>(
                 Some(e.clone())
             }
         };
-        sink.emit(match error {
-            None => EventBody::TaskComplete { task_id, run_id },
-            Some(e) => {
-                EventBody::TaskFail { task_id, run_id, error: Some(json!({ "message": e })) }
-            }
-        });
+        if task.announce {
+            sink.emit(match error {
+                None => EventBody::TaskComplete { task_id, run_id },
+                Some(e) => {
+                    EventBody::TaskFail { task_id, run_id, error: Some(json!({ "message": e })) }
+                }
+            });
+        }
         return RunOutcome {
             end,
             messages: runner.produced,

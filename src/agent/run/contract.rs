@@ -67,6 +67,10 @@ pub struct TaskFrame {
     /// back to the provider (OpenAI takes at most 40 characters) and must not collide with
     /// another task's running at the same time.
     pub tag: String,
+    /// Whether the run sends the task's `task.start` and `task.complete` / `task.fail`
+    /// itself. `false`: the caller frames the task (a workflow node, complete only once its
+    /// output is committed) and the run sends only the leaf events, with the task's id.
+    pub announce: bool,
 }
 
 impl TaskFrame {
@@ -77,6 +81,7 @@ impl TaskFrame {
             name: name.into(),
             description,
             tag: format!("a{n}"),
+            announce: true,
         }
     }
 }

@@ -38,19 +38,22 @@ pub struct TaskRequest {
     pub meter: Option<Arc<Meter>>,
 }
 
-/// Why a task could not start (it is still reported: `task.start`, then `task.fail`).
+/// Why a task could not start: reported as `task.start` then `task.fail` when the task
+/// announces itself (else its caller reports the returned error).
 fn refused(sink: &EventSink, run_id: &str, frame: TaskFrame, message: String) -> RunOutcome {
-    sink.emit(EventBody::TaskStart {
-        task_id: frame.task_id.clone(),
-        run_id: run_id.to_owned(),
-        task_name: Some(frame.name),
-        description: frame.description,
-    });
-    sink.emit(EventBody::TaskFail {
-        task_id: frame.task_id,
-        run_id: run_id.to_owned(),
-        error: Some(json!({ "message": message })),
-    });
+    if frame.announce {
+        sink.emit(EventBody::TaskStart {
+            task_id: frame.task_id.clone(),
+            run_id: run_id.to_owned(),
+            task_name: Some(frame.name),
+            description: frame.description,
+        });
+        sink.emit(EventBody::TaskFail {
+            task_id: frame.task_id,
+            run_id: run_id.to_owned(),
+            error: Some(json!({ "message": message })),
+        });
+    }
     RunOutcome {
         end: RunEnd::Error(message),
         messages: Vec::new(),
