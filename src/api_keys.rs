@@ -206,16 +206,31 @@ impl ApiKeys {
     /// The keys stored in `store`. A record that cannot be read is skipped with an error in
     /// the log (its key then fails to authenticate, which is the safe side).
     pub async fn load(store: Arc<Store>, ledger: Arc<UsageLedger>) -> Result<Self, StoreError> {
-        let mut by_hash = HashMap::new();
-        for value in store.api_keys().await? {
+        let keys = Self { store, ledger, by_hash: RwLock::new(HashMap::new()) };
+        keys.reload().await?;
+        Ok(keys)
+    }
+
+    /// Re-reads the stored keys (at start, and when another node of a shared store made or
+    /// revoked one). An unchanged key keeps its entry, and with it its rate bucket.
+    pub async fn reload(&self) -> Result<(), StoreError> {
+        let mut records = Vec::new();
+        for value in self.store.api_keys().await? {
             match serde_json::from_value::<KeyRecord>(value) {
-                Ok(r) => {
-                    by_hash.insert(r.hash.clone(), Arc::new(Entry::new(r)));
-                }
+                Ok(r) => records.push(r),
                 Err(e) => tracing::error!(error = %e, "skipping an unreadable API key record"),
             }
         }
-        Ok(Self { store, ledger, by_hash: RwLock::new(by_hash) })
+        let mut by_hash = self.by_hash.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let old = std::mem::take(&mut *by_hash);
+        for r in records {
+            let entry = match old.get(&r.hash) {
+                Some(e) if e.record == r => e.clone(),
+                _ => Arc::new(Entry::new(r)),
+            };
+            by_hash.insert(entry.record.hash.clone(), entry);
+        }
+        Ok(())
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<String, Arc<Entry>>> {

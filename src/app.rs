@@ -33,6 +33,9 @@ pub static TEMPLATES: include_dir::Dir<'static> =
 pub struct AppConfig {
     /// Where the store lives (`BOARDSMITH_DATA`, default `./data`).
     pub data_dir: PathBuf,
+    /// A PostgreSQL database several nodes share instead of the embedded store
+    /// (`BOARDSMITH_DATABASE_URL`, `postgres://user@host:port/db`).
+    pub database_url: Option<String>,
     /// What the store may hold (`BOARDSMITH_MAX_STATE_BYTES`, `BOARDSMITH_VERSIONS_KEPT`,
     /// `BOARDSMITH_MAX_STORE_BYTES`).
     pub store_quotas: StoreQuotas,
@@ -96,6 +99,9 @@ impl AppConfig {
         let live = LiveConfig::from_env(sandbox.workers);
         Self {
             data_dir: Self::data_dir_from_env(),
+            database_url: std::env::var("BOARDSMITH_DATABASE_URL")
+                .ok()
+                .filter(|v| !v.trim().is_empty()),
             store_quotas: StoreQuotas::from_env(),
             sdk: SdkConfig::from_env(),
             sandbox,
@@ -189,6 +195,10 @@ pub struct App {
     /// Knowledge bases (`<data>/kb/`).
     pub knowledge: Arc<crate::knowledge::Knowledge>,
     shutdown: CancellationToken,
+    /// The store, for the readiness check only (every other use goes through a service).
+    store: Arc<Store>,
+    /// Set on SIGTERM: readiness answers 503 while requests still drain.
+    draining: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for App {
@@ -222,8 +232,10 @@ impl App {
         std::fs::create_dir_all(&config.data_dir)
             .with_context(|| format!("creating {}", config.data_dir.display()))?;
         let options = StoreOptions { quotas: config.store_quotas, ..StoreOptions::default() };
-        let store =
-            Arc::new(Store::open_with(&config.data_dir, options).context("opening the store")?);
+        let store = Arc::new(match &config.database_url {
+            Some(url) => Store::connect(url, options).await.context("connecting to PostgreSQL")?,
+            None => Store::open_with(&config.data_dir, options).context("opening the store")?,
+        });
         let access = match config.access.clone() {
             Some(a) => a,
             None => AccessConfig::from_env().context("loading the access settings")?,
@@ -337,13 +349,31 @@ impl App {
         .context("loading the workflows")?;
         let shutdown = CancellationToken::new();
         tokio::spawn(live.clone().run_scheduler(config.live.tick, shutdown.clone()));
+        tokio::spawn(dashboards.clone().follow(shutdown.clone()));
+        if let Some(notices) = store.notices() {
+            tokio::spawn(follow_records(
+                notices,
+                keys.clone(),
+                admin.clone(),
+                workflows.clone(),
+                shutdown.clone(),
+            ));
+        }
         tokio::spawn(usage.clone().run_flusher(shutdown.clone()));
         if config.load_templates && dashboards.list(true).await?.is_empty() {
+            // Nodes of a shared store may all find it empty at once: a template's id is then
+            // derived from its name, so it is created once and the others' attempts conflict.
+            let shared = store.is_shared();
             for (name, value) in templates() {
                 match parse_state(&value) {
                     Ok(state) => {
                         let note = format!("template {name}");
-                        dashboards.create(None, state, &note, Vec::new()).await?;
+                        let id = shared.then(|| format!("db_template_{name}"));
+                        match dashboards.create(id.as_deref(), state, &note, Vec::new()).await {
+                            Ok(_) | Err(crate::store::StoreError::Conflict { .. }) if shared => {}
+                            Ok(_) => {}
+                            Err(e) => return Err(e.into()),
+                        }
                     }
                     Err(e) => {
                         tracing::warn!(template = %name, error = %e, "skipping invalid template")
@@ -383,7 +413,24 @@ impl App {
             workflows,
             knowledge,
             shutdown,
+            store,
+            draining: std::sync::atomic::AtomicBool::new(false),
         }))
+    }
+
+    /// Whether a load balancer should send this node requests: not while it drains, nor while
+    /// its store does not answer. `Ok` names the store's engine; `Err` says why not.
+    pub async fn ready(&self) -> Result<&'static str, String> {
+        if self.draining.load(std::sync::atomic::Ordering::Acquire) {
+            return Err("draining: this node is shutting down".into());
+        }
+        self.store.ping().await.map_err(|e| format!("the store does not answer: {e}"))?;
+        Ok(self.store.engine())
+    }
+
+    /// Starts draining: readiness answers 503 from now on; requests are still served.
+    pub fn begin_drain(&self) {
+        self.draining.store(true, std::sync::atomic::Ordering::Release);
     }
 
     /// A token cancelled when the app stops.
@@ -399,6 +446,42 @@ impl App {
         }
         self.sandbox.shutdown().await;
         self.dashboards.shutdown().await;
+    }
+}
+
+/// Another node of a shared store changed records this node keeps in memory: re-read them.
+/// After missed notices (a reconnect, a lag) every kind is re-read.
+async fn follow_records(
+    mut notices: tokio::sync::broadcast::Receiver<crate::store::Notice>,
+    keys: Arc<crate::api_keys::ApiKeys>,
+    admin: Arc<crate::admin::Admin>,
+    workflows: Arc<crate::workflow::Workflows>,
+    shutdown: CancellationToken,
+) {
+    use crate::store::{Notice, Record};
+    use tokio::sync::broadcast::error::RecvError;
+    loop {
+        let notice = tokio::select! {
+            () = shutdown.cancelled() => return,
+            n = notices.recv() => n,
+        };
+        let kinds: &[Record] = match &notice {
+            Ok(Notice::Record(kind)) => std::slice::from_ref(kind),
+            Ok(Notice::Resync) | Err(RecvError::Lagged(_)) => &Record::ALL,
+            Ok(Notice::Dashboard { .. }) => &[],
+            Err(RecvError::Closed) => return,
+        };
+        for kind in kinds {
+            let reloaded = match kind {
+                Record::ApiKey => keys.reload().await.map_err(|e| e.to_string()),
+                Record::Admin => admin.reload().await.map_err(|e| e.to_string()),
+                Record::Workflow => workflows.reload().await.map_err(|e| e.to_string()),
+                Record::Session | Record::Usage | Record::WorkflowRun => Ok(()),
+            };
+            if let Err(e) = reloaded {
+                tracing::warn!(kind = kind.key(), error = %e, "re-reading another node's change failed");
+            }
+        }
     }
 }
 

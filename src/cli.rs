@@ -37,6 +37,32 @@ pub fn print_line(args: std::fmt::Arguments<'_>) {
     }
 }
 
+/// `boardsmith migrate-store --to URL`: the embedded store of BOARDSMITH_DATA copied into
+/// PostgreSQL and verified (see `store::copy`).
+pub async fn migrate_store(to: &str) -> anyhow::Result<ExitCode> {
+    use crate::store::{Store, StoreOptions};
+    let dir = crate::app::AppConfig::data_dir_from_env();
+    if !dir.join(crate::store::FILE_NAME).exists() {
+        anyhow::bail!("no embedded store in {} (BOARDSMITH_DATA)", dir.display());
+    }
+    let from = Store::open(&dir).context("opening the embedded store")?;
+    let into =
+        Store::connect(to, StoreOptions::default()).await.context("connecting to PostgreSQL")?;
+    let copied = crate::store::copy::copy(&from, &into).await;
+    from.shutdown().await;
+    into.shutdown().await;
+    let report = copied.context("copying the store")?;
+    outln!("dashboards  {}", report.dashboards);
+    outln!("versions    {}", report.versions);
+    for (kind, n) in &report.records {
+        outln!("{:<12}{n}", kind.key());
+    }
+    outln!("source sha256 {}", report.source_sha256);
+    outln!("target sha256 {}", report.target_sha256);
+    outln!("verified: the target reads back exactly what the source holds");
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Which sandbox entry point `run` uses.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum Kind {
@@ -111,7 +137,7 @@ pub async fn serve(no_auth: bool) -> anyhow::Result<ExitCode> {
         listener,
         router,
         app.server_limits.clone(),
-        shutdown_signal(app.shutdown_token()),
+        drain_on_signal(app.clone()),
     )
     .await;
     app.stop().await;
@@ -231,6 +257,29 @@ pub async fn mock_llm(script: Option<&Path>, port: u16) -> anyhow::Result<ExitCo
 
 /// Resolves on SIGINT or SIGTERM and cancels `token` (closing WebSockets) so the server drains.
 async fn shutdown_signal(token: tokio_util::sync::CancellationToken) {
+    signal().await;
+    token.cancel();
+}
+
+/// `serve`'s shutdown: on SIGINT or SIGTERM readiness turns 503 at once; requests are still
+/// served for `BOARDSMITH_DRAIN_DELAY_MS` (default 0), long enough for a load balancer to stop
+/// sending new ones; then the listener closes and in-flight requests finish.
+async fn drain_on_signal(app: Arc<crate::app::App>) {
+    signal().await;
+    app.begin_drain();
+    let delay = std::env::var("BOARDSMITH_DRAIN_DELAY_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(std::time::Duration::ZERO, std::time::Duration::from_millis);
+    if !delay.is_zero() {
+        eprintln!("boardsmith draining: not ready; closing the listener in {delay:?}");
+        tokio::time::sleep(delay).await;
+    }
+    app.shutdown_token().cancel();
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn signal() {
     let term = async {
         match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
             Ok(mut s) => {
@@ -243,7 +292,6 @@ async fn shutdown_signal(token: tokio_util::sync::CancellationToken) {
         _ = tokio::signal::ctrl_c() => {}
         () = term => {}
     }
-    token.cancel();
 }
 
 /// `boardsmith sdk list`.

@@ -9,6 +9,12 @@
 //! for listeners that follow the set of dashboards rather than one dashboard's panels (MCP
 //! resource notifications).
 //!
+//! On a shared store (several nodes on PostgreSQL) the writer lock is also the store's
+//! cluster-wide lock, and [`Dashboards::follow`] brings other nodes' writes to this node's
+//! viewers: a notice says which dashboard changed; the version itself is read from the store
+//! and published as a patch from the version this node's viewers hold (or a snapshot), in
+//! order with this node's own writes.
+//!
 //! Must not know HTTP, WebSocket framing or agents; it runs panels only through `live`.
 
 use std::collections::HashMap;
@@ -21,7 +27,9 @@ use crate::dashboard::diff::Diff;
 use serde_json::{Map, Value};
 
 use crate::live::{Live, PanelRun, PanelSlot, RunStatus};
-use crate::store::{DashboardListItem, DashboardRecord, Store, StoreError, VersionInfo};
+use crate::store::{
+    ClusterLock, DashboardListItem, DashboardRecord, Notice, Store, StoreError, VersionInfo,
+};
 
 /// Stored and live dashboards (cheap to share behind an `Arc`).
 pub struct Dashboards {
@@ -40,18 +48,7 @@ pub struct Change {
     pub kind: ChangeKind,
 }
 
-/// What a [`Change`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChangeKind {
-    /// Created (or duplicated) at this version.
-    Created(u64),
-    /// A new version was saved (edit, agent write, revert).
-    Saved(u64),
-    /// Soft-deleted or purged.
-    Deleted,
-    /// Brought back from a delete.
-    Restored,
-}
+pub use crate::store::ChangeKind;
 
 /// Changes a slow listener may fall behind by before it is told it lagged (and re-reads).
 const CHANGE_BACKLOG: usize = 256;
@@ -66,6 +63,8 @@ impl std::fmt::Debug for Dashboards {
 /// `mutate` holds it across read, build and save.
 pub struct WriteLock {
     id: String,
+    // Released after the node's own lock is: dropped in declaration order.
+    _cluster: Option<ClusterLock>,
     _guard: OwnedMutexGuard<()>,
 }
 
@@ -228,8 +227,16 @@ impl Dashboards {
         self.live.preview(code, vars).await
     }
 
-    /// Waits for `id`'s writer lock.
-    pub async fn lock(&self, id: &str) -> WriteLock {
+    /// Waits for `id`'s writer lock: this node's, then (shared store) the cluster's.
+    pub async fn lock(&self, id: &str) -> Result<WriteLock, StoreError> {
+        let guard = self.local_lock(id).await;
+        let cluster = self.store.lock_dashboard(id).await?;
+        Ok(WriteLock { id: id.to_owned(), _cluster: cluster, _guard: guard })
+    }
+
+    /// This node's lock of `id`: held, no write of this node and no publishing of another
+    /// node's write of that dashboard runs.
+    async fn local_lock(&self, id: &str) -> OwnedMutexGuard<()> {
         let lock = {
             let mut locks = self.locks.lock().unwrap_or_else(|p| p.into_inner());
             // Locks nobody holds or waits for are dropped, so the map stays as small as the
@@ -237,7 +244,7 @@ impl Dashboards {
             locks.retain(|_, l| Arc::strong_count(l) > 1);
             locks.entry(id.to_owned()).or_default().clone()
         };
-        WriteLock { id: id.to_owned(), _guard: lock.lock_owned().await }
+        lock.lock_owned().await
     }
 
     /// Creates a dashboard at version 1 (with `id` if given and unused) and records `runs`,
@@ -299,7 +306,7 @@ impl Dashboards {
         base_version: u64,
         state: DashboardState,
     ) -> Result<Saved, StoreError> {
-        let lock = self.lock(id).await;
+        let lock = self.lock(id).await?;
         let before = self.store.get(id).await?;
         if before.deleted {
             return Err(StoreError::Deleted(id.to_owned()));
@@ -312,7 +319,7 @@ impl Dashboards {
 
     /// Saves the state of `to_version` as a new version and publishes it.
     pub async fn revert(&self, id: &str, to_version: u64) -> Result<Saved, StoreError> {
-        let lock = self.lock(id).await;
+        let lock = self.lock(id).await?;
         let before = self.store.get(id).await?;
         if before.deleted {
             return Err(StoreError::Deleted(id.to_owned()));
@@ -333,7 +340,7 @@ impl Dashboards {
     /// Soft-deletes (restorable) and tells subscribers; `purge` also removes the dashboard and
     /// its history for good.
     pub async fn delete(&self, id: &str, purge: bool) -> Result<(), StoreError> {
-        let _lock = self.lock(id).await;
+        let _lock = self.lock(id).await?;
         self.store.delete(id).await?;
         self.live.deleted(id);
         self.announce(id, ChangeKind::Deleted);
@@ -345,10 +352,87 @@ impl Dashboards {
 
     /// Undoes a delete (idempotent; no new version).
     pub async fn restore(&self, id: &str) -> Result<DashboardRecord, StoreError> {
-        let _lock = self.lock(id).await;
+        let _lock = self.lock(id).await?;
         let record = self.store.restore(id).await?;
         self.announce(id, ChangeKind::Restored);
         Ok(record)
+    }
+
+    /// Brings other nodes' writes to this node (a shared store; returns at once otherwise)
+    /// until `shutdown` fires: each notice is applied on a task of its own, which reads the
+    /// store under the dashboard's local lock, so publishing is in order however notices race.
+    pub async fn follow(self: Arc<Self>, shutdown: tokio_util::sync::CancellationToken) {
+        let Some(mut notices) = self.store.notices() else { return };
+        loop {
+            let notice = tokio::select! {
+                () = shutdown.cancelled() => return,
+                n = notices.recv() => n,
+            };
+            let this = self.clone();
+            match notice {
+                Ok(Notice::Dashboard { id, kind }) => {
+                    tokio::spawn(async move { this.apply(&id, kind).await });
+                }
+                Ok(Notice::Resync) | Err(broadcast::error::RecvError::Lagged(_)) => {
+                    tokio::spawn(async move { this.resync().await });
+                }
+                // Records are their owners' business (key ring, admin, workflows).
+                Ok(Notice::Record(_)) => {}
+                Err(broadcast::error::RecvError::Closed) => return,
+            }
+        }
+    }
+
+    /// Another node changed `id`: catch this node's viewers up, then announce it here.
+    async fn apply(&self, id: &str, kind: ChangeKind) {
+        match kind {
+            ChangeKind::Deleted => {
+                let _lock = self.local_lock(id).await;
+                if self.live.held(id).is_some() {
+                    self.live.deleted(id);
+                }
+            }
+            ChangeKind::Created(_) | ChangeKind::Saved(_) | ChangeKind::Restored => {
+                self.catch_up(id).await;
+            }
+        }
+        self.announce(id, kind);
+    }
+
+    /// Notices may have been missed: catch up every dashboard this node holds.
+    async fn resync(&self) {
+        for id in self.live.held_ids() {
+            self.catch_up(&id).await;
+        }
+    }
+
+    /// Publishes the stored head of `id` to this node's viewers if it is newer than the
+    /// version they hold: a patch from that version (so a missed notice costs nothing but
+    /// a bigger patch) at once, then the results of its changed panels, run here.
+    async fn catch_up(&self, id: &str) {
+        let _lock = self.local_lock(id).await;
+        let Some((held, held_state)) = self.live.held(id) else { return };
+        let rec = match self.store.get(id).await {
+            Ok(rec) => rec,
+            Err(StoreError::NotFound(_)) => return self.live.deleted(id),
+            Err(e) => {
+                tracing::warn!(%id, error = %e, "cannot read another node's write");
+                return;
+            }
+        };
+        if rec.deleted {
+            return self.live.deleted(id);
+        }
+        if rec.version <= held {
+            return;
+        }
+        let after = Arc::new(rec.state);
+        let diff = Diff::between(&held_state, &after);
+        self.live.version_saved(id, held, rec.version, &diff, after.clone(), Vec::new());
+        // Still under the lock: no later version's results can be overtaken by these.
+        for (panel, run) in self.live.run_panels(id, &after, &diff.changed).await {
+            self.live.record_run(id, rec.version, after.clone(), &panel, run);
+        }
     }
 
     /// Stops the store (final durable commit; later writes answer [`StoreError::Closed`]).

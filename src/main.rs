@@ -37,6 +37,17 @@ enum Command {
         #[arg(long)]
         read_only: bool,
     },
+    /// Copy the embedded store in BOARDSMITH_DATA (every dashboard with its whole history,
+    /// chats' tool sessions, API keys, usage, admin definitions, workflows) into an empty
+    /// PostgreSQL database, then read both back and print their counts and SHA-256 digests.
+    /// Stop the server on that data directory first.
+    #[command(name = "migrate-store")]
+    MigrateStore {
+        /// The PostgreSQL database (`postgres://user@host:port/db`), as BOARDSMITH_DATABASE_URL
+        /// names it for `serve`.
+        #[arg(long)]
+        to: String,
+    },
     /// Print the server's sign-in URL and token (BOARDSMITH_TOKEN, or the one generated in
     /// BOARDSMITH_DATA), for a browser or `Authorization: Bearer`.
     Token,
@@ -200,6 +211,20 @@ enum BenchTarget {
         #[arg(long, default_value_t = 2000)]
         open: usize,
     },
+    /// Several `boardsmith serve` nodes on one PostgreSQL database (1, 2 and 3 nodes, a fresh
+    /// database each), subscribers spread over them: mutate → patch delivery overall and across
+    /// nodes, durable saves/s; the embedded store's single node beside them.
+    Cluster {
+        /// WebSocket subscribers, spread over the nodes.
+        #[arg(long, default_value_t = 1000)]
+        subscribers: usize,
+        /// Timed mutates per configuration, sent to each node in turn.
+        #[arg(long, default_value_t = 30)]
+        rounds: usize,
+        /// A PostgreSQL database the bench may create (and drop) databases from.
+        #[arg(long, default_value = "postgres://postgres@127.0.0.1:5432/postgres")]
+        database_url: String,
+    },
     /// Live delivery latency, patch size, durable saves/s, refresh time, idle connections.
     Dashboards {
         /// Subscribers of the benchmarked dashboard.
@@ -253,6 +278,7 @@ fn main() -> ExitCode {
         match command {
             Command::Serve { no_auth } => cli::serve(no_auth).await,
             Command::Token => cli::token(),
+            Command::MigrateStore { to } => cli::migrate_store(&to).await,
             Command::Mcp { read_only } => cli::mcp(read_only).await,
             Command::Sdk { command: SdkCommand::List { json } } => cli::sdk_list(json),
             Command::Sdk { command: SdkCommand::Show { source } } => cli::sdk_show(&source),
@@ -263,6 +289,9 @@ fn main() -> ExitCode {
             Command::Bench { target: BenchTarget::Sandbox { iterations } } => {
                 boardsmith::bench::sandbox(iterations).await
             }
+            Command::Bench {
+                target: BenchTarget::Cluster { subscribers, rounds, database_url },
+            } => boardsmith::bench::cluster(subscribers, rounds, &database_url).await,
             Command::Bench { target: BenchTarget::Dashboards { subscribers, rounds, idle } } => {
                 boardsmith::bench::dashboards(subscribers, rounds, idle).await
             }

@@ -292,15 +292,6 @@ impl Admin {
         sealer: Sealer,
         mcp: Option<McpHub>,
     ) -> Result<Self, AdminError> {
-        let mut state = State::default();
-        for value in store.admin_records().await? {
-            match serde_json::from_value::<Record>(value) {
-                Ok(r) => {
-                    state.records.insert(r.id(), r);
-                }
-                Err(e) => tracing::warn!("admin: a stored definition is unreadable: {e}"),
-            }
-        }
         let admin = Self {
             store,
             models,
@@ -309,17 +300,34 @@ impl Admin {
             mcp,
             state: tokio::sync::Mutex::new(State::default()),
         };
-        let overlay = admin.overlay(&state, true)?;
-        if let Err(e) = admin.models.apply(&overlay, &process_env) {
+        admin.reload().await?;
+        Ok(admin)
+    }
+
+    /// Reads the stored definitions and applies them (at start, and when another node of a
+    /// shared store changed one), leniently: what does not apply is logged and left out.
+    pub async fn reload(&self) -> Result<(), AdminError> {
+        let mut guard = self.state.lock().await;
+        let mut state = State::default();
+        for value in self.store.admin_records().await? {
+            match serde_json::from_value::<Record>(value) {
+                Ok(r) => {
+                    state.records.insert(r.id(), r);
+                }
+                Err(e) => tracing::warn!("admin: a stored definition is unreadable: {e}"),
+            }
+        }
+        let overlay = self.overlay(&state, true)?;
+        if let Err(e) = self.models.apply(&overlay, &process_env) {
             tracing::warn!(
-                "admin: stored providers and models do not apply ({e}); starting without them"
+                "admin: stored providers and models do not apply ({e}); leaving them out"
             );
         }
-        admin.catalog.set_prompt_templates(state.templates()).await;
-        admin.catalog.set_stored_agents(state.agents()).await;
-        admin.apply_mcp(&state, true);
-        *admin.state.lock().await = state;
-        Ok(admin)
+        self.catalog.set_prompt_templates(state.templates()).await;
+        self.catalog.set_stored_agents(state.agents()).await;
+        self.apply_mcp(&state, true);
+        *guard = state;
+        Ok(())
     }
 
     /// The overlay of `state`. A stored key that cannot be opened is an error, or with

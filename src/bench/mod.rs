@@ -17,9 +17,11 @@ use crate::cli;
 use crate::sandbox::{Limits, PanelContext, Sandbox};
 use crate::sdk::Sdk;
 
+mod cluster;
 mod gateway;
 mod kb;
 mod upstream;
+pub use cluster::cluster;
 pub use gateway::gateway;
 pub use kb::kb;
 pub use upstream::upstream;

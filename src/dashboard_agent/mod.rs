@@ -470,7 +470,7 @@ impl Tools {
                 (self.dashboards.create(Some(&id), state, "execute", runs).await?.version, changes)
             }
             Some(_) => {
-                let lock = self.dashboards.lock(&id).await;
+                let lock = self.dashboards.lock(&id).await?;
                 let head = self.dashboards.get(&id).await?;
                 if head.deleted {
                     return Err(StoreError::Deleted(id).into());
@@ -550,7 +550,7 @@ impl Tools {
         };
         // Under the writer lock nobody else saves this dashboard: the head read here stays
         // the base of the save.
-        let lock = self.dashboards.lock(&id).await;
+        let lock = self.dashboards.lock(&id).await?;
         let head = self.dashboards.get(&id).await?;
         if head.deleted {
             return Err(StoreError::Deleted(id).into());

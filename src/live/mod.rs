@@ -800,6 +800,18 @@ impl Live {
         }
     }
 
+    /// The version of `id` this layer holds, and its state; `None` when it holds none.
+    pub fn held(&self, id: &str) -> Option<(u64, Arc<DashboardState>)> {
+        let map = self.lock();
+        let w = map.get(id)?;
+        Some((w.version, w.state.clone()?))
+    }
+
+    /// The dashboards this layer holds a version of.
+    pub fn held_ids(&self) -> Vec<String> {
+        self.lock().iter().filter(|(_, w)| w.state.is_some()).map(|(id, _)| id.clone()).collect()
+    }
+
     /// Remembers a result produced outside a subscription (e.g. a new dashboard's test runs)
     /// so snapshots and `/data` include it, and publishes it.
     pub fn record_run(

@@ -106,6 +106,7 @@ async fn metrics(State(app): Api) -> ApiResult {
 #[openapi(
     paths(
         healthz,
+        readyz,
         metrics,
         list_dashboards,
         create_dashboard,
@@ -153,9 +154,37 @@ async fn healthz() -> Response {
     ok(Health { status: "ok" })
 }
 
+/// What `GET /readyz` answers when the node is ready.
+#[derive(Serialize, ToSchema)]
+struct Ready {
+    /// Always `ready`.
+    status: &'static str,
+    /// The store in use: `embedded` or `postgres`.
+    store: &'static str,
+}
+
+/// Readiness, for a load balancer (no credential needed): 200 while the node serves, 503
+/// while it drains after SIGTERM or while its store does not answer.
+#[utoipa::path(
+    get,
+    path = "/readyz",
+    tag = "system",
+    security(()),
+    responses(
+        (status = 200, description = "The node serves.", body = Envelope<Ready>),
+        (status = 503, description = "Draining, or the store does not answer.", body = ErrorBody),
+        (status = "default", response = ErrorBody)
+    )
+)]
+async fn readyz(State(app): State<Arc<App>>) -> Result<Response, ApiError> {
+    let store = app.ready().await.map_err(ApiError::Unavailable)?;
+    Ok(ok(Ready { status: "ready", store }))
+}
+
 fn routes(state: Arc<App>) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
         .route("/openapi.json", get(openapi::openapi_json))
         .route("/metrics", get(metrics))
         .route("/api/dashboards", get(list_dashboards).post(create_dashboard))

@@ -58,7 +58,15 @@ pub async fn bench_saves_with(
     seconds: f64,
     options: StoreOptions,
 ) -> Result<f64, StoreError> {
-    let store = Arc::new(Store::open_with(dir, options)?);
+    bench_saves_on(Arc::new(Store::open_with(dir, options)?), writers, seconds).await
+}
+
+/// [`bench_saves`] on an open store (either engine), shut down at the end.
+pub async fn bench_saves_on(
+    store: Arc<Store>,
+    writers: usize,
+    seconds: f64,
+) -> Result<f64, StoreError> {
     let writers = writers.max(1);
     let mut ids = Vec::with_capacity(writers);
     for w in 0..writers {

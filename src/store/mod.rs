@@ -1,13 +1,14 @@
-//! The durable store: dashboards with full version history and chat/tool sessions, in redb.
+//! The durable store: dashboards with full version history, and whole JSON records by kind
+//! (dashboard-tool sessions, API keys, usage rows, admin definitions, workflows and their runs).
 //!
-//! Only this module knows the engine, the tables and the key encoding (`keys`); everything else
-//! sees the typed API below. A write is acknowledged only after its durable commit
-//! (`Durability::Immediate`); one writer thread group-commits pending writes (see `writer`).
-//! Saves carry the version they were based on: a mismatch is [`StoreError::Conflict`], never a
-//! lost update. Reads run on the blocking pool against redb's MVCC snapshots and never wait for
-//! the writer.
+//! Two engines behind one typed API, chosen at start: the embedded one (`embedded`: redb in
+//! the data directory, the default) and PostgreSQL (`postgres`, `BOARDSMITH_DATABASE_URL`),
+//! which several nodes share. Only this module knows the engines; everything else sees
+//! [`Store`]. A write is acknowledged only after its durable commit. Saves carry the version
+//! they were based on: a mismatch is [`StoreError::Conflict`], never a lost update (enforced
+//! by the engine itself: redb's one writer, PostgreSQL's conditional update).
 //!
-//! Semantics worth knowing:
+//! Semantics worth knowing (both engines; `tests.rs` runs the same cases on each):
 //! - `create(Some(id))` with an id that exists answers `Conflict { expected: 0, actual: <head> }`
 //!   (ids are 1..=256 bytes; otherwise `Storage("invalid dashboard id ...")`).
 //! - `delete`/`restore` only flip the head's `deleted` flag (no new version; idempotent).
@@ -16,35 +17,37 @@
 //! - `revert` appends a new version (note `revert to N`) with that version's state.
 //! - `list` is ordered by `updated_at` (time of the current version), newest first, then by id.
 //! - Quotas ([`StoreQuotas`]): a state over `max_state_bytes` is [`StoreError::TooLarge`]
-//!   before it reaches the writer; a write past `max_store_bytes` is [`StoreError::Full`]; a
-//!   write that makes a dashboard hold more than `versions_kept` versions drops its oldest (so
-//!   `versions` may start above 1). `purge` removes a deleted dashboard for good.
+//!   before it reaches the engine; a write that makes a dashboard hold more than
+//!   `versions_kept` versions drops its oldest (so `versions` may start above 1). On the
+//!   embedded engine a write past `max_store_bytes` is [`StoreError::Full`] (PostgreSQL
+//!   manages its own space). `purge` removes a deleted dashboard for good.
+//! - A shared store (PostgreSQL) also tells what other nodes committed ([`Store::notices`])
+//!   and holds a dashboard's cluster-wide writer lock ([`Store::lock_dashboard`]).
 
 mod bench;
+pub mod copy;
+mod embedded;
 mod keys;
+pub mod postgres;
 #[cfg(test)]
 mod tests;
 mod writer;
 
-pub use bench::{bench_saves, bench_saves_with, sample_state};
+pub use bench::{bench_saves, bench_saves_on, bench_saves_with, sample_state};
+pub use embedded::FILE_NAME;
+pub use postgres::{ClusterLock, Notice};
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock, mpsc};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::sync::atomic::AtomicU64;
+use std::time::Duration;
 
-use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tokio::sync::oneshot;
+use tokio::sync::broadcast;
 
 use crate::dashboard::DashboardState;
-use keys::{
-    ADMIN, API_KEYS, DASHBOARDS, META, SESSIONS, USAGE, VERSIONS, WORKFLOW_RUNS, WORKFLOWS,
-    decode_head, decode_version, version_key,
-};
-use writer::{Batching, Meta, Op, Record, Reply, Request};
+use embedded::Embedded;
+use postgres::Postgres;
 
 /// Errors callers act on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -254,20 +257,80 @@ struct Counters {
     stored_bytes: AtomicU64,
 }
 
-/// The store handle (cheap to share behind an `Arc`).
-pub struct Store {
-    path: PathBuf,
-    db: RwLock<Option<Arc<Database>>>,
-    tx: Mutex<Option<mpsc::Sender<Request>>>,
-    thread: Mutex<Option<JoinHandle<()>>>,
-    closed: AtomicBool,
-    counters: Arc<Counters>,
-    quotas: StoreQuotas,
+/// The kinds of whole JSON records kept by id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Record {
+    /// A dashboard-tool session.
+    Session,
+    /// An API key.
+    ApiKey,
+    /// A usage row.
+    Usage,
+    /// An admin definition.
+    Admin,
+    /// A workflow definition.
+    Workflow,
+    /// A workflow run's state.
+    WorkflowRun,
 }
 
-impl std::fmt::Debug for Store {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store").field("path", &self.path).finish_non_exhaustive()
+impl Record {
+    /// Every kind.
+    pub const ALL: [Self; 6] =
+        [Self::Session, Self::ApiKey, Self::Usage, Self::Admin, Self::Workflow, Self::WorkflowRun];
+
+    /// The kind's name in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Session => "session",
+            Self::ApiKey => "API key",
+            Self::Usage => "usage row",
+            Self::Admin => "admin definition",
+            Self::Workflow => "workflow",
+            Self::WorkflowRun => "workflow run",
+        }
+    }
+
+    /// The kind's stable key in a shared store (its `records.kind` column and notices).
+    pub fn key(self) -> &'static str {
+        match self {
+            Self::Session => "session",
+            Self::ApiKey => "api_key",
+            Self::Usage => "usage",
+            Self::Admin => "admin",
+            Self::Workflow => "workflow",
+            Self::WorkflowRun => "workflow_run",
+        }
+    }
+
+    /// The kind of a [`Record::key`].
+    pub fn from_key(key: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.key() == key)
+    }
+}
+
+/// What happened to a dashboard, as announced to listeners (and between nodes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// Created (or duplicated) at this version.
+    Created(u64),
+    /// A new version was saved (edit, agent write, revert).
+    Saved(u64),
+    /// Soft-deleted or purged.
+    Deleted,
+    /// Brought back from a delete.
+    Restored,
+}
+
+impl ChangeKind {
+    /// Its name and version on the wire (`dashboards.changed`, notices between nodes).
+    pub fn wire(self) -> (&'static str, Option<u64>) {
+        match self {
+            Self::Created(v) => ("created", Some(v)),
+            Self::Saved(v) => ("saved", Some(v)),
+            Self::Deleted => ("deleted", None),
+            Self::Restored => ("restored", None),
+        }
     }
 }
 
@@ -282,12 +345,6 @@ fn storage(ctx: impl std::fmt::Display, e: impl std::fmt::Display) -> StoreError
 fn damaged(ctx: impl std::fmt::Display, e: impl std::fmt::Display) -> StoreError {
     StoreError::Damaged(format!("{ctx}: {e}"))
 }
-
-/// The file name inside the store directory.
-pub const FILE_NAME: &str = "boardsmith.redb";
-
-const FORMAT_KEY: &str = "format";
-const FORMAT_VERSION: &[u8] = b"1";
 
 fn state_json(
     state: &DashboardState,
@@ -310,180 +367,99 @@ fn parse_state(id: &str, version: u64, json: &[u8]) -> Result<DashboardState, St
     })
 }
 
-fn record(meta: Meta, state: DashboardState) -> DashboardRecord {
-    DashboardRecord {
-        id: meta.id,
-        version: meta.version,
-        state,
-        created_at: meta.created_at,
-        updated_at: meta.updated_at,
-        deleted: meta.deleted,
-    }
-}
-
-/// The stored-bytes count of `meta`; counted from the tables (and saved) the first time a
-/// store written before the quotas is opened.
-fn stored_bytes(txn: &redb::WriteTransaction) -> Result<u64, StoreError> {
-    let mut meta = txn.open_table(META).map_err(|e| storage("open meta", e))?;
-    let saved = meta
-        .get(writer::STORED_BYTES_KEY)
-        .map_err(|e| storage("read the stored-bytes count", e))?
-        .and_then(|g| <[u8; 8]>::try_from(g.value()).ok())
-        .map(u64::from_be_bytes);
-    if let Some(used) = saved {
-        return Ok(used);
-    }
-    let mut used = 0u64;
-    let versions = txn.open_table(VERSIONS).map_err(|e| storage("open versions", e))?;
-    for item in versions.iter().map_err(|e| storage("count versions", e))? {
-        used += item.map_err(|e| storage("count versions", e))?.1.value().len() as u64;
-    }
-    for table in [SESSIONS, API_KEYS, USAGE, ADMIN, WORKFLOWS, WORKFLOW_RUNS] {
-        let t = txn.open_table(table).map_err(|e| storage("open records", e))?;
-        for item in t.iter().map_err(|e| storage("count records", e))? {
-            used += item.map_err(|e| storage("count records", e))?.1.value().len() as u64;
-        }
-    }
-    meta.insert(writer::STORED_BYTES_KEY, used.to_be_bytes().as_slice())
-        .map_err(|e| storage("write the stored-bytes count", e))?;
-    Ok(used)
-}
-
 /// A new dashboard id: `db_` + a time-ordered UUID (v7).
 pub fn new_dashboard_id() -> String {
     format!("db_{}", uuid::Uuid::now_v7().simple())
 }
 
+/// The store handle (cheap to share behind an `Arc`).
+#[derive(Debug)]
+pub struct Store {
+    engine: Engine,
+}
+
+#[derive(Debug)]
+enum Engine {
+    Embedded(Embedded),
+    Postgres(Postgres),
+}
+
+/// One call on whichever engine is in use.
+macro_rules! on_engine {
+    ($self:ident.$method:ident($($arg:expr),*)) => {
+        match &$self.engine {
+            Engine::Embedded(e) => e.$method($($arg),*).await,
+            Engine::Postgres(p) => p.$method($($arg),*).await,
+        }
+    };
+}
+
 impl Store {
-    /// Opens (creating if needed) the store in `dir` (file `boardsmith.redb`).
+    /// Opens (creating if needed) the embedded store in `dir` (file `boardsmith.redb`).
     pub fn open(dir: &Path) -> Result<Self, StoreError> {
         Self::open_with(dir, StoreOptions::default())
     }
 
     /// [`Store::open`] with explicit group-commit tuning.
     pub fn open_with(dir: &Path, options: StoreOptions) -> Result<Self, StoreError> {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| storage(format!("create {}", dir.display()), e))?;
-        let path = dir.join(FILE_NAME);
-        let db =
-            Database::create(&path).map_err(|e| storage(format!("open {}", path.display()), e))?;
-        // Create every table up front so readers never see a missing table.
-        let txn = db.begin_write().map_err(|e| storage("begin write", e))?;
-        {
-            txn.open_table(DASHBOARDS).map_err(|e| storage("create table dashboards", e))?;
-            txn.open_table(VERSIONS).map_err(|e| storage("create table versions", e))?;
-            txn.open_table(SESSIONS).map_err(|e| storage("create table sessions", e))?;
-            txn.open_table(API_KEYS).map_err(|e| storage("create table api_keys", e))?;
-            txn.open_table(USAGE).map_err(|e| storage("create table usage", e))?;
-            txn.open_table(ADMIN).map_err(|e| storage("create table admin", e))?;
-            txn.open_table(WORKFLOWS).map_err(|e| storage("create table workflows", e))?;
-            txn.open_table(WORKFLOW_RUNS).map_err(|e| storage("create table workflow_runs", e))?;
-            let mut meta = txn.open_table(META).map_err(|e| storage("create table meta", e))?;
-            let existing = meta
-                .get(FORMAT_KEY)
-                .map_err(|e| storage("read format", e))?
-                .map(|g| g.value().to_vec());
-            match existing {
-                None => {
-                    meta.insert(FORMAT_KEY, FORMAT_VERSION)
-                        .map_err(|e| storage("write format", e))?;
-                }
-                Some(v) if v == FORMAT_VERSION => {}
-                Some(v) => {
-                    return Err(StoreError::Storage(format!(
-                        "{}: unsupported store format {:?}",
-                        path.display(),
-                        String::from_utf8_lossy(&v)
-                    )));
-                }
-            }
-        }
-        let used = stored_bytes(&txn)?;
-        txn.commit().map_err(|e| storage("commit table creation", e))?;
+        Ok(Self { engine: Engine::Embedded(Embedded::open_with(dir, options)?) })
+    }
 
-        let db = Arc::new(db);
-        let counters = Arc::new(Counters::default());
-        counters.stored_bytes.store(used, Ordering::Relaxed);
-        let (tx, rx) = mpsc::channel();
-        let cfg = Batching {
-            max_batch: options.max_batch,
-            window: options.batch_window,
-            idle: options.batch_idle,
-        };
-        let thread = std::thread::Builder::new()
-            .name("store-writer".into())
-            .spawn({
-                let db = Arc::clone(&db);
-                let counters = Arc::clone(&counters);
-                let usage = writer::Usage { used, quotas: options.quotas };
-                move || writer::run(db, rx, cfg, counters, usage)
-            })
-            .map_err(|e| storage("spawn writer thread", e))?;
-        Ok(Self {
-            path,
-            db: RwLock::new(Some(db)),
-            tx: Mutex::new(Some(tx)),
-            thread: Mutex::new(Some(thread)),
-            closed: AtomicBool::new(false),
-            counters,
-            quotas: options.quotas,
-        })
+    /// Connects to PostgreSQL at `url` (`postgres://user@host:port/db`), applies the schema
+    /// migrations this build knows (refusing a database whose schema is newer) and starts
+    /// listening for other nodes' notices.
+    pub async fn connect(url: &str, options: StoreOptions) -> Result<Self, StoreError> {
+        Ok(Self { engine: Engine::Postgres(Postgres::connect(url, options).await?) })
+    }
+
+    /// True when other nodes may share this store (PostgreSQL).
+    pub fn is_shared(&self) -> bool {
+        matches!(self.engine, Engine::Postgres(_))
+    }
+
+    /// What other nodes commit from now on; `None` for the embedded store.
+    pub fn notices(&self) -> Option<broadcast::Receiver<Notice>> {
+        match &self.engine {
+            Engine::Embedded(_) => None,
+            Engine::Postgres(p) => Some(p.notices()),
+        }
+    }
+
+    /// Waits for `id`'s cluster-wide writer lock (held until the guard drops; a node that dies
+    /// releases it with its connection); `None` for the embedded store, whose one process
+    /// is the only writer.
+    pub async fn lock_dashboard(&self, id: &str) -> Result<Option<ClusterLock>, StoreError> {
+        match &self.engine {
+            Engine::Embedded(_) => Ok(None),
+            Engine::Postgres(p) => p.lock_dashboard(id).await.map(Some),
+        }
     }
 
     /// Writer counters (commits, ops, largest batch).
     pub fn stats(&self) -> StoreStats {
-        let c = &self.counters;
-        StoreStats {
-            commits: c.commits.load(Ordering::Relaxed),
-            ops: c.ops.load(Ordering::Relaxed),
-            largest_batch: c.largest_batch.load(Ordering::Relaxed),
-            failed_batches: c.failed_batches.load(Ordering::Relaxed),
-            stored_bytes: c.stored_bytes.load(Ordering::Relaxed),
+        match &self.engine {
+            Engine::Embedded(e) => e.stats(),
+            Engine::Postgres(p) => p.stats(),
         }
     }
 
-    /// Sends a write to the writer and waits for its durable commit.
-    async fn write(&self, op: Op) -> Result<Reply, StoreError> {
-        let (reply, rx) = oneshot::channel();
-        {
-            let tx = self.tx.lock().map_err(|_| StoreError::Closed)?;
-            let tx = tx.as_ref().ok_or(StoreError::Closed)?;
-            tx.send(Request { op, reply }).map_err(|_| StoreError::Closed)?;
-        }
-        rx.await.map_err(|_| StoreError::Storage("the store writer stopped".into()))?
+    /// Answers when the store can serve (a readiness check): open, and for PostgreSQL the
+    /// database answering.
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        on_engine!(self.ping())
     }
 
-    /// Runs a read on the blocking pool against a fresh MVCC snapshot.
-    async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
-    where
-        T: Send + 'static,
-        F: FnOnce(&redb::ReadTransaction) -> Result<T, StoreError> + Send + 'static,
-    {
-        if self.closed.load(Ordering::Acquire) {
-            return Err(StoreError::Closed);
+    /// The engine's name: `embedded` or `postgres`.
+    pub fn engine(&self) -> &'static str {
+        match self.engine {
+            Engine::Embedded(_) => "embedded",
+            Engine::Postgres(_) => "postgres",
         }
-        let db = self
-            .db
-            .read()
-            .map_err(|_| StoreError::Closed)?
-            .as_ref()
-            .map(Arc::clone)
-            .ok_or(StoreError::Closed)?;
-        tokio::task::spawn_blocking(move || {
-            let txn = db.begin_read().map_err(|e| storage("begin read", e))?;
-            f(&txn)
-        })
-        .await
-        .map_err(|e| storage("read task", e))?
     }
 
     /// True when the store holds no dashboards at all (first start: load templates).
     pub async fn is_empty(&self) -> Result<bool, StoreError> {
-        self.read(|txn| {
-            let t = txn.open_table(DASHBOARDS).map_err(|e| storage("open dashboards", e))?;
-            t.is_empty().map_err(|e| storage("count dashboards", e))
-        })
-        .await
+        on_engine!(self.is_empty())
     }
 
     /// Creates a dashboard at version 1 with a fresh id (or `id` if given and unused; an id in
@@ -494,13 +470,7 @@ impl Store {
         state: DashboardState,
         note: &str,
     ) -> Result<DashboardRecord, StoreError> {
-        let (json, title, panels) = state_json(&state, &self.quotas)?;
-        let id = id.map_or_else(new_dashboard_id, str::to_owned);
-        let op = Op::Create { id, title, panels, state: json, note: note.to_owned() };
-        match self.write(op).await? {
-            Reply::Record { meta, .. } => Ok(record(meta, state)),
-            Reply::Unit => Err(StoreError::Storage("unexpected writer reply".into())),
-        }
+        on_engine!(self.create(id, state, note))
     }
 
     /// Saves a new version based on `base_version`.
@@ -511,112 +481,42 @@ impl Store {
         state: DashboardState,
         note: &str,
     ) -> Result<DashboardRecord, StoreError> {
-        let (json, title, panels) = state_json(&state, &self.quotas)?;
-        let op = Op::Save {
-            id: id.to_owned(),
-            base: base_version,
-            title,
-            panels,
-            state: json,
-            note: note.to_owned(),
-        };
-        match self.write(op).await? {
-            Reply::Record { meta, .. } => Ok(record(meta, state)),
-            Reply::Unit => Err(StoreError::Storage("unexpected writer reply".into())),
-        }
-    }
-
-    /// A write whose reply carries the state JSON.
-    async fn write_record(&self, op: Op) -> Result<DashboardRecord, StoreError> {
-        match self.write(op).await? {
-            Reply::Record { meta, state: Some(state) } => Ok(record(meta, state)),
-            _ => Err(StoreError::Storage("unexpected writer reply".into())),
-        }
+        on_engine!(self.save(id, base_version, state, note))
     }
 
     /// The current version (also of deleted dashboards; check `deleted`).
     pub async fn get(&self, id: &str) -> Result<DashboardRecord, StoreError> {
-        let id = id.to_owned();
-        self.read(move |txn| read_record(txn, &id, None)).await
+        on_engine!(self.get(id))
     }
 
     /// One past version.
     pub async fn get_version(&self, id: &str, version: u64) -> Result<DashboardRecord, StoreError> {
-        let id = id.to_owned();
-        self.read(move |txn| read_record(txn, &id, Some(version))).await
+        on_engine!(self.get_version(id, version))
     }
 
     /// The history, oldest first.
     pub async fn versions(&self, id: &str) -> Result<Vec<VersionInfo>, StoreError> {
-        let id = id.to_owned();
-        self.read(move |txn| {
-            read_head(txn, &id)?;
-            let t = txn.open_table(VERSIONS).map_err(|e| storage("open versions", e))?;
-            let (lo, hi) = (version_key(&id, 0), version_key(&id, u64::MAX));
-            let range = t
-                .range(lo.as_slice()..=hi.as_slice())
-                .map_err(|e| storage(format!("scan versions of `{id}`"), e))?;
-            let mut out = Vec::new();
-            for item in range {
-                let (k, v) = item.map_err(|e| storage(format!("scan versions of `{id}`"), e))?;
-                let version = keys::version_of_key(k.value())
-                    .map_err(|e| storage(format!("dashboard `{id}`"), e))?;
-                let (h, _) = decode_version(v.value())
-                    .map_err(|e| damaged(format!("dashboard `{id}` version {version}"), e))?;
-                out.push(VersionInfo {
-                    version,
-                    created_at: h.created_at,
-                    title: h.title.to_owned(),
-                    panels: h.panels as usize,
-                    note: h.note.to_owned(),
-                });
-            }
-            Ok(out)
-        })
-        .await
+        on_engine!(self.versions(id))
     }
 
     /// All dashboards, most recently updated first.
     pub async fn list(&self, include_deleted: bool) -> Result<Vec<DashboardListItem>, StoreError> {
-        self.read(move |txn| {
-            let t = txn.open_table(DASHBOARDS).map_err(|e| storage("open dashboards", e))?;
-            let mut out = Vec::new();
-            for item in t.iter().map_err(|e| storage("scan dashboards", e))? {
-                let (k, v) = item.map_err(|e| storage("scan dashboards", e))?;
-                let id = k.value();
-                let h = decode_head(v.value())
-                    .map_err(|e| damaged(format!("dashboard `{id}`: corrupt head"), e))?;
-                if h.deleted && !include_deleted {
-                    continue;
-                }
-                out.push(DashboardListItem {
-                    id: id.to_owned(),
-                    title: h.title,
-                    version: h.version,
-                    panels: h.panels as usize,
-                    updated_at: h.updated_at,
-                    deleted: h.deleted,
-                });
-            }
-            out.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then_with(|| a.id.cmp(&b.id)));
-            Ok(out)
-        })
-        .await
+        on_engine!(self.list(include_deleted))
     }
 
     /// Saves the state of `to_version` as a new version (history is never rewritten).
     pub async fn revert(&self, id: &str, to_version: u64) -> Result<DashboardRecord, StoreError> {
-        self.write_record(Op::Revert { id: id.to_owned(), to: to_version }).await
+        on_engine!(self.revert(id, to_version))
     }
 
     /// Soft-deletes (restorable; idempotent; no new version).
     pub async fn delete(&self, id: &str) -> Result<(), StoreError> {
-        self.write(Op::Delete { id: id.to_owned() }).await.map(|_| ())
+        on_engine!(self.delete(id))
     }
 
     /// Undoes a delete (idempotent; no new version).
     pub async fn restore(&self, id: &str) -> Result<DashboardRecord, StoreError> {
-        self.write_record(Op::Restore { id: id.to_owned() }).await
+        on_engine!(self.restore(id))
     }
 
     /// Copies the current state into a new dashboard (optionally retitled).
@@ -625,14 +525,44 @@ impl Store {
         id: &str,
         title: Option<String>,
     ) -> Result<DashboardRecord, StoreError> {
-        self.write_record(Op::Duplicate { src: id.to_owned(), new_id: new_dashboard_id(), title })
-            .await
+        on_engine!(self.duplicate(id, title))
     }
 
     /// Removes a deleted dashboard and its whole history for good (frees its bytes).
     /// [`StoreError::NotDeleted`] for a dashboard that is not deleted.
     pub async fn purge(&self, id: &str) -> Result<(), StoreError> {
-        self.write(Op::Purge { id: id.to_owned() }).await.map(|_| ())
+        on_engine!(self.purge(id))
+    }
+
+    /// Stores a record, replacing the one of its kind with its id (acked after the durable
+    /// commit).
+    pub async fn put_record(
+        &self,
+        kind: Record,
+        id: &str,
+        value: &Value,
+    ) -> Result<(), StoreError> {
+        on_engine!(self.put_record(kind, id, value))
+    }
+
+    /// Removes a record; an absent one is not an error.
+    pub async fn delete_record(&self, kind: Record, id: &str) -> Result<(), StoreError> {
+        on_engine!(self.delete_record(kind, id))
+    }
+
+    /// One record.
+    pub async fn record(&self, kind: Record, id: &str) -> Result<Option<Value>, StoreError> {
+        on_engine!(self.record(kind, id))
+    }
+
+    /// Every record of a kind, by id order.
+    pub async fn records(&self, kind: Record) -> Result<Vec<Value>, StoreError> {
+        Ok(self.records_with_ids(kind).await?.into_iter().map(|(_, v)| v).collect())
+    }
+
+    /// Every record of a kind with its id, by id order.
+    pub async fn records_with_ids(&self, kind: Record) -> Result<Vec<(String, Value)>, StoreError> {
+        on_engine!(self.records(kind))
     }
 
     /// Stores a session's state (active dashboard, dashboards it created).
@@ -642,17 +572,7 @@ impl Store {
 
     /// Reads a session's state.
     pub async fn get_session(&self, session: &str) -> Result<Option<Value>, StoreError> {
-        let session = session.to_owned();
-        self.read(move |txn| {
-            let t = txn.open_table(SESSIONS).map_err(|e| storage("open sessions", e))?;
-            let Some(g) = t.get(session.as_str()).map_err(|e| storage("read session", e))? else {
-                return Ok(None);
-            };
-            serde_json::from_slice(g.value())
-                .map(Some)
-                .map_err(|e| damaged(format!("session `{session}`: corrupt JSON"), e))
-        })
-        .await
+        self.record(Record::Session, session).await
     }
 
     /// Stores an API key's record (created or changed), replacing the one with its id.
@@ -662,7 +582,7 @@ impl Store {
 
     /// Every stored API key record, by id order.
     pub async fn api_keys(&self) -> Result<Vec<Value>, StoreError> {
-        self.records(API_KEYS, Record::ApiKey).await
+        self.records(Record::ApiKey).await
     }
 
     /// Stores a usage row, replacing the one with its id.
@@ -672,7 +592,7 @@ impl Store {
 
     /// Every stored usage row, by id order.
     pub async fn usage_rows(&self) -> Result<Vec<Value>, StoreError> {
-        self.records(USAGE, Record::Usage).await
+        self.records(Record::Usage).await
     }
 
     /// Stores an admin definition (`provider:KEY`, `agent:KEY`, ...), replacing the one with
@@ -683,12 +603,12 @@ impl Store {
 
     /// Removes an admin definition; an absent one is not an error.
     pub async fn delete_admin(&self, id: &str) -> Result<(), StoreError> {
-        self.write(Op::DeleteRecord { kind: Record::Admin, id: id.to_owned() }).await.map(|_| ())
+        self.delete_record(Record::Admin, id).await
     }
 
     /// Every stored admin definition, by id order.
     pub async fn admin_records(&self) -> Result<Vec<Value>, StoreError> {
-        self.records(ADMIN, Record::Admin).await
+        self.records(Record::Admin).await
     }
 
     /// Stores a workflow definition made through the API, replacing the one with its id.
@@ -698,12 +618,12 @@ impl Store {
 
     /// Removes a workflow definition; an absent one is not an error.
     pub async fn delete_workflow(&self, id: &str) -> Result<(), StoreError> {
-        self.write(Op::DeleteRecord { kind: Record::Workflow, id: id.to_owned() }).await.map(|_| ())
+        self.delete_record(Record::Workflow, id).await
     }
 
     /// Every stored workflow definition, by id order.
     pub async fn workflows(&self) -> Result<Vec<Value>, StoreError> {
-        self.records(WORKFLOWS, Record::Workflow).await
+        self.records(Record::Workflow).await
     }
 
     /// Stores a workflow run's state (acknowledged after the durable commit).
@@ -713,137 +633,35 @@ impl Store {
 
     /// Removes a workflow run's state; an absent one is not an error.
     pub async fn delete_workflow_run(&self, id: &str) -> Result<(), StoreError> {
-        self.write(Op::DeleteRecord { kind: Record::WorkflowRun, id: id.to_owned() })
-            .await
-            .map(|_| ())
+        self.delete_record(Record::WorkflowRun, id).await
     }
 
     /// One workflow run's state.
     pub async fn workflow_run(&self, id: &str) -> Result<Option<Value>, StoreError> {
-        let id = id.to_owned();
-        self.read(move |txn| {
-            let t = txn.open_table(WORKFLOW_RUNS).map_err(|e| storage("open workflow_runs", e))?;
-            let Some(g) = t.get(id.as_str()).map_err(|e| storage("read workflow run", e))? else {
-                return Ok(None);
-            };
-            serde_json::from_slice(g.value())
-                .map(Some)
-                .map_err(|e| damaged(format!("workflow run `{id}`: corrupt JSON"), e))
-        })
-        .await
+        self.record(Record::WorkflowRun, id).await
     }
 
     /// Every stored workflow run, by id order (ids are time-ordered).
     pub async fn workflow_runs(&self) -> Result<Vec<Value>, StoreError> {
-        self.records(WORKFLOW_RUNS, Record::WorkflowRun).await
+        self.records(Record::WorkflowRun).await
     }
 
-    async fn put_record(&self, kind: Record, id: &str, value: &Value) -> Result<(), StoreError> {
-        let json = serde_json::to_vec(value).map_err(|e| storage("serialize record", e))?;
-        self.write(Op::PutRecord { kind, id: id.to_owned(), json }).await.map(|_| ())
+    /// Writes a dashboard's whole history as it was (see [`copy`]); PostgreSQL only, the
+    /// target of `boardsmith migrate-store`.
+    pub async fn import(&self, history: &copy::History) -> Result<(), StoreError> {
+        match &self.engine {
+            Engine::Embedded(_) => Err(StoreError::Storage(
+                "importing a history is only supported into PostgreSQL".into(),
+            )),
+            Engine::Postgres(p) => p.import(history).await,
+        }
     }
 
-    async fn records(
-        &self,
-        table: redb::TableDefinition<'static, &'static str, &'static [u8]>,
-        kind: Record,
-    ) -> Result<Vec<Value>, StoreError> {
-        self.read(move |txn| {
-            let t = txn.open_table(table).map_err(|e| storage("open records", e))?;
-            let mut out = Vec::new();
-            for item in t.iter().map_err(|e| storage("read records", e))? {
-                let (id, value) = item.map_err(|e| storage("read records", e))?;
-                let id = id.value().to_owned();
-                out.push(
-                    serde_json::from_slice(value.value())
-                        .map_err(|e| damaged(format!("{} `{id}`: corrupt JSON", kind.name()), e))?,
-                );
-            }
-            Ok(out)
-        })
-        .await
-    }
-
-    /// Stops accepting writes (later calls answer [`StoreError::Closed`]), drains the writer
-    /// (every queued write is committed durably and answered), joins it and closes the file so
-    /// the directory can be reopened. Idempotent.
+    /// Stops accepting writes (later calls answer [`StoreError::Closed`]) and finishes the
+    /// ones under way: the embedded engine drains its writer, commits and closes the file so
+    /// the directory can be reopened; PostgreSQL closes its pools and its listener.
+    /// Idempotent.
     pub async fn shutdown(&self) {
-        self.closed.store(true, Ordering::Release);
-        // Dropping the only sender lets the writer drain the queue and exit.
-        drop(self.tx.lock().ok().and_then(|mut g| g.take()));
-        let thread = self.thread.lock().ok().and_then(|mut g| g.take());
-        if let Some(thread) = thread {
-            match tokio::task::spawn_blocking(move || thread.join()).await {
-                Ok(Ok(())) => {}
-                Ok(Err(_)) => tracing::error!("store writer thread panicked"),
-                Err(e) => tracing::error!("joining store writer: {e}"),
-            }
-        }
-        let db = self.db.write().ok().and_then(|mut g| g.take());
-        let Some(mut db) = db else { return };
-        // Wait (bounded) for in-flight reads to release their handle, then close the file.
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            match Arc::try_unwrap(db) {
-                Ok(db) => {
-                    if let Err(e) = db.close() {
-                        tracing::error!("closing {}: {e}", self.path.display());
-                    }
-                    return;
-                }
-                Err(shared) if Instant::now() < deadline => {
-                    db = shared;
-                    tokio::time::sleep(Duration::from_millis(1)).await;
-                }
-                Err(_) => {
-                    tracing::warn!("store closed with reads still in flight");
-                    return;
-                }
-            }
-        }
+        on_engine!(self.shutdown())
     }
-}
-
-fn read_head(txn: &redb::ReadTransaction, id: &str) -> Result<keys::Head, StoreError> {
-    if id.len() > keys::MAX_ID_LEN {
-        return Err(StoreError::NotFound(id.to_owned()));
-    }
-    let t = txn.open_table(DASHBOARDS).map_err(|e| storage("open dashboards", e))?;
-    let g = t
-        .get(id)
-        .map_err(|e| storage(format!("read head of `{id}`"), e))?
-        .ok_or_else(|| StoreError::NotFound(id.to_owned()))?;
-    decode_head(g.value()).map_err(|e| damaged(format!("dashboard `{id}`: corrupt head"), e))
-}
-
-fn read_record(
-    txn: &redb::ReadTransaction,
-    id: &str,
-    version: Option<u64>,
-) -> Result<DashboardRecord, StoreError> {
-    let head = read_head(txn, id)?;
-    let want = version.unwrap_or(head.version);
-    let t = txn.open_table(VERSIONS).map_err(|e| storage("open versions", e))?;
-    let g = t
-        .get(version_key(id, want).as_slice())
-        .map_err(|e| storage(format!("read `{id}` version {want}"), e))?;
-    let Some(g) = g else {
-        return Err(match version {
-            Some(v) => StoreError::VersionNotFound { id: id.to_owned(), version: v },
-            None => {
-                StoreError::Storage(format!("dashboard `{id}`: head version {want} is missing"))
-            }
-        });
-    };
-    let (h, json) = decode_version(g.value())
-        .map_err(|e| damaged(format!("dashboard `{id}` version {want}"), e))?;
-    let state = parse_state(id, want, json)?;
-    Ok(DashboardRecord {
-        id: id.to_owned(),
-        version: want,
-        state,
-        created_at: head.created_at,
-        updated_at: h.created_at,
-        deleted: head.deleted,
-    })
 }

@@ -1,6 +1,6 @@
 //! Unit tests that need the table layout: corrupt values are errors, never panics.
 
-use redb::{Database, ReadableDatabase};
+use redb::{Database, ReadableDatabase, ReadableTable};
 
 use super::keys::{self, VERSIONS, VersionHeader, encode_version, version_key};
 use super::*;

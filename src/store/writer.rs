@@ -27,7 +27,7 @@ use super::keys::{
     WORKFLOW_RUNS, WORKFLOWS, decode_head, decode_version, encode_head, encode_version,
     version_key,
 };
-use super::{Counters, StoreError, StoreQuotas};
+use super::{Counters, Record, StoreError, StoreQuotas};
 use crate::dashboard::DashboardState;
 
 /// A write operation.
@@ -76,36 +76,6 @@ pub(super) enum Op {
         kind: Record,
         id: String,
     },
-}
-
-/// The tables of whole JSON records by id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Record {
-    /// A dashboard-tool session.
-    Session,
-    /// An API key.
-    ApiKey,
-    /// A usage row.
-    Usage,
-    /// An admin definition.
-    Admin,
-    /// A workflow definition.
-    Workflow,
-    /// A workflow run's state.
-    WorkflowRun,
-}
-
-impl Record {
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Self::Session => "session",
-            Self::ApiKey => "API key",
-            Self::Usage => "usage row",
-            Self::Admin => "admin definition",
-            Self::Workflow => "workflow",
-            Self::WorkflowRun => "workflow run",
-        }
-    }
 }
 
 /// The `meta` key of the stored-bytes count.

@@ -208,8 +208,35 @@ impl Workflows {
         store: Arc<Store>,
         config: WorkflowsConfig,
     ) -> Result<Arc<Self>, WorkflowError> {
+        let runs = Runs::new(store.clone());
+        // On a shared store a run left `running` may be another node's, still going: only
+        // the embedded store's are known to be orphans at start.
+        if !store.is_shared() {
+            let interrupted = runs.recover().await?;
+            if interrupted > 0 {
+                tracing::info!(
+                    interrupted,
+                    "workflow runs interrupted by the last stop can be resumed"
+                );
+            }
+        }
+        let workflows = Arc::new(Self {
+            deps: Arc::new(deps),
+            store,
+            runs,
+            config,
+            stored: RwLock::new(BTreeMap::new()),
+            live: Mutex::new(HashMap::new()),
+        });
+        workflows.reload().await?;
+        Ok(workflows)
+    }
+
+    /// Re-reads the definitions made through the API (at start, and when another node of a
+    /// shared store changed one).
+    pub async fn reload(&self) -> Result<(), WorkflowError> {
         let mut stored = BTreeMap::new();
-        for v in store.workflows().await? {
+        for v in self.store.workflows().await? {
             match serde_json::from_value::<WorkflowDef>(v) {
                 Ok(def) => {
                     if let Some(id) = def.id.clone() {
@@ -219,22 +246,8 @@ impl Workflows {
                 Err(e) => tracing::warn!(error = %e, "skipping an unreadable stored workflow"),
             }
         }
-        let runs = Runs::new(store.clone());
-        let interrupted = runs.recover().await?;
-        if interrupted > 0 {
-            tracing::info!(
-                interrupted,
-                "workflow runs interrupted by the last stop can be resumed"
-            );
-        }
-        Ok(Arc::new(Self {
-            deps: Arc::new(deps),
-            store,
-            runs,
-            config,
-            stored: RwLock::new(stored),
-            live: Mutex::new(HashMap::new()),
-        }))
+        *self.stored.write().unwrap_or_else(PoisonError::into_inner) = stored;
+        Ok(())
     }
 
     /// The node kinds with their fields.

@@ -14,6 +14,7 @@ mod api_keys;
 mod bash_confinement;
 mod cli;
 mod cli_mock_llm;
+mod cluster;
 mod conformance;
 mod connections;
 mod context_summary;

@@ -1,5 +1,6 @@
-//! The durable store through its public API, on real files: round trips, errors, restart,
-//! optimistic concurrency, group commit, drain on shutdown, and kill -9 durability.
+//! The durable store through its public API, on real files and a real PostgreSQL: round
+//! trips, errors and optimistic concurrency on each engine; restart, group commit, drain on
+//! shutdown and kill -9 durability of the embedded one.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::BufRead;
@@ -9,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use boardsmith::dashboard::{DashboardState, Layout, Panel, PanelType, Renderer};
-use boardsmith::store::{Store, StoreError, sample_state};
+use boardsmith::store::{Store, StoreError, StoreOptions, sample_state};
 use serde_json::json;
 
 fn panel(id: &str) -> Panel {
@@ -41,10 +42,27 @@ fn open(dir: &Path) -> Arc<Store> {
     Arc::new(Store::open(dir).unwrap())
 }
 
+/// Runs `test` on a fresh store of each engine: the embedded one in a temporary directory,
+/// then PostgreSQL in a database of its own.
+async fn on_each_engine<F, Fut>(test: F)
+where
+    F: Fn(Arc<Store>) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let dir = tempfile::tempdir().unwrap();
+    eprintln!("engine: embedded");
+    test(open(dir.path())).await;
+    let db = crate::support::pg::TestDb::new().await;
+    eprintln!("engine: postgres");
+    test(Arc::new(Store::connect(&db.url, StoreOptions::default()).await.unwrap())).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn round_trips() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open(dir.path());
+    on_each_engine(round_trips_on).await;
+}
+
+async fn round_trips_on(store: Arc<Store>) {
     assert!(store.is_empty().await.unwrap());
     assert!(store.list(true).await.unwrap().is_empty());
 
@@ -145,8 +163,10 @@ async fn round_trips() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn errors_name_what_is_wrong() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open(dir.path());
+    on_each_engine(errors_name_what_is_wrong_on).await;
+}
+
+async fn errors_name_what_is_wrong_on(store: Arc<Store>) {
     let nf = || StoreError::NotFound("db_nope".into());
     assert_eq!(store.get("db_nope").await, Err(nf()));
     assert_eq!(store.get_version("db_nope", 1).await, Err(nf()));
@@ -269,8 +289,10 @@ async fn dropping_without_shutdown_keeps_acknowledged_writes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fifty_saves_on_the_same_base_one_wins() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open(dir.path());
+    on_each_engine(fifty_saves_on_the_same_base_one_wins_on).await;
+}
+
+async fn fifty_saves_on_the_same_base_one_wins_on(store: Arc<Store>) {
     let a = store.create(None, st("race", 1), "create").await.unwrap();
     let tasks: Vec<_> = (0..50)
         .map(|i| {
@@ -298,8 +320,10 @@ async fn fifty_saves_on_the_same_base_one_wins() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fifty_read_modify_write_loops_lose_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open(dir.path());
+    on_each_engine(fifty_read_modify_write_loops_lose_nothing_on).await;
+}
+
+async fn fifty_read_modify_write_loops_lose_nothing_on(store: Arc<Store>) {
     let a = store.create(None, st("rmw", 1), "create").await.unwrap();
     let tasks: Vec<_> = (0..50)
         .map(|i| {

@@ -616,66 +616,17 @@ async fn a_human_node_waits_for_the_users_submit_and_outputs_it() {
 }
 
 /// `boardsmith serve` as a child over `dir`, its model the mock at `mock_url`.
-struct Child {
-    process: std::process::Child,
-    base: String,
-    http: reqwest::Client,
-}
-
-impl Child {
-    async fn start(dir: &std::path::Path, mock_url: &str, token: &str) -> Self {
-        let config = dir.join("boardsmith.toml");
-        std::fs::write(
-            &config,
-            format!(
-                "[providers.mock]\nkind = \"openai\"\nbase_url = \"{mock_url}/v1\"\nrequires_key = false\n\
-                 default_model = \"mock-model\"\nmodels = [{{ id = \"mock-model\", context_window = 32000 }}]\n\
-                 retry = {{ max_retries = 0 }}\n"
-            ),
-        )
-        .unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let process = std::process::Command::new(support::program())
-            .arg("serve")
-            .env_clear()
-            .env("BOARDSMITH_ADDR", format!("127.0.0.1:{port}"))
-            .env("BOARDSMITH_TOKEN", token)
-            .env("BOARDSMITH_DATA", dir.join("data"))
-            .env("BOARDSMITH_CONFIG", &config)
-            .env("BOARDSMITH_WORKFLOWS_DIR", dir.join("workflows"))
-            .env("AGENT_EXTERNAL_DIR", dir.join("agents"))
-            .env("AGENT_TOOLS_EXTERNAL_DIR", dir.join("tools"))
-            .env("AGENT_VIEWPORT_EXTERNAL_DIR", dir.join("viewports"))
-            .env("BOARDSMITH_WORKERS", "1")
-            .current_dir(dir)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let child = Self {
-            process,
-            base: format!("http://127.0.0.1:{port}"),
-            http: support::authed_client(token),
-        };
-        for _ in 0..600 {
-            if child.http.get(format!("{}/healthz", child.base)).send().await.is_ok() {
-                return child;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        panic!("the server did not start");
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-}
-
-impl Drop for Child {
-    fn drop(&mut self) {
-        let _ = self.process.kill();
-        let _ = self.process.wait();
-    }
+async fn start_child(dir: &std::path::Path, mock_url: &str, token: &str) -> support::node::Node {
+    std::fs::write(
+        dir.join("boardsmith.toml"),
+        format!(
+            "[providers.mock]\nkind = \"openai\"\nbase_url = \"{mock_url}/v1\"\nrequires_key = false\n\
+             default_model = \"mock-model\"\nmodels = [{{ id = \"mock-model\", context_window = 32000 }}]\n\
+             retry = {{ max_retries = 0 }}\n"
+        ),
+    )
+    .unwrap();
+    support::node::Node::start(dir, token, &[]).await
 }
 
 #[tokio::test]
@@ -698,7 +649,7 @@ async fn a_run_killed_mid_workflow_resumes_after_a_restart_without_rerunning_fin
     )
     .unwrap();
     let token = boardsmith::access::ServerToken::generate().expose().to_owned();
-    let server = Child::start(dir.path(), &mock.url(), &token).await;
+    let server = start_child(dir.path(), &mock.url(), &token).await;
     let r = server
         .http
         .post(server.url("/api/workflows/two-steps/run"))
@@ -727,7 +678,7 @@ async fn a_run_killed_mid_workflow_resumes_after_a_restart_without_rerunning_fin
     };
     assert_eq!(first_calls(), 1);
 
-    let server = Child::start(dir.path(), &mock.url(), &token).await;
+    let server = start_child(dir.path(), &mock.url(), &token).await;
     let s: Value = server
         .http
         .get(server.url(&format!("/api/workflows/runs/{id}")))

@@ -2,6 +2,8 @@
 //! binary) over the real SDK, plus a `test` source with controllable latency and failures.
 #![allow(dead_code)]
 
+pub mod node;
+pub mod pg;
 pub mod upstream;
 
 use std::collections::BTreeMap;

@@ -124,15 +124,9 @@ pub async fn upgrade(
 
 /// The `dashboards.changed` message for a change (`None`: changes were missed, re-read all).
 fn changed_item(change: Option<&crate::dashboards::Change>) -> OutboxItem {
-    use crate::dashboards::ChangeKind;
     let mut msg = json!({ "type": "dashboards.changed" });
     if let Some(c) = change {
-        let (kind, version) = match c.kind {
-            ChangeKind::Created(v) => ("created", Some(v)),
-            ChangeKind::Saved(v) => ("saved", Some(v)),
-            ChangeKind::Deleted => ("deleted", None),
-            ChangeKind::Restored => ("restored", None),
-        };
+        let (kind, version) = c.kind.wire();
         msg["dashboardId"] = json!(c.id);
         msg["change"] = json!(kind);
         if let Some(v) = version {

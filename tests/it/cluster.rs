@@ -1,0 +1,364 @@
+//! Several nodes on one PostgreSQL database, each a real `boardsmith serve` process with a
+//! data directory of its own, a fresh database per test: a save on one node reaches the
+//! WebSocket subscribers of the others as a patch, in order; concurrent agent mutates spread
+//! over the nodes all land; a node killed with SIGKILL during saves loses no acknowledged
+//! version.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::support::node::Node;
+use crate::support::pg::TestDb;
+use crate::support::{Ws, ws_until};
+
+const TOKEN: &str = "cluster-test-token-0123456789abcdef";
+
+/// `n` nodes on `db`, each over a directory of its own (kept alive with them).
+async fn nodes(db: &TestDb, n: usize) -> (Vec<tempfile::TempDir>, Vec<Node>) {
+    let mut dirs = Vec::new();
+    let mut nodes = Vec::new();
+    for _ in 0..n {
+        let dir = tempfile::tempdir().unwrap();
+        let env = [("BOARDSMITH_DATABASE_URL", db.url.clone())];
+        nodes.push(Node::start(dir.path(), TOKEN, &env).await);
+        dirs.push(dir);
+    }
+    (dirs, nodes)
+}
+
+fn state(title: &str) -> Value {
+    json!({
+        "title": title,
+        "layout": {"columns": 12},
+        "panels": [{
+            "id": "p0", "title": "Value", "type": "metric_card", "renderer": "custom",
+            "code": "return { value: 1 };"
+        }]
+    })
+}
+
+async fn create(node: &Node, title: &str) -> String {
+    let (status, body) =
+        node.send(Method::POST, "/api/dashboards", json!({"state": state(title)})).await;
+    assert_eq!(status, 201, "{body}");
+    body["data"]["id"].as_str().unwrap().to_owned()
+}
+
+async fn put(node: &Node, id: &str, base: u64, title: &str) -> (u16, Value) {
+    let body = json!({"baseVersion": base, "state": state(title)});
+    node.send(Method::PUT, &format!("/api/dashboards/{id}"), body).await
+}
+
+/// The next message that brings the subscriber to `version` (a patch, or a snapshot when it
+/// had to be resent whole).
+async fn until_version(ws: &mut Ws, version: u64) -> Value {
+    ws_until(ws, |m| {
+        matches!(m["type"].as_str(), Some("dashboard.patch" | "dashboard.snapshot"))
+            && m["version"] == version
+    })
+    .await
+    .0
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_save_on_one_node_reaches_subscribers_on_the_others_in_order() {
+    let db = TestDb::new().await;
+    let (_dirs, nodes) = nodes(&db, 3).await;
+    let (a, b, c) = (&nodes[0], &nodes[1], &nodes[2]);
+
+    // Three nodes found the database empty at once: each example dashboard exists once.
+    let (_, list) = b.get("/api/dashboards").await;
+    let titles: Vec<&str> =
+        list["data"].as_array().unwrap().iter().map(|d| d["title"].as_str().unwrap()).collect();
+    let mut unique = titles.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert!(!titles.is_empty());
+    assert_eq!(titles.len(), unique.len(), "templates loaded more than once: {titles:?}");
+
+    let id = create(a, "Made on A").await;
+    let (mut on_b, snap_b) = b.subscribe(&id).await;
+    let (mut on_c, snap_c) = c.subscribe(&id).await;
+    assert_eq!((snap_b["version"].as_u64(), snap_c["version"].as_u64()), (Some(1), Some(1)));
+
+    // Saves alternate between nodes; every other node's subscribers get each as a patch from
+    // the version before it, in order.
+    let (status, body) = put(a, &id, 1, "Saved on A").await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = put(c, &id, 2, "Saved on C").await;
+    assert_eq!(status, 200, "{body}");
+    for ws in [&mut on_b, &mut on_c] {
+        let v2 = until_version(ws, 2).await;
+        assert_eq!(
+            (v2["type"].as_str(), v2["baseVersion"].as_u64()),
+            (Some("dashboard.patch"), Some(1))
+        );
+        assert!(v2["patch"].to_string().contains("Saved on A"), "{v2}");
+        let v3 = until_version(ws, 3).await;
+        assert_eq!(v3["baseVersion"], 2);
+        assert!(v3.to_string().contains("Saved on C"), "{v3}");
+    }
+
+    // The database, not a node's memory, refuses a stale base: B never saw a write of its own.
+    let (status, body) = put(b, &id, 2, "stale").await;
+    assert_eq!(status, 409, "{body}");
+    let (_, head) = a.get(&format!("/api/dashboards/{id}")).await;
+    assert_eq!(
+        (head["data"]["version"].as_u64(), head["data"]["state"]["title"].as_str()),
+        (Some(3), Some("Saved on C"))
+    );
+
+    // A delete on B reaches A's subscribers.
+    let (mut on_a, _) = a.subscribe(&id).await;
+    let (status, _) = b.send(Method::DELETE, &format!("/api/dashboards/{id}"), json!({})).await;
+    assert_eq!(status, 200);
+    ws_until(&mut on_a, |m| m["type"] == "dashboard.deleted").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifty_concurrent_mutates_spread_over_three_nodes_all_land() {
+    let db = TestDb::new().await;
+    let (_dirs, nodes) = nodes(&db, 3).await;
+    let id = create(&nodes[0], "Mutated everywhere").await;
+    let mut subscribers = Vec::new();
+    for node in &nodes {
+        subscribers.push(node.subscribe(&id).await.0);
+    }
+    let calls = (0..50).map(|i| {
+        let node = &nodes[i % 3];
+        let code = format!(
+            "async (s) => {{ s.panels[0].config = {{ ...(s.panels[0].config || {{}}), k{i}: {i} }}; return s; }}"
+        );
+        let id = id.clone();
+        async move {
+            let (status, body) = node
+                .send(Method::POST, "/api/tools/mutate", json!({"code": code, "dashboard_id": id}))
+                .await;
+            assert_eq!(status, 200, "{body}");
+            assert!(body["data"]["error"].is_null(), "{body}");
+        }
+    });
+    futures::future::join_all(calls).await;
+
+    let (_, head) = nodes[1].get(&format!("/api/dashboards/{id}")).await;
+    assert_eq!(head["data"]["version"], 51, "one version per mutate, none lost: {head}");
+    let config = head["data"]["state"]["panels"][0]["config"].as_object().unwrap();
+    for i in 0..50 {
+        assert_eq!(config.get(&format!("k{i}")), Some(&json!(i)), "k{i} lost: {config:?}");
+    }
+    // Every node's subscriber reaches the last version.
+    for ws in &mut subscribers {
+        until_version(ws, 51).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_killed_during_saves_loses_no_acknowledged_version() {
+    let db = TestDb::new().await;
+    let (_dirs, mut nodes) = nodes(&db, 2).await;
+    let ids = [create(&nodes[0], "k0").await, create(&nodes[0], "k1").await];
+    let acked = Arc::new(std::sync::Mutex::new(Vec::<(String, u64, String)>::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let writers: Vec<_> = ids
+        .iter()
+        .map(|id| {
+            let (http, url, id) = (
+                nodes[0].http.clone(),
+                nodes[0].url(&format!("/api/dashboards/{}", ids[0])),
+                id.clone(),
+            );
+            let url = url.replace(&ids[0], &id);
+            let (acked, stop) = (acked.clone(), stop.clone());
+            tokio::spawn(async move {
+                let mut base = 1;
+                while !stop.load(Ordering::Relaxed) {
+                    let title = format!("{id} after {base}");
+                    let body = json!({"baseVersion": base, "state": state(&title)});
+                    let Ok(r) = http.put(&url).json(&body).send().await else { return };
+                    if r.status() != 200 {
+                        return;
+                    }
+                    base += 1;
+                    acked.lock().unwrap().push((id.clone(), base, title));
+                }
+            })
+        })
+        .collect();
+    // Kill the node once some saves are acknowledged, with more in flight.
+    for _ in 0..400 {
+        if acked.lock().unwrap().len() >= 30 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    nodes[0].kill();
+    stop.store(true, Ordering::Relaxed);
+    for w in writers {
+        w.await.unwrap();
+    }
+    let acked = acked.lock().unwrap().clone();
+    assert!(acked.len() >= 30, "only {} saves were acknowledged", acked.len());
+    // The survivor reads every acknowledged version, with its content.
+    let b = &nodes[1];
+    for (id, version, title) in &acked {
+        let (status, body) = b.get(&format!("/api/dashboards/{id}/versions/{version}")).await;
+        assert_eq!(status, 200, "{id} v{version}: {body}");
+        assert_eq!(body["data"]["state"]["title"], json!(title));
+    }
+    // And writes on: the dead node held no lock that outlives it.
+    let (_, head) = b.get(&format!("/api/dashboards/{}", ids[0])).await;
+    let v = head["data"]["version"].as_u64().unwrap();
+    let (status, body) = put(b, &ids[0], v, "after the kill").await;
+    assert_eq!(status, 200, "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrate_store_copies_every_version_and_record_and_proves_it() {
+    use boardsmith::store::{Record, Store, StoreOptions, sample_state};
+    let dir = tempfile::tempdir().unwrap();
+    let embedded = Store::open(dir.path()).unwrap();
+    let a = embedded.create(None, sample_state("A", 1, 400), "create").await.unwrap();
+    embedded.save(&a.id, 1, sample_state("A2", 2, 400), "mutate").await.unwrap();
+    embedded.revert(&a.id, 1).await.unwrap();
+    let b = embedded.create(None, sample_state("B", 1, 400), "create").await.unwrap();
+    embedded.delete(&b.id).await.unwrap();
+    embedded.put_session("chat-1", json!({"active": a.id})).await.unwrap();
+    embedded.put_api_key("key-1", json!({"name": "ci", "scopes": ["read"]})).await.unwrap();
+    embedded.put_admin("agent:x", json!({"prompt": "hi"})).await.unwrap();
+    embedded.shutdown().await;
+
+    let db = TestDb::new().await;
+    let migrate = || {
+        std::process::Command::new(crate::support::program())
+            .args(["migrate-store", "--to", &db.url])
+            .env("BOARDSMITH_DATA", dir.path())
+            .output()
+            .unwrap()
+    };
+    let out = migrate();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let line = |name: &str| {
+        stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(str::trim)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert_eq!((line("dashboards"), line("versions")), ("2".into(), "4".into()), "{stdout}");
+    assert_eq!(
+        (line("session"), line("api_key"), line("admin")),
+        ("1".into(), "1".into(), "1".into())
+    );
+    let (source, target) = (line("source sha256"), line("target sha256"));
+    assert_eq!(source.len(), 64, "{stdout}");
+    assert_eq!(source, target);
+
+    // Read back independently: the same histories, flags and records.
+    let embedded = Store::open(dir.path()).unwrap();
+    let pg = Store::connect(&db.url, StoreOptions::default()).await.unwrap();
+    for id in [&a.id, &b.id] {
+        let versions = embedded.versions(id).await.unwrap();
+        assert_eq!(pg.versions(id).await.unwrap(), versions);
+        for v in &versions {
+            assert_eq!(
+                pg.get_version(id, v.version).await.unwrap(),
+                embedded.get_version(id, v.version).await.unwrap()
+            );
+        }
+    }
+    assert!(pg.get(&b.id).await.unwrap().deleted);
+    for kind in Record::ALL {
+        assert_eq!(
+            pg.records_with_ids(kind).await.unwrap(),
+            embedded.records_with_ids(kind).await.unwrap()
+        );
+    }
+    // The copy continues where the source stopped.
+    assert_eq!(pg.save(&a.id, 3, sample_state("A4", 1, 400), "mutate").await.unwrap().version, 4);
+    embedded.shutdown().await;
+    pg.shutdown().await;
+
+    // Never into a database that already holds dashboards.
+    let again = migrate();
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already holds dashboards"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_key_made_on_one_node_is_honoured_and_revoked_on_another() {
+    let db = TestDb::new().await;
+    let (_dirs, nodes) = nodes(&db, 2).await;
+    let (a, b) = (&nodes[0], &nodes[1]);
+    let (status, made) =
+        a.send(Method::POST, "/api/keys", json!({"name": "reader", "scopes": ["read"]})).await;
+    assert_eq!(status, 201, "{made}");
+    let secret = made["data"]["key"].as_str().unwrap().to_owned();
+    let key_id = made["data"]["id"].as_str().unwrap().to_owned();
+    let with_key = crate::support::authed_client(&secret);
+    // B learns of the key from A's notice, without a restart.
+    let status_on_b =
+        || async { with_key.get(b.url("/api/dashboards")).send().await.unwrap().status().as_u16() };
+    let mut status = 0;
+    for _ in 0..100 {
+        status = status_on_b().await;
+        if status == 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(status, 200, "B never honoured the key made on A");
+    let (revoked, _) = a.send(Method::DELETE, &format!("/api/keys/{key_id}"), json!({})).await;
+    assert_eq!(revoked, 200);
+    for _ in 0..100 {
+        status = status_on_b().await;
+        if status == 401 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(status, 401, "B still honours the key revoked on A");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readiness_names_the_store_and_turns_503_while_a_node_drains() {
+    let db = TestDb::new().await;
+    let dir = tempfile::tempdir().unwrap();
+    let env = [
+        ("BOARDSMITH_DATABASE_URL", db.url.clone()),
+        ("BOARDSMITH_DRAIN_DELAY_MS", "1500".to_owned()),
+    ];
+    let mut node = Node::start(dir.path(), TOKEN, &env).await;
+    // Public, like /healthz: a load balancer sends no credential.
+    let public = reqwest::Client::new();
+    let ready = public.get(node.url("/readyz")).send().await.unwrap();
+    assert_eq!(ready.status(), 200);
+    let body: Value = ready.json().await.unwrap();
+    assert_eq!(
+        (body["data"]["status"].as_str(), body["data"]["store"].as_str()),
+        (Some("ready"), Some("postgres"))
+    );
+
+    let pid = rustix::process::Pid::from_raw(i32::try_from(node.pid()).unwrap()).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    // Unready at once, while requests are still served.
+    let mut status = 0;
+    for _ in 0..50 {
+        status = public.get(node.url("/readyz")).send().await.unwrap().status().as_u16();
+        if status == 503 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(status, 503, "readiness did not turn 503 on SIGTERM");
+    let (alive, _) = node.get("/api/dashboards").await;
+    assert_eq!(alive, 200, "requests are still served while draining");
+    // Then it stops by itself, cleanly.
+    let exit = node.wait_exit(Duration::from_secs(15)).expect("the node stops after draining");
+    assert!(exit.success(), "{exit:?}");
+}
