@@ -348,7 +348,11 @@ impl App {
         .await
         .context("loading the workflows")?;
         let shutdown = CancellationToken::new();
-        tokio::spawn(live.clone().run_scheduler(config.live.tick, shutdown.clone()));
+        tokio::spawn(live.clone().run_scheduler(
+            config.live.tick,
+            shutdown.clone(),
+            dashboards.coordinator(config.live.tick),
+        ));
         tokio::spawn(dashboards.clone().follow(shutdown.clone()));
         if let Some(notices) = store.notices() {
             tokio::spawn(follow_records(
@@ -419,13 +423,14 @@ impl App {
     }
 
     /// Whether a load balancer should send this node requests: not while it drains, nor while
-    /// its store does not answer. `Ok` names the store's engine; `Err` says why not.
-    pub async fn ready(&self) -> Result<&'static str, String> {
+    /// its store does not answer. `Ok` names the store's engine and this node's id in a shared
+    /// store; `Err` says why not.
+    pub async fn ready(&self) -> Result<(&'static str, Option<String>), String> {
         if self.draining.load(std::sync::atomic::Ordering::Acquire) {
             return Err("draining: this node is shutting down".into());
         }
         self.store.ping().await.map_err(|e| format!("the store does not answer: {e}"))?;
-        Ok(self.store.engine())
+        Ok((self.store.engine(), self.store.node_id().map(str::to_owned)))
     }
 
     /// Starts draining: readiness answers 503 from now on; requests are still served.
@@ -468,7 +473,7 @@ async fn follow_records(
         let kinds: &[Record] = match &notice {
             Ok(Notice::Record(kind)) => std::slice::from_ref(kind),
             Ok(Notice::Resync) | Err(RecvError::Lagged(_)) => &Record::ALL,
-            Ok(Notice::Dashboard { .. }) => &[],
+            Ok(Notice::Dashboard { .. } | Notice::PanelResult { .. }) => &[],
             Err(RecvError::Closed) => return,
         };
         for kind in kinds {

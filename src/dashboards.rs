@@ -26,7 +26,7 @@ use crate::dashboard::DashboardState;
 use crate::dashboard::diff::Diff;
 use serde_json::{Map, Value};
 
-use crate::live::{Live, PanelRun, PanelSlot, RunStatus};
+use crate::live::{Live, PanelRun, PanelSlot, RefreshCoordinator, RunStatus};
 use crate::store::{
     ClusterLock, DashboardListItem, DashboardRecord, Notice, Store, StoreError, VersionInfo,
 };
@@ -376,6 +376,9 @@ impl Dashboards {
                 Ok(Notice::Resync) | Err(broadcast::error::RecvError::Lagged(_)) => {
                     tokio::spawn(async move { this.resync().await });
                 }
+                Ok(Notice::PanelResult { id, panel }) => {
+                    tokio::spawn(async move { this.adopt_result(&id, &panel).await });
+                }
                 // Records are their owners' business (key ring, admin, workflows).
                 Ok(Notice::Record(_)) => {}
                 Err(broadcast::error::RecvError::Closed) => return,
@@ -397,6 +400,34 @@ impl Dashboards {
             }
         }
         self.announce(id, kind);
+    }
+
+    /// The node refreshing `id` shared a panel's result: this node's viewers get it too, if
+    /// it belongs to the version they hold.
+    async fn adopt_result(&self, id: &str, panel: &str) {
+        let shared = match self.store.panel_result(id, panel).await {
+            Ok(Some(shared)) => shared,
+            Ok(None) => return,
+            Err(e) => return tracing::warn!(%id, error = %e, "cannot read a shared result"),
+        };
+        let (version, text) = shared;
+        let Some(run) = PanelRun::from_shared(&text) else { return };
+        let _lock = self.local_lock(id).await;
+        if let Some((held, state)) = self.live.held(id)
+            && held == version
+        {
+            self.live.record_run(id, version, state, panel, run);
+        }
+    }
+
+    /// Who refreshes what on a shared store (`None`: this node refreshes everything it
+    /// watches). A lease lasts three scheduler ticks (at least 2 s) and is renewed every
+    /// tick, so a dead node's dashboards are taken over within that.
+    pub fn coordinator(&self, tick: std::time::Duration) -> Option<Arc<dyn RefreshCoordinator>> {
+        self.store.is_shared().then(|| {
+            let ttl = (tick * 3).max(std::time::Duration::from_secs(2));
+            Arc::new(Leases { store: self.store.clone(), ttl }) as Arc<dyn RefreshCoordinator>
+        })
     }
 
     /// Notices may have been missed: catch up every dashboard this node holds.
@@ -438,6 +469,39 @@ impl Dashboards {
     /// Stops the store (final durable commit; later writes answer [`StoreError::Closed`]).
     pub async fn shutdown(&self) {
         self.store.shutdown().await;
+    }
+}
+
+/// Refresh leases in the shared store, and results shared through it.
+struct Leases {
+    store: Arc<Store>,
+    ttl: std::time::Duration,
+}
+
+impl RefreshCoordinator for Leases {
+    fn claim(&self, watched: Vec<String>) -> futures::future::BoxFuture<'_, Vec<String>> {
+        Box::pin(async move {
+            self.store.claim_refresh(&watched, self.ttl).await.unwrap_or_else(|e| {
+                // Refreshing nothing is the safe side: another node may hold the leases.
+                tracing::warn!(error = %e, "cannot claim refresh leases");
+                Vec::new()
+            })
+        })
+    }
+
+    fn share<'a>(
+        &'a self,
+        id: &'a str,
+        version: u64,
+        panel: &'a str,
+        run: &'a PanelRun,
+    ) -> futures::future::BoxFuture<'a, ()> {
+        Box::pin(async move {
+            if let Err(e) = self.store.put_panel_result(id, panel, version, &run.to_shared()).await
+            {
+                tracing::warn!(%id, error = %e, "cannot share a refresh result");
+            }
+        })
     }
 }
 

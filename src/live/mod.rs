@@ -277,6 +277,22 @@ impl LiveConfig {
     }
 }
 
+/// Refreshes across several nodes: which node refreshes which dashboard's scheduled panels,
+/// and where the results go so every node's subscribers get them.
+pub trait RefreshCoordinator: Send + Sync {
+    /// Of the dashboards this node's viewers watch, those this node refreshes now (claiming
+    /// free ones, keeping its own).
+    fn claim(&self, watched: Vec<String>) -> futures::future::BoxFuture<'_, Vec<String>>;
+    /// A scheduled run's result (default values) of `version`, for the other nodes.
+    fn share<'a>(
+        &'a self,
+        id: &'a str,
+        version: u64,
+        panel: &'a str,
+        run: &'a PanelRun,
+    ) -> futures::future::BoxFuture<'a, ()>;
+}
+
 /// Counters for tests and diagnostics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -871,11 +887,23 @@ impl Live {
         out
     }
 
-    /// The refresh scheduler: runs until `shutdown` fires. Only watched dashboards refresh.
+    /// The dashboards with subscribers on this node.
+    pub fn watched_ids(&self) -> Vec<String> {
+        self.lock()
+            .iter()
+            .filter(|(_, w)| !w.subscribers.is_empty())
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
+    /// The refresh scheduler: runs until `shutdown` fires. Only watched dashboards refresh;
+    /// with a coordinator (several nodes), only those it says this node refreshes, and their
+    /// results are handed to it for the other nodes.
     pub async fn run_scheduler(
         self: Arc<Self>,
         tick: Duration,
         shutdown: tokio_util::sync::CancellationToken,
+        coordinator: Option<Arc<dyn RefreshCoordinator>>,
     ) {
         let mut interval = tokio::time::interval(tick);
         interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -884,9 +912,28 @@ impl Live {
                 () = shutdown.cancelled() => return,
                 _ = interval.tick() => {}
             }
-            for (id, state, panels) in self.due() {
-                let live = self.clone();
-                tokio::spawn(async move { live.refresh_default(&id, &state, &panels).await });
+            let mut due = self.due();
+            if let Some(c) = &coordinator {
+                let mine = c.claim(self.watched_ids()).await;
+                due.retain(|(id, _, _)| mine.contains(id));
+            }
+            for (id, state, panels) in due {
+                let (live, coordinator) = (self.clone(), coordinator.clone());
+                tokio::spawn(async move {
+                    let Some(c) = coordinator else {
+                        return live.refresh_default(&id, &state, &panels).await;
+                    };
+                    let vars = live.vars(&id, &state);
+                    let version = live.held(&id).map_or(0, |(v, _)| v);
+                    let runs = futures::future::join_all(
+                        panels.iter().map(|p| live.runner.run_fresh(&id, p, &vars)),
+                    )
+                    .await;
+                    for (p, run) in panels.iter().zip(runs) {
+                        c.share(&id, version, &p.id, &run).await;
+                        live.record(&id, DEFAULT_VIEW, &p.id, run);
+                    }
+                });
             }
         }
     }

@@ -30,7 +30,7 @@ pub enum RunStatus {
 }
 
 /// A successful run's data.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunOk {
     /// What the code returned (checked against the panel type).
@@ -50,6 +50,47 @@ pub struct PanelRun {
     pub duration: Duration,
     /// When it finished (unix ms).
     pub finished_at: i64,
+}
+
+/// A [`PanelRun`] as JSON, for another node (see `live::RefreshCoordinator`).
+#[derive(Debug, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SharedRun {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ok: Option<RunOk>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<ExecError>,
+    duration_ms: f64,
+    finished_at: i64,
+}
+
+impl PanelRun {
+    /// This run as JSON text, for another node.
+    pub fn to_shared(&self) -> String {
+        let (ok, error) = match &self.result {
+            Ok(ok) => (Some(ok.clone()), None),
+            Err(e) => (None, Some(e.clone())),
+        };
+        let shared = SharedRun {
+            ok,
+            error,
+            duration_ms: self.duration.as_secs_f64() * 1e3,
+            finished_at: self.finished_at,
+        };
+        serde_json::to_string(&shared).unwrap_or_default()
+    }
+
+    /// A run another node shared ([`PanelRun::to_shared`]); `None` for text that is not one.
+    pub fn from_shared(text: &str) -> Option<Self> {
+        let s: SharedRun = serde_json::from_str(text).ok()?;
+        let result = match (s.ok, s.error) {
+            (Some(ok), None) => Ok(ok),
+            (None, Some(e)) => Err(e),
+            _ => return None,
+        };
+        let duration = Duration::from_secs_f64((s.duration_ms / 1e3).clamp(0.0, 3600.0));
+        Some(Self { result, duration, finished_at: s.finished_at })
+    }
 }
 
 type Key = (String, String);

@@ -161,6 +161,9 @@ struct Ready {
     status: &'static str,
     /// The store in use: `embedded` or `postgres`.
     store: &'static str,
+    /// This node's id among the nodes of a shared store (absent for the embedded store).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    node: Option<String>,
 }
 
 /// Readiness, for a load balancer (no credential needed): 200 while the node serves, 503
@@ -177,8 +180,8 @@ struct Ready {
     )
 )]
 async fn readyz(State(app): State<Arc<App>>) -> Result<Response, ApiError> {
-    let store = app.ready().await.map_err(ApiError::Unavailable)?;
-    Ok(ok(Ready { status: "ready", store }))
+    let (store, node) = app.ready().await.map_err(ApiError::Unavailable)?;
+    Ok(ok(Ready { status: "ready", store, node }))
 }
 
 fn routes(state: Arc<App>) -> Router {

@@ -435,6 +435,55 @@ impl Store {
         }
     }
 
+    /// This node's id in a shared store's notices and leases; `None` for the embedded store.
+    pub fn node_id(&self) -> Option<&str> {
+        match &self.engine {
+            Engine::Embedded(_) => None,
+            Engine::Postgres(p) => Some(p.node()),
+        }
+    }
+
+    /// Of `ids`, the dashboards whose scheduled refreshes this node does for the next `ttl`
+    /// (a shared store's leases: kept while renewed, taken over when they lapse); all of them
+    /// on the embedded store.
+    pub async fn claim_refresh(
+        &self,
+        ids: &[String],
+        ttl: Duration,
+    ) -> Result<Vec<String>, StoreError> {
+        match &self.engine {
+            Engine::Embedded(_) => Ok(ids.to_vec()),
+            Engine::Postgres(p) => p.claim_refresh(ids, ttl).await,
+        }
+    }
+
+    /// Shares a panel's latest result (JSON of `version`) with the other nodes; nothing to do
+    /// on the embedded store.
+    pub async fn put_panel_result(
+        &self,
+        id: &str,
+        panel: &str,
+        version: u64,
+        run: &str,
+    ) -> Result<(), StoreError> {
+        match &self.engine {
+            Engine::Embedded(_) => Ok(()),
+            Engine::Postgres(p) => p.put_panel_result(id, panel, version, run).await,
+        }
+    }
+
+    /// A panel's latest shared result: its version and JSON.
+    pub async fn panel_result(
+        &self,
+        id: &str,
+        panel: &str,
+    ) -> Result<Option<(u64, String)>, StoreError> {
+        match &self.engine {
+            Engine::Embedded(_) => Ok(None),
+            Engine::Postgres(p) => p.panel_result(id, panel).await,
+        }
+    }
+
     /// Writer counters (commits, ops, largest batch).
     pub fn stats(&self) -> StoreStats {
         match &self.engine {

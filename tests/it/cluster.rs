@@ -81,15 +81,13 @@ async fn a_save_on_one_node_reaches_subscribers_on_the_others_in_order() {
     assert_eq!(titles.len(), unique.len(), "templates loaded more than once: {titles:?}");
 
     let id = create(a, "Made on A").await;
+    let (mut on_a, _) = a.subscribe(&id).await;
     let (mut on_b, snap_b) = b.subscribe(&id).await;
     let (mut on_c, snap_c) = c.subscribe(&id).await;
     assert_eq!((snap_b["version"].as_u64(), snap_c["version"].as_u64()), (Some(1), Some(1)));
 
-    // Saves alternate between nodes; every other node's subscribers get each as a patch from
-    // the version before it, in order.
+    // A save on A reaches B and C as a patch from the version they hold.
     let (status, body) = put(a, &id, 1, "Saved on A").await;
-    assert_eq!(status, 200, "{body}");
-    let (status, body) = put(c, &id, 2, "Saved on C").await;
     assert_eq!(status, 200, "{body}");
     for ws in [&mut on_b, &mut on_c] {
         let v2 = until_version(ws, 2).await;
@@ -98,22 +96,50 @@ async fn a_save_on_one_node_reaches_subscribers_on_the_others_in_order() {
             (Some("dashboard.patch"), Some(1))
         );
         assert!(v2["patch"].to_string().contains("Saved on A"), "{v2}");
-        let v3 = until_version(ws, 3).await;
-        assert_eq!(v3["baseVersion"], 2);
-        assert!(v3.to_string().contains("Saved on C"), "{v3}");
+    }
+    // Saves on C then B, each right after the other: every subscriber moves forward only,
+    // each patch from the version it holds (a version it never held comes whole).
+    let (status, body) = put(c, &id, 2, "Saved on C").await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = put(b, &id, 3, "Saved on B").await;
+    assert_eq!(status, 200, "{body}");
+    for ws in [&mut on_a, &mut on_b, &mut on_c] {
+        let mut held = None;
+        loop {
+            let m = crate::support::ws_next(ws).await;
+            let Some(v) = m["version"].as_u64() else { continue };
+            match m["type"].as_str() {
+                Some("dashboard.patch") => {
+                    if let Some(h) = held {
+                        assert_eq!(
+                            m["baseVersion"].as_u64(),
+                            Some(h),
+                            "a patch from a version not held: {m}"
+                        );
+                    }
+                }
+                Some("dashboard.snapshot") => {}
+                _ => continue,
+            }
+            assert!(held.is_none_or(|h| v > h), "went back from {held:?} to {v}");
+            held = Some(v);
+            if v == 4 {
+                assert!(m.to_string().contains("Saved on B"), "{m}");
+                break;
+            }
+        }
     }
 
-    // The database, not a node's memory, refuses a stale base: B never saw a write of its own.
-    let (status, body) = put(b, &id, 2, "stale").await;
+    // The database, not a node's memory, refuses a stale base.
+    let (status, body) = put(c, &id, 3, "stale").await;
     assert_eq!(status, 409, "{body}");
     let (_, head) = a.get(&format!("/api/dashboards/{id}")).await;
     assert_eq!(
         (head["data"]["version"].as_u64(), head["data"]["state"]["title"].as_str()),
-        (Some(3), Some("Saved on C"))
+        (Some(4), Some("Saved on B"))
     );
 
     // A delete on B reaches A's subscribers.
-    let (mut on_a, _) = a.subscribe(&id).await;
     let (status, _) = b.send(Method::DELETE, &format!("/api/dashboards/{id}"), json!({})).await;
     assert_eq!(status, 200);
     ws_until(&mut on_a, |m| m["type"] == "dashboard.deleted").await;
@@ -361,4 +387,68 @@ async fn readiness_names_the_store_and_turns_503_while_a_node_drains() {
     // Then it stops by itself, cleanly.
     let exit = node.wait_exit(Duration::from_secs(15)).expect("the node stops after draining");
     assert!(exit.success(), "{exit:?}");
+}
+
+/// `refreshedAt` of every `panel.data` of `panel` a subscriber receives within `window`.
+async fn refreshes(ws: &mut Ws, panel: &str, window: Duration) -> Vec<i64> {
+    let until = tokio::time::Instant::now() + window;
+    let mut out = Vec::new();
+    while let Ok(m) = tokio::time::timeout_at(until, crate::support::ws_next(ws)).await {
+        if m["type"] == "panel.data" && m["panelId"] == panel {
+            out.push(m["refreshedAt"].as_i64().unwrap());
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_node_refreshes_a_dashboard_for_all_and_a_killed_owner_is_replaced() {
+    let db = TestDb::new().await;
+    let (_dirs, mut nodes) = nodes(&db, 2).await;
+    let mut live = state("Ticking");
+    live["panels"][0]["refresh"] = json!("5s");
+    live["panels"][0]["code"] = json!("return { value: Date.now() % 1000000 };");
+    let (status, body) =
+        nodes[0].send(Method::POST, "/api/dashboards", json!({"state": live})).await;
+    assert_eq!(status, 201, "{body}");
+    let id = body["data"]["id"].as_str().unwrap().to_owned();
+    let (mut on_a, _) = nodes[0].subscribe(&id).await;
+    let (mut on_b, _) = nodes[1].subscribe(&id).await;
+    // Past the subscribe-time runs, each node's own: then only the owner's refreshes (every
+    // 5 s, the shortest interval allowed), on both.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let (a, b) = tokio::join!(
+        refreshes(&mut on_a, "p0", Duration::from_millis(11_000)),
+        refreshes(&mut on_b, "p0", Duration::from_millis(11_000))
+    );
+    assert!(a.len() >= 2, "too few refreshes: {a:?}");
+    // The same runs reached both nodes' subscribers (the last may still be on its way).
+    let common = a.iter().filter(|t| b.contains(t)).count();
+    assert!(common + 1 >= a.len().max(b.len()), "two refreshers? A {a:?} B {b:?}");
+
+    // The lease names the owner; kill it, and the survivor's subscriber keeps getting refreshes.
+    let (client, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(conn);
+    let owner: String = client
+        .query_one("SELECT node FROM refresh_leases WHERE dashboard_id = $1", &[&id])
+        .await
+        .unwrap()
+        .get(0);
+    let mut which = None;
+    for (i, node) in nodes.iter().enumerate() {
+        let (_, ready) = node.get("/readyz").await;
+        if ready["data"]["node"] == json!(owner) {
+            which = Some(i);
+        }
+    }
+    let owner_index = which.expect("the lease names one of the nodes");
+    nodes[owner_index].kill();
+    let killed_at = chrono::Utc::now().timestamp_millis();
+    let survivor = if owner_index == 0 { &mut on_b } else { &mut on_a };
+    let after = refreshes(survivor, "p0", Duration::from_secs(12)).await;
+    let first = after.iter().copied().find(|t| *t > killed_at);
+    let first = first.unwrap_or_else(|| panic!("no refresh after the owner died: {after:?}"));
+    // The lease lapses (2 s), then the survivor's panel is due (≤ 5 s) at a tick (0.5 s);
+    // room for a loaded machine.
+    assert!(first - killed_at <= 10_000, "taken over after {} ms", first - killed_at);
 }

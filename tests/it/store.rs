@@ -544,3 +544,29 @@ async fn kill9_acked_writes_survive() {
     }
     assert!(total_acked > 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refresh_lease_has_one_holder_until_it_lapses() {
+    let db = crate::support::pg::TestDb::new().await;
+    let a = Store::connect(&db.url, StoreOptions::default()).await.unwrap();
+    let b = Store::connect(&db.url, StoreOptions::default()).await.unwrap();
+    assert_ne!(a.node_id(), b.node_id());
+    let ids = vec!["db_1".to_owned(), "db_2".to_owned()];
+    let ttl = Duration::from_millis(400);
+    assert_eq!(a.claim_refresh(&ids[..1], ttl).await.unwrap(), vec!["db_1"]);
+    // B gets only the free one; A renews its own.
+    assert_eq!(b.claim_refresh(&ids, ttl).await.unwrap(), vec!["db_2"]);
+    assert_eq!(a.claim_refresh(&ids, ttl).await.unwrap(), vec!["db_1"]);
+    // A stops renewing: once the lease lapses, B takes it.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut taken = b.claim_refresh(&ids, ttl).await.unwrap();
+    taken.sort();
+    assert_eq!(taken, ids);
+    // Shared results: the latest per panel, with its version.
+    assert_eq!(b.panel_result("db_1", "p0").await.unwrap(), None);
+    a.put_panel_result("db_1", "p0", 3, "{\"x\":1}").await.unwrap();
+    a.put_panel_result("db_1", "p0", 4, "{\"x\":2}").await.unwrap();
+    assert_eq!(b.panel_result("db_1", "p0").await.unwrap(), Some((4, "{\"x\":2}".to_owned())));
+    a.shutdown().await;
+    b.shutdown().await;
+}

@@ -27,6 +27,8 @@ struct Wire {
     version: Option<u64>,
     #[serde(default)]
     record: Option<String>,
+    #[serde(default)]
+    panel: Option<String>,
 }
 
 /// The notice a payload carries, unless this node sent it (or it is not one of ours).
@@ -37,6 +39,9 @@ fn parse(payload: &str, node: &str) -> Option<Notice> {
     }
     if let Some(record) = w.record {
         return Record::from_key(&record).map(Notice::Record);
+    }
+    if let Some(panel) = w.panel {
+        return Some(Notice::PanelResult { id: w.id?, panel });
     }
     let kind = match (w.kind.as_deref()?, w.version) {
         ("created", Some(v)) => ChangeKind::Created(v),
@@ -139,6 +144,10 @@ mod tests {
         assert_eq!(
             parse(r#"{"node":"b","record":"api_key"}"#, "a"),
             Some(Notice::Record(Record::ApiKey))
+        );
+        assert_eq!(
+            parse(r#"{"node":"b","id":"db_1","panel":"p0"}"#, "a"),
+            Some(Notice::PanelResult { id: "db_1".into(), panel: "p0".into() })
         );
         for junk in ["", "{}", r#"{"node":"b","kind":"saved"}"#, r#"{"node":"b","record":"x"}"#] {
             assert_eq!(parse(junk, "a"), None, "{junk}");

@@ -53,6 +53,14 @@ pub enum Notice {
     },
     /// A record of this kind was written or removed (API keys, admin definitions, ...).
     Record(Record),
+    /// A node that refreshes this dashboard shared a panel's new result
+    /// ([`crate::store::Store::panel_result`] reads it).
+    PanelResult {
+        /// The dashboard.
+        id: String,
+        /// The panel.
+        panel: String,
+    },
     /// Notices may have been missed (the listening connection was lost and is back): re-read
     /// whatever is followed.
     Resync,
@@ -650,6 +658,81 @@ impl Postgres {
         tx.commit().await.map_err(pg("commit import"))?;
         self.committed();
         Ok(())
+    }
+
+    pub(super) fn node(&self) -> &str {
+        &self.node
+    }
+
+    /// Claims or renews the refresh lease of each of `ids` for `ttl`: a lease this node holds
+    /// is renewed, a free or expired one taken. Answers the ids this node now holds.
+    pub(super) async fn claim_refresh(
+        &self,
+        ids: &[String],
+        ttl: std::time::Duration,
+    ) -> Result<Vec<String>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let c = self.client().await?;
+        let ms = i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX);
+        let rows = c
+            .query(
+                "INSERT INTO refresh_leases (dashboard_id, node, expires_at)
+                 SELECT id, $2::text, now() + $3::bigint * interval '1 millisecond'
+                 FROM unnest($1::text[]) AS id
+                 ON CONFLICT (dashboard_id) DO UPDATE
+                    SET node = excluded.node, expires_at = excluded.expires_at
+                    WHERE refresh_leases.node = excluded.node OR refresh_leases.expires_at < now()
+                 RETURNING dashboard_id",
+                &[&ids, &&*self.node, &ms],
+            )
+            .await
+            .map_err(pg("claim refresh leases"))?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
+    /// Keeps a panel's latest shared result (of `version`) and tells the other nodes.
+    pub(super) async fn put_panel_result(
+        &self,
+        id: &str,
+        panel: &str,
+        version: u64,
+        run: &str,
+    ) -> Result<(), StoreError> {
+        let c = self.client().await?;
+        let notice = json!({ "node": &*self.node, "id": id, "panel": panel }).to_string();
+        c.execute(
+            "WITH w AS (
+                INSERT INTO panel_results (dashboard_id, panel_id, version, run)
+                VALUES ($1, $2, $3, $4)
+                ON CONFLICT (dashboard_id, panel_id) DO UPDATE
+                    SET version = excluded.version, run = excluded.run
+                RETURNING 1
+             )
+             SELECT pg_notify($5, $6) FROM w",
+            &[&id, &panel, &to_i64(version), &run, &CHANNEL, &notice],
+        )
+        .await
+        .map_err(pg(format!("share a result of `{id}`")))?;
+        Ok(())
+    }
+
+    /// A panel's latest shared result: its version and the run's JSON.
+    pub(super) async fn panel_result(
+        &self,
+        id: &str,
+        panel: &str,
+    ) -> Result<Option<(u64, String)>, StoreError> {
+        let c = self.client().await?;
+        let row = c
+            .query_opt(
+                "SELECT version, run FROM panel_results WHERE dashboard_id = $1 AND panel_id = $2",
+                &[&id, &panel],
+            )
+            .await
+            .map_err(pg(format!("read a shared result of `{id}`")))?;
+        Ok(row.map(|r| (to_u64(r.get(0)), r.get(1))))
     }
 
     /// The notice of a record change, for kinds other nodes keep in memory; `None` for kinds

@@ -16,11 +16,12 @@ struct Migration {
 
 /// Every migration this build knows, oldest first. Never edit one that has shipped: add the
 /// next.
-const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "dashboards, their versions, records",
-    // State and record values are JSON kept as text: `jsonb` would reorder object keys.
-    sql: "
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "dashboards, their versions, records",
+        // State and record values are JSON kept as text: `jsonb` would reorder object keys.
+        sql: "
         CREATE TABLE dashboards (
             id          text    PRIMARY KEY,
             version     bigint  NOT NULL,
@@ -48,7 +49,26 @@ const MIGRATIONS: &[Migration] = &[Migration {
             PRIMARY KEY (kind, id)
         );
     ",
-}];
+    },
+    Migration {
+        version: 2,
+        name: "refresh leases, shared panel results",
+        sql: "
+        CREATE TABLE refresh_leases (
+            dashboard_id text        PRIMARY KEY,
+            node         text        NOT NULL,
+            expires_at   timestamptz NOT NULL
+        );
+        CREATE TABLE panel_results (
+            dashboard_id text   NOT NULL,
+            panel_id     text   NOT NULL,
+            version      bigint NOT NULL,
+            run          text   NOT NULL,
+            PRIMARY KEY (dashboard_id, panel_id)
+        );
+    ",
+    },
+];
 
 /// Any fixed key: the advisory lock migrations run under.
 const MIGRATION_LOCK: i64 = 0x626f_6172_6473_6d31; // "boardsm1"
