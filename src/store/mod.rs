@@ -367,6 +367,17 @@ fn parse_state(id: &str, version: u64, json: &[u8]) -> Result<DashboardState, St
     })
 }
 
+/// A dashboard id a store accepts: 1 to 256 bytes.
+fn check_id(id: &str) -> Result<(), StoreError> {
+    if id.is_empty() || id.len() > keys::MAX_ID_LEN {
+        return Err(StoreError::Storage(format!(
+            "invalid dashboard id: must be 1..={} bytes",
+            keys::MAX_ID_LEN
+        )));
+    }
+    Ok(())
+}
+
 /// A new dashboard id: `db_` + a time-ordered UUID (v7).
 pub fn new_dashboard_id() -> String {
     format!("db_{}", uuid::Uuid::now_v7().simple())

@@ -547,12 +547,7 @@ fn create(
     note: &str,
     now: i64,
 ) -> Result<Reply, Fail> {
-    if id.is_empty() || id.len() > keys::MAX_ID_LEN {
-        return Err(Fail::Op(StoreError::Storage(format!(
-            "invalid dashboard id: must be 1..={} bytes",
-            keys::MAX_ID_LEN
-        ))));
-    }
+    super::check_id(id).map_err(Fail::Op)?;
     if let Some(head) = get_head(t, id)? {
         return Err(Fail::Op(StoreError::Conflict { expected: 0, actual: head.version }));
     }

@@ -231,12 +231,7 @@ impl Postgres {
     ) -> Result<DashboardRecord, StoreError> {
         let (json, title, panels) = state_json(&state, &self.quotas)?;
         let id = id.map_or_else(new_dashboard_id, str::to_owned);
-        if id.is_empty() || id.len() > super::keys::MAX_ID_LEN {
-            return Err(StoreError::Storage(format!(
-                "invalid dashboard id `{id}`: ids are 1 to {} bytes",
-                super::keys::MAX_ID_LEN
-            )));
-        }
+        super::check_id(&id)?;
         let c = self.client().await?;
         let now = now_ms();
         self.insert(&c, &id, &json, &title, panels, note, now).await?;
