@@ -2,7 +2,9 @@
 //! the provider reported them, cost from the model registry's prices, latency, errors), kept
 //! in memory, written to the store's `usage` table at most once a second (and at shutdown),
 //! and summed for `GET /api/usage` and for the keys' budgets. Each call is also a metric
-//! (`telemetry::model_call`).
+//! (`telemetry::model_call`). On a shared store every node writes rows of its own (tagged
+//! with its id) and re-reads the other nodes' at each flush, so no node overwrites another's
+//! counts and reports and budgets cover them all.
 //!
 //! The one owner of the usage rows. Knows nothing of HTTP or agents: callers hand it
 //! [`Call`]s.
@@ -118,6 +120,10 @@ struct StoredRow {
     key: RowKey,
     #[serde(flatten)]
     totals: Totals,
+    /// The node that counted it, on a shared store (each node writes rows of its own, so
+    /// nodes never overwrite each other's counts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    node: Option<String>,
 }
 
 /// What `GET /api/usage` groups by.
@@ -160,35 +166,67 @@ type Group = (Option<NaiveDate>, Option<String>, Option<String>, Option<String>)
 
 #[derive(Debug, Default)]
 struct State {
+    /// This process's counts (on the embedded store: everything).
     rows: BTreeMap<RowKey, Totals>,
     dirty: BTreeSet<RowKey>,
-    /// USD per key id, all time (the budgets' measure).
+    /// Other nodes' counts, summed, as last read from a shared store (and rows this node's
+    /// earlier runs wrote: a node's id is new at every start).
+    others: BTreeMap<RowKey, Totals>,
+    /// USD per key id, all time, every node (the budgets' measure).
     spent: HashMap<String, f64>,
+}
+
+impl State {
+    /// Recounts `spent` from the rows of every node.
+    fn recount(&mut self) {
+        self.spent.clear();
+        for (k, t) in self.rows.iter().chain(&self.others) {
+            if !k.key.is_empty() {
+                *self.spent.entry(k.key.clone()).or_default() += t.cost_usd;
+            }
+        }
+    }
 }
 
 /// The ledger.
 #[derive(Debug)]
 pub struct UsageLedger {
     store: Arc<Store>,
+    /// This node's id on a shared store.
+    node: Option<String>,
     state: Mutex<State>,
 }
 
 impl UsageLedger {
     /// The rows stored in `store`; an unreadable one is logged and skipped.
     pub async fn load(store: Arc<Store>) -> Result<Self, StoreError> {
-        let mut state = State::default();
-        for value in store.usage_rows().await? {
+        let node = store.node_id().map(str::to_owned);
+        let ledger = Self { store, node, state: Mutex::new(State::default()) };
+        let stored = ledger.stored_rows().await?;
+        let mut s = ledger.lock();
+        // The embedded store's rows are this process's to go on counting; a shared store's
+        // are other nodes' (this node's id is new).
+        if ledger.node.is_some() {
+            s.others = stored;
+        } else {
+            s.rows = stored;
+        }
+        s.recount();
+        drop(s);
+        Ok(ledger)
+    }
+
+    /// Every stored row not written by this node, summed per row key.
+    async fn stored_rows(&self) -> Result<BTreeMap<RowKey, Totals>, StoreError> {
+        let mut out: BTreeMap<RowKey, Totals> = BTreeMap::new();
+        for value in self.store.usage_rows().await? {
             match serde_json::from_value::<StoredRow>(value) {
-                Ok(row) => {
-                    if !row.key.key.is_empty() {
-                        *state.spent.entry(row.key.key.clone()).or_default() += row.totals.cost_usd;
-                    }
-                    state.rows.insert(row.key, row.totals);
-                }
+                Ok(row) if self.node.is_some() && row.node == self.node => {}
+                Ok(row) => out.entry(row.key).or_default().add(&row.totals),
                 Err(e) => tracing::error!(error = %e, "skipping an unreadable usage row"),
             }
         }
-        Ok(Self { store, state: Mutex::new(state) })
+        Ok(out)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -234,8 +272,14 @@ impl UsageLedger {
                 .into_iter()
                 .filter_map(|k| {
                     let totals = *s.rows.get(&k)?;
-                    let value = serde_json::to_value(StoredRow { key: k.clone(), totals }).ok()?;
-                    Some((k.clone(), k.id(), value))
+                    let node = self.node.clone();
+                    let id = match &node {
+                        Some(n) => format!("{}@{n}", k.id()),
+                        None => k.id(),
+                    };
+                    let value =
+                        serde_json::to_value(StoredRow { key: k.clone(), totals, node }).ok()?;
+                    Some((k.clone(), id, value))
                 })
                 .collect()
         };
@@ -245,6 +289,13 @@ impl UsageLedger {
             // Written again by the next flush (a row holds its totals, so rewriting is safe).
             self.lock().dirty.extend(rows.into_iter().map(|(k, ..)| k));
             return Err(e);
+        }
+        // On a shared store, what the other nodes counted meanwhile.
+        if self.node.is_some() {
+            let others = self.stored_rows().await?;
+            let mut s = self.lock();
+            s.others = others;
+            s.recount();
         }
         Ok(())
     }
@@ -270,7 +321,8 @@ impl UsageLedger {
     pub fn report(&self, from: NaiveDate, to: NaiveDate, group_by: &[GroupBy]) -> Vec<ReportRow> {
         let has = |g: GroupBy| group_by.contains(&g);
         let mut groups: BTreeMap<Group, Totals> = BTreeMap::new();
-        for (k, t) in self.lock().rows.iter().filter(|(k, _)| (from..=to).contains(&k.day)) {
+        let s = self.lock();
+        for (k, t) in s.rows.iter().chain(&s.others).filter(|(k, _)| (from..=to).contains(&k.day)) {
             let named =
                 |v: &str, empty: &str| if v.is_empty() { empty.to_owned() } else { v.to_owned() };
             let group = (

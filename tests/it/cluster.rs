@@ -452,3 +452,44 @@ async fn one_node_refreshes_a_dashboard_for_all_and_a_killed_owner_is_replaced()
     // room for a loaded machine.
     assert!(first - killed_at <= 10_000, "taken over after {} ms", first - killed_at);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_counted_on_two_nodes_adds_up_on_each() {
+    use boardsmith::store::{Store, StoreOptions};
+    use boardsmith::usage::{Call, GroupBy, UsageLedger};
+    let db = TestDb::new().await;
+    let call = |cost: f64| Call {
+        key: Some("key_1".into()),
+        model: "mock/m".into(),
+        agent: None,
+        usage: boardsmith::llm::Usage { input_tokens: 10, ..Default::default() },
+        cost_usd: Some(cost),
+        latency: Duration::from_millis(5),
+        first_chunk: None,
+        error: false,
+    };
+    let connect = || async {
+        let store = Store::connect(&db.url, StoreOptions::default()).await.unwrap();
+        UsageLedger::load(Arc::new(store)).await.unwrap()
+    };
+    let (a, b) = (connect().await, connect().await);
+    a.record(&call(1.0));
+    a.record(&call(1.0));
+    b.record(&call(0.5));
+    // Each writes its own rows, then reads the other's: nothing is overwritten.
+    for _ in 0..2 {
+        a.flush().await.unwrap();
+        b.flush().await.unwrap();
+    }
+    let today = chrono::Utc::now().date_naive();
+    for ledger in [&a, &b] {
+        let rows = ledger.report(today, today, &[GroupBy::Key]);
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        assert_eq!((rows[0].totals.requests, rows[0].totals.input_tokens), (3, 30));
+        assert!((ledger.spent("key_1") - 2.5).abs() < 1e-9, "{}", ledger.spent("key_1"));
+    }
+    // A node that starts later counts everything before it.
+    let c = connect().await;
+    assert_eq!(c.report(today, today, &[]).first().map(|r| r.totals.requests), Some(3));
+    assert!((c.spent("key_1") - 2.5).abs() < 1e-9);
+}
