@@ -15,16 +15,7 @@ use crate::support::{self, TestApp, Ws, sse_events, ws_until};
 type Events = Vec<(String, String, Value)>;
 
 fn call(id: &str, name: &str, arguments: Value) -> Turn {
-    Turn {
-        steps: vec![Step::ToolCall {
-            id: Some(id.into()),
-            name: name.into(),
-            arguments,
-            fragments: Some(3),
-        }],
-        times: Some(1),
-        ..Turn::default()
-    }
+    crate::support::tool_call_turn(id, name, arguments, 3)
 }
 
 fn say(text: &str) -> Turn {

@@ -26,16 +26,7 @@ fn when(needle: &str, turn: Turn) -> Turn {
 }
 
 fn call(id: &str, name: &str, arguments: Value) -> Turn {
-    Turn {
-        steps: vec![Step::ToolCall {
-            id: Some(id.into()),
-            name: name.into(),
-            arguments,
-            fragments: Some(2),
-        }],
-        times: Some(1),
-        ..Turn::default()
-    }
+    crate::support::tool_call_turn(id, name, arguments, 2)
 }
 
 /// A PLAIN member agent file.

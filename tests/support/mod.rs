@@ -400,3 +400,24 @@ async fn read_sse(
     }
     out
 }
+
+/// A mock-model turn (used once) that calls tool `name` with `arguments`, the arguments
+/// streamed in `fragments` pieces.
+pub fn tool_call_turn(
+    id: &str,
+    name: &str,
+    arguments: Value,
+    fragments: usize,
+) -> boardsmith::llm::mock::Turn {
+    use boardsmith::llm::mock::{Step, Turn};
+    Turn {
+        steps: vec![Step::ToolCall {
+            id: Some(id.into()),
+            name: name.into(),
+            arguments,
+            fragments: Some(fragments),
+        }],
+        times: Some(1),
+        ..Turn::default()
+    }
+}
