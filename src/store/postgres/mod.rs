@@ -292,10 +292,10 @@ impl Postgres {
         id: &str,
     ) -> Result<Option<Head>, StoreError> {
         let row = c
-            .query_opt("SELECT version, created_at, deleted FROM dashboards WHERE id = $1", &[&id])
+            .query_opt("SELECT version, deleted FROM dashboards WHERE id = $1", &[&id])
             .await
             .map_err(pg(format!("read the head of `{id}`")))?;
-        Ok(row.map(|r| Head { version: to_u64(r.get(0)), created_at: r.get(1), deleted: r.get(2) }))
+        Ok(row.map(|r| Head { version: to_u64(r.get(0)), deleted: r.get(1) }))
     }
 
     /// The conditional save: the new version row, the head moved, the oldest versions past
@@ -818,8 +818,6 @@ fn parse_record(kind: Record, id: &str, text: &str) -> Result<Value, StoreError>
 /// A dashboard's head row.
 struct Head {
     version: u64,
-    #[allow(dead_code)]
-    created_at: i64,
     deleted: bool,
 }
 
