@@ -68,6 +68,48 @@ const MIGRATIONS: &[Migration] = &[
         );
     ",
     },
+    Migration {
+        version: 3,
+        name: "node heartbeats, runs and their events, forwarded run requests, chat memory",
+        sql: "
+        CREATE TABLE nodes (
+            node         text        PRIMARY KEY,
+            heartbeat_at timestamptz NOT NULL,
+            started_at   timestamptz NOT NULL DEFAULT now()
+        );
+        CREATE TABLE runs (
+            run_id   text        PRIMARY KEY,
+            node     text        NOT NULL,
+            chat_id  text        NOT NULL,
+            status   text        NOT NULL,
+            last_seq bigint      NOT NULL,
+            ended_at timestamptz
+        );
+        CREATE INDEX runs_running_by_chat ON runs (chat_id) WHERE status = 'running';
+        CREATE TABLE run_events (
+            run_id text   NOT NULL,
+            seq    bigint NOT NULL,
+            event  text   NOT NULL,
+            PRIMARY KEY (run_id, seq)
+        );
+        CREATE TABLE run_requests (
+            id         bigserial   PRIMARY KEY,
+            node       text        NOT NULL,
+            run_id     text        NOT NULL,
+            kind       text        NOT NULL,
+            body       text        NOT NULL,
+            answer     text,
+            created_at timestamptz NOT NULL DEFAULT now()
+        );
+        CREATE TABLE chat_runs (
+            id         bigserial PRIMARY KEY,
+            chat_id    text      NOT NULL,
+            updated_at bigint    NOT NULL,
+            line       text      NOT NULL
+        );
+        CREATE INDEX chat_runs_by_chat ON chat_runs (chat_id, id);
+    ",
+    },
 ];
 
 /// Any fixed key: the advisory lock migrations run under.
