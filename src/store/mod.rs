@@ -25,6 +25,7 @@
 //!   and holds a dashboard's cluster-wide writer lock ([`Store::lock_dashboard`]).
 
 mod bench;
+pub mod chats;
 pub mod copy;
 mod embedded;
 mod keys;

@@ -12,6 +12,7 @@
 //!
 //! Knows nothing of live updates or HTTP: it only stores and tells.
 
+mod chats;
 mod listen;
 mod schema;
 
