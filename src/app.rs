@@ -254,7 +254,12 @@ impl App {
             Some(m) => m.clone(),
             None => MemoryConfig::from_env(&config.data_dir)?,
         };
-        let memory = ChatMemory::new(memory_config);
+        // Several nodes share chats through the store; one node keeps them in files.
+        let memory = if store.is_shared() {
+            ChatMemory::shared(memory_config, store.clone())
+        } else {
+            ChatMemory::new(memory_config)
+        };
         let submits = FrontendSubmits::new(config.submit_timeout);
         let llm = match config.llm.clone() {
             Some(llm) => llm,

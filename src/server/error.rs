@@ -164,6 +164,7 @@ impl From<MemoryError> for ApiError {
         match e {
             MemoryError::InvalidChatId(_) => Self::bad(e.to_string()),
             MemoryError::NotFound(_) => Self::NotFound(e.to_string()),
+            MemoryError::Store(s) => s.into(),
             MemoryError::WrongChat { .. }
             | MemoryError::Config(_)
             | MemoryError::Encode(_)

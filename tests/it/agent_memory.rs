@@ -1,10 +1,11 @@
-//! Chat Memory V2 on real temp dirs: round trips, the system snapshot rule, the replay window,
-//! reasoning on replay, crash tolerance, serialized appends, the chat index and the snapshot
-//! events of a stored chat.
+//! Chat Memory V2 on each backend, the same cases on real temp dirs and on a real PostgreSQL
+//! (a database per test): round trips, the system snapshot rule, the replay window, reasoning
+//! on replay, damaged lines and rows, serialized appends, the chat index (also as another node
+//! sees it) and the snapshot events of a stored chat.
 
 use std::collections::BTreeSet;
 use std::io::Write;
-use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use boardsmith::agent::events::Query;
@@ -12,10 +13,96 @@ use boardsmith::agent::memory::{
     ChatMemory, MemoryConfig, MemoryError, RunRecord, SystemSnapshot, replay_messages,
 };
 use boardsmith::llm::{AssistantMessage, ContentBlock, Message, StopReason, ToolDefinition, Usage};
+use boardsmith::store::{Store, StoreOptions};
 use serde_json::{Value, json};
 
-fn memory(dir: &Path) -> ChatMemory {
-    ChatMemory::new(MemoryConfig::new(dir))
+use crate::support::pg::TestDb;
+
+/// Where a test's chats live: files in a temp dir, or a PostgreSQL database of their own.
+struct Chats {
+    dir: tempfile::TempDir,
+    db: Option<TestDb>,
+}
+
+impl Chats {
+    /// A memory over these chats as a node that just started sees them: a cold cache, and on
+    /// PostgreSQL connections of its own.
+    async fn memory(&self) -> ChatMemory {
+        self.memory_with(MemoryConfig::new(self.dir.path())).await
+    }
+
+    async fn memory_with(&self, config: MemoryConfig) -> ChatMemory {
+        match &self.db {
+            None => ChatMemory::new(config),
+            Some(db) => {
+                let store = Store::connect(&db.url, StoreOptions::default()).await.unwrap();
+                ChatMemory::shared(config, Arc::new(store))
+            }
+        }
+    }
+
+    fn file(&self, chat: &str) -> std::path::PathBuf {
+        self.dir.path().join(format!("chats/{chat}.json"))
+    }
+
+    /// The chat's stored lines, as text (a file's lines, or its rows in order).
+    async fn lines(&self, chat: &str) -> Vec<String> {
+        match &self.db {
+            None => std::fs::read_to_string(self.file(chat))
+                .unwrap()
+                .lines()
+                .map(str::to_owned)
+                .collect(),
+            Some(db) => {
+                let sql = "SELECT line FROM chat_runs WHERE chat_id = $1 ORDER BY id";
+                let rows = sql_client(db).await.query(sql, &[&chat]).await.unwrap();
+                rows.iter().map(|r| r.get(0)).collect()
+            }
+        }
+    }
+
+    /// Appends a damaged line: in a file without its newline, as a crash mid-write leaves it;
+    /// as a row, the same text.
+    async fn damage(&self, chat: &str, text: &str) {
+        match &self.db {
+            None => {
+                std::fs::create_dir_all(self.dir.path().join("chats")).unwrap();
+                let mut file = std::fs::OpenOptions::new()
+                    .append(true)
+                    .create(true)
+                    .open(self.file(chat))
+                    .unwrap();
+                file.write_all(text.as_bytes()).unwrap();
+            }
+            Some(db) => {
+                let sql = "INSERT INTO chat_runs (chat_id, updated_at, line) VALUES ($1, 0, $2)";
+                sql_client(db).await.execute(sql, &[&chat, &text]).await.unwrap();
+            }
+        }
+    }
+
+    fn is_files(&self) -> bool {
+        self.db.is_none()
+    }
+}
+
+async fn sql_client(db: &TestDb) -> tokio_postgres::Client {
+    let (client, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(conn);
+    client
+}
+
+/// Runs `test` on files, then on PostgreSQL.
+async fn on_each_backend<F, Fut>(test: F)
+where
+    F: Fn(Chats) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    eprintln!("backend: files");
+    test(Chats { dir: tempfile::tempdir().unwrap(), db: None }).await;
+    eprintln!("backend: postgres");
+    let db = TestDb::new().await;
+    test(Chats { dir: tempfile::tempdir().unwrap(), db: Some(db) }).await;
 }
 
 fn query(chat: &str, request: &str, message: &str) -> Query {
@@ -101,10 +188,13 @@ async fn golden_chat(memory: &ChatMemory) {
     memory.append(record).await.unwrap();
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn append_and_load_round_trip() {
-    let dir = tempfile::tempdir().unwrap();
-    let memory = memory(dir.path());
+    on_each_backend(append_and_load_round_trip_on).await;
+}
+
+async fn append_and_load_round_trip_on(chats: Chats) {
+    let memory = chats.memory().await;
     let mut rec = memory.recorder("run-1", query("chat-1", "req-1", "hello"), 1000);
     rec.system(SystemSnapshot::new(
         "deepseek-chat",
@@ -130,11 +220,11 @@ async fn append_and_load_round_trip() {
     assert!(loaded.warnings.is_empty());
     assert_eq!(loaded.runs, vec![written.clone()]);
 
-    // The file is one JSON line with the seed's top-level fields and the query at the top.
-    let text = std::fs::read_to_string(dir.path().join("chats/chat-1.json")).unwrap();
-    assert_eq!(text.lines().count(), 1);
-    assert!(text.ends_with('\n'));
-    let line: Value = serde_json::from_str(text.trim_end()).unwrap();
+    // One JSON line (a file's line, or a row) with the seed's top-level fields and the query
+    // at the top.
+    let lines = chats.lines("chat-1").await;
+    assert_eq!(lines.len(), 1);
+    let line: Value = serde_json::from_str(&lines[0]).unwrap();
     let keys: Vec<&str> = line.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(
         keys,
@@ -152,14 +242,17 @@ async fn append_and_load_round_trip() {
     assert_eq!(line["messages"][3]["_toolId"], "t-1");
     assert_eq!(line["messages"][3]["_isError"], true);
 
-    // A fresh instance (cold cache) reads the same.
-    assert_eq!(self::memory(dir.path()).load("chat-1").await.unwrap().runs, vec![written]);
+    // A fresh instance (cold cache, another node) reads the same.
+    assert_eq!(chats.memory().await.load("chat-1").await.unwrap().runs, vec![written]);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn system_is_written_only_when_new_or_changed() {
-    let dir = tempfile::tempdir().unwrap();
-    let memory = memory(dir.path());
+    on_each_backend(system_is_written_only_when_new_or_changed_on).await;
+}
+
+async fn system_is_written_only_when_new_or_changed_on(chats: Chats) {
+    let memory = chats.memory().await;
     let s1 = SystemSnapshot::new("m1", Some("a"), &[], true);
     let s2 = SystemSnapshot::new("m2", Some("a"), &[], true);
     for (run, system) in [("r1", &s1), ("r2", &s1), ("r3", &s2)] {
@@ -167,22 +260,32 @@ async fn system_is_written_only_when_new_or_changed() {
         rec.system(system.clone());
         memory.append(rec.finish()).await.unwrap();
     }
-    // After a restart the last stored system is found in the file.
-    let memory = self::memory(dir.path());
-    let mut rec = memory.recorder("r4", query("chat-sys", "r4", "q"), 1);
+    // After a restart (or on another node) the last stored system is found in the chat.
+    let other = chats.memory().await;
+    let mut rec = other.recorder("r4", query("chat-sys", "r4", "q"), 1);
     rec.system(s2.clone());
+    other.append(rec.finish()).await.unwrap();
+    // The first instance learns of r4's system before deciding on its own next run.
+    let mut rec = memory.recorder("r5", query("chat-sys", "r5", "q"), 1);
+    rec.system(s1.clone());
     memory.append(rec.finish()).await.unwrap();
+    let mut rec = other.recorder("r6", query("chat-sys", "r6", "q"), 1);
+    rec.system(s1.clone());
+    other.append(rec.finish()).await.unwrap();
 
     let runs = memory.load("chat-sys").await.unwrap().runs;
     let systems: Vec<Option<&str>> =
         runs.iter().map(|r| r.system.as_ref().and_then(|s| s.model.as_deref())).collect();
-    assert_eq!(systems, [Some("m1"), None, Some("m2"), None]);
+    assert_eq!(systems, [Some("m1"), None, Some("m2"), None, Some("m1"), None]);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replay_keeps_the_last_k_runs() {
-    let dir = tempfile::tempdir().unwrap();
-    let memory = memory(dir.path());
+    on_each_backend(replay_keeps_the_last_k_runs_on).await;
+}
+
+async fn replay_keeps_the_last_k_runs_on(chats: Chats) {
+    let memory = chats.memory().await;
     for i in 0..25 {
         let run = simple_run(
             &memory,
@@ -201,17 +304,21 @@ async fn replay_keeps_the_last_k_runs() {
     assert_eq!(last.text(), "a24");
     assert_eq!((last.model.as_str(), last.provider.as_str()), ("deepseek-chat", "deepseek"));
 
-    let small = ChatMemory::new(MemoryConfig { window: 3, ..MemoryConfig::new(dir.path()) });
+    let small =
+        chats.memory_with(MemoryConfig { window: 3, ..MemoryConfig::new(chats.dir.path()) }).await;
     let replay = small.replay("chat-k").await.unwrap();
     assert_eq!(replay.len(), 6);
     assert_eq!(replay[0], Message::user("q22"));
     assert!(memory.replay("chat-new").await.unwrap().is_empty());
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replay_keeps_reasoning_only_on_tool_call_turns() {
-    let dir = tempfile::tempdir().unwrap();
-    let memory = memory(dir.path());
+    on_each_backend(replay_keeps_reasoning_only_on_tool_call_turns_on).await;
+}
+
+async fn replay_keeps_reasoning_only_on_tool_call_turns_on(chats: Chats) {
+    let memory = chats.memory().await;
     golden_chat(&memory).await;
     let replay = memory.replay("chat-golden").await.unwrap();
     assert_eq!(replay.len(), 6, "{replay:#?}");
@@ -261,10 +368,13 @@ async fn replay_keeps_reasoning_only_on_tool_call_turns() {
     assert_eq!(reasoning_blocks, 1);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replay_drops_calls_left_without_a_result() {
-    let dir = tempfile::tempdir().unwrap();
-    let memory = memory(dir.path());
+    on_each_backend(replay_drops_calls_left_without_a_result_on).await;
+}
+
+async fn replay_drops_calls_left_without_a_result_on(chats: Chats) {
+    let memory = chats.memory().await;
     // The run was cancelled while the second call ran.
     let mut rec = memory.recorder("run-1", query("chat-cut", "req-1", "go"), 1);
     rec.assistant(
@@ -282,25 +392,31 @@ async fn replay_drops_calls_left_without_a_result() {
     assert!(matches!(&replay[2], Message::Tool { content } if content.len() == 1));
 }
 
-#[tokio::test]
-async fn a_truncated_last_line_is_ignored_and_reported_and_the_next_append_loads() {
-    let dir = tempfile::tempdir().unwrap();
-    let memory = memory(dir.path());
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_damaged_line_is_ignored_and_reported_and_the_next_append_loads() {
+    on_each_backend(a_damaged_line_is_ignored_and_reported_and_the_next_append_loads_on).await;
+}
+
+async fn a_damaged_line_is_ignored_and_reported_and_the_next_append_loads_on(chats: Chats) {
+    let memory = chats.memory().await;
     memory.append(simple_run(&memory, "chat-crash", "run-1", "q1", "a1", 10)).await.unwrap();
-    // A crash in the middle of writing run 2: half its line, no newline.
+    // A crash in the middle of writing run 2: half its line (in a file, without a newline).
     let half =
         serde_json::to_string(&simple_run(&memory, "chat-crash", "run-2", "q2", "a2", 20)).unwrap();
-    let path = dir.path().join("chats/chat-crash.json");
-    let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
-    file.write_all(&half.as_bytes()[..half.len() / 2]).unwrap();
-    drop(file);
+    chats.damage("chat-crash", &half[..half.len() / 2]).await;
 
     let loaded = memory.load("chat-crash").await.unwrap();
     assert_eq!(loaded.runs.len(), 1);
     assert_eq!(loaded.runs[0].run_id, "run-1");
     assert_eq!(loaded.warnings.len(), 1);
-    assert_eq!((loaded.warnings[0].line, loaded.warnings[0].partial), (2, true));
+    // Only a file can end in a line cut short.
+    assert_eq!((loaded.warnings[0].line, loaded.warnings[0].partial), (2, chats.is_files()));
     assert_eq!(memory.replay("chat-crash").await.unwrap().len(), 2);
+    // Listed from its readable runs (another node, with nothing cached, sees the same).
+    for m in [&memory, &chats.memory().await] {
+        let listed = m.list_chats().await.unwrap();
+        assert_eq!((listed[0].chat_id.as_str(), listed[0].updated_at), ("chat-crash", 20));
+    }
 
     // The next run starts on a fresh line; the broken one stays skipped (now mid-file).
     memory.append(simple_run(&memory, "chat-crash", "run-3", "q3", "a3", 30)).await.unwrap();
@@ -309,12 +425,12 @@ async fn a_truncated_last_line_is_ignored_and_reported_and_the_next_append_loads
     assert_eq!(runs, ["run-1", "run-3"]);
     assert_eq!(loaded.warnings.len(), 1);
     assert_eq!((loaded.warnings[0].line, loaded.warnings[0].partial), (2, false));
-    let text = std::fs::read_to_string(&path).unwrap();
-    assert_eq!(text.lines().count(), 3);
-    assert!(text.lines().nth(2).unwrap().starts_with(r#"{"chatId":"chat-crash","runId":"run-3""#));
+    let lines = chats.lines("chat-crash").await;
+    assert_eq!(lines.len(), 3);
+    assert!(lines[2].starts_with(r#"{"chatId":"chat-crash","runId":"run-3""#));
     // The index still lists the chat.
-    let chats = memory.list_chats().await.unwrap();
-    assert_eq!(chats[0].updated_at, 40);
+    let listed = memory.list_chats().await.unwrap();
+    assert_eq!(listed[0].updated_at, 40);
     // `GET /api/chat`'s detail names the damaged line instead of hiding it.
     let detail =
         serde_json::to_value(memory.chat_detail("chat-crash", false).await.unwrap()).unwrap();
@@ -324,32 +440,46 @@ async fn a_truncated_last_line_is_ignored_and_reported_and_the_next_append_loads
     memory.append(simple_run(&memory, "chat-ok", "run-1", "q", "a", 50)).await.unwrap();
     let ok = serde_json::to_value(memory.chat_detail("chat-ok", false).await.unwrap()).unwrap();
     assert!(ok.get("damaged").is_none(), "absent when every line was read: {ok}");
+    // A chat whose only line is damaged loads empty with its warning, and is not listed.
+    chats.damage("chat-void", "{oops").await;
+    let void = memory.load("chat-void").await.unwrap();
+    assert_eq!((void.runs.len(), void.warnings.len()), (0, 1));
+    let listed = chats.memory().await.list_chats().await.unwrap();
+    let ids: Vec<&str> = listed.iter().map(|c| c.chat_id.as_str()).collect();
+    assert_eq!(ids, ["chat-ok", "chat-crash"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_appends_to_one_chat_are_serialized() {
-    let dir = tempfile::tempdir().unwrap();
-    let memory = memory(dir.path());
-    let big = "x".repeat(256 * 1024);
+    on_each_backend(concurrent_appends_to_one_chat_are_serialized_on).await;
+}
+
+/// Appends 16 runs of `chat` (question and answer `text`) at once, spread over `nodes` in
+/// turn, then checks that every run landed whole.
+async fn sixteen_at_once(nodes: &[ChatMemory], chat: &str, text: &str) {
     let tasks: Vec<_> = (0..16)
         .map(|i| {
-            let memory = memory.clone();
-            let big = big.clone();
+            let node = nodes[i % nodes.len()].clone();
+            let (chat, text) = (chat.to_owned(), text.to_owned());
             tokio::spawn(async move {
-                let run = simple_run(&memory, "chat-busy", &format!("run-{i}"), &big, &big, i);
-                memory.append(run).await.unwrap();
+                let run = simple_run(&node, &chat, &format!("run-{i}"), &text, &text, i as i64);
+                node.append(run).await.unwrap();
             })
         })
         .collect();
     for t in tasks {
         t.await.unwrap();
     }
-    let loaded = memory.load("chat-busy").await.unwrap();
+    let loaded = nodes[0].load(chat).await.unwrap();
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     let ids: BTreeSet<String> = loaded.runs.iter().map(|r| r.run_id.clone()).collect();
     assert_eq!(ids.len(), 16);
-    let text = std::fs::read_to_string(dir.path().join("chats/chat-busy.json")).unwrap();
-    assert_eq!(text.lines().count(), 16);
+}
+
+async fn concurrent_appends_to_one_chat_are_serialized_on(chats: Chats) {
+    let memory = chats.memory().await;
+    sixteen_at_once(std::slice::from_ref(&memory), "chat-busy", &"x".repeat(256 * 1024)).await;
+    assert_eq!(chats.lines("chat-busy").await.len(), 16);
 
     // A run holding the chat lock keeps other appends out until it ends.
     let lock = memory.lock_chat("chat-busy").await.unwrap();
@@ -367,12 +497,19 @@ async fn concurrent_appends_to_one_chat_are_serialized() {
     let runs = memory.load("chat-busy").await.unwrap().runs;
     let tail: Vec<&str> = runs[16..].iter().map(|r| r.run_id.as_str()).collect();
     assert_eq!(tail, ["holder", "late"]);
+
+    // Chat locks are a node's own: two nodes appending to one chat at once both get every
+    // run recorded, whole.
+    sixteen_at_once(&[memory, chats.memory().await], "chat-two", "q").await;
 }
 
-#[tokio::test]
-async fn chats_are_listed_newest_first_from_the_files() {
-    let dir = tempfile::tempdir().unwrap();
-    let memory = memory(dir.path());
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chats_are_listed_newest_first() {
+    on_each_backend(chats_are_listed_newest_first_on).await;
+}
+
+async fn chats_are_listed_newest_first_on(chats: Chats) {
+    let memory = chats.memory().await;
     assert!(memory.list_chats().await.unwrap().is_empty());
     memory
         .append(simple_run(&memory, "chat-a", "a1", "元素碳的简介，100字", "ok", 100))
@@ -380,13 +517,15 @@ async fn chats_are_listed_newest_first_from_the_files() {
         .unwrap();
     memory.append(simple_run(&memory, "chat-b", "b1", "second chat", "ok", 200)).await.unwrap();
     memory.append(simple_run(&memory, "chat-a", "a2", "more", "ok", 300)).await.unwrap();
-    // Files that are not chats are ignored.
-    std::fs::write(dir.path().join("chats/notes.txt"), "x").unwrap();
-    std::fs::write(dir.path().join("chats/bad id.json"), "x").unwrap();
+    if chats.is_files() {
+        // Files that are not chats are ignored.
+        std::fs::write(chats.dir.path().join("chats/notes.txt"), "x").unwrap();
+        std::fs::write(chats.dir.path().join("chats/bad id.json"), "x").unwrap();
+    }
 
-    let chats = serde_json::to_value(memory.list_chats().await.unwrap()).unwrap();
+    let listed = serde_json::to_value(memory.list_chats().await.unwrap()).unwrap();
     assert_eq!(
-        chats,
+        listed,
         json!([
             {"chatId": "chat-a", "chatName": "元素碳的简介，100", "firstAgentKey": "demoAction",
              "createdAt": 100, "updatedAt": 310},
@@ -394,18 +533,27 @@ async fn chats_are_listed_newest_first_from_the_files() {
              "createdAt": 200, "updatedAt": 210},
         ])
     );
-    // A chat written by another process is picked up (the cache checks the file).
-    let other = self::memory(dir.path());
+    // A chat written by another process (node) is picked up: the cache checks the file, or
+    // the chat's line ids.
+    let other = chats.memory().await;
+    assert_eq!(serde_json::to_value(other.list_chats().await.unwrap()).unwrap(), listed);
     other.append(simple_run(&other, "chat-b", "b2", "again", "ok", 400)).await.unwrap();
-    let chats = memory.list_chats().await.unwrap();
-    assert_eq!(chats[0].chat_id, "chat-b");
-    assert_eq!(chats[0].updated_at, 410);
+    let listed = memory.list_chats().await.unwrap();
+    assert_eq!(listed[0].chat_id, "chat-b");
+    assert_eq!(listed[0].updated_at, 410);
+    other.append(simple_run(&other, "chat-c", "c1", "third", "ok", 50)).await.unwrap();
+    let ids: Vec<String> =
+        memory.list_chats().await.unwrap().into_iter().map(|c| c.chat_id).collect();
+    assert_eq!(ids, ["chat-b", "chat-a", "chat-c"]);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_and_unknown_chat_ids() {
-    let dir = tempfile::tempdir().unwrap();
-    let memory = memory(dir.path());
+    on_each_backend(bad_and_unknown_chat_ids_on).await;
+}
+
+async fn bad_and_unknown_chat_ids_on(chats: Chats) {
+    let memory = chats.memory().await;
     for bad in ["../etc/passwd", "a/b", "", "x.json"] {
         assert!(matches!(memory.load(bad).await, Err(MemoryError::InvalidChatId(_))), "{bad}");
         assert!(matches!(memory.lock_chat(bad).await, Err(MemoryError::InvalidChatId(_))));
@@ -426,10 +574,13 @@ fn normalized(mut events: Value) -> Value {
     events
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn snapshot_events_of_a_stored_chat() {
-    let dir = tempfile::tempdir().unwrap();
-    let memory = memory(dir.path());
+    on_each_backend(snapshot_events_of_a_stored_chat_on).await;
+}
+
+async fn snapshot_events_of_a_stored_chat_on(chats: Chats) {
+    let memory = chats.memory().await;
     golden_chat(&memory).await;
     let detail = memory.chat_detail("chat-golden", false).await.unwrap();
     assert_eq!(detail.chat_name, "Switch to");

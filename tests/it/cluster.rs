@@ -493,3 +493,96 @@ async fn usage_counted_on_two_nodes_adds_up_on_each() {
     assert_eq!(c.report(today, today, &[]).first().map(|r| r.totals.requests), Some(3));
     assert!((c.spent("key_1") - 2.5).abs() < 1e-9);
 }
+
+/// `boardsmith serve` on `db` over a directory of its own, its model the mock at `mock_url`.
+async fn node_with_model(db: &TestDb, mock_url: &str) -> (tempfile::TempDir, Node) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = format!(
+        "[providers.mock]\nkind = \"openai\"\nbase_url = \"{mock_url}/v1\"\n\
+         requires_key = false\ndefault_model = \"m\"\nretry = {{ max_retries = 0 }}\n"
+    );
+    std::fs::write(dir.path().join("boardsmith.toml"), config).unwrap();
+    let node = Node::start(dir.path(), TOKEN, &[("BOARDSMITH_DATABASE_URL", db.url.clone())]).await;
+    (dir, node)
+}
+
+/// `GET /api/chat` on `node`: `field` of each of the chat's history events of type `kind`.
+async fn chat_history(node: &Node, chat: &str, kind: &str, field: &str) -> Vec<String> {
+    let (status, detail) = node.get(&format!("/api/chat?chatId={chat}")).await;
+    assert_eq!(status, 200, "{detail}");
+    let events = detail["data"]["events"].as_array().cloned().unwrap_or_default();
+    events
+        .iter()
+        .filter(|e| e["type"] == kind)
+        .map(|e| e[field].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// Polls `path` on `node` (up to 5 s) until `done` holds for its body's `data`.
+async fn until_data(node: &Node, path: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let mut data = Value::Null;
+    for _ in 0..100 {
+        data = node.get(path).await.1["data"].clone();
+        if done(&data) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    data
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chat_run_on_one_node_is_listed_read_and_continued_on_another() {
+    use boardsmith::llm::mock::{Match, MockLlm, Script, Step, Turn};
+    let answer = |asked: &str, text: &str| Turn {
+        when: Match { last_user_contains: Some(asked.into()), ..Match::default() },
+        steps: vec![Step::Text { text: text.into(), chunk: None }],
+        ..Turn::default()
+    };
+    let script =
+        Script { turns: vec![answer("gold", "GOLD-ANSWER-ON-A"), answer("silver", "On B.")] };
+    let mock = MockLlm::start(script, 0).await.unwrap();
+    let db = TestDb::new().await;
+    let (_a_dir, a) = node_with_model(&db, &mock.url()).await;
+    let (_b_dir, b) = node_with_model(&db, &mock.url()).await;
+    let query = |node: &Node, body: Value| {
+        let sent = node.http.post(node.url("/api/query")).json(&body).send();
+        async move { crate::support::sse_events(sent.await.unwrap()).await }
+    };
+    let first =
+        query(&a, json!({"message": "tell me about gold", "agentKey": "demoModePlain"})).await;
+    assert_eq!(first.last().unwrap().1, "run.complete", "{first:?}");
+    let chat = first
+        .iter()
+        .find_map(|(_, t, d)| (t == "chat.start").then(|| d["chatId"].as_str().unwrap()))
+        .unwrap()
+        .to_owned();
+
+    // B lists the chat (A stores the run as its stream ends) and reads its history.
+    let listed = until_data(&b, "/api/chats", |d| {
+        d.as_array().is_some_and(|l| l.iter().any(|c| c["chatId"] == json!(chat)))
+    })
+    .await;
+    let entry = listed.as_array().unwrap().iter().find(|c| c["chatId"] == json!(chat));
+    assert_eq!(entry.map(|c| &c["chatName"]), Some(&json!("tell me ab")), "{listed}");
+    let said = chat_history(&b, &chat, "content.snapshot", "text").await;
+    assert_eq!(said, ["GOLD-ANSWER-ON-A"]);
+
+    // The next question, on B, continues the chat: the model gets A's run before it.
+    let body = json!({"message": "and silver?", "agentKey": "demoModePlain", "chatId": chat});
+    let second = query(&b, body).await;
+    assert_eq!(second.last().unwrap().1, "run.complete", "{second:?}");
+    let sent = mock.requests().last().unwrap().body["messages"].to_string();
+    let at = |s: &str| sent.find(s).unwrap_or_else(|| panic!("`{s}` not sent: {sent}"));
+    assert!(at("tell me about gold") < at("GOLD-ANSWER-ON-A"));
+    assert!(at("GOLD-ANSWER-ON-A") < at("and silver?"));
+    // Both runs are the chat's, read on A.
+    let path = format!("/api/chat?chatId={chat}");
+    let both = |d: &Value| {
+        d["events"]
+            .as_array()
+            .is_some_and(|e| e.iter().filter(|e| e["type"] == "run.complete").count() == 2)
+    };
+    let detail = until_data(&a, &path, both).await;
+    assert!(both(&detail), "{detail}");
+}

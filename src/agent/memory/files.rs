@@ -1,5 +1,5 @@
-//! Files: reading a chat file tolerant of damaged lines, appending one line atomically, and the
-//! fingerprint the index cache keys on.
+//! Files: reading a chat file tolerant of damaged lines (and a shared store's rows, line by
+//! line), appending one line atomically, and the fingerprint the index cache keys on.
 
 use super::*;
 
@@ -7,7 +7,7 @@ use super::*;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LoadWarning {
-    /// 1-based line number.
+    /// 1-based line number (in a shared store, the row's place among the chat's rows).
     pub line: usize,
     /// The last line, without its newline: a write cut short by a crash.
     pub partial: bool,
@@ -33,8 +33,33 @@ pub(super) struct CachedChat {
     pub(super) last_system: Option<SystemSnapshot>,
 }
 
-pub(super) fn parse_lines(chat_id: &str, bytes: &[u8]) -> LoadedChat {
-    let mut loaded = LoadedChat::default();
+/// One stored line as a run, or what was wrong with it (`number`: 1-based; `partial`: the
+/// last line of a file that does not end in a newline).
+pub(super) fn parse_line(
+    chat_id: &str,
+    number: usize,
+    line: &[u8],
+    partial: bool,
+) -> Result<RunRecord, LoadWarning> {
+    serde_json::from_slice::<RunRecord>(line).map_err(|e| {
+        let reason = if partial {
+            format!("partial last line ({} bytes) ignored: {e}", line.len())
+        } else {
+            format!("unreadable line ignored: {e}")
+        };
+        tracing::warn!(chat_id, line = number, partial, "{reason}");
+        LoadWarning { line: number, partial, reason }
+    })
+}
+
+/// Calls `keep` with each readable line of a chat file (without its line end) and its run;
+/// returns what was skipped.
+fn each_line(
+    chat_id: &str,
+    bytes: &[u8],
+    mut keep: impl FnMut(&[u8], RunRecord),
+) -> Vec<LoadWarning> {
+    let mut warnings = Vec::new();
     let ends_clean = bytes.last().is_none_or(|b| *b == b'\n');
     let mut lines = bytes.split(|b| *b == b'\n').enumerate().peekable();
     while let Some((index, line)) = lines.next() {
@@ -42,21 +67,37 @@ pub(super) fn parse_lines(chat_id: &str, bytes: &[u8]) -> LoadedChat {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        match serde_json::from_slice::<RunRecord>(line) {
-            Ok(run) => loaded.runs.push(run),
-            Err(e) => {
-                let partial = is_last && !ends_clean;
-                let reason = if partial {
-                    format!("partial last line ({} bytes) ignored: {e}", line.len())
-                } else {
-                    format!("unreadable line ignored: {e}")
-                };
-                tracing::warn!(chat_id, line = index + 1, partial, "{reason}");
-                loaded.warnings.push(LoadWarning { line: index + 1, partial, reason });
-            }
+        match parse_line(chat_id, index + 1, line, is_last && !ends_clean) {
+            Ok(run) => keep(line, run),
+            Err(warning) => warnings.push(warning),
         }
     }
-    loaded
+    warnings
+}
+
+pub(super) fn parse_lines(chat_id: &str, bytes: &[u8]) -> LoadedChat {
+    let mut runs = Vec::new();
+    let warnings = each_line(chat_id, bytes, |_, run| runs.push(run));
+    LoadedChat { runs, warnings }
+}
+
+/// The ids of the chat files in `dir` (none if it does not exist); other files are ignored.
+pub(super) fn chat_ids(dir: &Path) -> Result<Vec<String>, MemoryError> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io_err(dir)(e)),
+    };
+    let mut ids = Vec::new();
+    for entry in entries {
+        let name = entry.map_err(io_err(dir))?.file_name();
+        if let Some(chat_id) = name.to_str().and_then(|n| n.strip_suffix(".json"))
+            && validate_chat_id(chat_id).is_ok()
+        {
+            ids.push(chat_id.to_owned());
+        }
+    }
+    Ok(ids)
 }
 
 pub(super) fn read_chat(

@@ -1,6 +1,7 @@
-//! Chat Memory V2: each chat's runs as JSON lines in `<dir>/{chatId}.json`, replayed to the model
-//! through a sliding window of runs, listed for `GET /api/chats` and rebuilt into snapshot events
-//! for `GET /api/chat`.
+//! Chat Memory V2: each chat's runs as JSON lines in `<dir>/{chatId}.json` (or, on a shared
+//! store, as rows of PostgreSQL's `chat_runs`: the same lines), replayed to the model through a
+//! sliding window of runs, listed for `GET /api/chats` and rebuilt into snapshot events for
+//! `GET /api/chat`.
 //!
 //! Owns the line format ([`RunRecord`]: `chatId`, `runId`, `transactionId`, `updatedAt`, the full
 //! `query`, `system` only when new or changed, and OpenAI-style `messages` with `_`-prefixed
@@ -14,6 +15,8 @@
 //! it (and any other unreadable line) and reports it as a [`LoadWarning`], and the next append
 //! starts on a fresh line. A chat is never lost to one bad line. File work runs on tokio's
 //! blocking pool, at most `FILE_OPS` (8) operations at once.
+//! On a shared store a run is one row, acknowledged after its commit; an unreadable row is
+//! skipped and reported the same way.
 //!
 //! Replay keeps reasoning only on assistant turns that made tool calls (DeepSeek requires it
 //! back on those turns); the provider layer drops what its API must not receive.
@@ -24,9 +27,13 @@
 //! `_isError` on failed tool results; on the run, `_finishReason` (how it ended, for the
 //! history's `run.complete`).
 //!
+//! The backend is chosen once, at construction: files ([`ChatMemory::new`], one node) or a
+//! shared store ([`ChatMemory::shared`], several nodes); every method behaves the same on both.
+//!
 //! Files: this one the store ([`ChatMemory`], [`ChatLock`], the index cache) and the shared
 //! types; `line` the line format; `record` recording a run; `replay` the model's view;
-//! `snapshot` the history as events and the chat index entries; `files` reading and appending.
+//! `snapshot` the history as events and the chat index entries; `files` reading and appending;
+//! `shared` the same over a shared store.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
@@ -43,17 +50,20 @@ use super::events::{ContextSummary, Event, EventBody, Query, Upload, now_ms};
 use crate::llm::{
     AssistantMessage, ContentBlock, ImageSource, Message, StopReason, ToolDefinition, Usage,
 };
+use crate::store::{Store, StoreError};
 
 mod files;
 mod line;
 mod record;
 mod replay;
+mod shared;
 mod snapshot;
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests;
 
 use files::*;
+pub use files::{LoadWarning, LoadedChat};
 pub use line::*;
 pub use record::*;
 pub use replay::*;
@@ -91,6 +101,9 @@ pub enum MemoryError {
     /// A record could not be encoded (not expected: string keys only).
     #[error("chat record does not encode: {0}")]
     Encode(String),
+    /// The shared store failed.
+    #[error("chat memory in the store: {0}")]
+    Store(#[from] StoreError),
     /// Disk failure.
     #[error("chat memory I/O on {}: {source}", path.display())]
     Io {
@@ -177,11 +190,16 @@ pub fn chat_name(first_message: &str) -> String {
     name.trim_end().to_owned()
 }
 
+/// The order of [`ChatMemory::list_chats`]: most recently updated first, ties by id.
+fn newest_first(chats: &mut [ChatSummary]) {
+    chats.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then_with(|| a.chat_id.cmp(&b.chat_id)));
+}
+
 // ---------------------------------------------------------------------------------------------
 // The store
 // ---------------------------------------------------------------------------------------------
 
-/// Chat memory over a directory of chat files. Cheap to clone (shared state).
+/// Chat memory over a directory of chat files or a shared store. Cheap to clone (shared state).
 #[derive(Debug, Clone)]
 pub struct ChatMemory {
     inner: Arc<Inner>,
@@ -191,10 +209,22 @@ pub struct ChatMemory {
 struct Inner {
     config: MemoryConfig,
     action_tools: Arc<BTreeSet<String>>,
+    /// This node's chat locks (on a shared store too: see `shared`).
     locks: Mutex<HashMap<String, Arc<AsyncMutex<()>>>>,
+    /// The file backend's index cache.
     cache: Mutex<HashMap<String, CachedChat>>,
     /// Permits for file operations in flight (see [`FILE_OPS`]).
     file_ops: Arc<Semaphore>,
+    backend: Backend,
+}
+
+/// Where the chats are.
+#[derive(Debug)]
+enum Backend {
+    /// `config.dir`, one file per chat.
+    Files,
+    /// A shared store's chat lines.
+    Shared(shared::Shared),
 }
 
 impl Inner {
@@ -297,6 +327,16 @@ async fn blocking<T: Send + 'static>(
 impl ChatMemory {
     /// Chat memory over `config.dir` (created on the first append).
     pub fn new(config: MemoryConfig) -> Self {
+        Self::with_backend(config, Backend::Files)
+    }
+
+    /// Chat memory in `store`'s chat lines, which every node of a shared store reads
+    /// (`config.dir` is not used). Chat locks stay this node's.
+    pub fn shared(config: MemoryConfig, store: Arc<Store>) -> Self {
+        Self::with_backend(config, Backend::Shared(shared::Shared::new(store)))
+    }
+
+    fn with_backend(config: MemoryConfig, backend: Backend) -> Self {
         let action_tools = Arc::new(config.action_tools.clone());
         Self {
             inner: Arc::new(Inner {
@@ -305,6 +345,7 @@ impl ChatMemory {
                 locks: Mutex::new(HashMap::new()),
                 cache: Mutex::new(HashMap::new()),
                 file_ops: Arc::new(Semaphore::new(FILE_OPS)),
+                backend,
             }),
         }
     }
@@ -358,10 +399,13 @@ impl ChatMemory {
         self.lock_chat(&record.chat_id).await?.append(record).await
     }
 
-    /// Loads a chat ([`MemoryError::NotFound`] if it has no file). Readers do not take the
-    /// chat lock: appends are whole lines.
+    /// Loads a chat ([`MemoryError::NotFound`] if it has no file, or no row). Readers do not
+    /// take the chat lock: appends are whole lines.
     pub async fn load(&self, chat_id: &str) -> Result<LoadedChat, MemoryError> {
         validate_chat_id(chat_id)?;
+        if let Backend::Shared(shared) = &self.inner.backend {
+            return shared.load(chat_id).await;
+        }
         let chat_id = chat_id.to_owned();
         blocking(&self.inner, move |inner| {
             let (loaded, cached) = read_chat(&chat_id, &inner.path(&chat_id))?;
@@ -387,35 +431,22 @@ impl ChatMemory {
     }
 
     /// Every chat with at least one readable run, most recently updated first (ties by id).
-    /// Derived from the files; unchanged files are answered from a cache.
+    /// Derived from the files (or rows); unchanged chats are answered from a cache.
     pub async fn list_chats(&self) -> Result<Vec<ChatSummary>, MemoryError> {
+        if let Backend::Shared(shared) = &self.inner.backend {
+            return shared.list_chats().await;
+        }
         blocking(&self.inner, |inner| {
-            let dir = &inner.config.dir;
-            let entries = match fs::read_dir(dir) {
-                Ok(entries) => entries,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-                Err(e) => return Err(io_err(dir)(e)),
-            };
             let mut chats = Vec::new();
             let mut seen = HashSet::new();
-            for entry in entries {
-                let entry = entry.map_err(io_err(dir))?;
-                let name = entry.file_name();
-                let Some(chat_id) = name.to_str().and_then(|n| n.strip_suffix(".json")) else {
-                    continue;
-                };
-                if validate_chat_id(chat_id).is_err() {
-                    continue;
-                }
-                seen.insert(chat_id.to_owned());
-                if let Some(summary) = inner.cached(chat_id)?.and_then(|c| c.summary) {
+            for chat_id in chat_ids(&inner.config.dir)? {
+                if let Some(summary) = inner.cached(&chat_id)?.and_then(|c| c.summary) {
                     chats.push(summary);
                 }
+                seen.insert(chat_id);
             }
             inner.cache().retain(|id, _| seen.contains(id));
-            chats.sort_by(|a: &ChatSummary, b| {
-                b.updated_at.cmp(&a.updated_at).then_with(|| a.chat_id.cmp(&b.chat_id))
-            });
+            newest_first(&mut chats);
             Ok(chats)
         })
         .await
@@ -499,6 +530,9 @@ impl ChatLock {
                 record: record.chat_id,
                 run_id: record.run_id,
             });
+        }
+        if let Backend::Shared(shared) = &self.memory.inner.backend {
+            return shared.append(&self.chat_id, record).await;
         }
         let chat_id = self.chat_id.clone();
         blocking(&self.memory.inner, move |inner| inner.append(&chat_id, record)).await
