@@ -37,28 +37,49 @@ pub fn print_line(args: std::fmt::Arguments<'_>) {
     }
 }
 
-/// `boardsmith migrate-store --to URL`: the embedded store of BOARDSMITH_DATA copied into
-/// PostgreSQL and verified (see `store::copy`).
+/// `boardsmith migrate-store --to URL`: the embedded store of BOARDSMITH_DATA and the chat
+/// files (MEMORY_CHAT_DIR) copied into PostgreSQL and verified (see `store::copy`); a damaged
+/// chat line is named on stderr and skipped.
 pub async fn migrate_store(to: &str) -> anyhow::Result<ExitCode> {
+    use crate::agent::memory::{MemoryConfig, read_chat_files};
+    use crate::store::copy::ChatLines;
     use crate::store::{Store, StoreOptions};
     let dir = crate::app::AppConfig::data_dir_from_env();
     if !dir.join(crate::store::FILE_NAME).exists() {
         anyhow::bail!("no embedded store in {} (BOARDSMITH_DATA)", dir.display());
     }
+    let chat_dir = MemoryConfig::from_env(&dir)?.dir;
+    let files = read_chat_files(&chat_dir)
+        .with_context(|| format!("reading the chats in {}", chat_dir.display()))?;
+    let mut damaged = 0;
+    let mut chats = Vec::with_capacity(files.len());
+    for file in files {
+        for w in &file.warnings {
+            eprintln!("skipped {}.json line {}: {}", file.chat_id, w.line, w.reason);
+        }
+        damaged += file.warnings.len();
+        chats.push(ChatLines { chat_id: file.chat_id, lines: file.lines });
+    }
     let from = Store::open(&dir).context("opening the embedded store")?;
     let into =
         Store::connect(to, StoreOptions::default()).await.context("connecting to PostgreSQL")?;
-    let copied = crate::store::copy::copy(&from, &into).await;
+    let copied = crate::store::copy::copy(&from, &into, &chats).await;
     from.shutdown().await;
     into.shutdown().await;
     let report = copied.context("copying the store")?;
-    outln!("dashboards  {}", report.dashboards);
-    outln!("versions    {}", report.versions);
+    let count = |name: &str, n: usize| outln!("{name:<14}{n}");
+    count("dashboards", report.dashboards);
+    count("versions", report.versions);
     for (kind, n) in &report.records {
-        outln!("{:<12}{n}", kind.key());
+        count(kind.key(), *n);
     }
+    count("chats", report.chats);
+    count("chat_runs", report.chat_lines);
+    count("chat_damaged", damaged);
     outln!("source sha256 {}", report.source_sha256);
     outln!("target sha256 {}", report.target_sha256);
+    outln!("chat source sha256 {}", report.chats_source_sha256);
+    outln!("chat target sha256 {}", report.chats_target_sha256);
     outln!("verified: the target reads back exactly what the source holds");
     Ok(ExitCode::SUCCESS)
 }

@@ -1,7 +1,8 @@
 //! Copying a whole store into another (`boardsmith migrate-store --to postgres://...`): every
-//! dashboard with its whole history (versions keep their numbers, times and notes) and every
-//! record, then both sides read back and hashed the same way, so the copy is verified rather
-//! than assumed.
+//! dashboard with its whole history (versions keep their numbers, times and notes), every
+//! record and the chats' lines, then both sides read back and hashed the same way, so the copy
+//! is verified rather than assumed. Chats come in as lines (the caller reads them from the chat
+//! files): what a line says is chat memory's business.
 
 use sha2::{Digest, Sha256};
 
@@ -33,6 +34,58 @@ pub struct CopyReport {
     pub source_sha256: String,
     /// SHA-256 of the target's content read back after the copy (hex); equal to the source's.
     pub target_sha256: String,
+    /// Chats copied.
+    pub chats: usize,
+    /// Chat lines (runs) copied, all chats together.
+    pub chat_lines: usize,
+    /// SHA-256 of the chats given, over each chat id and line in order (hex).
+    pub chats_source_sha256: String,
+    /// The same over the target's chats read back; equal to the source's.
+    pub chats_target_sha256: String,
+}
+
+/// A chat to copy: its lines in order, each with its time (see [`Store::import_chat`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChatLines {
+    /// The chat.
+    pub chat_id: String,
+    /// `(updated_at, line)`, oldest first.
+    pub lines: Vec<(i64, String)>,
+}
+
+/// Hashes one field, length-prefixed so no two contents share an encoding.
+fn put(h: &mut Sha256, bytes: &[u8]) {
+    h.update((bytes.len() as u64).to_be_bytes());
+    h.update(bytes);
+}
+
+fn hex(h: Sha256) -> String {
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The digest of chats: each chat id and line, chats by id, lines in order.
+fn chats_digest<'a>(chats: impl IntoIterator<Item = &'a ChatLines>) -> String {
+    let mut sorted: Vec<&ChatLines> = chats.into_iter().collect();
+    sorted.sort_by(|a, b| a.chat_id.cmp(&b.chat_id));
+    let mut h = Sha256::new();
+    for chat in sorted {
+        for (_, line) in &chat.lines {
+            put(&mut h, chat.chat_id.as_bytes());
+            put(&mut h, line.as_bytes());
+        }
+    }
+    hex(h)
+}
+
+/// Every chat of a shared store, read back.
+async fn stored_chats(store: &Store) -> Result<Vec<ChatLines>, StoreError> {
+    let mut out = Vec::new();
+    for span in store.chat_index().await? {
+        let lines = store.chat_lines(&span.chat_id, 0).await?;
+        let lines = lines.into_iter().map(|l| (l.updated_at, l.line)).collect();
+        out.push(ChatLines { chat_id: span.chat_id, lines });
+    }
+    Ok(out)
 }
 
 /// Every dashboard's history, by id.
@@ -62,10 +115,6 @@ async fn histories(store: &Store) -> Result<Vec<History>, StoreError> {
 async fn digest(
     store: &Store,
 ) -> Result<(String, Vec<History>, Vec<(Record, Vec<(String, serde_json::Value)>)>), StoreError> {
-    fn put(h: &mut Sha256, bytes: &[u8]) {
-        h.update((bytes.len() as u64).to_be_bytes());
-        h.update(bytes);
-    }
     let histories = histories(store).await?;
     let mut records = Vec::new();
     for kind in Record::ALL {
@@ -93,18 +142,24 @@ async fn digest(
             put(&mut h, value.to_string().as_bytes());
         }
     }
-    let hex = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
-    Ok((hex, histories, records))
+    Ok((hex(h), histories, records))
 }
 
-/// Copies everything in `from` into `to`, which must hold no dashboards yet, and verifies the
-/// copy by digest. A mismatch is an error naming both digests.
-pub async fn copy(from: &Store, to: &Store) -> Result<CopyReport, StoreError> {
+/// Copies everything in `from`, and `chats` (chats without lines are left out), into `to`,
+/// which must hold no dashboards and no chats yet, and verifies the copy by digests. A
+/// mismatch is an error naming both digests.
+pub async fn copy(from: &Store, to: &Store, chats: &[ChatLines]) -> Result<CopyReport, StoreError> {
     if !to.is_empty().await? {
         return Err(StoreError::Storage(
             "the target already holds dashboards: copy into an empty database".into(),
         ));
     }
+    if !to.chat_index().await?.is_empty() {
+        return Err(StoreError::Storage(
+            "the target already holds chats: copy into an empty database".into(),
+        ));
+    }
+    let chats: Vec<&ChatLines> = chats.iter().filter(|c| !c.lines.is_empty()).collect();
     let (source_sha256, histories, records) = digest(from).await?;
     for h in &histories {
         to.import(h).await?;
@@ -114,6 +169,9 @@ pub async fn copy(from: &Store, to: &Store) -> Result<CopyReport, StoreError> {
             to.put_record(*kind, id, value).await?;
         }
     }
+    for chat in &chats {
+        to.import_chat(&chat.chat_id, &chat.lines).await?;
+    }
     let (target_sha256, _, _) = digest(to).await?;
     let report = CopyReport {
         dashboards: histories.len(),
@@ -121,12 +179,20 @@ pub async fn copy(from: &Store, to: &Store) -> Result<CopyReport, StoreError> {
         records: records.iter().map(|(k, rows)| (*k, rows.len())).collect(),
         source_sha256,
         target_sha256,
+        chats: chats.len(),
+        chat_lines: chats.iter().map(|c| c.lines.len()).sum(),
+        chats_source_sha256: chats_digest(chats.iter().copied()),
+        chats_target_sha256: chats_digest(&stored_chats(to).await?),
     };
-    if report.source_sha256 != report.target_sha256 {
-        return Err(StoreError::Storage(format!(
-            "the copy does not match its source: sha256 {} read back, {} expected",
-            report.target_sha256, report.source_sha256
-        )));
+    for (what, source, target) in [
+        ("copy", &report.source_sha256, &report.target_sha256),
+        ("chats' copy", &report.chats_source_sha256, &report.chats_target_sha256),
+    ] {
+        if source != target {
+            return Err(StoreError::Storage(format!(
+                "the {what} does not match its source: sha256 {target} read back, {source} expected"
+            )));
+        }
     }
     Ok(report)
 }

@@ -243,7 +243,9 @@ async fn a_node_killed_during_saves_loses_no_acknowledged_version() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn migrate_store_copies_every_version_and_record_and_proves_it() {
+async fn migrate_store_copies_every_version_record_and_chat_and_proves_it() {
+    use boardsmith::agent::events::Query;
+    use boardsmith::agent::memory::{ChatMemory, MemoryConfig};
     use boardsmith::store::{Record, Store, StoreOptions, sample_state};
     let dir = tempfile::tempdir().unwrap();
     let embedded = Store::open(dir.path()).unwrap();
@@ -256,6 +258,22 @@ async fn migrate_store_copies_every_version_and_record_and_proves_it() {
     embedded.put_api_key("key-1", json!({"name": "ci", "scopes": ["read"]})).await.unwrap();
     embedded.put_admin("agent:x", json!({"prompt": "hi"})).await.unwrap();
     embedded.shutdown().await;
+    // Chat files in the data directory's `chats/`: two chats, three runs, one damaged line.
+    let files = ChatMemory::new(MemoryConfig::new(dir.path()));
+    for (chat, run, message, at) in [
+        ("chat-1", "r1", "gold price", 10),
+        ("chat-2", "r2", "silver", 20),
+        ("chat-1", "r3", "more", 30),
+    ] {
+        let query = Query { chat_id: chat.into(), message: message.into(), ..Query::default() };
+        files.append(files.recorder(run, query, at).finish()).await.unwrap();
+        if run == "r1" {
+            let path = dir.path().join("chats/chat-1.json");
+            let mut damaged = std::fs::read_to_string(&path).unwrap();
+            damaged.push_str("{\"chatId\": \"chat-1\", cut\n");
+            std::fs::write(&path, damaged).unwrap();
+        }
+    }
 
     let db = TestDb::new().await;
     let migrate = || {
@@ -284,6 +302,15 @@ async fn migrate_store_copies_every_version_and_record_and_proves_it() {
     let (source, target) = (line("source sha256"), line("target sha256"));
     assert_eq!(source.len(), 64, "{stdout}");
     assert_eq!(source, target);
+    assert_eq!(
+        (line("chats"), line("chat_runs"), line("chat_damaged")),
+        ("2".into(), "3".into(), "1".into()),
+        "{stdout}"
+    );
+    let (source, target) = (line("chat source sha256"), line("chat target sha256"));
+    assert_eq!(source.len(), 64, "{stdout}");
+    assert_eq!(source, target);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("skipped chat-1.json line 2"));
 
     // Read back independently: the same histories, flags and records.
     let embedded = Store::open(dir.path()).unwrap();
@@ -305,10 +332,29 @@ async fn migrate_store_copies_every_version_and_record_and_proves_it() {
             embedded.records_with_ids(kind).await.unwrap()
         );
     }
+    // The chats read back the same runs.
+    let pg = Arc::new(pg);
+    let shared = ChatMemory::shared(MemoryConfig::new(dir.path()), pg.clone());
+    for chat in ["chat-1", "chat-2"] {
+        assert_eq!(shared.runs(chat).await.unwrap(), files.runs(chat).await.unwrap());
+    }
+    assert_eq!(shared.list_chats().await.unwrap(), files.list_chats().await.unwrap());
     // The copy continues where the source stopped.
     assert_eq!(pg.save(&a.id, 3, sample_state("A4", 1, 400), "mutate").await.unwrap().version, 4);
     embedded.shutdown().await;
     pg.shutdown().await;
+
+    // A node on the target serves the migrated chats.
+    let node_dir = tempfile::tempdir().unwrap();
+    let node =
+        Node::start(node_dir.path(), TOKEN, &[("BOARDSMITH_DATABASE_URL", db.url.clone())]).await;
+    let (_, chats) = node.get("/api/chats").await;
+    let ids: Vec<&str> =
+        chats["data"].as_array().unwrap().iter().map(|c| c["chatId"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["chat-1", "chat-2"], "{chats}");
+    let asked = chat_history(&node, "chat-1", "request.query", "message").await;
+    assert_eq!(asked, ["gold price", "more"]);
+    drop(node);
 
     // Never into a database that already holds dashboards.
     let again = migrate();

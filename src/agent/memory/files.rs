@@ -1,5 +1,6 @@
 //! Files: reading a chat file tolerant of damaged lines (and a shared store's rows, line by
-//! line), appending one line atomically, and the fingerprint the index cache keys on.
+//! line), appending one line atomically, the fingerprint the index cache keys on, and reading a
+//! whole chat directory for `boardsmith migrate-store`.
 
 use super::*;
 
@@ -98,6 +99,36 @@ pub(super) fn chat_ids(dir: &Path) -> Result<Vec<String>, MemoryError> {
         }
     }
     Ok(ids)
+}
+
+/// A chat file's readable lines as written, for copying them elsewhere
+/// (`boardsmith migrate-store`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ChatFile {
+    /// The chat.
+    pub chat_id: String,
+    /// Each readable line, trimmed, with its run's `updatedAt`, in order.
+    pub lines: Vec<(i64, String)>,
+    /// The lines skipped.
+    pub warnings: Vec<LoadWarning>,
+}
+
+/// Every chat file in `dir` (a chat directory, see [`MemoryConfig::dir`]), by chat id.
+pub fn read_chat_files(dir: &Path) -> Result<Vec<ChatFile>, MemoryError> {
+    let mut ids = chat_ids(dir)?;
+    ids.sort_unstable();
+    let mut files = Vec::with_capacity(ids.len());
+    for chat_id in ids {
+        let path = dir.join(format!("{chat_id}.json"));
+        let bytes = fs::read(&path).map_err(io_err(&path))?;
+        let mut lines = Vec::new();
+        let warnings = each_line(&chat_id, &bytes, |line, run| {
+            // A line that parsed as JSON is UTF-8.
+            lines.push((run.updated_at, String::from_utf8_lossy(line.trim_ascii()).into_owned()));
+        });
+        files.push(ChatFile { chat_id, lines, warnings });
+    }
+    Ok(files)
 }
 
 pub(super) fn read_chat(

@@ -63,7 +63,7 @@ mod snapshot;
 mod tests;
 
 use files::*;
-pub use files::{LoadWarning, LoadedChat};
+pub use files::{ChatFile, LoadWarning, LoadedChat, read_chat_files};
 pub use line::*;
 pub use record::*;
 pub use replay::*;
