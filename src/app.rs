@@ -368,6 +368,14 @@ impl App {
                 shutdown.clone(),
             ));
         }
+        // Runs across nodes: events shared, submits and steering forwarded to a run's owner.
+        if let Some(cluster) = crate::cluster::Cluster::start(&store, &agents, &shutdown) {
+            tokio::spawn(interrupt_lost_workflows(
+                cluster.lost_runs(),
+                workflows.clone(),
+                shutdown.clone(),
+            ));
+        }
         tokio::spawn(usage.clone().run_flusher(shutdown.clone()));
         if config.load_templates && dashboards.list(true).await?.is_empty() {
             // Nodes of a shared store may all find it empty at once: a template's id is then
@@ -459,6 +467,28 @@ impl App {
     }
 }
 
+/// A workflow run whose node died is `interrupted` (resumable), as at an embedded restart.
+async fn interrupt_lost_workflows(
+    mut lost: tokio::sync::broadcast::Receiver<String>,
+    workflows: Arc<crate::workflow::Workflows>,
+    shutdown: CancellationToken,
+) {
+    use tokio::sync::broadcast::error::RecvError;
+    loop {
+        let stream_id = tokio::select! {
+            () = shutdown.cancelled() => return,
+            n = lost.recv() => match n {
+                Ok(id) => id,
+                Err(RecvError::Lagged(_)) => continue,
+                Err(RecvError::Closed) => return,
+            },
+        };
+        if let Err(e) = workflows.stream_lost(&stream_id).await {
+            tracing::warn!(stream = %stream_id, error = %e, "marking a lost workflow run failed");
+        }
+    }
+}
+
 /// Another node of a shared store changed records this node keeps in memory: re-read them.
 /// After missed notices (a reconnect, a lag) every kind is re-read.
 async fn follow_records(
@@ -478,7 +508,7 @@ async fn follow_records(
         let kinds: &[Record] = match &notice {
             Ok(Notice::Record(kind)) => std::slice::from_ref(kind),
             Ok(Notice::Resync) | Err(RecvError::Lagged(_)) => &Record::ALL,
-            Ok(Notice::Dashboard { .. } | Notice::PanelResult { .. }) => &[],
+            Ok(_) => &[],
             Err(RecvError::Closed) => return,
         };
         for kind in kinds {

@@ -379,8 +379,9 @@ impl Dashboards {
                 Ok(Notice::PanelResult { id, panel }) => {
                     tokio::spawn(async move { this.adopt_result(&id, &panel).await });
                 }
-                // Records are their owners' business (key ring, admin, workflows).
-                Ok(Notice::Record(_)) => {}
+                // Records are their owners' business (key ring, admin, workflows), runs the
+                // cluster's (`crate::cluster`).
+                Ok(_) => {}
                 Err(broadcast::error::RecvError::Closed) => return,
             }
         }

@@ -10,6 +10,7 @@ pub mod api_keys;
 pub mod app;
 pub mod bench;
 pub mod cli;
+pub mod cluster;
 pub mod config_file;
 pub mod dashboard;
 pub mod dashboard_agent;

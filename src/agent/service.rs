@@ -39,9 +39,11 @@ use super::tools::{BackendTools, FrontendSubmits};
 use crate::llm::{ContentBlock, ImageSource, LlmError, Models, ProviderKind};
 use crate::uploads::Uploads;
 
+mod remote;
 mod task;
 mod team;
 
+pub use remote::{RemoteRuns, RunHold};
 pub use task::{TaskAgent, TaskRequest};
 
 /// A query as clients send it (`POST /api/query`).
@@ -242,7 +244,9 @@ pub struct AgentService {
     backend: BackendTools,
     models: Arc<Models>,
     config: ServiceConfig,
-    logs: RunLogs,
+    logs: Arc<RunLogs>,
+    /// Other nodes' runs (a shared store), when there are other nodes.
+    remote: std::sync::OnceLock<Arc<dyn RemoteRuns>>,
     live: Mutex<HashMap<String, Arc<LiveRun>>>,
     context: Vec<Arc<dyn ContextSource>>,
     hooks: Option<HooksFactory>,
@@ -342,7 +346,7 @@ impl AgentService {
         models: Arc<Models>,
         config: ServiceConfig,
     ) -> Self {
-        let logs = RunLogs::new(config.logs);
+        let logs = Arc::new(RunLogs::new(config.logs));
         Self {
             catalog,
             memory,
@@ -351,6 +355,7 @@ impl AgentService {
             models,
             config,
             logs,
+            remote: std::sync::OnceLock::new(),
             live: Mutex::new(HashMap::new()),
             context: Vec::new(),
             hooks: None,
@@ -394,7 +399,7 @@ impl AgentService {
     }
 
     /// The run logs (replay for `Last-Event-ID`): workflow runs stream into them too.
-    pub fn logs(&self) -> &RunLogs {
+    pub fn logs(&self) -> &Arc<RunLogs> {
         &self.logs
     }
 
@@ -449,11 +454,13 @@ impl AgentService {
                     .into(),
             });
         }
-        if !new_chat
-            && let Some(mode @ (Busy::Steer | Busy::FollowUp)) = request.busy
-            && let Some(stream) = self.queue_into_running(&chat_id, mode, message)
-        {
-            return Ok(stream);
+        if !new_chat && let Some(mode @ (Busy::Steer | Busy::FollowUp)) = request.busy {
+            if let Some(stream) = self.queue_into_running(&chat_id, mode, message) {
+                return Ok(stream);
+            }
+            if let Some(stream) = self.queue_elsewhere(&chat_id, mode, message).await {
+                return Ok(stream);
+            }
         }
         let agent_key = match request.agent_key.as_deref().map(str::trim) {
             None | Some("") => self.config.default_agent.clone(),
@@ -610,17 +617,6 @@ impl AgentService {
             queued: Some(mode),
             _reader: Some(reader),
         })
-    }
-
-    /// Resumes a run's events after a `Last-Event-ID` (`<runId>:<seq>`); the reader counts as
-    /// attached while the run goes on.
-    pub fn resume(&self, last_event_id: &str) -> Result<Stream, QueryError> {
-        let events = self.logs.resume(last_event_id)?;
-        let run_id = events.run_id().to_owned();
-        let reader = lock(&self.live)
-            .get(&run_id)
-            .map(|run| Reader::attach(Arc::clone(run), self.config.disconnect_grace));
-        Ok(Stream { run_id, chat_id: String::new(), events, queued: None, _reader: reader })
     }
 
     /// The provider and model of an agent: its `providerKey`/`model`, or the configured

@@ -312,7 +312,7 @@ async fn submit(State(app): Api, body: Bytes) -> ApiResult {
             return Err(ApiError::bad(format!("`{name}` must be a non-empty string")));
         }
     }
-    app.submits.submit(&body.run_id, &body.tool_id, body.payload)?;
+    app.agents.submit(&body.run_id, &body.tool_id, body.payload).await?;
     Ok(ok(Submitted {
         accepted: true,
         request_id: body.request_id,

@@ -187,6 +187,7 @@ impl From<QueryError> for ApiError {
                 StreamError::BadEventId(_) => Self::bad(format!("`Last-Event-ID`: {s}")),
                 StreamError::UnknownRun(_) => Self::NotFound(s.to_string()),
                 StreamError::Evicted { .. } => Self::Gone(s.to_string()),
+                StreamError::Unavailable(_) => Self::Unavailable(s.to_string()),
                 StreamError::DuplicateRun(_) => Self::internal(s),
             },
         }

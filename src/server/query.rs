@@ -115,7 +115,7 @@ pub async fn query(
 ) -> Result<Response, ApiError> {
     if let Some(last) = headers.get("last-event-id") {
         let last = last.to_str().map_err(|_| ApiError::bad("`Last-Event-ID` must be ASCII"))?;
-        return Ok(sse(app.agents.resume(last)?));
+        return Ok(sse(app.agents.resume(last).await?));
     }
     let mut request: QueryRequest = parse_body(&body)?;
     request.caller = principal.key_id().map(str::to_owned);

@@ -247,8 +247,7 @@ async fn run_workflow(
 ) -> Result<Response, ApiError> {
     if let Some(last) = headers.get("last-event-id") {
         let last = last.to_str().map_err(|_| ApiError::bad("`Last-Event-ID` must be ASCII"))?;
-        let events =
-            app.agents.logs().resume(last).map_err(crate::agent::service::QueryError::from)?;
+        let events = app.agents.resume_events(last).await?;
         let stream_id = events.run_id().to_owned();
         return Ok(sse_of(stream_id, events));
     }

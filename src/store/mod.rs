@@ -30,6 +30,7 @@ pub mod copy;
 mod embedded;
 mod keys;
 pub mod postgres;
+mod runs;
 #[cfg(test)]
 mod tests;
 mod writer;
@@ -37,6 +38,7 @@ mod writer;
 pub use bench::{bench_saves, bench_saves_on, bench_saves_with, sample_state};
 pub use embedded::FILE_NAME;
 pub use postgres::{ClusterLock, Notice};
+pub use runs::{RunBatch, RunRow, RunState, RunStatus};
 
 use std::path::Path;
 use std::sync::atomic::AtomicU64;

@@ -451,6 +451,25 @@ impl Workflows {
         self.launch(graph, record).await
     }
 
+    /// The node running the event stream `stream_id` died (a shared store): if that stream is
+    /// a workflow run's current attempt and the record still says `running`, the run becomes
+    /// `interrupted`, resumable on any node.
+    pub async fn stream_lost(&self, stream_id: &str) -> Result<(), WorkflowError> {
+        let run_id = stream_id.split_once('.').map_or(stream_id, |(run, _)| run);
+        if lock(&self.live).contains_key(run_id) {
+            return Ok(());
+        }
+        let Some(mut record) = self.runs.get(run_id).await? else { return Ok(()) };
+        if record.stream_id != stream_id || record.status != RunStatus::Running {
+            return Ok(());
+        }
+        record.status = RunStatus::Interrupted;
+        record.updated_at = now_ms();
+        self.runs.save(&record).await?;
+        tracing::info!(run = run_id, "a workflow run's node died: it is interrupted, resumable");
+        Ok(())
+    }
+
     /// Registers, commits and spawns an attempt.
     async fn launch(
         self: &Arc<Self>,

@@ -3,6 +3,10 @@
 //! ([`EventSink`]) and the readers that follow it ([`Subscription`]: buffered events first, then
 //! the live tail, with no gap and no duplicate).
 //!
+//! With several nodes, a [`RunMirror`] is told of every event in seq order (so the owner can
+//! store them for other nodes), and a run owned elsewhere is read here through a [`Follower`]:
+//! a log whose events arrive from outside with the seqs the owner gave them.
+//!
 //! Knows the event envelope only; nothing of what events mean.
 
 use std::collections::{HashMap, VecDeque};
@@ -23,6 +27,9 @@ pub enum StreamError {
     /// A log for this run already exists.
     #[error("run `{0}` already has an event stream")]
     DuplicateRun(String),
+    /// The run is on another node and the shared store cannot be read right now.
+    #[error("the run's events cannot be read from the shared store: {0}")]
+    Unavailable(String),
     /// `Last-Event-ID` is not `<runId>:<seq>`.
     #[error("malformed event id `{0}` (expected <runId>:<seq>)")]
     BadEventId(String),
@@ -54,11 +61,21 @@ impl Default for RunLogConfig {
     }
 }
 
+/// Told of every event of this node's runs, in seq order per run (called under the run's
+/// lock, so it must only hand the event on).
+pub trait RunMirror: Send + Sync + std::fmt::Debug {
+    /// `event` was emitted on `run_id`.
+    fn emitted(&self, run_id: &str, event: &Arc<Event>);
+    /// `run_id`'s stream ended after `last_seq`.
+    fn finished(&self, run_id: &str, last_seq: u64);
+}
+
 /// The event log of one run: the sequencer's state, the bounded buffer and the wake-up signal.
 #[derive(Debug)]
 pub struct RunLog {
     run_id: String,
     max_events: usize,
+    mirror: Option<Arc<dyn RunMirror>>,
     state: Mutex<LogState>,
     /// Carries the last seq emitted; subscribers wait on it, then read from `state`.
     signal: watch::Sender<u64>,
@@ -81,12 +98,24 @@ impl LogState {
 }
 
 impl RunLog {
-    fn new(run_id: &str, max_events: usize) -> Self {
+    fn new(run_id: &str, max_events: usize, mirror: Option<Arc<dyn RunMirror>>) -> Self {
+        Self::starting_at(run_id, max_events, 1, mirror)
+    }
+
+    /// A log whose first event will have seq `next_seq` (a follower's starts after the
+    /// client's `Last-Event-ID`).
+    fn starting_at(
+        run_id: &str,
+        max_events: usize,
+        next_seq: u64,
+        mirror: Option<Arc<dyn RunMirror>>,
+    ) -> Self {
         Self {
             run_id: run_id.to_owned(),
             max_events: max_events.max(1),
-            state: Mutex::new(LogState { next_seq: 1, ..LogState::default() }),
-            signal: watch::Sender::new(0),
+            mirror,
+            state: Mutex::new(LogState { next_seq: next_seq.max(1), ..LogState::default() }),
+            signal: watch::Sender::new(next_seq.saturating_sub(1)),
         }
     }
 
@@ -126,16 +155,25 @@ impl RunLog {
         let mut state = self.state();
         let timestamp = now_ms().max(state.last_timestamp);
         let event = Arc::new(Event { seq: state.next_seq, body, timestamp });
-        state.next_seq += 1;
-        state.last_timestamp = timestamp;
-        state.events.push_back(Arc::clone(&event));
+        self.append(&mut state, &event);
+        if let Some(mirror) = &self.mirror {
+            // Under the lock: the mirror sees a run's events in seq order.
+            mirror.emitted(&self.run_id, &event);
+        }
+        event
+    }
+
+    /// Appends an event that already has its seq (the next one) and timestamp.
+    fn append(&self, state: &mut LogState, event: &Arc<Event>) {
+        state.next_seq = event.seq + 1;
+        state.last_timestamp = state.last_timestamp.max(event.timestamp);
+        state.events.push_back(Arc::clone(event));
         if state.events.len() > self.max_events {
             state.events.pop_front();
         }
         // Signalled under the state lock: a subscriber that found nothing new marked the
         // signal seen under the same lock, so it cannot miss this wake-up.
         self.signal.send_replace(event.seq);
-        event
     }
 
     fn finish(&self) {
@@ -144,6 +182,9 @@ impl RunLog {
             state.finished_at = Some(Instant::now());
             let last = state.next_seq - 1;
             self.signal.send_replace(last);
+            if let Some(mirror) = &self.mirror {
+                mirror.finished(&self.run_id, last);
+            }
         }
     }
 
@@ -164,6 +205,11 @@ impl Subscription {
     /// The run id.
     pub fn run_id(&self) -> &str {
         &self.log.run_id
+    }
+
+    /// The seq of the next event this reader gets.
+    pub fn next_seq(&self) -> u64 {
+        self.next
     }
 
     /// The next event; `Ok(None)` once the run has finished and every event was read.
@@ -258,6 +304,58 @@ impl Drop for EventSink {
     }
 }
 
+/// The reading end of a run owned by another node: events are put in with the owner's seqs.
+/// Dropping it ends the local stream (readers get what was put, then the end); a follower
+/// that stopped before the run ended must be [`RunLogs::forget`]-ten instead, or later
+/// readers here would take its partial log for the whole run.
+#[derive(Debug)]
+pub struct Follower {
+    log: Arc<RunLog>,
+}
+
+impl Follower {
+    /// The run id.
+    pub fn run_id(&self) -> &str {
+        &self.log.run_id
+    }
+
+    /// The seq of the last event put (the `Last-Event-ID` it started after, before any).
+    pub fn last_seq(&self) -> u64 {
+        self.log.last_seq()
+    }
+
+    /// A reader from seq `after + 1`.
+    pub fn subscribe(&self, after: u64) -> Result<Subscription, StreamError> {
+        self.log.subscribe(after)
+    }
+
+    /// Readers still attached (the follower may stop when none is left).
+    pub fn readers(&self) -> usize {
+        self.log.signal.receiver_count()
+    }
+
+    /// Puts the owner's next event. One already put is ignored (`Ok(false)`); one after a
+    /// gap is refused with the seq expected, and nothing changes.
+    pub fn put(&self, event: Event) -> Result<bool, u64> {
+        let mut state = self.log.state();
+        let expected = state.next_seq;
+        if event.seq < expected {
+            return Ok(false);
+        }
+        if event.seq > expected {
+            return Err(expected);
+        }
+        self.log.append(&mut state, &Arc::new(event));
+        Ok(true)
+    }
+}
+
+impl Drop for Follower {
+    fn drop(&mut self) {
+        self.log.finish();
+    }
+}
+
 /// The logs of live and recently finished runs, by run id. Expired logs are swept lazily on
 /// [`RunLogs::start`] (at most once per second: a sweep visits every log, and a busy server
 /// holds thousands) and refused by [`RunLogs::get`], so no background task is needed.
@@ -265,6 +363,7 @@ impl Drop for EventSink {
 pub struct RunLogs {
     config: RunLogConfig,
     runs: Mutex<Runs>,
+    mirror: std::sync::OnceLock<Arc<dyn RunMirror>>,
 }
 
 #[derive(Debug)]
@@ -282,7 +381,22 @@ impl Default for RunLogs {
 impl RunLogs {
     /// An empty registry.
     pub fn new(config: RunLogConfig) -> Self {
-        Self { config, runs: Mutex::new(Runs { logs: HashMap::new(), last_sweep: Instant::now() }) }
+        Self {
+            config,
+            runs: Mutex::new(Runs { logs: HashMap::new(), last_sweep: Instant::now() }),
+            mirror: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The bounds.
+    pub fn config(&self) -> RunLogConfig {
+        self.config
+    }
+
+    /// Tells `mirror` of every event of the runs started from now on (set once; a second
+    /// mirror is ignored).
+    pub fn set_mirror(&self, mirror: Arc<dyn RunMirror>) {
+        let _ = self.mirror.set(mirror);
     }
 
     fn runs(&self) -> MutexGuard<'_, Runs> {
@@ -291,6 +405,39 @@ impl RunLogs {
 
     /// Opens the stream of a new run.
     pub fn start(&self, run_id: &str) -> Result<EventSink, StreamError> {
+        let log =
+            self.insert(run_id, |max| RunLog::new(run_id, max, self.mirror.get().cloned()))?;
+        Ok(EventSink { log })
+    }
+
+    /// Opens the local stream of a run another node owns, for readers after seq `after`
+    /// ([`StreamError::DuplicateRun`] if this node already has a log of it).
+    pub fn follow(&self, run_id: &str, after: u64) -> Result<Follower, StreamError> {
+        let next = after.saturating_add(1);
+        let log = self.insert(run_id, |max| RunLog::starting_at(run_id, max, next, None))?;
+        Ok(Follower { log })
+    }
+
+    /// A follower for one reader whose `after` is older than the shared follower's start:
+    /// its log is its own, not registered here.
+    pub fn follow_alone(&self, run_id: &str, after: u64) -> Follower {
+        let next = after.saturating_add(1);
+        Follower { log: Arc::new(RunLog::starting_at(run_id, self.config.max_events, next, None)) }
+    }
+
+    /// Drops a follower and its log, which ended before the run did.
+    pub fn forget(&self, follower: Follower) {
+        let mut runs = self.runs();
+        if runs.logs.get(follower.run_id()).is_some_and(|l| Arc::ptr_eq(l, &follower.log)) {
+            runs.logs.remove(follower.run_id());
+        }
+    }
+
+    fn insert(
+        &self,
+        run_id: &str,
+        make: impl FnOnce(usize) -> RunLog,
+    ) -> Result<Arc<RunLog>, StreamError> {
         let mut runs = self.runs();
         let now = Instant::now();
         if now.duration_since(runs.last_sweep) >= self.config.retention.min(Duration::from_secs(1))
@@ -300,9 +447,9 @@ impl RunLogs {
         if runs.logs.contains_key(run_id) {
             return Err(StreamError::DuplicateRun(run_id.to_owned()));
         }
-        let log = Arc::new(RunLog::new(run_id, self.config.max_events));
+        let log = Arc::new(make(self.config.max_events));
         runs.logs.insert(run_id.to_owned(), Arc::clone(&log));
-        Ok(EventSink { log })
+        Ok(log)
     }
 
     /// The log of a live or recently finished run.

@@ -19,7 +19,9 @@ mod log;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use log::{EventSink, RunLog, RunLogConfig, RunLogs, StreamError, Subscription};
+pub use log::{
+    EventSink, Follower, RunLog, RunLogConfig, RunLogs, RunMirror, StreamError, Subscription,
+};
 
 /// One event as it goes on the wire: the envelope (`seq`, `timestamp`) around the typed body,
 /// serialized flat (`{"seq":1,"type":"run.start","runId":"..","chatId":"..","timestamp":..}`).

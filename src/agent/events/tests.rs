@@ -1,3 +1,4 @@
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -333,4 +334,78 @@ fn a_tools_source_adopts_the_calling_task_unless_it_names_one() {
     let mut other = EventBody::RunCancel { run_id: "r".into() };
     other.adopt_task("r_agent_1");
     assert_eq!(other, EventBody::RunCancel { run_id: "r".into() });
+}
+
+/// Records what a mirror is told, in order.
+#[derive(Debug, Default)]
+struct Recorded(std::sync::Mutex<Vec<(String, u64, bool)>>);
+
+impl RunMirror for Recorded {
+    fn emitted(&self, run_id: &str, event: &Arc<Event>) {
+        self.0.lock().unwrap().push((run_id.to_owned(), event.seq, false));
+    }
+    fn finished(&self, run_id: &str, last_seq: u64) {
+        self.0.lock().unwrap().push((run_id.to_owned(), last_seq, true));
+    }
+}
+
+#[tokio::test]
+async fn a_mirror_sees_every_event_in_order_then_the_end() {
+    let logs = RunLogs::new(RunLogConfig::default());
+    let mirror = Arc::new(Recorded::default());
+    logs.set_mirror(mirror.clone());
+    let sink = logs.start("run-1").unwrap();
+    for n in 0..3 {
+        sink.emit(delta(n));
+    }
+    sink.finish();
+    let seen = mirror.0.lock().unwrap().clone();
+    let want: Vec<_> = [(1, false), (2, false), (3, false), (3, true)]
+        .into_iter()
+        .map(|(s, end)| ("run-1".to_owned(), s, end))
+        .collect();
+    assert_eq!(seen, want);
+}
+
+/// An event as another node's log numbered it.
+fn foreign(seq: u64) -> Event {
+    Event { seq, body: delta(seq as usize), timestamp: 1_700_000_000_000 + seq as i64 }
+}
+
+#[tokio::test]
+async fn a_follower_takes_the_owners_events_in_order_refuses_gaps_and_can_be_forgotten() {
+    let logs = RunLogs::new(RunLogConfig::default());
+    let follower = logs.follow("run-1", 4).unwrap();
+    assert_eq!(follower.last_seq(), 4);
+    let mut sub = follower.subscribe(4).unwrap();
+    assert_eq!(follower.readers(), 1);
+    assert_eq!(follower.put(foreign(5)), Ok(true));
+    assert_eq!(follower.put(foreign(5)), Ok(false), "a repeat is ignored");
+    assert_eq!(follower.put(foreign(7)), Err(6), "a gap is refused");
+    assert_eq!(follower.put(foreign(6)), Ok(true));
+    assert_eq!(sub.next().await.unwrap().unwrap().seq, 5);
+    assert_eq!(sub.next().await.unwrap().unwrap().seq, 6);
+    // Readers here share the follower's log; a second follower of the run is refused.
+    assert!(logs.resume("run-1:5").is_ok());
+    assert_eq!(logs.follow("run-1", 0).unwrap_err(), StreamError::DuplicateRun("run-1".into()));
+    // Forgotten (it stopped before the run ended): its readers end, later ones find nothing.
+    logs.forget(follower);
+    assert!(sub.next().await.unwrap().is_none());
+    assert_eq!(logs.resume("run-1:5").unwrap_err(), StreamError::UnknownRun("run-1".into()));
+}
+
+#[tokio::test]
+async fn a_complete_follower_stays_readable_like_a_finished_run() {
+    let logs = RunLogs::new(RunLogConfig::default());
+    let follower = logs.follow("run-1", 0).unwrap();
+    for seq in 1..=3 {
+        follower.put(foreign(seq)).unwrap();
+    }
+    drop(follower);
+    let mut sub = logs.resume("run-1:1").unwrap();
+    let mut seqs = Vec::new();
+    while let Some(e) = sub.next().await.unwrap() {
+        seqs.push(e.seq);
+    }
+    assert_eq!(seqs, [2, 3]);
 }

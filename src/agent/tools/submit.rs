@@ -193,6 +193,11 @@ impl FrontendSubmits {
         n
     }
 
+    /// Whether a tool of `run_id` is waiting here.
+    pub fn has_run(&self, run_id: &str) -> bool {
+        self.inner.lock().contains_key(run_id)
+    }
+
     /// Whether `run_id` + `tool_id` is waiting.
     pub fn is_waiting(&self, run_id: &str, tool_id: &str) -> bool {
         self.inner.lock().get(run_id).is_some_and(|r| r.contains_key(tool_id))

@@ -29,6 +29,16 @@ struct Wire {
     record: Option<String>,
     #[serde(default)]
     panel: Option<String>,
+    #[serde(default)]
+    run: Option<String>,
+    #[serde(default)]
+    seq: Option<u64>,
+    #[serde(default)]
+    to: Option<String>,
+    #[serde(default)]
+    request: Option<i64>,
+    #[serde(default)]
+    answer: Option<i64>,
 }
 
 /// The notice a payload carries, unless this node sent it (or it is not one of ours).
@@ -39,6 +49,16 @@ fn parse(payload: &str, node: &str) -> Option<Notice> {
     }
     if let Some(record) = w.record {
         return Record::from_key(&record).map(Notice::Record);
+    }
+    if let Some(run_id) = w.run {
+        return Some(Notice::RunEvents { run_id, seq: w.seq? });
+    }
+    if let Some(id) = w.request {
+        // Requests are addressed: only the run's owner acts on one.
+        return (w.to.as_deref() == Some(node)).then_some(Notice::RunRequest(id));
+    }
+    if let Some(id) = w.answer {
+        return Some(Notice::RunAnswer(id));
     }
     if let Some(panel) = w.panel {
         return Some(Notice::PanelResult { id: w.id?, panel });
@@ -149,6 +169,13 @@ mod tests {
             parse(r#"{"node":"b","id":"db_1","panel":"p0"}"#, "a"),
             Some(Notice::PanelResult { id: "db_1".into(), panel: "p0".into() })
         );
+        assert_eq!(
+            parse(r#"{"node":"b","run":"r1","seq":9}"#, "a"),
+            Some(Notice::RunEvents { run_id: "r1".into(), seq: 9 })
+        );
+        assert_eq!(parse(r#"{"node":"b","to":"a","request":4}"#, "a"), Some(Notice::RunRequest(4)));
+        assert_eq!(parse(r#"{"node":"b","to":"c","request":4}"#, "a"), None);
+        assert_eq!(parse(r#"{"node":"b","answer":4}"#, "a"), Some(Notice::RunAnswer(4)));
         for junk in ["", "{}", r#"{"node":"b","kind":"saved"}"#, r#"{"node":"b","record":"x"}"#] {
             assert_eq!(parse(junk, "a"), None, "{junk}");
         }

@@ -14,6 +14,7 @@
 
 mod chats;
 mod listen;
+mod runs;
 mod schema;
 
 use std::str::FromStr;
@@ -62,6 +63,18 @@ pub enum Notice {
         /// The panel.
         panel: String,
     },
+    /// A run's owner wrote its events up to `seq` ([`crate::store::Store::run_events`]).
+    RunEvents {
+        /// The run.
+        run_id: String,
+        /// Its last stored event.
+        seq: u64,
+    },
+    /// Another node filed a request for a run this node owns
+    /// ([`crate::store::Store::request_for_me`]).
+    RunRequest(i64),
+    /// A request this node filed was answered ([`crate::store::Store::answer_of`]).
+    RunAnswer(i64),
     /// Notices may have been missed (the listening connection was lost and is back): re-read
     /// whatever is followed.
     Resync,
