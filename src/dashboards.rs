@@ -376,8 +376,8 @@ impl Dashboards {
                 Ok(Notice::Resync) | Err(broadcast::error::RecvError::Lagged(_)) => {
                     tokio::spawn(async move { this.resync().await });
                 }
-                Ok(Notice::PanelResult { id, panel }) => {
-                    tokio::spawn(async move { this.adopt_result(&id, &panel).await });
+                Ok(Notice::PanelResult { id, panel, data }) => {
+                    tokio::spawn(async move { this.adopt_result(&id, &panel, data).await });
                 }
                 // Records are their owners' business (key ring, admin, workflows), runs the
                 // cluster's (`crate::cluster`).
@@ -405,11 +405,14 @@ impl Dashboards {
 
     /// The node refreshing `id` shared a panel's result: this node's viewers get it too, if
     /// it belongs to the version they hold.
-    async fn adopt_result(&self, id: &str, panel: &str) {
-        let shared = match self.store.panel_result(id, panel).await {
-            Ok(Some(shared)) => shared,
-            Ok(None) => return,
-            Err(e) => return tracing::warn!(%id, error = %e, "cannot read a shared result"),
+    async fn adopt_result(&self, id: &str, panel: &str, data: Option<(u64, String)>) {
+        let shared = match data {
+            Some(data) => data,
+            None => match self.store.panel_result(id, panel).await {
+                Ok(Some(shared)) => shared,
+                Ok(None) => return,
+                Err(e) => return tracing::warn!(%id, error = %e, "cannot read a shared result"),
+            },
         };
         let (version, text) = shared;
         let Some(run) = PanelRun::from_shared(&text) else { return };

@@ -38,8 +38,9 @@ enum Command {
         read_only: bool,
     },
     /// Copy the embedded store in BOARDSMITH_DATA (every dashboard with its whole history,
-    /// chats' tool sessions, API keys, usage, admin definitions, workflows) into an empty
-    /// PostgreSQL database, then read both back and print their counts and SHA-256 digests.
+    /// chats' tool sessions, API keys, usage, admin definitions, workflows) and the chat files
+    /// of MEMORY_CHAT_DIR into an empty PostgreSQL database, then read both back and print
+    /// their counts and SHA-256 digests.
     /// Stop the server on that data directory first.
     #[command(name = "migrate-store")]
     MigrateStore {

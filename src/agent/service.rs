@@ -863,7 +863,7 @@ impl AgentService {
         let chat = tokio::select! {
             biased;
             () = cancel.cancelled() => Err(None),
-            chat = self.memory.lock_chat(&input.chat_id) => chat.map_err(Some),
+            chat = self.lock_chat_everywhere(&input.chat_id, &input.run_id) => chat.map_err(Some),
         };
         let prepared = match chat {
             Ok(chat) => match self.prepare(&chat, new_chat, &sink, &query.message).await {

@@ -267,6 +267,10 @@ impl RemoteRuns for Cluster {
     ) -> BoxFuture<'_, Option<Result<(), SubmitError>>> {
         Box::pin(self.submit_remote(run_id, tool_id, payload))
     }
+
+    fn chat_free(&self, chat_id: String, run_id: String) -> BoxFuture<'_, ()> {
+        Box::pin(self.wait_chat_free(chat_id, run_id))
+    }
 }
 
 #[cfg(test)]

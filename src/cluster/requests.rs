@@ -82,13 +82,35 @@ impl Cluster {
         mode: Busy,
         message: String,
     ) -> Option<(String, Subscription)> {
-        let row = self.store.running_run_of_chat(&chat_id, ALIVE).await.ok()??;
+        let row = self.store.running_run_of_chat(&chat_id, ALIVE, None).await.ok()??;
         let body = json!({ "chatId": chat_id, "mode": mode.as_str(), "message": message });
         let answer = self.ask(&row.node, &row.run_id, "queue", &body).await?;
         let run_id = answer.get("runId")?.as_str()?.to_owned();
         let seq = answer.get("seq")?.as_u64()?;
         let events = self.follow_run(run_id.clone(), seq).await.ok()??;
         Some((run_id, events))
+    }
+
+    /// [`crate::agent::service::RemoteRuns::chat_free`]: the runs of a chat are serialized on
+    /// each node by its chat lock; across nodes, a run waits for the chat's earlier runs on
+    /// live nodes to end (they append to chat memory before they end), so it replays them.
+    /// Earlier by run id (time-ordered), so two nodes starting runs of one chat at once never
+    /// wait for each other.
+    pub(super) async fn wait_chat_free(&self, chat_id: String, run_id: String) {
+        loop {
+            match self.store.running_run_of_chat(&chat_id, ALIVE, Some(&run_id)).await {
+                Ok(Some(_)) => {}
+                Ok(None) => return,
+                Err(e) => {
+                    tracing::warn!(chat = %chat_id, error = %e, "checking the chat's runs on other nodes failed");
+                    return;
+                }
+            }
+            tokio::select! {
+                () = self.shutdown.cancelled() => return,
+                () = tokio::time::sleep(POLL) => {}
+            }
+        }
     }
 
     /// Applies a request another node filed for a run of this node, and answers it.

@@ -423,7 +423,17 @@ impl Store {
     /// migrations this build knows (refusing a database whose schema is newer) and starts
     /// listening for other nodes' notices.
     pub async fn connect(url: &str, options: StoreOptions) -> Result<Self, StoreError> {
-        Ok(Self { engine: Engine::Postgres(Postgres::connect(url, options).await?) })
+        Self::connect_with(url, options, None).await
+    }
+
+    /// [`Store::connect`], with panel results carried over NATS at `nats` instead of the
+    /// database (`BOARDSMITH_NATS_URL`).
+    pub async fn connect_with(
+        url: &str,
+        options: StoreOptions,
+        nats: Option<&str>,
+    ) -> Result<Self, StoreError> {
+        Ok(Self { engine: Engine::Postgres(Postgres::connect(url, options, nats).await?) })
     }
 
     /// True when other nodes may share this store (PostgreSQL).

@@ -110,13 +110,15 @@ impl Store {
         on_shared!(self, Ok(None), p => p.run(run_id, alive).await)
     }
 
-    /// The newest run in progress on `chat_id` owned by another live node.
+    /// The newest run in progress on `chat_id` owned by another live node (of those whose
+    /// id sorts before `before`, when given: run ids are time-ordered).
     pub async fn running_run_of_chat(
         &self,
         chat_id: &str,
         alive: Duration,
+        before: Option<&str>,
     ) -> Result<Option<RunRow>, StoreError> {
-        on_shared!(self, Ok(None), p => p.running_run_of_chat(chat_id, alive).await)
+        on_shared!(self, Ok(None), p => p.running_run_of_chat(chat_id, alive, before).await)
     }
 
     /// Up to `limit` stored events (seq, JSON) of a run after `after`.

@@ -274,3 +274,47 @@ async fn a_follow_up_sent_to_another_node_joins_the_chats_running_run() {
     let last = mock.requests()[1].body["messages"].to_string();
     assert!(last.contains("first question") && last.contains("second question"), "{last}");
 }
+
+#[tokio::test]
+async fn a_query_on_another_node_waits_for_the_chats_running_run_and_replays_it() {
+    use boardsmith::llm::mock::{Match, MockLlm, Script, Step, Turn};
+    let turn = |text: &str, delay_ms| Turn {
+        steps: vec![Step::Text { text: text.into(), chunk: Some(2) }],
+        delay_ms,
+        ..Turn::default()
+    };
+    let second = Turn {
+        when: Match { last_user_contains: Some("second question".into()), ..Default::default() },
+        ..turn("Second answer.", 0)
+    };
+    let script = Script { turns: vec![second, turn("The first answer, streamed slowly.", 60)] };
+    let mock = MockLlm::start(script, 0).await.unwrap();
+    let db = TestDb::new().await;
+    let (_dirs, nodes) = model_nodes(&db, 2, &mock.url()).await;
+    let (a, b) = (&nodes[0], &nodes[1]);
+    let query = |node: &Node, message: &str| {
+        node.http
+            .post(node.url("/api/query"))
+            .json(&json!({
+                "message": message, "agentKey": "demoModeReact", "chatId": "c-serial"
+            }))
+            .send()
+    };
+    let mut on_a = Frames::new(query(a, "first question").await.unwrap());
+    on_a.read(Some("content.delta"), Duration::from_secs(20)).await;
+    // A's run is answering; B's run of the same chat waits for it (and for its record).
+    let on_b = Frames::new(query(b, "second question").await.unwrap())
+        .read(None, Duration::from_secs(20))
+        .await;
+    let rest_a = on_a.read(None, Duration::from_secs(20)).await;
+    assert_eq!(rest_a.last().unwrap().1, "run.complete");
+    assert_eq!(on_b.last().unwrap().1, "run.complete", "{on_b:?}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    let replayed = requests[1].body["messages"].to_string();
+    assert!(
+        replayed.contains("first question")
+            && replayed.contains("The first answer, streamed slowly."),
+        "B's run replays A's whole run: {replayed}"
+    );
+}

@@ -26,7 +26,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     // Uploaded images: a leaf store the gateway and the agent service (loading a query's
     // images) use.
     ("uploads", &["text"]),
-    ("agent", &["llm", "text", "config_file", "uploads"]),
+    // `store` only for chat memory on a shared store (lines by chat id; it knows no agents).
+    ("agent", &["llm", "text", "config_file", "uploads", "store"]),
+    // Runs across nodes: the agent service's run logs and owner-side calls over the store.
+    ("cluster", &["agent", "store"]),
     // Knowledge bases: embeddings through `llm`, URLs through `sdk`'s outbound policy, the
     // `knowledge_search` tool on the agent runtime.
     ("knowledge", &["agent", "config_file", "llm", "sdk", "text"]),

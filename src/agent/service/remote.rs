@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use super::{AgentService, Busy, QueryError, Reader, Stream, lock};
 use crate::agent::events::{StreamError, Subscription, parse_event_id};
+use crate::agent::memory::{ChatLock, MemoryError};
 use crate::agent::tools::SubmitError;
 
 /// Runs owned by other nodes.
@@ -39,6 +40,10 @@ pub trait RemoteRuns: Send + Sync + std::fmt::Debug {
         tool_id: String,
         payload: Value,
     ) -> BoxFuture<'_, Option<Result<(), SubmitError>>>;
+
+    /// Resolves once no other node runs an earlier run of `chat_id` than `run_id` (runs of
+    /// a chat are serialized across nodes, as a node's chat lock serializes them on it).
+    fn chat_free(&self, chat_id: String, run_id: String) -> BoxFuture<'_, ()>;
 }
 
 /// A reader attached on behalf of another node's client (the run is not cancelled for lack
@@ -128,6 +133,19 @@ impl AgentService {
         lock(&self.live)
             .get(run_id)
             .map(|run| RunHold(Reader::attach(Arc::clone(run), self.config.disconnect_grace)))
+    }
+
+    /// The chat's lock here, once no other node runs an earlier run of it.
+    pub(super) async fn lock_chat_everywhere(
+        &self,
+        chat_id: &str,
+        run_id: &str,
+    ) -> Result<ChatLock, MemoryError> {
+        let chat = self.memory.lock_chat(chat_id).await?;
+        if let Some(remote) = self.remote.get() {
+            remote.chat_free(chat_id.to_owned(), run_id.to_owned()).await;
+        }
+        Ok(chat)
     }
 
     /// Asks other nodes for the chat's running run when none here takes the message.

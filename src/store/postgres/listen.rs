@@ -61,7 +61,7 @@ fn parse(payload: &str, node: &str) -> Option<Notice> {
         return Some(Notice::RunAnswer(id));
     }
     if let Some(panel) = w.panel {
-        return Some(Notice::PanelResult { id: w.id?, panel });
+        return Some(Notice::PanelResult { id: w.id?, panel, data: None });
     }
     let kind = match (w.kind.as_deref()?, w.version) {
         ("created", Some(v)) => ChangeKind::Created(v),
@@ -167,7 +167,7 @@ mod tests {
         );
         assert_eq!(
             parse(r#"{"node":"b","id":"db_1","panel":"p0"}"#, "a"),
-            Some(Notice::PanelResult { id: "db_1".into(), panel: "p0".into() })
+            Some(Notice::PanelResult { id: "db_1".into(), panel: "p0".into(), data: None })
         );
         assert_eq!(
             parse(r#"{"node":"b","run":"r1","seq":9}"#, "a"),

@@ -12,6 +12,7 @@
 //!
 //! Knows nothing of live updates or HTTP: it only stores and tells.
 
+mod bus;
 mod chats;
 mod listen;
 mod runs;
@@ -55,13 +56,16 @@ pub enum Notice {
     },
     /// A record of this kind was written or removed (API keys, admin definitions, ...).
     Record(Record),
-    /// A node that refreshes this dashboard shared a panel's new result
-    /// ([`crate::store::Store::panel_result`] reads it).
+    /// A node that refreshes this dashboard shared a panel's new result: carried in `data`
+    /// (its version and JSON) when it came over NATS, else
+    /// [`crate::store::Store::panel_result`] reads it.
     PanelResult {
         /// The dashboard.
         id: String,
         /// The panel.
         panel: String,
+        /// The result itself, when the notice carries it.
+        data: Option<(u64, String)>,
     },
     /// A run's owner wrote its events up to `seq` ([`crate::store::Store::run_events`]).
     RunEvents {
@@ -96,6 +100,8 @@ pub(super) struct Postgres {
     closed: AtomicBool,
     counters: Counters,
     quotas: StoreQuotas,
+    /// NATS, when panel results travel there (`BOARDSMITH_NATS_URL`).
+    bus: Option<bus::Bus>,
 }
 
 impl std::fmt::Debug for Postgres {
@@ -133,7 +139,11 @@ fn to_u64(v: i64) -> u64 {
 }
 
 impl Postgres {
-    pub(super) async fn connect(url: &str, options: StoreOptions) -> Result<Self, StoreError> {
+    pub(super) async fn connect(
+        url: &str,
+        options: StoreOptions,
+        nats: Option<&str>,
+    ) -> Result<Self, StoreError> {
         let config = tokio_postgres::Config::from_str(url)
             .map_err(pg("BOARDSMITH_DATABASE_URL is not a PostgreSQL connection string"))?;
         let queries = pool(&config, QUERY_CONNECTIONS)?;
@@ -147,6 +157,12 @@ impl Postgres {
         let (notices, _) = broadcast::channel(NOTICE_BACKLOG);
         let stop = CancellationToken::new();
         tokio::spawn(listen::run(config, node.clone(), notices.clone(), stop.clone()));
+        let bus = match nats {
+            Some(url) => {
+                Some(bus::Bus::connect(url, node.clone(), notices.clone(), stop.clone()).await?)
+            }
+            None => None,
+        };
         Ok(Self {
             queries,
             locks,
@@ -156,6 +172,7 @@ impl Postgres {
             closed: AtomicBool::new(false),
             counters: Counters::default(),
             quotas: options.quotas,
+            bus,
         })
     }
 
@@ -223,9 +240,13 @@ impl Postgres {
             c.query_one("SELECT 1", &[]).await.map_err(pg("ping PostgreSQL"))?;
             Ok(())
         };
-        tokio::time::timeout(std::time::Duration::from_secs(2), ping).await.unwrap_or_else(|_| {
-            Err(StoreError::Storage("PostgreSQL did not answer within 2 s".into()))
-        })
+        tokio::time::timeout(std::time::Duration::from_secs(2), ping).await.unwrap_or_else(
+            |_| Err(StoreError::Storage("PostgreSQL did not answer within 2 s".into())),
+        )?;
+        if self.bus.as_ref().is_some_and(|b| !b.connected()) {
+            return Err(StoreError::Storage("NATS is not connected".into()));
+        }
+        Ok(())
     }
 
     pub(super) async fn is_empty(&self) -> Result<bool, StoreError> {
@@ -709,6 +730,9 @@ impl Postgres {
         version: u64,
         run: &str,
     ) -> Result<(), StoreError> {
+        if let Some(bus) = &self.bus {
+            return bus.publish(id, panel, version, run).await;
+        }
         let c = self.client().await?;
         let notice = json!({ "node": &*self.node, "id": id, "panel": panel }).to_string();
         c.execute(

@@ -102,11 +102,13 @@ impl Postgres {
         Ok(row.map(|r| run_row(&r)))
     }
 
-    /// The run in progress on `chat_id` owned by another node, if any (the newest).
+    /// The newest run in progress on `chat_id` owned by another live node, if any (of those
+    /// started before `before`, when given).
     pub(in crate::store) async fn running_run_of_chat(
         &self,
         chat_id: &str,
         alive: Duration,
+        before: Option<&str>,
     ) -> Result<Option<RunRow>, StoreError> {
         let c = self.client().await?;
         let row = c
@@ -115,8 +117,9 @@ impl Postgres {
                  FROM runs r JOIN nodes n ON n.node = r.node
                  WHERE r.chat_id = $1 AND r.status = 'running' AND r.node <> $2
                    AND n.heartbeat_at > now() - make_interval(secs => $3)
+                   AND ($4::text IS NULL OR r.run_id < $4)
                  ORDER BY r.run_id DESC LIMIT 1",
-                &[&chat_id, &&*self.node, &alive.as_secs_f64()],
+                &[&chat_id, &&*self.node, &alive.as_secs_f64(), &before],
             )
             .await
             .map_err(pg("find the chat's running run"))?;
