@@ -33,6 +33,7 @@ pub mod postgres;
 mod runs;
 #[cfg(test)]
 mod tests;
+pub mod uploads;
 mod writer;
 
 pub use bench::{bench_saves, bench_saves_on, bench_saves_with, sample_state};

@@ -17,6 +17,7 @@ mod chats;
 mod listen;
 mod runs;
 mod schema;
+mod uploads;
 
 use std::str::FromStr;
 use std::sync::Arc;

@@ -110,6 +110,22 @@ const MIGRATIONS: &[Migration] = &[
         CREATE INDEX chat_runs_by_chat ON chat_runs (chat_id, id);
     ",
     },
+    Migration {
+        version: 4,
+        name: "uploaded images",
+        // `bytea`: images are at most BOARDSMITH_UPLOAD_MAX_BYTES (10 MiB by default), well
+        // within what a value may hold; no large objects to clean up.
+        sql: "
+        CREATE TABLE uploads (
+            id         text   PRIMARY KEY,
+            name       text   NOT NULL,
+            mime_type  text   NOT NULL,
+            size_bytes bigint NOT NULL,
+            content    bytea  NOT NULL,
+            created_at bigint NOT NULL
+        );
+    ",
+    },
 ];
 
 /// Any fixed key: the advisory lock migrations run under.
