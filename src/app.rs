@@ -315,8 +315,15 @@ impl App {
                 .await
                 .context("opening the knowledge bases")?;
         crate::knowledge::tool::register(&mut backend, knowledge.clone());
-        let uploads =
-            Arc::new(crate::uploads::Uploads::new(config.data_dir.join("uploads"), config.uploads));
+        // Several nodes share uploads through the store, as they share chats.
+        let uploads = Arc::new(if store.is_shared() {
+            crate::uploads::Uploads::shared(store.clone(), config.uploads)
+        } else {
+            crate::uploads::Uploads::new(
+                config.data_dir.join(crate::uploads::DIR_NAME),
+                config.uploads,
+            )
+        });
         // stdio MCP servers run in the shell's sandbox, with its view and limits.
         let mcp = McpHub::new(
             crate::agent::tools::BashTool::new(agent_tools.bash.clone()),

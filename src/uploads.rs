@@ -1,17 +1,27 @@
 //! Uploaded images: checked (the type by its magic bytes, the size), stored content-addressed
-//! under `<data>/uploads/` and read back by id. The id is the content's hex SHA-256, so the same
-//! image uploaded twice is one file; each file has a `<id>.json` beside it with the name and
-//! type it was last uploaded with.
+//! and read back by id. The id is the content's hex SHA-256, so the same image uploaded twice
+//! is stored once, under the name and type it was last uploaded with. One node keeps them
+//! under `<data>/uploads/` (each file with a `<id>.json` beside it holding the name and type);
+//! the nodes of a shared store keep them in its `uploads` rows ([`Uploads::shared`]), so an
+//! image uploaded through one node is read through any other. Both backends answer with the
+//! same checks and errors.
 //!
 //! Knows nothing of HTTP, chats or models: the gateway calls [`Uploads::put`] and
-//! [`Uploads::get`], the agent service [`Uploads::info`] (checking a query's images) and
+//! [`Uploads::read`], the agent service [`Uploads::info`] (checking a query's images) and
 //! [`Uploads::read`] (loading them for the model). File work runs on the blocking pool.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+
+use crate::store::Store;
+use crate::store::uploads::StoredUpload;
+
+/// The directory of a data directory that holds one node's uploads.
+pub const DIR_NAME: &str = "uploads";
 
 /// Bounds on uploads and on the images of one message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,17 +172,31 @@ struct Meta {
     mime_type: String,
 }
 
+/// Where the uploads are kept.
+#[derive(Debug, Clone)]
+enum Backend {
+    /// A directory of this node's: a file per content, `<id>.json` beside it.
+    Files(PathBuf),
+    /// A shared store's `uploads` rows, which every node reads.
+    Shared(Arc<Store>),
+}
+
 /// The upload store.
 #[derive(Debug, Clone)]
 pub struct Uploads {
-    dir: PathBuf,
+    backend: Backend,
     limits: UploadLimits,
 }
 
 impl Uploads {
     /// The store in `dir` (created on the first upload).
     pub fn new(dir: impl Into<PathBuf>, limits: UploadLimits) -> Self {
-        Self { dir: dir.into(), limits }
+        Self { backend: Backend::Files(dir.into()), limits }
+    }
+
+    /// The store in `store`'s uploads, which every node of a shared store reads.
+    pub fn shared(store: Arc<Store>, limits: UploadLimits) -> Self {
+        Self { backend: Backend::Shared(store), limits }
     }
 
     /// The bounds in force.
@@ -198,28 +222,129 @@ impl Uploads {
             return Err(UploadError::Mismatch { declared: declared.mime(), actual });
         }
         let name = clean_name(name, declared);
-        let dir = self.dir.clone();
-        blocking(move || store(&dir, declared, name, &bytes)).await
+        match &self.backend {
+            Backend::Files(dir) => {
+                let dir = dir.clone();
+                blocking(move || store(&dir, declared, name, &bytes)).await
+            }
+            Backend::Shared(store) => {
+                let id = content_id(&bytes);
+                let now = chrono::Utc::now().timestamp_millis();
+                store.put_upload(&id, &name, declared.mime(), &bytes, now).await.map_err(shared)?;
+                Ok(uploaded(id, declared.mime().to_owned(), name, bytes.len() as u64))
+            }
+        }
     }
 
     /// An upload's metadata.
     pub async fn info(&self, id: &str) -> Result<UploadInfo, UploadError> {
         let id = parse_id(id)?;
-        let dir = self.dir.clone();
-        blocking(move || info(&dir, &id)).await
+        match &self.backend {
+            Backend::Files(dir) => {
+                let dir = dir.clone();
+                blocking(move || info(&dir, &id)).await
+            }
+            Backend::Shared(store) => match store.upload_info(&id).await.map_err(shared)? {
+                Some(row) => Ok(row.into()),
+                None => Err(UploadError::NotFound(id)),
+            },
+        }
     }
 
     /// An upload's metadata and content.
     pub async fn read(&self, id: &str) -> Result<(UploadInfo, Vec<u8>), UploadError> {
         let id = parse_id(id)?;
-        let dir = self.dir.clone();
-        blocking(move || {
-            let info = info(&dir, &id)?;
-            let bytes = std::fs::read(dir.join(&id)).map_err(|e| not_found(e, &id))?;
-            Ok((info, bytes))
-        })
-        .await
+        match &self.backend {
+            Backend::Files(dir) => {
+                let dir = dir.clone();
+                blocking(move || {
+                    let info = info(&dir, &id)?;
+                    let bytes = std::fs::read(dir.join(&id)).map_err(|e| not_found(e, &id))?;
+                    Ok((info, bytes))
+                })
+                .await
+            }
+            Backend::Shared(store) => match store.upload(&id).await.map_err(shared)? {
+                Some((row, bytes)) => Ok((row.into(), bytes)),
+                None => Err(UploadError::NotFound(id)),
+            },
+        }
     }
+}
+
+impl From<StoredUpload> for UploadInfo {
+    fn from(row: StoredUpload) -> Self {
+        uploaded(row.id, row.mime_type, row.name, row.size_bytes)
+    }
+}
+
+/// A shared store's failure, as the file backend's storage failures are reported.
+fn shared(e: crate::store::StoreError) -> UploadError {
+    UploadError::Io(std::io::Error::other(e))
+}
+
+/// The id of `bytes`: their hex SHA-256.
+fn content_id(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn uploaded(id: String, mime_type: String, name: String, size_bytes: u64) -> UploadInfo {
+    UploadInfo { sha256: id.clone(), id, mime_type, size_bytes, name }
+}
+
+/// One upload of a node's directory with its content, as `boardsmith migrate-store` copies it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UploadFile {
+    /// What `<id>.json` says, with the content's size.
+    pub info: UploadInfo,
+    /// The content.
+    pub content: Vec<u8>,
+    /// The content file's modification time (unix milliseconds; 0 when the system has none).
+    pub created_at: i64,
+}
+
+/// The ids of the uploads in `dir` (each with a content file, a metadata file or both), in
+/// order; none when `dir` does not exist. Other files (a crashed write's temporary) are left
+/// out.
+pub fn upload_file_ids(dir: &Path) -> std::io::Result<Vec<String>> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut ids = std::collections::BTreeSet::new();
+    for entry in entries {
+        let name = entry?.file_name();
+        let name = name.to_string_lossy();
+        let id = name.strip_suffix(".json").unwrap_or(&name);
+        if let Ok(id) = parse_id(id) {
+            ids.insert(id);
+        }
+    }
+    Ok(ids.into_iter().collect())
+}
+
+/// Reads upload `id` of `dir` whole and checks it: a content whose SHA-256 is not its id, or
+/// metadata that is missing or unreadable, is [`UploadError::Io`] saying which.
+pub fn read_upload_file(dir: &Path, id: &str) -> Result<UploadFile, UploadError> {
+    let damaged = |what: String| UploadError::Io(std::io::Error::other(what));
+    let path = dir.join(id);
+    let content = std::fs::read(&path).map_err(|e| damaged(format!("content: {e}")))?;
+    let actual = content_id(&content);
+    if actual != id {
+        return Err(damaged(format!("the content's SHA-256 is {actual}, not its name")));
+    }
+    let meta = std::fs::read(dir.join(format!("{id}.json")))
+        .map_err(|e| e.to_string())
+        .and_then(|m| serde_json::from_slice::<Meta>(&m).map_err(|e| e.to_string()))
+        .map_err(|e| damaged(format!("metadata {id}.json: {e}")))?;
+    let info = uploaded(id.to_owned(), meta.mime_type, meta.name, content.len() as u64);
+    let created_at = std::fs::metadata(&path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    Ok(UploadFile { info, content, created_at })
 }
 
 async fn blocking<T: Send + 'static>(
@@ -245,13 +370,7 @@ fn info(dir: &Path, id: &str) -> Result<UploadInfo, UploadError> {
     let meta = std::fs::read(dir.join(format!("{id}.json"))).map_err(|e| not_found(e, id))?;
     let meta: Meta = serde_json::from_slice(&meta).map_err(|e| UploadError::Io(e.into()))?;
     let size = std::fs::metadata(dir.join(id)).map_err(|e| not_found(e, id))?.len();
-    Ok(UploadInfo {
-        id: id.to_owned(),
-        mime_type: meta.mime_type,
-        size_bytes: size,
-        sha256: id.to_owned(),
-        name: meta.name,
-    })
+    Ok(uploaded(id.to_owned(), meta.mime_type, meta.name, size))
 }
 
 /// Writes the content (once: it is named by its hash) and its metadata, each through a
@@ -263,7 +382,7 @@ fn store(
     bytes: &[u8],
 ) -> Result<UploadInfo, UploadError> {
     std::fs::create_dir_all(dir)?;
-    let id: String = Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect();
+    let id = content_id(bytes);
     let path = dir.join(&id);
     if !path.exists() {
         write_atomic(dir, &path, bytes)?;
@@ -271,13 +390,7 @@ fn store(
     let meta = Meta { name: name.clone(), mime_type: kind.mime().to_owned() };
     let meta = serde_json::to_vec(&meta).map_err(|e| UploadError::Io(e.into()))?;
     write_atomic(dir, &dir.join(format!("{id}.json")), &meta)?;
-    Ok(UploadInfo {
-        sha256: id.clone(),
-        id,
-        mime_type: kind.mime().to_owned(),
-        size_bytes: bytes.len() as u64,
-        name,
-    })
+    Ok(uploaded(id, kind.mime().to_owned(), name, bytes.len() as u64))
 }
 
 fn write_atomic(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -367,5 +480,38 @@ mod tests {
         assert!(matches!(uploads.info(&"a".repeat(64)).await, Err(UploadError::NotFound(_))));
         assert!(matches!(uploads.info("../etc/passwd").await, Err(UploadError::InvalidId(_))));
         assert_eq!(std::fs::read_dir(dir.path()).map_or(0, Iterator::count), 0);
+    }
+
+    #[tokio::test]
+    async fn upload_files_are_read_back_checked_for_a_copy() {
+        let dir = tempfile::tempdir().unwrap();
+        let uploads = store_in(dir.path(), 1024);
+        let good = uploads.put("image/png", "a.png", PNG.into()).await.unwrap();
+        let gif = uploads.put("image/gif", "b.gif", b"GIF89a....".as_slice().into()).await.unwrap();
+        // Content that is not its name's, metadata that is not JSON, metadata alone, a stray.
+        let forged = "f".repeat(64);
+        std::fs::write(dir.path().join(&forged), PNG).unwrap();
+        std::fs::copy(
+            dir.path().join(format!("{}.json", good.id)),
+            dir.path().join(format!("{forged}.json")),
+        )
+        .unwrap();
+        std::fs::write(dir.path().join(format!("{}.json", gif.id)), "{").unwrap();
+        let orphan = "e".repeat(64);
+        std::fs::write(dir.path().join(format!("{orphan}.json")), "{}").unwrap();
+        std::fs::write(dir.path().join(".tmp-x"), "").unwrap();
+
+        let ids = upload_file_ids(dir.path()).unwrap();
+        let mut expected = vec![good.id.clone(), gif.id.clone(), forged.clone(), orphan.clone()];
+        expected.sort();
+        assert_eq!(ids, expected);
+        let read = read_upload_file(dir.path(), &good.id).unwrap();
+        assert_eq!((read.info, read.content.as_slice()), (good, PNG));
+        assert!(read.created_at > 0);
+        for (id, says) in [(&forged, "SHA-256"), (&gif.id, "metadata"), (&orphan, "content")] {
+            let e = read_upload_file(dir.path(), id).unwrap_err().to_string();
+            assert!(e.contains(says), "{id}: {e}");
+        }
+        assert!(upload_file_ids(&dir.path().join("none")).unwrap().is_empty());
     }
 }

@@ -1,7 +1,9 @@
 //! Images in chat over real HTTP: `POST /api/uploads` and its limits, `GET /api/uploads/{id}`,
 //! queries with images reaching the mock upstream in each dialect's form (and again from chat
 //! memory, which keeps only references), `request.upload` on the stream and in the history,
-//! refusals that name the field, and an OpenAI client's `image_url` parts on `/v1`.
+//! refusals that name the field, and an OpenAI client's `image_url` parts on `/v1`. The
+//! uploads' cases run on each backend: files in the data directory, and a PostgreSQL database
+//! of their own (a shared store keeps uploads and chats in it).
 
 use std::sync::Arc;
 
@@ -11,6 +13,7 @@ use serde_json::{Value, json};
 use sha2::Digest as _;
 
 use crate::gateway_query::streamed_text;
+use crate::support::pg::TestDb;
 use crate::support::{self, TestApp, sse_events};
 
 /// A PNG signature and header start: all the sniffer reads.
@@ -24,9 +27,27 @@ fn reply(text: &str, has_image: bool) -> Turn {
     }
 }
 
+/// Runs `test` with uploads in files, then in PostgreSQL (the database it is given).
+async fn on_each_backend<F, Fut>(test: F)
+where
+    F: Fn(Option<TestDb>) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    eprintln!("backend: files");
+    test(None).await;
+    eprintln!("backend: postgres");
+    test(Some(TestDb::new().await)).await;
+}
+
+async fn sql_client(db: &TestDb) -> tokio_postgres::Client {
+    let (client, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(conn);
+    client
+}
+
 /// Three providers on one mock (OpenAI, Anthropic and Ollama wire), a vision and a text-only
-/// model, an agent per model, and a small upload limit.
-async fn app_with(mock: &MockLlm) -> TestApp {
+/// model, an agent per model, and a small upload limit; the store in `db` when given.
+async fn app_with(mock: &MockLlm, db: Option<&TestDb>) -> TestApp {
     let url = mock.url();
     // One provider block: short timeouts, no retries, no key.
     let provider = |key: &str, kind: &str, base: &str, default: &str, models: &str| {
@@ -71,17 +92,23 @@ async fn app_with(mock: &MockLlm) -> TestApp {
             "plain": {"systemPrompt": "Describe what you see."}});
         std::fs::write(agents.join(format!("{key}.json")), agent.to_string()).unwrap();
     }
+    let database_url = db.map(|db| db.url.clone());
     support::spawn_app_with(dir, false, move |c| {
         c.llm = Some(llm);
         c.uploads.max_bytes = 64;
+        c.database_url = database_url;
     })
     .await
 }
 
 async fn upload(app: &TestApp, mime: &str, bytes: &[u8]) -> (u16, Value) {
+    upload_named(app, mime, bytes, "chart.png").await
+}
+
+async fn upload_named(app: &TestApp, mime: &str, bytes: &[u8], name: &str) -> (u16, Value) {
     let r = app
         .http
-        .post(app.url("/api/uploads?name=chart.png"))
+        .post(app.url(&format!("/api/uploads?name={name}")))
         .header("content-type", mime)
         .body(bytes.to_vec())
         .send()
@@ -106,8 +133,12 @@ fn b64(bytes: &[u8]) -> String {
 
 #[tokio::test]
 async fn uploads_are_checked_stored_by_hash_and_served_back() {
+    on_each_backend(uploads_are_checked_stored_by_hash_and_served_back_on).await;
+}
+
+async fn uploads_are_checked_stored_by_hash_and_served_back_on(db: Option<TestDb>) {
     let mock = MockLlm::start(Script::default(), 0).await.unwrap();
-    let app = app_with(&mock).await;
+    let app = app_with(&mock, db.as_ref()).await;
     let sha: String = sha2::Sha256::digest(PNG).iter().map(|b| format!("{b:02x}")).collect();
 
     let (status, body) = upload(&app, "image/png", PNG).await;
@@ -122,7 +153,26 @@ async fn uploads_are_checked_stored_by_hash_and_served_back() {
     assert_eq!(r.headers()["content-type"], "image/png");
     assert_eq!(r.headers()["x-content-type-options"], "nosniff");
     assert_eq!(r.bytes().await.unwrap().as_ref(), PNG);
-    assert!(app.dir.path().join("uploads").join(&sha).is_file());
+    // A file in the data directory, or a row of the shared store and no file.
+    let file = app.dir.path().join("uploads").join(&sha);
+    match &db {
+        None => assert!(file.is_file()),
+        Some(db) => {
+            let sql = "SELECT name, content FROM uploads WHERE id = $1";
+            let row = sql_client(db).await.query_one(sql, &[&sha]).await.unwrap();
+            assert_eq!(
+                (row.get::<_, String>(0), row.get::<_, Vec<u8>>(1)),
+                ("chart.png".into(), PNG.to_vec())
+            );
+            assert!(!file.exists());
+        }
+    }
+    // The same image again is the same upload, under its latest name.
+    let (status, body) = upload_named(&app, "image/png", PNG, "again.png").await;
+    assert_eq!(
+        (status, &body["data"]["id"], &body["data"]["name"]),
+        (200, &json!(sha), &json!("again.png"))
+    );
 
     // Over the limit (64 bytes here): 413 naming it.
     let big = [PNG, &[0u8; 64]].concat();
@@ -146,13 +196,17 @@ async fn uploads_are_checked_stored_by_hash_and_served_back() {
 
 #[tokio::test]
 async fn an_uploaded_image_reaches_the_model_in_each_dialect_and_again_from_memory() {
+    on_each_backend(an_uploaded_image_reaches_the_model_on).await;
+}
+
+async fn an_uploaded_image_reaches_the_model_on(db: Option<TestDb>) {
     let mock = MockLlm::start(
         Script { turns: vec![reply("I see a chart.", true), reply("No image here.", false)] },
         0,
     )
     .await
     .unwrap();
-    let app = app_with(&mock).await;
+    let app = app_with(&mock, db.as_ref()).await;
     let (_, up) = upload(&app, "image/png", PNG).await;
     let id = up["data"]["id"].as_str().unwrap().to_owned();
 
@@ -191,11 +245,20 @@ async fn an_uploaded_image_reaches_the_model_in_each_dialect_and_again_from_memo
     assert_eq!(streamed_text(&events), "No image here.");
     let sent = mock.requests().last().unwrap().body.clone();
     assert!(sent.to_string().contains(&b64(PNG)), "{sent}");
-    let chat_files: Vec<String> = walk(app.dir.path())
-        .into_iter()
-        .filter(|p| p.file_name().is_some_and(|n| n == format!("{chat_id}.json").as_str()))
-        .map(|p| std::fs::read_to_string(p).unwrap())
-        .collect();
+    // The chat as stored: its file, or its rows of the shared store.
+    let chat_files: Vec<String> = match &db {
+        None => walk(app.dir.path())
+            .into_iter()
+            .filter(|p| p.file_name().is_some_and(|n| n == format!("{chat_id}.json").as_str()))
+            .map(|p| std::fs::read_to_string(p).unwrap())
+            .collect(),
+        Some(db) => {
+            let sql =
+                "SELECT string_agg(line, E'\\n' ORDER BY id) FROM chat_runs WHERE chat_id = $1";
+            let row = sql_client(db).await.query_one(sql, &[&chat_id]).await.unwrap();
+            vec![row.get(0)]
+        }
+    };
     assert_eq!(chat_files.len(), 1);
     assert!(chat_files.iter().any(|f| f.contains(&id)), "the reference is stored");
     assert!(!chat_files.iter().any(|f| f.contains(&b64(PNG))), "the bytes are not");
@@ -247,8 +310,12 @@ async fn an_uploaded_image_reaches_the_model_in_each_dialect_and_again_from_memo
 
 #[tokio::test]
 async fn image_refusals_come_before_the_run_and_name_the_field() {
+    on_each_backend(image_refusals_come_before_the_run_on).await;
+}
+
+async fn image_refusals_come_before_the_run_on(db: Option<TestDb>) {
     let mock = MockLlm::start(Script::default(), 0).await.unwrap();
-    let app = app_with(&mock).await;
+    let app = app_with(&mock, db.as_ref()).await;
     let (_, up) = upload(&app, "image/png", PNG).await;
     let id = up["data"]["id"].as_str().unwrap().to_owned();
     let png = json!({"uploadId": id});
@@ -294,7 +361,7 @@ async fn an_openai_client_sends_image_url_parts_to_a_vision_model_only() {
         MockLlm::start(Script { turns: vec![reply("A PNG.", true), reply("Nothing.", false)] }, 0)
             .await
             .unwrap();
-    let app = app_with(&mock).await;
+    let app = app_with(&mock, None).await;
     let data_url = format!("data:image/png;base64,{}", b64(PNG));
     let body = |model: &str| {
         json!({"model": model, "messages": [{"role": "user", "content": [

@@ -17,6 +17,7 @@ mod cli_mock_llm;
 mod cluster;
 mod cluster_nats;
 mod cluster_runs;
+mod cluster_uploads;
 mod conformance;
 mod connections;
 mod context_summary;

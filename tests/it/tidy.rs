@@ -25,7 +25,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("api_keys", &["access", "sdk", "store", "usage"]),
     // Uploaded images: a leaf store the gateway and the agent service (loading a query's
     // images) use.
-    ("uploads", &["text"]),
+    // `store` only for uploads on a shared store (id, name, type, bytes; it knows no images).
+    ("uploads", &["store", "text"]),
     // `store` only for chat memory on a shared store (lines by chat id; it knows no agents).
     ("agent", &["llm", "text", "config_file", "uploads", "store"]),
     // Runs across nodes: the agent service's run logs and owner-side calls over the store.
