@@ -37,12 +37,12 @@ pub fn print_line(args: std::fmt::Arguments<'_>) {
     }
 }
 
-/// `boardsmith migrate-store --to URL`: the embedded store of BOARDSMITH_DATA and the chat
-/// files (MEMORY_CHAT_DIR) copied into PostgreSQL and verified (see `store::copy`); a damaged
-/// chat line is named on stderr and skipped.
+/// `boardsmith migrate-store --to URL`: the embedded store of BOARDSMITH_DATA, the chat
+/// files (MEMORY_CHAT_DIR) and the uploads (`<data>/uploads/`) copied into PostgreSQL and
+/// verified (see `store::copy`); a damaged chat line or upload is named on stderr and skipped.
 pub async fn migrate_store(to: &str) -> anyhow::Result<ExitCode> {
     use crate::agent::memory::{MemoryConfig, read_chat_files};
-    use crate::store::copy::ChatLines;
+    use crate::store::copy::{ChatLines, UploadCopy};
     use crate::store::{Store, StoreOptions};
     let dir = crate::app::AppConfig::data_dir_from_env();
     if !dir.join(crate::store::FILE_NAME).exists() {
@@ -63,11 +63,32 @@ pub async fn migrate_store(to: &str) -> anyhow::Result<ExitCode> {
     let from = Store::open(&dir).context("opening the embedded store")?;
     let into =
         Store::connect(to, StoreOptions::default()).await.context("connecting to PostgreSQL")?;
-    let copied = crate::store::copy::copy(&from, &into, &chats).await;
+    // Read one at a time as the copy takes them: uploads may be many megabytes each.
+    let uploads_dir = dir.join(crate::uploads::DIR_NAME);
+    let upload_ids = crate::uploads::upload_file_ids(&uploads_dir)
+        .with_context(|| format!("listing the uploads in {}", uploads_dir.display()))?;
+    let mut upload_damaged = 0;
+    let uploads = upload_ids.iter().filter_map(|id| {
+        match crate::uploads::read_upload_file(&uploads_dir, id) {
+            Ok(f) => Some(UploadCopy {
+                id: f.info.id,
+                name: f.info.name,
+                mime_type: f.info.mime_type,
+                created_at: f.created_at,
+                content: f.content,
+            }),
+            Err(e) => {
+                eprintln!("skipped upload {id}: {e}");
+                upload_damaged += 1;
+                None
+            }
+        }
+    });
+    let copied = crate::store::copy::copy(&from, &into, &chats, uploads).await;
     from.shutdown().await;
     into.shutdown().await;
     let report = copied.context("copying the store")?;
-    let count = |name: &str, n: usize| outln!("{name:<14}{n}");
+    let count = |name: &str, n: usize| outln!("{name:<16}{n}");
     count("dashboards", report.dashboards);
     count("versions", report.versions);
     for (kind, n) in &report.records {
@@ -76,10 +97,14 @@ pub async fn migrate_store(to: &str) -> anyhow::Result<ExitCode> {
     count("chats", report.chats);
     count("chat_runs", report.chat_lines);
     count("chat_damaged", damaged);
+    count("uploads", report.uploads);
+    count("upload_damaged", upload_damaged);
     outln!("source sha256 {}", report.source_sha256);
     outln!("target sha256 {}", report.target_sha256);
     outln!("chat source sha256 {}", report.chats_source_sha256);
     outln!("chat target sha256 {}", report.chats_target_sha256);
+    outln!("upload source sha256 {}", report.uploads_source_sha256);
+    outln!("upload target sha256 {}", report.uploads_target_sha256);
     outln!("verified: the target reads back exactly what the source holds");
     Ok(ExitCode::SUCCESS)
 }

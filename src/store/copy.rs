@@ -1,8 +1,10 @@
 //! Copying a whole store into another (`boardsmith migrate-store --to postgres://...`): every
 //! dashboard with its whole history (versions keep their numbers, times and notes), every
-//! record and the chats' lines, then both sides read back and hashed the same way, so the copy
-//! is verified rather than assumed. Chats come in as lines (the caller reads them from the chat
-//! files): what a line says is chat memory's business.
+//! record, the chats' lines and the uploads, then both sides read back and hashed the same
+//! way, so the copy is verified rather than assumed. Chats come in as lines and uploads as
+//! id, name, type and bytes (the caller reads them from their files): what a line says is chat
+//! memory's business, what an upload is and how its id is made `uploads`'. The one thing
+//! checked of an upload here is that its content's SHA-256 is its id, on the target.
 
 use sha2::{Digest, Sha256};
 
@@ -42,6 +44,27 @@ pub struct CopyReport {
     pub chats_source_sha256: String,
     /// The same over the target's chats read back; equal to the source's.
     pub chats_target_sha256: String,
+    /// Uploads copied.
+    pub uploads: usize,
+    /// SHA-256 of the uploads given, over each id, name, MIME type and content, by id (hex).
+    pub uploads_source_sha256: String,
+    /// The same over the target's uploads read back; equal to the source's.
+    pub uploads_target_sha256: String,
+}
+
+/// An upload to copy (see [`Store::put_upload`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UploadCopy {
+    /// Its id: the content's hex SHA-256.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// Its MIME type.
+    pub mime_type: String,
+    /// When it was stored (unix milliseconds).
+    pub created_at: i64,
+    /// The content.
+    pub content: Vec<u8>,
 }
 
 /// A chat to copy: its lines in order, each with its time (see [`Store::import_chat`]).
@@ -75,6 +98,53 @@ fn chats_digest<'a>(chats: impl IntoIterator<Item = &'a ChatLines>) -> String {
         }
     }
     hex(h)
+}
+
+/// Hashes uploads one at a time, in any order: each upload's own digest is kept with its id,
+/// and [`UploadsDigest::finish`] hashes those by id, so no content has to be held.
+#[derive(Default)]
+struct UploadsDigest(Vec<(String, [u8; 32])>);
+
+impl UploadsDigest {
+    fn add(&mut self, id: &str, name: &str, mime_type: &str, content: &[u8]) {
+        let mut h = Sha256::new();
+        for field in [id.as_bytes(), name.as_bytes(), mime_type.as_bytes(), content] {
+            put(&mut h, field);
+        }
+        self.0.push((id.to_owned(), h.finalize().into()));
+    }
+
+    fn finish(mut self) -> String {
+        self.0.sort();
+        let mut h = Sha256::new();
+        for (_, one) in &self.0 {
+            h.update(one);
+        }
+        hex(h)
+    }
+}
+
+/// The digest of a shared store's uploads, read back one at a time; each content must hash to
+/// its id.
+async fn stored_uploads_digest(store: &Store) -> Result<String, StoreError> {
+    let mut digest = UploadsDigest::default();
+    for row in store.upload_index().await? {
+        let Some((row, content)) = store.upload(&row.id).await? else {
+            return Err(StoreError::Storage(format!(
+                "upload `{}` vanished from the target",
+                row.id
+            )));
+        };
+        let actual = hex(Sha256::new_with_prefix(&content));
+        if actual != row.id {
+            return Err(StoreError::Storage(format!(
+                "upload `{}` reads back with content of sha256 {actual}",
+                row.id
+            )));
+        }
+        digest.add(&row.id, &row.name, &row.mime_type, &content);
+    }
+    Ok(digest.finish())
 }
 
 /// Every chat of a shared store, read back.
@@ -145,10 +215,16 @@ async fn digest(
     Ok((hex(h), histories, records))
 }
 
-/// Copies everything in `from`, and `chats` (chats without lines are left out), into `to`,
-/// which must hold no dashboards and no chats yet, and verifies the copy by digests. A
-/// mismatch is an error naming both digests.
-pub async fn copy(from: &Store, to: &Store, chats: &[ChatLines]) -> Result<CopyReport, StoreError> {
+/// Copies everything in `from`, `chats` (chats without lines are left out) and `uploads`
+/// (taken one at a time, so only one is held), into `to`, which must hold no dashboards, chats
+/// or uploads yet, and verifies the copy by digests. A mismatch is an error naming both
+/// digests.
+pub async fn copy(
+    from: &Store,
+    to: &Store,
+    chats: &[ChatLines],
+    uploads: impl IntoIterator<Item = UploadCopy>,
+) -> Result<CopyReport, StoreError> {
     if !to.is_empty().await? {
         return Err(StoreError::Storage(
             "the target already holds dashboards: copy into an empty database".into(),
@@ -157,6 +233,11 @@ pub async fn copy(from: &Store, to: &Store, chats: &[ChatLines]) -> Result<CopyR
     if !to.chat_index().await?.is_empty() {
         return Err(StoreError::Storage(
             "the target already holds chats: copy into an empty database".into(),
+        ));
+    }
+    if !to.upload_index().await?.is_empty() {
+        return Err(StoreError::Storage(
+            "the target already holds uploads: copy into an empty database".into(),
         ));
     }
     let chats: Vec<&ChatLines> = chats.iter().filter(|c| !c.lines.is_empty()).collect();
@@ -172,6 +253,11 @@ pub async fn copy(from: &Store, to: &Store, chats: &[ChatLines]) -> Result<CopyR
     for chat in &chats {
         to.import_chat(&chat.chat_id, &chat.lines).await?;
     }
+    let mut uploads_source = UploadsDigest::default();
+    for u in uploads {
+        to.put_upload(&u.id, &u.name, &u.mime_type, &u.content, u.created_at).await?;
+        uploads_source.add(&u.id, &u.name, &u.mime_type, &u.content);
+    }
     let (target_sha256, _, _) = digest(to).await?;
     let report = CopyReport {
         dashboards: histories.len(),
@@ -183,10 +269,14 @@ pub async fn copy(from: &Store, to: &Store, chats: &[ChatLines]) -> Result<CopyR
         chat_lines: chats.iter().map(|c| c.lines.len()).sum(),
         chats_source_sha256: chats_digest(chats.iter().copied()),
         chats_target_sha256: chats_digest(&stored_chats(to).await?),
+        uploads: uploads_source.0.len(),
+        uploads_source_sha256: uploads_source.finish(),
+        uploads_target_sha256: stored_uploads_digest(to).await?,
     };
     for (what, source, target) in [
         ("copy", &report.source_sha256, &report.target_sha256),
         ("chats' copy", &report.chats_source_sha256, &report.chats_target_sha256),
+        ("uploads' copy", &report.uploads_source_sha256, &report.uploads_target_sha256),
     ] {
         if source != target {
             return Err(StoreError::Storage(format!(

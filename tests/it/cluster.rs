@@ -243,7 +243,7 @@ async fn a_node_killed_during_saves_loses_no_acknowledged_version() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn migrate_store_copies_every_version_record_and_chat_and_proves_it() {
+async fn migrate_store_copies_every_version_record_chat_and_upload_and_proves_it() {
     use boardsmith::agent::events::Query;
     use boardsmith::agent::memory::{ChatMemory, MemoryConfig};
     use boardsmith::store::{Record, Store, StoreOptions, sample_state};
@@ -274,6 +274,19 @@ async fn migrate_store_copies_every_version_record_and_chat_and_proves_it() {
             std::fs::write(&path, damaged).unwrap();
         }
     }
+    // Uploads in the data directory's `uploads/`: one image, and one whose content is not the
+    // content its name says.
+    const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x03";
+    let uploads_dir = dir.path().join("uploads");
+    let uploads = boardsmith::uploads::Uploads::new(&uploads_dir, Default::default());
+    let image = uploads.put("image/png", "chart.png", PNG.into()).await.unwrap();
+    let forged = "f".repeat(64);
+    std::fs::write(uploads_dir.join(&forged), PNG).unwrap();
+    std::fs::copy(
+        uploads_dir.join(format!("{}.json", image.id)),
+        uploads_dir.join(format!("{forged}.json")),
+    )
+    .unwrap();
 
     let db = TestDb::new().await;
     let migrate = || {
@@ -311,6 +324,15 @@ async fn migrate_store_copies_every_version_record_and_chat_and_proves_it() {
     assert_eq!(source.len(), 64, "{stdout}");
     assert_eq!(source, target);
     assert!(String::from_utf8_lossy(&out.stderr).contains("skipped chat-1.json line 2"));
+    assert_eq!((line("uploads"), line("upload_damaged")), ("1".into(), "1".into()), "{stdout}");
+    let (source, target) = (line("upload source sha256"), line("upload target sha256"));
+    assert_eq!(source.len(), 64, "{stdout}");
+    assert_eq!(source, target);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("skipped upload {forged}")) && stderr.contains("SHA-256"),
+        "{stderr}"
+    );
 
     // Read back independently: the same histories, flags and records.
     let embedded = Store::open(dir.path()).unwrap();
@@ -354,6 +376,14 @@ async fn migrate_store_copies_every_version_record_and_chat_and_proves_it() {
     assert_eq!(ids, ["chat-1", "chat-2"], "{chats}");
     let asked = chat_history(&node, "chat-1", "request.query", "message").await;
     assert_eq!(asked, ["gold price", "more"]);
+    // And the migrated image, not the damaged one.
+    let r = node.http.get(node.url(&format!("/api/uploads/{}", image.id))).send().await.unwrap();
+    assert_eq!(
+        (r.status().as_u16(), r.headers()["content-type"].to_str().unwrap()),
+        (200, "image/png")
+    );
+    assert_eq!(r.bytes().await.unwrap().as_ref(), PNG);
+    assert_eq!(node.get(&format!("/api/uploads/{forged}")).await.0, 404);
     drop(node);
 
     // Never into a database that already holds dashboards.
