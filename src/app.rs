@@ -36,9 +36,9 @@ pub struct AppConfig {
     /// A PostgreSQL database several nodes share instead of the embedded store
     /// (`BOARDSMITH_DATABASE_URL`, `postgres://user@host:port/db`).
     pub database_url: Option<String>,
-    /// NATS, to carry panel results between the nodes of a shared store instead of the
-    /// database (`BOARDSMITH_NATS_URL`, `nats://host:4222`).
-    pub nats_url: Option<String>,
+    /// NATS and TLS trust for a shared store (`BOARDSMITH_NATS_URL`,
+    /// `BOARDSMITH_DATABASE_CA`).
+    pub shared: crate::store::SharedOptions,
     /// What the store may hold (`BOARDSMITH_MAX_STATE_BYTES`, `BOARDSMITH_VERSIONS_KEPT`,
     /// `BOARDSMITH_MAX_STORE_BYTES`).
     pub store_quotas: StoreQuotas,
@@ -105,7 +105,7 @@ impl AppConfig {
             database_url: std::env::var("BOARDSMITH_DATABASE_URL")
                 .ok()
                 .filter(|v| !v.trim().is_empty()),
-            nats_url: std::env::var("BOARDSMITH_NATS_URL").ok().filter(|v| !v.trim().is_empty()),
+            shared: crate::store::SharedOptions::from_env(),
             store_quotas: StoreQuotas::from_env(),
             sdk: SdkConfig::from_env(),
             sandbox,
@@ -236,8 +236,8 @@ impl App {
         std::fs::create_dir_all(&config.data_dir)
             .with_context(|| format!("creating {}", config.data_dir.display()))?;
         let options = StoreOptions { quotas: config.store_quotas, ..StoreOptions::default() };
-        let store = Arc::new(match (&config.database_url, &config.nats_url) {
-            (Some(url), nats) => Store::connect_with(url, options, nats.as_deref())
+        let store = Arc::new(match (&config.database_url, &config.shared.nats_url) {
+            (Some(url), _) => Store::connect_with(url, options, &config.shared)
                 .await
                 .context("connecting to PostgreSQL")?,
             (None, Some(_)) => anyhow::bail!(

@@ -61,8 +61,12 @@ pub async fn migrate_store(to: &str) -> anyhow::Result<ExitCode> {
         chats.push(ChatLines { chat_id: file.chat_id, lines: file.lines });
     }
     let from = Store::open(&dir).context("opening the embedded store")?;
-    let into =
-        Store::connect(to, StoreOptions::default()).await.context("connecting to PostgreSQL")?;
+    // The target's TLS trust as `serve` would use it; no NATS (nothing refreshes here).
+    let shared =
+        crate::store::SharedOptions { nats_url: None, ..crate::store::SharedOptions::from_env() };
+    let into = Store::connect_with(to, StoreOptions::default(), &shared)
+        .await
+        .context("connecting to PostgreSQL")?;
     // Read one at a time as the copy takes them: uploads may be many megabytes each.
     let uploads_dir = dir.join(crate::uploads::DIR_NAME);
     let upload_ids = crate::uploads::upload_file_ids(&uploads_dir)

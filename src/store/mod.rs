@@ -387,6 +387,29 @@ pub fn new_dashboard_id() -> String {
     format!("db_{}", uuid::Uuid::now_v7().simple())
 }
 
+/// What a node of a shared store needs besides the database's URL.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SharedOptions {
+    /// NATS, to carry panel results between nodes instead of the database
+    /// (`BOARDSMITH_NATS_URL`, `nats://host:4222`).
+    pub nats_url: Option<String>,
+    /// The CA certificates (PEM) PostgreSQL's certificate must chain to, its host name
+    /// checked too (`BOARDSMITH_DATABASE_CA`); without it TLS encrypts but does not
+    /// authenticate the server, as libpq's `sslmode=require`.
+    pub database_ca: Option<std::path::PathBuf>,
+}
+
+impl SharedOptions {
+    /// From `BOARDSMITH_NATS_URL` and `BOARDSMITH_DATABASE_CA`.
+    pub fn from_env() -> Self {
+        let var = |name| std::env::var(name).ok().filter(|v: &String| !v.trim().is_empty());
+        Self {
+            nats_url: var("BOARDSMITH_NATS_URL"),
+            database_ca: var("BOARDSMITH_DATABASE_CA").map(std::path::PathBuf::from),
+        }
+    }
+}
+
 /// The store handle (cheap to share behind an `Arc`).
 #[derive(Debug)]
 pub struct Store {
@@ -424,17 +447,16 @@ impl Store {
     /// migrations this build knows (refusing a database whose schema is newer) and starts
     /// listening for other nodes' notices.
     pub async fn connect(url: &str, options: StoreOptions) -> Result<Self, StoreError> {
-        Self::connect_with(url, options, None).await
+        Self::connect_with(url, options, &SharedOptions::default()).await
     }
 
-    /// [`Store::connect`], with panel results carried over NATS at `nats` instead of the
-    /// database (`BOARDSMITH_NATS_URL`).
+    /// [`Store::connect`] with the TLS trust and NATS of `shared`.
     pub async fn connect_with(
         url: &str,
         options: StoreOptions,
-        nats: Option<&str>,
+        shared: &SharedOptions,
     ) -> Result<Self, StoreError> {
-        Ok(Self { engine: Engine::Postgres(Postgres::connect(url, options, nats).await?) })
+        Ok(Self { engine: Engine::Postgres(Postgres::connect(url, options, shared).await?) })
     }
 
     /// True when other nodes may share this store (PostgreSQL).

@@ -219,21 +219,27 @@ async fn model_nodes(db: &TestDb, n: usize, mock_url: &str) -> (Vec<tempfile::Te
     (dirs, nodes)
 }
 
-#[tokio::test]
-async fn a_follow_up_sent_to_another_node_joins_the_chats_running_run() {
+/// A mock model answering "first question" slowly (`delay_ms` per two characters) and
+/// "second question" at once.
+async fn two_questions(delay_ms: u64) -> boardsmith::llm::mock::MockLlm {
     use boardsmith::llm::mock::{Match, MockLlm, Script, Step, Turn};
-    let text_turn = |text: &str, delay_ms| Turn {
+    let turn = |text: &str, delay_ms| Turn {
         steps: vec![Step::Text { text: text.into(), chunk: Some(2) }],
         delay_ms,
         ..Turn::default()
     };
     let second = Turn {
         when: Match { last_user_contains: Some("second question".into()), ..Default::default() },
-        ..text_turn("Second answer.", 0)
+        ..turn("Second answer.", 0)
     };
     let script =
-        Script { turns: vec![second, text_turn("The first answer, streamed slowly.", 100)] };
-    let mock = MockLlm::start(script, 0).await.unwrap();
+        Script { turns: vec![second, turn("The first answer, streamed slowly.", delay_ms)] };
+    MockLlm::start(script, 0).await.unwrap()
+}
+
+#[tokio::test]
+async fn a_follow_up_sent_to_another_node_joins_the_chats_running_run() {
+    let mock = two_questions(100).await;
     let db = TestDb::new().await;
     let (_dirs, nodes) = model_nodes(&db, 2, &mock.url()).await;
     let (a, b) = (&nodes[0], &nodes[1]);
@@ -277,18 +283,7 @@ async fn a_follow_up_sent_to_another_node_joins_the_chats_running_run() {
 
 #[tokio::test]
 async fn a_query_on_another_node_waits_for_the_chats_running_run_and_replays_it() {
-    use boardsmith::llm::mock::{Match, MockLlm, Script, Step, Turn};
-    let turn = |text: &str, delay_ms| Turn {
-        steps: vec![Step::Text { text: text.into(), chunk: Some(2) }],
-        delay_ms,
-        ..Turn::default()
-    };
-    let second = Turn {
-        when: Match { last_user_contains: Some("second question".into()), ..Default::default() },
-        ..turn("Second answer.", 0)
-    };
-    let script = Script { turns: vec![second, turn("The first answer, streamed slowly.", 60)] };
-    let mock = MockLlm::start(script, 0).await.unwrap();
+    let mock = two_questions(60).await;
     let db = TestDb::new().await;
     let (_dirs, nodes) = model_nodes(&db, 2, &mock.url()).await;
     let (a, b) = (&nodes[0], &nodes[1]);

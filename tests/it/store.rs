@@ -570,3 +570,75 @@ async fn a_refresh_lease_has_one_holder_until_it_lapses() {
     a.shutdown().await;
     b.shutdown().await;
 }
+
+#[tokio::test]
+async fn tls_to_postgres_encrypts_and_a_given_ca_is_enforced_with_the_host_name() {
+    use boardsmith::store::SharedOptions;
+    let db = crate::support::pg::TestDb::new().await;
+    let (admin, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(conn);
+    let show = |what: &'static str| {
+        let admin = &admin;
+        async move { admin.query_one(what, &[]).await.unwrap().get::<_, String>(0) }
+    };
+    assert_eq!(show("SHOW ssl").await, "on", "the test server must offer TLS");
+    // Debian's server certificate (snakeoil): self-signed, for the name `localhost`.
+    let cert = std::path::PathBuf::from(show("SHOW ssl_cert_file").await);
+    let name = db.url.rsplit('/').next().unwrap().to_owned();
+    let url = |host: &str, app: &str| {
+        format!("postgres://postgres@{host}:5432/{name}?sslmode=require&application_name={app}")
+    };
+    let encrypted = |app: &'static str| {
+        let admin = &admin;
+        async move {
+            let sql = "SELECT bool_and(s.ssl) FROM pg_stat_ssl s JOIN pg_stat_activity a \
+                       USING (pid) WHERE a.application_name = $1";
+            admin.query_one(sql, &[&app]).await.unwrap().get::<_, Option<bool>>(0)
+        }
+    };
+    let shared = |ca: Option<&std::path::Path>| SharedOptions {
+        database_ca: ca.map(std::path::Path::to_path_buf),
+        ..SharedOptions::default()
+    };
+
+    // `sslmode=require` without a CA: encrypted (libpq's meaning), not authenticated.
+    let store =
+        Store::connect_with(&url("127.0.0.1", "bs-tls-a"), StoreOptions::default(), &shared(None))
+            .await
+            .unwrap();
+    store.ping().await.unwrap();
+    assert_eq!(encrypted("bs-tls-a").await, Some(true));
+    // With the CA that signed the server's certificate and its name: verified and encrypted.
+    let verified = Store::connect_with(
+        &url("localhost", "bs-tls-b"),
+        StoreOptions::default(),
+        &shared(Some(&cert)),
+    )
+    .await
+    .unwrap();
+    verified.ping().await.unwrap();
+    assert_eq!(encrypted("bs-tls-b").await, Some(true));
+    // A CA that did not sign it, or a host name the certificate does not name: refused.
+    for (host, ca) in [
+        ("localhost", std::path::Path::new("/etc/ssl/certs/ca-certificates.crt")),
+        ("127.0.0.1", cert.as_path()),
+    ] {
+        let refused =
+            Store::connect_with(&url(host, "bs-tls-c"), StoreOptions::default(), &shared(Some(ca)))
+                .await
+                .unwrap_err()
+                .to_string();
+        assert!(refused.contains("certificate"), "{host}: {refused}");
+    }
+    let missing = Store::connect_with(
+        &url("localhost", "bs-tls-d"),
+        StoreOptions::default(),
+        &shared(Some(std::path::Path::new("/nonexistent/ca.pem"))),
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(missing.contains("BOARDSMITH_DATABASE_CA"), "{missing}");
+    store.shutdown().await;
+    verified.shutdown().await;
+}

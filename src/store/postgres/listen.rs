@@ -9,7 +9,8 @@ use std::time::Duration;
 use futures::StreamExt as _;
 use serde::Deserialize;
 use tokio::sync::{broadcast, mpsc};
-use tokio_postgres::{AsyncMessage, NoTls};
+use tokio_postgres::AsyncMessage;
+use tokio_postgres_rustls::MakeRustlsConnect;
 use tokio_util::sync::CancellationToken;
 
 use super::{CHANNEL, Notice};
@@ -76,6 +77,7 @@ fn parse(payload: &str, node: &str) -> Option<Notice> {
 /// Listens until `stop` fires.
 pub(super) async fn run(
     config: tokio_postgres::Config,
+    tls: MakeRustlsConnect,
     node: Arc<str>,
     out: broadcast::Sender<Notice>,
     stop: CancellationToken,
@@ -85,7 +87,7 @@ pub(super) async fn run(
     loop {
         let connected = tokio::select! {
             () = stop.cancelled() => return,
-            c = config.connect(NoTls) => c,
+            c = config.connect(tls.clone()) => c,
         };
         let (client, mut connection) = match connected {
             Ok(c) => c,

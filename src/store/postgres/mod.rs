@@ -17,6 +17,7 @@ mod chats;
 mod listen;
 mod runs;
 mod schema;
+mod tls;
 mod uploads;
 
 use std::str::FromStr;
@@ -26,12 +27,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, oneshot};
-use tokio_postgres::NoTls;
+use tokio_postgres_rustls::MakeRustlsConnect;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    ChangeKind, Counters, DashboardListItem, DashboardRecord, Record, StoreError, StoreOptions,
-    StoreQuotas, StoreStats, VersionInfo, new_dashboard_id, now_ms, parse_state, state_json,
+    ChangeKind, Counters, DashboardListItem, DashboardRecord, Record, SharedOptions, StoreError,
+    StoreOptions, StoreQuotas, StoreStats, VersionInfo, new_dashboard_id, now_ms, parse_state,
+    state_json,
 };
 use crate::dashboard::DashboardState;
 
@@ -85,9 +87,22 @@ pub enum Notice {
     Resync,
 }
 
-/// An error of the driver as a [`StoreError`], with what was being done.
-fn pg<E: std::fmt::Display>(ctx: impl std::fmt::Display) -> impl FnOnce(E) -> StoreError {
-    move |e| StoreError::Storage(format!("{ctx}: {e}"))
+/// An error of the driver as a [`StoreError`], with what was being done and every cause
+/// (the pool's errors hide the driver's, which hide TLS's: "invalid peer certificate").
+fn pg<E: std::error::Error>(ctx: impl std::fmt::Display) -> impl FnOnce(E) -> StoreError {
+    move |e| {
+        let mut message = format!("{ctx}: {e}");
+        let mut cause = e.source();
+        while let Some(c) = cause {
+            let text = c.to_string();
+            if !message.contains(&text) {
+                message.push_str(": ");
+                message.push_str(&text);
+            }
+            cause = c.source();
+        }
+        StoreError::Storage(message)
+    }
 }
 
 /// The PostgreSQL engine.
@@ -111,10 +126,14 @@ impl std::fmt::Debug for Postgres {
     }
 }
 
-fn pool(config: &tokio_postgres::Config, size: usize) -> Result<Pool, StoreError> {
+fn pool(
+    config: &tokio_postgres::Config,
+    tls: &MakeRustlsConnect,
+    size: usize,
+) -> Result<Pool, StoreError> {
     let manager = Manager::from_config(
         config.clone(),
-        NoTls,
+        tls.clone(),
         ManagerConfig { recycling_method: RecyclingMethod::Fast },
     );
     Pool::builder(manager)
@@ -143,12 +162,25 @@ impl Postgres {
     pub(super) async fn connect(
         url: &str,
         options: StoreOptions,
-        nats: Option<&str>,
+        shared: &SharedOptions,
     ) -> Result<Self, StoreError> {
-        let config = tokio_postgres::Config::from_str(url)
+        let mut config = tokio_postgres::Config::from_str(url)
             .map_err(pg("BOARDSMITH_DATABASE_URL is not a PostgreSQL connection string"))?;
-        let queries = pool(&config, QUERY_CONNECTIONS)?;
-        let locks = pool(&config, LOCK_CONNECTIONS)?;
+        if config.get_application_name().is_none() {
+            // Names the nodes' sessions in pg_stat_activity.
+            config.application_name("boardsmith");
+        }
+        let tls = tls::connector(shared.database_ca.as_deref())?;
+        if shared.database_ca.is_none()
+            && config.get_ssl_mode() == tokio_postgres::config::SslMode::Require
+        {
+            tracing::warn!(
+                "TLS to PostgreSQL encrypts but does not check the server's certificate: set \
+                 BOARDSMITH_DATABASE_CA to the CA that signed it"
+            );
+        }
+        let queries = pool(&config, &tls, QUERY_CONNECTIONS)?;
+        let locks = pool(&config, &tls, LOCK_CONNECTIONS)?;
         {
             let mut client = queries.get().await.map_err(pg("connect to PostgreSQL"))?;
             let found = schema::migrate(&mut client).await?;
@@ -157,8 +189,8 @@ impl Postgres {
         let node: Arc<str> = uuid::Uuid::now_v7().simple().to_string().into();
         let (notices, _) = broadcast::channel(NOTICE_BACKLOG);
         let stop = CancellationToken::new();
-        tokio::spawn(listen::run(config, node.clone(), notices.clone(), stop.clone()));
-        let bus = match nats {
+        tokio::spawn(listen::run(config, tls, node.clone(), notices.clone(), stop.clone()));
+        let bus = match shared.nats_url.as_deref() {
             Some(url) => {
                 Some(bus::Bus::connect(url, node.clone(), notices.clone(), stop.clone()).await?)
             }
