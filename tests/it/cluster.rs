@@ -19,15 +19,7 @@ const TOKEN: &str = "cluster-test-token-0123456789abcdef";
 
 /// `n` nodes on `db`, each over a directory of its own (kept alive with them).
 async fn nodes(db: &TestDb, n: usize) -> (Vec<tempfile::TempDir>, Vec<Node>) {
-    let mut dirs = Vec::new();
-    let mut nodes = Vec::new();
-    for _ in 0..n {
-        let dir = tempfile::tempdir().unwrap();
-        let env = [("BOARDSMITH_DATABASE_URL", db.url.clone())];
-        nodes.push(Node::start(dir.path(), TOKEN, &env).await);
-        dirs.push(dir);
-    }
-    (dirs, nodes)
+    crate::support::node::cluster(&db.url, n, TOKEN, &[], |_| {}).await
 }
 
 fn state(title: &str) -> Value {
@@ -572,14 +564,9 @@ async fn usage_counted_on_two_nodes_adds_up_on_each() {
 
 /// `boardsmith serve` on `db` over a directory of its own, its model the mock at `mock_url`.
 async fn node_with_model(db: &TestDb, mock_url: &str) -> (tempfile::TempDir, Node) {
-    let dir = tempfile::tempdir().unwrap();
-    let config = format!(
-        "[providers.mock]\nkind = \"openai\"\nbase_url = \"{mock_url}/v1\"\n\
-         requires_key = false\ndefault_model = \"m\"\nretry = {{ max_retries = 0 }}\n"
-    );
-    std::fs::write(dir.path().join("boardsmith.toml"), config).unwrap();
-    let node = Node::start(dir.path(), TOKEN, &[("BOARDSMITH_DATABASE_URL", db.url.clone())]).await;
-    (dir, node)
+    let mock = |dir: &std::path::Path| crate::support::node::mock_model(dir, mock_url, "m", false);
+    let (mut dirs, mut nodes) = crate::support::node::cluster(&db.url, 1, TOKEN, &[], mock).await;
+    (dirs.remove(0), nodes.remove(0))
 }
 
 /// `GET /api/chat` on `node`: `field` of each of the chat's history events of type `kind`.

@@ -7,7 +7,6 @@ use std::time::Duration;
 use reqwest::Method;
 use serde_json::json;
 
-use crate::support::node::Node;
 use crate::support::pg::TestDb;
 use crate::support::ws_next;
 
@@ -32,10 +31,9 @@ async fn refreshes(ws: &mut crate::support::Ws, panel: &str, window: Duration) -
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn panel_results_travel_over_nats_and_never_touch_the_database() {
     let db = TestDb::new().await;
-    let env = [("BOARDSMITH_DATABASE_URL", db.url.clone()), ("BOARDSMITH_NATS_URL", nats_url())];
-    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
-    let a = Node::start(dirs[0].path(), TOKEN, &env).await;
-    let b = Node::start(dirs[1].path(), TOKEN, &env).await;
+    let env = [("BOARDSMITH_NATS_URL", nats_url())];
+    let (_dirs, nodes) = crate::support::node::cluster(&db.url, 2, TOKEN, &env, |_| {}).await;
+    let (a, b) = (&nodes[0], &nodes[1]);
     let state = json!({
         "title": "Ticking", "layout": {"columns": 12},
         "panels": [{"id": "p0", "title": "Value", "type": "metric_card", "renderer": "custom",
@@ -62,7 +60,7 @@ async fn panel_results_travel_over_nats_and_never_touch_the_database() {
     let stored: i64 =
         client.query_one("SELECT count(*) FROM panel_results", &[]).await.unwrap().get(0);
     assert_eq!(stored, 0);
-    for node in [&a, &b] {
+    for node in [a, b] {
         assert_eq!(node.get("/readyz").await.0, 200, "ready with NATS connected");
     }
 }

@@ -53,16 +53,7 @@ impl Frames {
 }
 
 async fn nodes(db: &TestDb, n: usize) -> (Vec<tempfile::TempDir>, Vec<Node>) {
-    let mut dirs = Vec::new();
-    let mut nodes = Vec::new();
-    for _ in 0..n {
-        let dir = tempfile::tempdir().unwrap();
-        nodes.push(
-            Node::start(dir.path(), TOKEN, &[("BOARDSMITH_DATABASE_URL", db.url.clone())]).await,
-        );
-        dirs.push(dir);
-    }
-    (dirs, nodes)
+    crate::support::node::cluster(&db.url, n, TOKEN, &[], |_| {}).await
 }
 
 /// Starts a run of a workflow that waits for the user's approval (a human node) on `node`,
@@ -198,25 +189,10 @@ async fn an_unknown_run_is_404_on_every_node_and_a_bad_event_id_400() {
 
 /// `n` nodes on `db` whose model is the mock at `mock_url`.
 async fn model_nodes(db: &TestDb, n: usize, mock_url: &str) -> (Vec<tempfile::TempDir>, Vec<Node>) {
-    let mut dirs = Vec::new();
-    let mut nodes = Vec::new();
-    for _ in 0..n {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("boardsmith.toml"),
-            format!(
-                "[providers.mock]\nkind = \"openai\"\nbase_url = \"{mock_url}/v1\"\nrequires_key = false\n\
-                 default_model = \"mock-model\"\nmodels = [{{ id = \"mock-model\", context_window = 32000 }}]\n\
-                 retry = {{ max_retries = 0 }}\n"
-            ),
-        )
-        .unwrap();
-        nodes.push(
-            Node::start(dir.path(), TOKEN, &[("BOARDSMITH_DATABASE_URL", db.url.clone())]).await,
-        );
-        dirs.push(dir);
-    }
-    (dirs, nodes)
+    let mock = |dir: &std::path::Path| {
+        crate::support::node::mock_model(dir, mock_url, "mock-model", false);
+    };
+    crate::support::node::cluster(&db.url, n, TOKEN, &[], mock).await
 }
 
 /// A mock model answering "first question" slowly (`delay_ms` per two characters) and

@@ -22,30 +22,14 @@ async fn vision_nodes(
     n: usize,
     mock_url: &str,
 ) -> (Vec<tempfile::TempDir>, Vec<Node>) {
-    let mut dirs = Vec::new();
-    let mut nodes = Vec::new();
-    for _ in 0..n {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("boardsmith.toml"),
-            format!(
-                "[providers.mock]\nkind = \"openai\"\nbase_url = \"{mock_url}/v1\"\nrequires_key = false\n\
-                 default_model = \"seeing\"\n\
-                 models = [{{ id = \"seeing\", context_window = 32000, vision = true }}]\n\
-                 retry = {{ max_retries = 0 }}\n"
-            ),
-        )
-        .unwrap();
-        std::fs::create_dir_all(dir.path().join("agents")).unwrap();
+    let prepare = |dir: &std::path::Path| {
+        crate::support::node::mock_model(dir, mock_url, "seeing", true);
+        std::fs::create_dir_all(dir.join("agents")).unwrap();
         let agent = json!({"providerKey": "mock", "model": "seeing", "mode": "PLAIN",
             "plain": {"systemPrompt": "Describe what you see."}});
-        std::fs::write(dir.path().join("agents/seer.json"), agent.to_string()).unwrap();
-        nodes.push(
-            Node::start(dir.path(), TOKEN, &[("BOARDSMITH_DATABASE_URL", db.url.clone())]).await,
-        );
-        dirs.push(dir);
-    }
-    (dirs, nodes)
+        std::fs::write(dir.join("agents/seer.json"), agent.to_string()).unwrap();
+    };
+    crate::support::node::cluster(&db.url, n, TOKEN, &[], prepare).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -617,15 +617,7 @@ async fn a_human_node_waits_for_the_users_submit_and_outputs_it() {
 
 /// `boardsmith serve` as a child over `dir`, its model the mock at `mock_url`.
 async fn start_child(dir: &std::path::Path, mock_url: &str, token: &str) -> support::node::Node {
-    std::fs::write(
-        dir.join("boardsmith.toml"),
-        format!(
-            "[providers.mock]\nkind = \"openai\"\nbase_url = \"{mock_url}/v1\"\nrequires_key = false\n\
-             default_model = \"mock-model\"\nmodels = [{{ id = \"mock-model\", context_window = 32000 }}]\n\
-             retry = {{ max_retries = 0 }}\n"
-        ),
-    )
-    .unwrap();
+    support::node::mock_model(dir, mock_url, "mock-model", false);
     support::node::Node::start(dir, token, &[]).await
 }
 

@@ -121,3 +121,39 @@ impl Drop for Node {
         self.kill();
     }
 }
+
+/// Writes `boardsmith.toml` into `dir`: one OpenAI-compatible provider `mock` at the mock
+/// model server `mock_url`, its default model `model` (32k context, taking images when
+/// `vision`), no retries.
+pub fn mock_model(dir: &Path, mock_url: &str, model: &str, vision: bool) {
+    let config = format!(
+        "[providers.mock]\nkind = \"openai\"\nbase_url = \"{mock_url}/v1\"\nrequires_key = false\n\
+         default_model = \"{model}\"\n\
+         models = [{{ id = \"{model}\", context_window = 32000, vision = {vision} }}]\n\
+         retry = {{ max_retries = 0 }}\n"
+    );
+    std::fs::write(dir.join("boardsmith.toml"), config).unwrap();
+}
+
+/// `n` nodes on the PostgreSQL database `db_url` (with `env` besides), each over a directory
+/// of its own that `prepare` fills before the node starts; the directories live as long as
+/// the caller keeps them.
+pub async fn cluster(
+    db_url: &str,
+    n: usize,
+    token: &str,
+    env: &[(&str, String)],
+    prepare: impl Fn(&Path),
+) -> (Vec<tempfile::TempDir>, Vec<Node>) {
+    let mut env = env.to_vec();
+    env.push(("BOARDSMITH_DATABASE_URL", db_url.to_owned()));
+    let mut dirs = Vec::new();
+    let mut nodes = Vec::new();
+    for _ in 0..n {
+        let dir = tempfile::tempdir().unwrap();
+        prepare(dir.path());
+        nodes.push(Node::start(dir.path(), token, &env).await);
+        dirs.push(dir);
+    }
+    (dirs, nodes)
+}
