@@ -310,10 +310,19 @@ impl App {
             None => crate::knowledge::KnowledgeConfig::from_env(&config.data_dir)
                 .map_err(|e| anyhow::anyhow!("loading the knowledge settings: {e}"))?,
         };
-        let knowledge =
-            crate::knowledge::Knowledge::open(knowledge_config, models.clone(), sdk.clone())
-                .await
-                .context("opening the knowledge bases")?;
+        // Several nodes share the bases through the store; each node's index is a cache.
+        let knowledge = if store.is_shared() {
+            crate::knowledge::Knowledge::open_shared(
+                knowledge_config,
+                models.clone(),
+                sdk.clone(),
+                store.clone(),
+            )
+            .await
+        } else {
+            crate::knowledge::Knowledge::open(knowledge_config, models.clone(), sdk.clone()).await
+        }
+        .context("opening the knowledge bases")?;
         crate::knowledge::tool::register(&mut backend, knowledge.clone());
         // Several nodes share uploads through the store, as they share chats.
         let uploads = Arc::new(if store.is_shared() {
@@ -384,6 +393,7 @@ impl App {
                 keys.clone(),
                 admin.clone(),
                 workflows.clone(),
+                knowledge.clone(),
                 shutdown.clone(),
             ));
         }
@@ -515,6 +525,7 @@ async fn follow_records(
     keys: Arc<crate::api_keys::ApiKeys>,
     admin: Arc<crate::admin::Admin>,
     workflows: Arc<crate::workflow::Workflows>,
+    knowledge: Arc<crate::knowledge::Knowledge>,
     shutdown: CancellationToken,
 ) {
     use crate::store::{Notice, Record};
@@ -524,6 +535,11 @@ async fn follow_records(
             () = shutdown.cancelled() => return,
             n = notices.recv() => n,
         };
+        if matches!(notice, Ok(Notice::Knowledge | Notice::Resync) | Err(RecvError::Lagged(_)))
+            && let Err(e) = knowledge.sync().await
+        {
+            tracing::warn!(error = %e, "bringing the knowledge bases up to date failed");
+        }
         let kinds: &[Record] = match &notice {
             Ok(Notice::Record(kind)) => std::slice::from_ref(kind),
             Ok(Notice::Resync) | Err(RecvError::Lagged(_)) => &Record::ALL,

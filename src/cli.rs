@@ -89,9 +89,18 @@ pub async fn migrate_store(to: &str) -> anyhow::Result<ExitCode> {
         }
     });
     let copied = crate::store::copy::copy(&from, &into, &chats, uploads).await;
+    // Knowledge bases only once the rest is in (the copy refuses a non-empty target).
+    let kb_dir = crate::knowledge::KnowledgeConfig::from_env(&dir)
+        .map_err(|e| anyhow::anyhow!("loading the knowledge settings: {e}"))?
+        .dir;
+    let kb = match &copied {
+        Ok(_) => Some(crate::knowledge::copy_index(&kb_dir, &into).await),
+        Err(_) => None,
+    };
     from.shutdown().await;
     into.shutdown().await;
     let report = copied.context("copying the store")?;
+    let kb = kb.transpose().context("copying the knowledge bases")?;
     let count = |name: &str, n: usize| outln!("{name:<16}{n}");
     count("dashboards", report.dashboards);
     count("versions", report.versions);
@@ -103,12 +112,20 @@ pub async fn migrate_store(to: &str) -> anyhow::Result<ExitCode> {
     count("chat_damaged", damaged);
     count("uploads", report.uploads);
     count("upload_damaged", upload_damaged);
+    if let Some(kb) = &kb {
+        count("kb_bases", kb.bases);
+        count("kb_documents", kb.documents);
+    }
     outln!("source sha256 {}", report.source_sha256);
     outln!("target sha256 {}", report.target_sha256);
     outln!("chat source sha256 {}", report.chats_source_sha256);
     outln!("chat target sha256 {}", report.chats_target_sha256);
     outln!("upload source sha256 {}", report.uploads_source_sha256);
     outln!("upload target sha256 {}", report.uploads_target_sha256);
+    if let Some(kb) = &kb {
+        outln!("kb source sha256 {}", kb.source_sha256);
+        outln!("kb target sha256 {}", kb.target_sha256);
+    }
     outln!("verified: the target reads back exactly what the source holds");
     Ok(ExitCode::SUCCESS)
 }

@@ -45,8 +45,8 @@ struct Fields {
     vec: Field,
 }
 
-/// A chunk to write.
-#[derive(Debug, Clone)]
+/// A chunk to write (also as a shared store keeps it, JSON).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct NewChunk {
     /// Its number within the document.
     pub seq: u64,
@@ -332,9 +332,28 @@ impl KbIndex {
         Ok(hits)
     }
 
-    /// The text of chunk `seq` of `doc` (for vector hits, which carry no text in memory).
-    pub fn chunk_text(&self, doc: &str, seq: u64) -> tantivy::Result<Option<String>> {
-        let query = BooleanQuery::new(vec![
+    /// Every chunk of `doc` as written, by seq (for copying an index elsewhere).
+    pub fn chunks(&self, doc: &str) -> tantivy::Result<Vec<NewChunk>> {
+        let searcher = self.reader.searcher();
+        let top = searcher.search(&self.chunks_of(doc), &TopDocs::with_limit(super::MAX_CHUNKS))?;
+        let mut out = Vec::with_capacity(top.len());
+        for (_, addr) in top {
+            let d: TantivyDocument = searcher.doc(addr)?;
+            let text = |f: Field| d.get_first(f).and_then(|v| v.as_str()).unwrap_or_default();
+            out.push(NewChunk {
+                seq: d.get_first(self.f.seq).and_then(|v| v.as_u64()).unwrap_or(0),
+                title: text(self.f.title).to_owned(),
+                body: text(self.f.body).to_owned(),
+                vector: d.get_first(self.f.vec).and_then(|v| v.as_bytes()).map(decode),
+            });
+        }
+        out.sort_by_key(|c| c.seq);
+        Ok(out)
+    }
+
+    /// The query for the chunks of `doc`.
+    fn chunks_of(&self, doc: &str) -> BooleanQuery {
+        BooleanQuery::new(vec![
             (
                 Occur::Must,
                 Box::new(TermQuery::new(
@@ -349,10 +368,14 @@ impl KbIndex {
                     IndexRecordOption::Basic,
                 )),
             ),
-        ]);
+        ])
+    }
+
+    /// The text of chunk `seq` of `doc` (for vector hits, which carry no text in memory).
+    pub fn chunk_text(&self, doc: &str, seq: u64) -> tantivy::Result<Option<String>> {
         let searcher = self.reader.searcher();
         // A document has at most MAX_CHUNKS chunks: read them all and pick the one.
-        let top = searcher.search(&query, &TopDocs::with_limit(super::MAX_CHUNKS))?;
+        let top = searcher.search(&self.chunks_of(doc), &TopDocs::with_limit(super::MAX_CHUNKS))?;
         for (_, addr) in top {
             let d: TantivyDocument = searcher.doc(addr)?;
             if d.get_first(self.f.seq).and_then(|v| v.as_u64()) == Some(seq) {

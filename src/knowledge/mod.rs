@@ -6,7 +6,9 @@
 //!
 //! Owns everything under `<data>/kb/`: the index holds the bases' and documents' records, the
 //! chunks and their vectors (one commit per write), and is the only durable state; the
-//! in-memory catalog and vector table are rebuilt from it at open. Vectors come from the
+//! in-memory catalog and vector table are rebuilt from it at open. With several nodes
+//! ([`Knowledge::open_shared`]) the store holds them instead and the index is a cache
+//! (`shared`). Vectors come from the
 //! provider layer (`llm::Models::embed`); URLs are fetched only through the data layer's
 //! outbound policy (`sdk::Sdk::fetch_document`). Knows nothing of HTTP: `server::kb` maps
 //! [`KnowledgeError`] once; the agent tool `knowledge_search` is [`tool`].
@@ -15,7 +17,10 @@ pub mod chunk;
 pub mod eval;
 pub mod extract;
 pub mod index;
+mod shared;
 pub mod tool;
+
+pub use shared::{KbCopy, copy_index};
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -347,12 +352,23 @@ pub struct Knowledge {
     vectors: Arc<RwLock<Vec<VecEntry>>>,
     /// Writes one at a time: a document is never added to a base being deleted.
     writes: tokio::sync::Mutex<()>,
+    /// With several nodes: the store holding the bases (the index is then this node's cache
+    /// of it, see `shared`).
+    shared: Option<Arc<crate::store::Store>>,
 }
 
 impl std::fmt::Debug for Knowledge {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Knowledge").field("dir", &self.config.dir).finish_non_exhaustive()
     }
+}
+
+fn json_of(value: &impl Serialize) -> Result<String, KnowledgeError> {
+    serde_json::to_string(value).map_err(|e| KnowledgeError::Index(e.to_string()))
+}
+
+fn shared_err(e: crate::store::StoreError) -> KnowledgeError {
+    KnowledgeError::Index(format!("shared store: {e}"))
 }
 
 fn new_id(prefix: &str) -> String {
@@ -384,7 +400,18 @@ impl Knowledge {
         models: Arc<Models>,
         sdk: Arc<Sdk>,
     ) -> Result<Arc<Self>, KnowledgeError> {
-        let dir = config.dir.join("index");
+        Self::open_in(config, models, sdk, None).await
+    }
+
+    async fn open_in(
+        config: KnowledgeConfig,
+        models: Arc<Models>,
+        sdk: Arc<Sdk>,
+        shared: Option<Arc<crate::store::Store>>,
+    ) -> Result<Arc<Self>, KnowledgeError> {
+        // A shared store's cache lives apart from an embedded node's own index, so bringing
+        // it up to date from the store can never delete the node's own bases.
+        let dir = config.dir.join(if shared.is_some() { "shared-index" } else { "index" });
         let (index, loaded) = blocking(move || {
             let index = KbIndex::open(&dir)?;
             let loaded = index.load()?;
@@ -419,6 +446,7 @@ impl Knowledge {
             catalog: RwLock::new(catalog),
             vectors: Arc::new(RwLock::new(vectors)),
             writes: tokio::sync::Mutex::new(()),
+            shared,
         }))
     }
 
@@ -496,18 +524,39 @@ impl Knowledge {
             documents: 0,
             chunks: 0,
         };
-        let meta =
-            serde_json::to_string(&base).map_err(|e| KnowledgeError::Index(e.to_string()))?;
+        if let Some(store) = &self.shared {
+            let meta = json_of(&base)?;
+            store.kb_put_base(&base.id, &meta).await.map_err(shared_err)?;
+        }
+        self.apply_base(base.clone()).await?;
+        Ok(base)
+    }
+
+    /// Writes a base into the index and the catalog (its counts kept if it was there).
+    async fn apply_base(&self, mut base: KnowledgeBase) -> Result<(), KnowledgeError> {
+        if let Some(held) = self.read().bases.get(&base.id) {
+            (base.documents, base.chunks) = (held.documents, held.chunks);
+        }
+        let meta = json_of(&base)?;
         let (index, id) = (self.index.clone(), base.id.clone());
         blocking(move || Ok(index.put_base(&id, &meta)?)).await?;
-        self.write().bases.insert(base.id.clone(), base.clone());
-        Ok(base)
+        self.write().bases.insert(base.id.clone(), base);
+        Ok(())
     }
 
     /// Deletes a base with all its documents, chunks and vectors.
     pub async fn delete(&self, id: &str) -> Result<KnowledgeBase, KnowledgeError> {
         let _w = self.writes.lock().await;
         let base = self.get(id)?;
+        if let Some(store) = &self.shared {
+            store.kb_delete_base(id).await.map_err(shared_err)?;
+        }
+        self.apply_delete_base(id).await?;
+        Ok(base)
+    }
+
+    /// Removes a base with its documents from the index and the catalog.
+    async fn apply_delete_base(&self, id: &str) -> Result<(), KnowledgeError> {
         let (index, kb) = (self.index.clone(), id.to_owned());
         blocking(move || Ok(index.delete_base(&kb)?)).await?;
         let mut c = self.write();
@@ -515,7 +564,7 @@ impl Knowledge {
         c.docs.retain(|_, d| d.kb_id != id);
         drop(c);
         self.vectors.write().unwrap_or_else(PoisonError::into_inner).retain(|v| v.kb != id);
-        Ok(base)
+        Ok(())
     }
 
     /// A base's documents, oldest first.
@@ -597,31 +646,45 @@ impl Knowledge {
                 limit: self.config.limits.max_documents as u64,
             });
         }
-        let meta =
-            serde_json::to_string(&info).map_err(|e| KnowledgeError::Index(e.to_string()))?;
+        if let Some(store) = &self.shared {
+            let (meta, stored) = (json_of(&info)?, json_of(&chunks)?);
+            store.kb_put_document(kb, &info.id, &meta, &stored).await.map_err(shared_err)?;
+        }
+        self.apply_document(info.clone(), chunks).await?;
+        Ok(info)
+    }
+
+    /// Writes a document with its chunks into the index, the catalog and the vectors.
+    async fn apply_document(
+        &self,
+        info: DocumentInfo,
+        chunks: Vec<NewChunk>,
+    ) -> Result<(), KnowledgeError> {
+        let meta = json_of(&info)?;
+        let kb = info.kb_id.clone();
         let entries: Vec<VecEntry> = chunks
             .iter()
             .filter_map(|c| {
                 Some(VecEntry {
-                    kb: kb.to_owned(),
+                    kb: kb.clone(),
                     doc: info.id.clone(),
                     seq: c.seq,
                     vector: c.vector.clone()?,
                 })
             })
             .collect();
-        let (index, kb_id, doc_id) = (self.index.clone(), kb.to_owned(), info.id.clone());
+        let (index, kb_id, doc_id) = (self.index.clone(), kb.clone(), info.id.clone());
         blocking(move || Ok(index.put_document(&kb_id, &doc_id, &meta, &chunks)?)).await?;
         {
             let mut c = self.write();
-            if let Some(b) = c.bases.get_mut(kb) {
+            if let Some(b) = c.bases.get_mut(&kb) {
                 b.documents += 1;
                 b.chunks += info.chunks;
             }
-            c.docs.insert(info.id.clone(), info.clone());
+            c.docs.insert(info.id.clone(), info);
         }
         self.vectors.write().unwrap_or_else(PoisonError::into_inner).extend(entries);
-        Ok(info)
+        Ok(())
     }
 
     /// Deletes a document of base `kb` with its chunks and vectors.
@@ -635,18 +698,27 @@ impl Knowledge {
             self.read().docs.get(doc).filter(|d| d.kb_id == kb).cloned().ok_or_else(|| {
                 KnowledgeError::NotFound(format!("no document `{doc}` in `{kb}`"))
             })?;
-        let (index, id) = (self.index.clone(), doc.to_owned());
+        if let Some(store) = &self.shared {
+            store.kb_delete_document(doc).await.map_err(shared_err)?;
+        }
+        self.apply_delete_document(&info).await?;
+        Ok(info)
+    }
+
+    /// Removes a document from the index, the catalog and the vectors.
+    async fn apply_delete_document(&self, info: &DocumentInfo) -> Result<(), KnowledgeError> {
+        let (index, id) = (self.index.clone(), info.id.clone());
         blocking(move || Ok(index.delete_document(&id)?)).await?;
         {
             let mut c = self.write();
-            c.docs.remove(doc);
-            if let Some(b) = c.bases.get_mut(kb) {
+            c.docs.remove(&info.id);
+            if let Some(b) = c.bases.get_mut(&info.kb_id) {
                 b.documents = b.documents.saturating_sub(1);
                 b.chunks = b.chunks.saturating_sub(info.chunks);
             }
         }
-        self.vectors.write().unwrap_or_else(PoisonError::into_inner).retain(|v| v.doc != doc);
-        Ok(info)
+        self.vectors.write().unwrap_or_else(PoisonError::into_inner).retain(|v| v.doc != info.id);
+        Ok(())
     }
 
     async fn extract(

@@ -28,6 +28,7 @@ mod bench;
 pub mod chats;
 pub mod copy;
 mod embedded;
+mod kb;
 mod keys;
 pub mod postgres;
 mod runs;
@@ -38,6 +39,7 @@ mod writer;
 
 pub use bench::{bench_saves, bench_saves_on, bench_saves_with, sample_state};
 pub use embedded::FILE_NAME;
+pub use kb::KbCatalog;
 pub use postgres::{ClusterLock, Notice};
 pub use runs::{RunBatch, RunRow, RunState, RunStatus};
 

@@ -280,6 +280,20 @@ async fn migrate_store_copies_every_version_record_chat_and_upload_and_proves_it
     )
     .unwrap();
 
+    // A knowledge base in the data directory's `kb/` index.
+    let kb = {
+        use boardsmith::knowledge::{Knowledge, KnowledgeConfig, NewDocument};
+        let models = Arc::new(boardsmith::llm::Models::new(crate::support::llm_config(None)));
+        let k = Knowledge::open(KnowledgeConfig::new(dir.path()), models, crate::support::sdk())
+            .await
+            .unwrap();
+        let base = k.create("research", "notes").await.unwrap();
+        let text = "The central bank raised the policy rate by fifty basis points.";
+        let doc = NewDocument::Text { title: "Rates note".into(), text: text.into() };
+        k.add(&base.id, doc).await.unwrap();
+        base.id
+    };
+
     let db = TestDb::new().await;
     let migrate = || {
         std::process::Command::new(crate::support::program())
@@ -325,6 +339,10 @@ async fn migrate_store_copies_every_version_record_chat_and_upload_and_proves_it
         stderr.contains(&format!("skipped upload {forged}")) && stderr.contains("SHA-256"),
         "{stderr}"
     );
+    assert_eq!((line("kb_bases"), line("kb_documents")), ("1".into(), "1".into()), "{stdout}");
+    let (source, target) = (line("kb source sha256"), line("kb target sha256"));
+    assert_eq!(source.len(), 64, "{stdout}");
+    assert_eq!(source, target);
 
     // Read back independently: the same histories, flags and records.
     let embedded = Store::open(dir.path()).unwrap();
@@ -376,6 +394,12 @@ async fn migrate_store_copies_every_version_record_chat_and_upload_and_proves_it
     );
     assert_eq!(r.bytes().await.unwrap().as_ref(), PNG);
     assert_eq!(node.get(&format!("/api/uploads/{forged}")).await.0, 404);
+    // And the knowledge base, searchable.
+    let (status, answer) = node
+        .send(Method::POST, &format!("/api/kb/{kb}/search"), json!({"query": "policy rate"}))
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["data"]["results"][0]["title"], "Rates note", "{answer}");
     drop(node);
 
     // Never into a database that already holds dashboards.

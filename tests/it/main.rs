@@ -15,6 +15,7 @@ mod bash_confinement;
 mod cli;
 mod cli_mock_llm;
 mod cluster;
+mod cluster_kb;
 mod cluster_nats;
 mod cluster_runs;
 mod cluster_uploads;

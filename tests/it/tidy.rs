@@ -33,7 +33,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("cluster", &["agent", "store"]),
     // Knowledge bases: embeddings through `llm`, URLs through `sdk`'s outbound policy, the
     // `knowledge_search` tool on the agent runtime.
-    ("knowledge", &["agent", "config_file", "llm", "sdk", "text"]),
+    // `store` for the bases of several nodes (the index is then a cache of it).
+    ("knowledge", &["agent", "config_file", "llm", "sdk", "store", "text"]),
     // Definitions made through /api/admin, layered over the files of `llm` and `agent`.
     ("admin", &["agent", "llm", "store"]),
     (

@@ -40,6 +40,8 @@ struct Wire {
     request: Option<i64>,
     #[serde(default)]
     answer: Option<i64>,
+    #[serde(default)]
+    kb: bool,
 }
 
 /// The notice a payload carries, unless this node sent it (or it is not one of ours).
@@ -60,6 +62,9 @@ fn parse(payload: &str, node: &str) -> Option<Notice> {
     }
     if let Some(id) = w.answer {
         return Some(Notice::RunAnswer(id));
+    }
+    if w.kb {
+        return Some(Notice::Knowledge);
     }
     if let Some(panel) = w.panel {
         return Some(Notice::PanelResult { id: w.id?, panel, data: None });
@@ -178,6 +183,7 @@ mod tests {
         assert_eq!(parse(r#"{"node":"b","to":"a","request":4}"#, "a"), Some(Notice::RunRequest(4)));
         assert_eq!(parse(r#"{"node":"b","to":"c","request":4}"#, "a"), None);
         assert_eq!(parse(r#"{"node":"b","answer":4}"#, "a"), Some(Notice::RunAnswer(4)));
+        assert_eq!(parse(r#"{"node":"b","kb":true}"#, "a"), Some(Notice::Knowledge));
         for junk in ["", "{}", r#"{"node":"b","kind":"saved"}"#, r#"{"node":"b","record":"x"}"#] {
             assert_eq!(parse(junk, "a"), None, "{junk}");
         }

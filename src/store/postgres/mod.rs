@@ -14,6 +14,7 @@
 
 mod bus;
 mod chats;
+mod kb;
 mod listen;
 mod runs;
 mod schema;
@@ -80,6 +81,8 @@ pub enum Notice {
     /// Another node filed a request for a run this node owns
     /// ([`crate::store::Store::request_for_me`]).
     RunRequest(i64),
+    /// Another node changed a knowledge base or its documents.
+    Knowledge,
     /// A request this node filed was answered ([`crate::store::Store::answer_of`]).
     RunAnswer(i64),
     /// Notices may have been missed (the listening connection was lost and is back): re-read

@@ -126,6 +126,23 @@ const MIGRATIONS: &[Migration] = &[
         );
     ",
     },
+    Migration {
+        version: 5,
+        name: "knowledge bases and their documents",
+        sql: "
+        CREATE TABLE kb_bases (
+            id   text PRIMARY KEY,
+            meta text NOT NULL
+        );
+        CREATE TABLE kb_documents (
+            id     text PRIMARY KEY,
+            kb     text NOT NULL,
+            meta   text NOT NULL,
+            chunks text NOT NULL
+        );
+        CREATE INDEX kb_documents_by_kb ON kb_documents (kb);
+    ",
+    },
 ];
 
 /// Any fixed key: the advisory lock migrations run under.

@@ -1,0 +1,67 @@
+//! The facade of knowledge bases on a shared store (see `postgres::kb`); on the embedded store
+//! a node's own index is the only copy, so these calls are refused.
+
+use super::{Engine, Store, StoreError};
+
+/// Every base and document record: `(id, meta)` per base, `(base, id, meta)` per document.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KbCatalog {
+    /// The bases.
+    pub bases: Vec<(String, String)>,
+    /// The documents.
+    pub documents: Vec<(String, String, String)>,
+}
+
+fn embedded() -> StoreError {
+    StoreError::Storage(
+        "knowledge bases are kept in the node's own index on the embedded store".into(),
+    )
+}
+
+/// One call on the PostgreSQL engine; refused on the embedded one.
+macro_rules! shared_only {
+    ($self:ident, $p:ident => $call:expr) => {
+        match &$self.engine {
+            Engine::Embedded(_) => Err(embedded()),
+            Engine::Postgres($p) => $call,
+        }
+    };
+}
+
+impl Store {
+    /// Stores (or replaces) a base's record.
+    pub async fn kb_put_base(&self, id: &str, meta: &str) -> Result<(), StoreError> {
+        shared_only!(self, p => p.kb_put_base(id, meta).await)
+    }
+
+    /// Deletes a base's record and its documents'.
+    pub async fn kb_delete_base(&self, id: &str) -> Result<(), StoreError> {
+        shared_only!(self, p => p.kb_delete_base(id).await)
+    }
+
+    /// Stores a document's record and chunks (JSON), if its base still exists.
+    pub async fn kb_put_document(
+        &self,
+        kb: &str,
+        id: &str,
+        meta: &str,
+        chunks: &str,
+    ) -> Result<(), StoreError> {
+        shared_only!(self, p => p.kb_put_document(kb, id, meta, chunks).await)
+    }
+
+    /// Deletes a document's record and chunks.
+    pub async fn kb_delete_document(&self, id: &str) -> Result<(), StoreError> {
+        shared_only!(self, p => p.kb_delete_document(id).await)
+    }
+
+    /// Every base and document record (not the chunks).
+    pub async fn kb_catalog(&self) -> Result<KbCatalog, StoreError> {
+        shared_only!(self, p => p.kb_catalog().await)
+    }
+
+    /// A document's chunks (JSON), if it exists.
+    pub async fn kb_chunks(&self, id: &str) -> Result<Option<String>, StoreError> {
+        shared_only!(self, p => p.kb_chunks(id).await)
+    }
+}
