@@ -18,25 +18,15 @@ fn embedded() -> StoreError {
     )
 }
 
-/// One call on the PostgreSQL engine; refused on the embedded one.
-macro_rules! shared_only {
-    ($self:ident, $p:ident => $call:expr) => {
-        match &$self.engine {
-            Engine::Embedded(_) => Err(embedded()),
-            Engine::Postgres($p) => $call,
-        }
-    };
-}
-
 impl Store {
     /// Stores (or replaces) a base's record.
     pub async fn kb_put_base(&self, id: &str, meta: &str) -> Result<(), StoreError> {
-        shared_only!(self, p => p.kb_put_base(id, meta).await)
+        on_shared!(self, Err(embedded()), p => p.kb_put_base(id, meta).await)
     }
 
     /// Deletes a base's record and its documents'.
     pub async fn kb_delete_base(&self, id: &str) -> Result<(), StoreError> {
-        shared_only!(self, p => p.kb_delete_base(id).await)
+        on_shared!(self, Err(embedded()), p => p.kb_delete_base(id).await)
     }
 
     /// Stores a document's record and chunks (JSON), if its base still exists.
@@ -47,21 +37,21 @@ impl Store {
         meta: &str,
         chunks: &str,
     ) -> Result<(), StoreError> {
-        shared_only!(self, p => p.kb_put_document(kb, id, meta, chunks).await)
+        on_shared!(self, Err(embedded()), p => p.kb_put_document(kb, id, meta, chunks).await)
     }
 
     /// Deletes a document's record and chunks.
     pub async fn kb_delete_document(&self, id: &str) -> Result<(), StoreError> {
-        shared_only!(self, p => p.kb_delete_document(id).await)
+        on_shared!(self, Err(embedded()), p => p.kb_delete_document(id).await)
     }
 
     /// Every base and document record (not the chunks).
     pub async fn kb_catalog(&self) -> Result<KbCatalog, StoreError> {
-        shared_only!(self, p => p.kb_catalog().await)
+        on_shared!(self, Err(embedded()), p => p.kb_catalog().await)
     }
 
     /// A document's chunks (JSON), if it exists.
     pub async fn kb_chunks(&self, id: &str) -> Result<Option<String>, StoreError> {
-        shared_only!(self, p => p.kb_chunks(id).await)
+        on_shared!(self, Err(embedded()), p => p.kb_chunks(id).await)
     }
 }

@@ -24,6 +24,17 @@
 //! - A shared store (PostgreSQL) also tells what other nodes committed ([`Store::notices`])
 //!   and holds a dashboard's cluster-wide writer lock ([`Store::lock_dashboard`]).
 
+// Before the submodules, which use it (a `macro_rules!` is visible after its definition).
+/// One call on the PostgreSQL engine; the embedded one gives `$embedded`.
+macro_rules! on_shared {
+    ($self:ident, $embedded:expr, $p:ident => $call:expr) => {
+        match &$self.engine {
+            Engine::Embedded(_) => $embedded,
+            Engine::Postgres($p) => $call,
+        }
+    };
+}
+
 mod bench;
 pub mod chats;
 pub mod copy;

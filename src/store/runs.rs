@@ -79,16 +79,6 @@ fn not_shared() -> StoreError {
     StoreError::Storage("runs are shared between nodes only on a PostgreSQL store".into())
 }
 
-/// One call on the PostgreSQL engine; the embedded one gives `$embedded`.
-macro_rules! on_shared {
-    ($self:ident, $embedded:expr, $p:ident => $call:expr) => {
-        match &$self.engine {
-            Engine::Embedded(_) => $embedded,
-            Engine::Postgres($p) => $call,
-        }
-    };
-}
-
 impl Store {
     /// Says this node is alive (nothing to do on the embedded store).
     pub async fn heartbeat(&self) -> Result<(), StoreError> {
