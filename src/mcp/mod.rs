@@ -10,6 +10,7 @@
 //!   touches.
 //! - `prompts`: "build a dashboard for …" and "fix the failing panels of …".
 //! - `http`: the tower service mounted at `/mcp`.
+//! - `sessions`: its sessions per credential and in all, capped, and closed when idle.
 //!
 //! Writes go through `dashboard_agent::Tools` (and so through `dashboards`), like the agent's:
 //! a dashboard made over MCP reaches the web app as one made in chat does. Must not know the
@@ -19,6 +20,8 @@ mod http;
 mod prompts;
 mod resources;
 mod server;
+mod sessions;
 
 pub use http::service as http_service;
 pub use server::{McpServer, Shared, ToolSet};
+pub use sessions::SessionLimits;

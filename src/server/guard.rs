@@ -21,6 +21,9 @@
 //!    with a bearer credential (which a form cannot add) or with an `Origin` header, which
 //!    step 2 has already found to be ours: a cross-site form post carries its own page's
 //!    origin, and a request with the session cookie but no origin is refused.
+//! 6. A request that presented a credential is counted against that credential's share of
+//!    connections and requests in flight (`shares`: 429, or 503 when every attributable
+//!    connection is held), so one credential cannot hold everyone's.
 //!
 //! Every response gets `Referrer-Policy: no-referrer`, `X-Content-Type-Options: nosniff` and
 //! framing denied. The policy is `access::Access`; this module only applies it to requests.
@@ -61,9 +64,14 @@ pub fn cookie_name(port: u16) -> String {
 /// The middleware (`axum::middleware::from_fn_with_state`).
 pub async fn guard(State(gate): State<Arc<Gate>>, mut req: Request, next: Next) -> Response {
     let mut response = match check(&gate, &req) {
-        Ok(Pass::Go(principal)) => {
-            req.extensions_mut().insert(principal);
-            next.run(req).await
+        Ok(Pass::Go(principal, authenticated)) => {
+            match super::shares::hold(&req, &principal, authenticated) {
+                Ok(_in_flight) => {
+                    req.extensions_mut().insert(principal);
+                    next.run(req).await
+                }
+                Err(refused) => refused.into_response(),
+            }
         }
         Ok(Pass::Answer(early)) => early,
         Err(e) => e.into_response(),
@@ -78,8 +86,8 @@ pub async fn guard(State(gate): State<Arc<Gate>>, mut req: Request, next: Next) 
 
 /// What to do with a request the guard does not refuse.
 enum Pass {
-    /// Go on to the handler, as this principal.
-    Go(Principal),
+    /// Go on to the handler, as this principal (`true`: it presented a credential).
+    Go(Principal, bool),
     /// Answer this (the sign-in, a 401 with its challenge).
     Answer(Response),
 }
@@ -189,7 +197,7 @@ fn check(gate: &Gate, req: &Request) -> Result<Pass, ApiError> {
             )
         }));
     }
-    Ok(Pass::Go(principal))
+    Ok(Pass::Go(principal, protected && access.auth_required()))
 }
 
 /// Who the request is: the server token as a Bearer credential or the session cookie (the

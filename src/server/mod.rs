@@ -15,6 +15,7 @@ pub mod keys;
 pub mod openai;
 pub mod openapi;
 pub mod query;
+pub mod shares;
 pub mod uploads;
 pub mod usage;
 pub mod web;
@@ -58,7 +59,12 @@ pub enum ServeError {
 pub fn app(state: Arc<App>, bound: std::net::SocketAddr) -> Result<Router, ServeError> {
     let access = Access::new(&state.access, state.token.clone(), bound)?;
     // MCP (streamable HTTP) behind the same guard, with the SDK's own Host/Origin checks too.
-    let mcp = crate::mcp::http_service(state.mcp.clone(), &access, state.shutdown_token());
+    let mcp = crate::mcp::http_service(
+        state.mcp.clone(),
+        &access,
+        &state.server_limits.mcp_sessions,
+        state.shutdown_token(),
+    );
     let gate = Arc::new(guard::Gate { access, keys: state.keys.clone() });
     // Per route, so the route template is known; outermost, so refusals are measured too.
     Ok(routes(state)

@@ -1,7 +1,10 @@
 //! The HTTP layer's bounds from the outside, over raw TCP: a connection that never finishes its
 //! request head is closed at the header-read timeout (idle, half-open, trickling, kept-alive),
 //! and connections past the cap get a 503 envelope at once while `/healthz` comes back as soon
-//! as slots free up. A flood of idle sockets never exhausts the server.
+//! as slots free up. A flood of idle sockets never exhausts the server. A request body that
+//! trickles is answered 408 at its deadline and its connection closed; one credential holding
+//! its share of connections and requests in flight (slow bodies) gets 429s while another
+//! credential, the owner and `/healthz` are served.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -9,16 +12,22 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 
-use crate::support::{TestApp, spawn_app_with};
+use boardsmith::server::connections::ServerLimits;
+use serde_json::json;
+
+use crate::support::{TestApp, authed_client, spawn_app_with};
 
 async fn app_with(max_connections: usize, header_ms: u64) -> TestApp {
-    spawn_app_with(Arc::new(tempfile::tempdir().unwrap()), false, |c| {
-        c.server = boardsmith::server::connections::ServerLimits {
-            max_connections,
-            header_read_timeout: Duration::from_millis(header_ms),
-        };
+    app_with_limits(ServerLimits {
+        max_connections,
+        header_read_timeout: Duration::from_millis(header_ms),
+        ..ServerLimits::default()
     })
     .await
+}
+
+async fn app_with_limits(limits: ServerLimits) -> TestApp {
+    spawn_app_with(Arc::new(tempfile::tempdir().unwrap()), false, |c| c.server = limits).await
 }
 
 /// Reads until the server closes the connection; returns what it sent and when it closed
@@ -128,5 +137,151 @@ async fn past_the_cap_connections_get_503_and_the_server_recovers() {
     drop(flood);
     let (s, _) = app.get("/api/dashboards").await;
     assert_eq!(s, 200);
+    app.stop().await;
+}
+
+/// The head of a JSON POST to `path` announcing a `len`-byte body, with `token` as its
+/// credential.
+fn post_head(path: &str, host: &str, token: &str, len: usize) -> String {
+    format!(
+        "POST {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nContent-Length: {len}\r\n\r\n"
+    )
+}
+
+/// Sends `head`, then a JSON body one byte every `every`, while reading what the server
+/// answers (at once, so a reset after the server's close loses nothing); returns the answer
+/// and when the server closed the connection, since the start. Gives up after 20 s.
+fn trickle(
+    tcp: TcpStream,
+    head: String,
+    every: Duration,
+) -> tokio::task::JoinHandle<(String, Duration)> {
+    tokio::spawn(async move {
+        let t0 = Instant::now();
+        let (mut rd, mut wr) = tcp.into_split();
+        let writer = async move {
+            if wr.write_all(head.as_bytes()).await.is_ok() {
+                for b in b"{\"name\": \"".iter().chain(std::iter::repeat(&b'x')) {
+                    tokio::time::sleep(every).await;
+                    if wr.write_all(&[*b]).await.is_err() {
+                        break;
+                    }
+                }
+            }
+            // Keep the write half open: the server decides when this ends.
+            std::future::pending::<()>().await;
+        };
+        let reader = async move {
+            let mut out = Vec::new();
+            let mut buf = [0u8; 4096];
+            while let Ok(n @ 1..) = rd.read(&mut buf).await {
+                out.extend_from_slice(&buf[..n]);
+            }
+            (String::from_utf8_lossy(&out).into_owned(), t0.elapsed())
+        };
+        tokio::select! {
+            answer = reader => answer,
+            () = writer => unreachable!(),
+            () = tokio::time::sleep(Duration::from_secs(20)) => panic!("still open after 20 s"),
+        }
+    })
+}
+
+/// A new API key with `scopes`, made by the owner.
+async fn key(app: &TestApp, scopes: serde_json::Value) -> String {
+    let (status, body) = app.post("/api/keys", json!({"name": "k", "scopes": scopes})).await;
+    assert_eq!(status, 201, "{body}");
+    body["data"]["key"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn a_trickled_body_gets_408_at_its_deadline_and_the_connection_is_closed() {
+    let app = app_with_limits(ServerLimits {
+        body_timeout: Duration::from_millis(800),
+        ..ServerLimits::default()
+    })
+    .await;
+    let host = app.addr.to_string();
+    let tcp = TcpStream::connect(app.addr).await.unwrap();
+    // One byte every 100 ms of a 10,000-byte body: never done in time.
+    let head = post_head("/api/dashboards", &host, app.token(), 10_000);
+    let (answer, after) = trickle(tcp, head, Duration::from_millis(100)).await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.to_ascii_lowercase().contains("connection: close"), "{answer}");
+    let body = &answer[answer.find("\r\n\r\n").unwrap() + 4..];
+    let body: serde_json::Value = serde_json::from_str(body).unwrap();
+    assert_eq!(body["code"], 408, "{body}");
+    assert!(body["msg"].as_str().unwrap().contains("did not arrive in time"), "{body}");
+    assert!(after >= Duration::from_millis(700) && after < Duration::from_secs(5), "{after:?}");
+
+    // A body sent at once is served as before.
+    let (status, body) = app.post("/api/dashboards", json!({"template": "gold"})).await;
+    assert!(status == 200 || status == 201, "{status} {body}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn one_credential_cannot_hold_everyones_connections_or_requests() {
+    let app = app_with_limits(ServerLimits {
+        max_connections: 64,
+        body_timeout: Duration::from_secs(3),
+        connections_per_credential: 8,
+        requests_per_credential: 4,
+        ..ServerLimits::default()
+    })
+    .await;
+    let host = app.addr.to_string();
+    let hog = key(&app, json!(["read", "write"])).await;
+    let other = key(&app, json!(["read", "write"])).await;
+
+    // The hog opens 20 connections, each a POST whose body trickles.
+    let mut held = Vec::new();
+    for _ in 0..20 {
+        let tcp = TcpStream::connect(app.addr).await.unwrap();
+        let head = post_head("/api/dashboards", &host, &hog, 1000);
+        held.push(trickle(tcp, head, Duration::from_millis(200)));
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    // Meanwhile everyone else is served at once.
+    let t0 = Instant::now();
+    let r = reqwest::get(app.url("/healthz")).await.unwrap();
+    assert_eq!(r.status(), 200);
+    let (status, _) = app.get("/api/dashboards").await;
+    assert_eq!(status, 200, "the owner");
+    let r = authed_client(&other).get(app.url("/api/dashboards")).send().await.unwrap();
+    assert_eq!(r.status(), 200, "another key");
+    let r = authed_client(&other)
+        .post(app.url("/api/dashboards"))
+        .json(&json!({"template": "gold"}))
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success(), "another key writes: {}", r.status());
+    assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+
+    // The hog itself is refused past its share: 429 with Retry-After.
+    let r = authed_client(&hog).get(app.url("/api/dashboards")).send().await.unwrap();
+    assert_eq!(r.status(), 429);
+    assert_eq!(r.headers()["retry-after"], "1");
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert!(body["msg"].as_str().unwrap().contains("this credential already"), "{body}");
+
+    // Of the hog's 20 connections, 4 were in flight until their body deadline; the others got
+    // a 429 at once (in flight past 4, or connections past 8) and were closed.
+    let mut answers = Vec::new();
+    for h in held {
+        let (answer, _) = h.await.unwrap();
+        answers.push(answer.lines().next().unwrap_or("").to_owned());
+    }
+    let count = |prefix: &str| answers.iter().filter(|a| a.starts_with(prefix)).count();
+    assert_eq!(count("HTTP/1.1 408"), 4, "{answers:?}");
+    assert_eq!(count("HTTP/1.1 429"), 16, "{answers:?}");
+
+    // Once they are gone the hog is served again.
+    let r = authed_client(&hog).get(app.url("/api/dashboards")).send().await.unwrap();
+    assert_eq!(r.status(), 200);
     app.stop().await;
 }

@@ -36,6 +36,7 @@ mod llm_anthropic;
 mod llm_ollama;
 mod llm_openai;
 mod mcp_client;
+mod mcp_sessions;
 mod metrics;
 mod model_fallback;
 mod openai_api;
