@@ -1,10 +1,9 @@
 //! API keys as values and policy: the secret's format (`bsk-` and 43 base62 characters, 256
 //! bits), its stored form (a SHA-256 digest and a short prefix to recognise it by, never the
-//! secret), the scopes, who a request is ([`Principal`]) and which scope each route needs
-//! ([`required_scope`]).
+//! secret), the scopes and who a request is ([`Principal`]).
 //!
-//! Knows nothing of HTTP or storage: `api_keys` keeps the records, `server::guard` applies the
-//! policy to requests.
+//! Knows nothing of HTTP or storage: `api_keys` keeps the records, each route declares the
+//! scope it needs where it is routed (`server::routes`) and `server::guard` applies it.
 
 use rand::RngCore as _;
 use serde::{Deserialize, Serialize};
@@ -163,60 +162,6 @@ pub fn under(path: &str, prefix: &str) -> bool {
     path.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
-/// The scope a request for `path` with a write (`write`: not GET/HEAD/OPTIONS) method needs,
-/// or `None` for paths that need no credential. Unknown paths under a protected prefix need
-/// `admin`, so a new route is closed until it is given its scope here.
-pub fn required_scope(path: &str, write: bool) -> Option<Scope> {
-    let under = |prefix: &str| under(path, prefix);
-    let scope = if under("/v1/agents") {
-        Scope::Agents
-    } else if under("/v1") {
-        Scope::Models
-    } else if under("/metrics") {
-        Scope::Metrics
-    } else if under("/ws") || under("/api/sdk") || under("/api/templates") {
-        Scope::Read
-    } else if under("/mcp") {
-        // Every MCP message is a POST; which tools a key may call is decided per call
-        // (`write` for `execute` and `mutate`), by the MCP server.
-        Scope::Read
-    } else if under("/api/dashboards") {
-        if write && !path.ends_with("/refresh") { Scope::Write } else { Scope::Read }
-    } else if under("/api/kb") {
-        // A search is a POST that only reads.
-        if write && !path.ends_with("/search") { Scope::Write } else { Scope::Read }
-    } else if under("/api/tools") || under("/api/panels") {
-        Scope::Write
-    } else if under("/api/workflows") {
-        // Running, reading and validating workflows is the agents' scope; changing the
-        // definitions (create, replace, delete) is the admin's.
-        let run = path.ends_with("/run")
-            || path.ends_with("/resume")
-            || path.ends_with("/cancel")
-            || path == "/api/workflows/validate";
-        if write && !run { Scope::Admin } else { Scope::Agents }
-    } else if [
-        "/api/query",
-        "/api/submit",
-        "/api/chat",
-        "/api/chats",
-        "/api/agent",
-        "/api/agents",
-        "/api/viewport",
-        "/api/uploads",
-    ]
-    .iter()
-    .any(|p| under(p))
-    {
-        Scope::Agents
-    } else if under("/api") {
-        Scope::Admin
-    } else {
-        return None;
-    };
-    Some(scope)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -267,29 +212,9 @@ mod tests {
     }
 
     #[test]
-    fn every_protected_route_has_a_scope_and_admin_covers_all() {
-        assert_eq!(required_scope("/v1/chat/completions", true), Some(Scope::Models));
-        assert_eq!(required_scope("/v1/agents/dashboard/completions", true), Some(Scope::Agents));
-        assert_eq!(required_scope("/api/dashboards", false), Some(Scope::Read));
-        assert_eq!(required_scope("/api/dashboards/x", true), Some(Scope::Write));
-        assert_eq!(required_scope("/api/dashboards/x/refresh", true), Some(Scope::Read));
-        assert_eq!(required_scope("/api/query", true), Some(Scope::Agents));
-        assert_eq!(required_scope("/api/kb", false), Some(Scope::Read));
-        assert_eq!(required_scope("/api/kb", true), Some(Scope::Write));
-        assert_eq!(required_scope("/api/kb/kb_1/search", true), Some(Scope::Read));
-        assert_eq!(required_scope("/api/kb/kb_1/documents/d", true), Some(Scope::Write));
-        assert_eq!(required_scope("/api/keys", false), Some(Scope::Admin));
-        assert_eq!(required_scope("/api/workflows", false), Some(Scope::Agents));
-        assert_eq!(required_scope("/api/workflows", true), Some(Scope::Admin));
-        assert_eq!(required_scope("/api/workflows/w1", true), Some(Scope::Admin));
-        assert_eq!(required_scope("/api/workflows/w1/run", true), Some(Scope::Agents));
-        assert_eq!(required_scope("/api/workflows/validate", true), Some(Scope::Agents));
-        assert_eq!(required_scope("/api/workflows/runs/r1/resume", true), Some(Scope::Agents));
-        assert_eq!(required_scope("/api/something-new", false), Some(Scope::Admin));
-        assert_eq!(required_scope("/ws", false), Some(Scope::Read));
-        assert_eq!(required_scope("/", false), None);
-        assert_eq!(required_scope("/assets/app.js", false), None);
-        assert_eq!(required_scope("/apix", false), None, "a prefix match is a path match");
+    fn admin_allows_every_scope() {
+        assert!(under("/api/x", "/api") && under("/api", "/api"));
+        assert!(!under("/apix", "/api"), "a prefix is a whole segment");
         let key = Principal::Key { id: "k".into(), scopes: vec![Scope::Read] };
         assert!(key.allows(Scope::Read) && !key.allows(Scope::Write));
         let admin = Principal::Key { id: "k".into(), scopes: vec![Scope::Admin] };

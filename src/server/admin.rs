@@ -4,17 +4,17 @@
 
 use std::sync::Arc;
 
-use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::response::Response;
-use axum::routing::get;
 use serde::Deserialize;
 use serde_json::Value;
 use utoipa::OpenApi;
 
 use super::openapi::{Envelope, ErrorBody};
+use super::routes::{Routes, get, post, put};
 use super::{ApiError, ApiQuery, ok, parse_body};
+use crate::access::keys::Scope;
 use crate::admin::{
     AgentView, McpServerView, PromptInput, ProviderInput, ProviderView, Settings, SettingsView,
 };
@@ -50,24 +50,34 @@ use crate::llm::config::ModelSpec;
 pub(crate) struct Doc;
 
 /// The routes of this module.
-pub fn routes() -> Router<Arc<App>> {
-    Router::new()
-        .route("/api/admin/providers", get(list_providers))
+pub fn routes() -> Routes<Arc<App>> {
+    const ADMIN: Scope = Scope::Admin;
+    Routes::new()
+        .route("/api/admin/providers", get(ADMIN, list_providers))
         .route(
             "/api/admin/providers/{key}",
-            axum::routing::put(put_provider).delete(delete_provider),
+            put(ADMIN, put_provider).delete(ADMIN, delete_provider),
         )
-        .route("/api/admin/models", get(list_models).put(put_model).delete(delete_model))
-        .route("/api/admin/settings", get(get_settings).put(put_settings))
-        .route("/api/admin/agents", get(list_agents))
-        .route("/api/admin/agents/{key}", get(get_agent).put(put_agent).delete(delete_agent))
-        .route("/api/admin/prompts", get(list_prompts))
-        .route("/api/admin/prompts/{name}", get(get_prompt).put(put_prompt).delete(delete_prompt))
-        .route("/api/admin/prompts/{name}/render", axum::routing::post(render_prompt))
-        .route("/api/admin/mcp-servers", get(list_mcp_servers))
+        .route(
+            "/api/admin/models",
+            get(ADMIN, list_models).put(ADMIN, put_model).delete(ADMIN, delete_model),
+        )
+        .route("/api/admin/settings", get(ADMIN, get_settings).put(ADMIN, put_settings))
+        .route("/api/admin/agents", get(ADMIN, list_agents))
+        .route(
+            "/api/admin/agents/{key}",
+            get(ADMIN, get_agent).put(ADMIN, put_agent).delete(ADMIN, delete_agent),
+        )
+        .route("/api/admin/prompts", get(ADMIN, list_prompts))
+        .route(
+            "/api/admin/prompts/{name}",
+            get(ADMIN, get_prompt).put(ADMIN, put_prompt).delete(ADMIN, delete_prompt),
+        )
+        .route("/api/admin/prompts/{name}/render", post(ADMIN, render_prompt))
+        .route("/api/admin/mcp-servers", get(ADMIN, list_mcp_servers))
         .route(
             "/api/admin/mcp-servers/{name}",
-            axum::routing::put(put_mcp_server).delete(delete_mcp_server),
+            put(ADMIN, put_mcp_server).delete(ADMIN, delete_mcp_server),
         )
 }
 

@@ -4,18 +4,18 @@
 
 use std::sync::Arc;
 
-use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::response::Response;
-use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use utoipa::{OpenApi, ToSchema};
 
 use super::openapi::{Envelope, ErrorBody};
+use super::routes::{Routes, get, post};
 use super::{ApiError, ok, parse_body};
+use crate::access::keys::Scope;
 use crate::agent::catalog::CatalogSnapshot;
 use crate::agent::definition::AgentDefinition;
 use crate::app::App;
@@ -43,15 +43,15 @@ fn pairs(q: Params) -> Result<Vec<(String, String)>, ApiError> {
 pub(crate) struct Doc;
 
 /// The routes of this module.
-pub fn routes() -> Router<Arc<App>> {
-    Router::new()
-        .route("/api/agents", get(list_agents))
-        .route("/api/agent", get(get_agent))
-        .route("/api/chats", get(list_chats))
-        .route("/api/chat", get(get_chat))
-        .route("/api/viewport", get(get_viewport))
-        .route("/api/submit", post(submit))
-        .route("/api/query", post(super::query::query))
+pub fn routes() -> Routes<Arc<App>> {
+    Routes::new()
+        .route("/api/agents", get(Scope::Agents, list_agents))
+        .route("/api/agent", get(Scope::Agents, get_agent))
+        .route("/api/chats", get(Scope::Agents, list_chats))
+        .route("/api/chat", get(Scope::Agents, get_chat))
+        .route("/api/viewport", get(Scope::Agents, get_viewport))
+        .route("/api/submit", post(Scope::Agents, submit))
+        .route("/api/query", post(Scope::Agents, super::query::query))
 }
 
 /// Query parameters checked against the names an endpoint accepts.

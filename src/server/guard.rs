@@ -7,10 +7,10 @@
 //!    `/` (the token leaves the address bar and the history); a wrong one gets a sign-in page.
 //! 4. `/api`, `/ws`, `/v1`, `/mcp` and `/metrics` need a credential (401): the server token (as
 //!    `Authorization: Bearer T` or the session cookie), which may do everything, or an API key
-//!    (`Bearer bsk-…`), which may do what its scopes allow (403 otherwise; `access::keys`
-//!    says which scope each path needs) at its rate (429 with `Retry-After`). The request
-//!    carries its [`Principal`] on to the handler. The app shell, its assets and `/healthz`
-//!    are public.
+//!    (`Bearer bsk-…`), which may do what its scopes allow (403 otherwise; the scope is the
+//!    one the route axum matched declares for the method, `server::routes`) at its rate (429
+//!    with `Retry-After`). The request carries its [`Principal`] on to the handler. The app
+//!    shell, its assets and `/healthz` are public.
 //! 5. A POST/PUT/PATCH with a body must say `Content-Type: application/json` (415): the
 //!    "simple" content types a page may send cross-origin without a preflight never reach a
 //!    handler. The one exception, `POST /api/uploads`, takes the raw image with its image type
@@ -30,14 +30,15 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
+use axum::extract::{MatchedPath, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Response};
 
 use super::ApiError;
+use super::routes::RouteTable;
 use crate::access::Access;
-use crate::access::keys::{Principal, Scope, looks_like_key, required_scope, under};
+use crate::access::keys::{Principal, Scope, looks_like_key};
 use crate::api_keys::{ApiKeys, Refusal};
 
 /// What the guard checks requests against.
@@ -47,10 +48,9 @@ pub struct Gate {
     pub access: Access,
     /// API keys.
     pub keys: Arc<ApiKeys>,
+    /// What each route and method needs (`server::routes`).
+    pub routes: RouteTable,
 }
-
-/// Paths that need a credential (the segment itself or anything under it).
-const PROTECTED: [&str; 5] = ["/api", "/ws", "/v1", "/mcp", "/metrics"];
 
 /// How long the session cookie lasts (the token itself does not expire).
 const SESSION_MAX_AGE_SECS: u64 = 30 * 24 * 3600;
@@ -115,7 +115,10 @@ fn check(gate: &Gate, req: &Request) -> Result<Pass, ApiError> {
     }
 
     let path = req.uri().path();
-    let protected = PROTECTED.iter().any(|p| under(path, p));
+    // The scope of the route axum matched, for this method; `None`: a public request.
+    let route = req.extensions().get::<MatchedPath>().map(MatchedPath::as_str);
+    let need = gate.routes.required(req.method(), route, path);
+    let protected = need.is_some();
     let write = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
     if let Some(origin) = headers.get(header::ORIGIN) {
         let origin = origin.to_str().unwrap_or("");
@@ -152,7 +155,7 @@ fn check(gate: &Gate, req: &Request) -> Result<Pass, ApiError> {
     } else {
         Principal::Owner
     };
-    if let Some(scope) = required_scope(path, write) {
+    if let Some(scope) = need {
         if !principal.allows(scope) {
             return Err(ApiError::Forbidden(format!(
                 "this API key lacks the `{}` scope that {path} needs",

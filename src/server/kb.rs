@@ -4,17 +4,18 @@
 
 use std::sync::Arc;
 
-use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Path, Request, State};
+use axum::handler::Handler as _;
 use axum::http::header;
 use axum::response::Response;
-use axum::routing::{delete, get, post};
 use serde::Deserialize;
 use utoipa::{OpenApi, ToSchema};
 
 use super::openapi::{Envelope, ErrorBody};
+use super::routes::{Routes, delete, get, post};
 use super::{ApiError, created, ok, parse_body};
+use crate::access::keys::Scope;
 use crate::app::App;
 use crate::knowledge::{
     DocKind, DocumentInfo, KnowledgeBase, NewDocument, SearchAnswer, SearchMode, SearchResult,
@@ -39,17 +40,19 @@ use crate::knowledge::{
 pub(crate) struct Doc;
 
 /// The routes of this module.
-pub fn routes() -> Router<Arc<App>> {
-    Router::new()
-        .route("/api/kb", get(list).post(create))
-        .route("/api/kb/{id}", get(get_one).delete(remove))
+pub fn routes() -> Routes<Arc<App>> {
+    Routes::new()
+        .route("/api/kb", get(Scope::Read, list).post(Scope::Write, create))
+        .route("/api/kb/{id}", get(Scope::Read, get_one).delete(Scope::Write, remove))
         // The handler bounds the body itself (the default 2 MB limit is below a document's).
         .route(
             "/api/kb/{id}/documents",
-            get(documents).post(add_document).layer(DefaultBodyLimit::disable()),
+            get(Scope::Read, documents)
+                .post(Scope::Write, add_document.layer(DefaultBodyLimit::disable())),
         )
-        .route("/api/kb/{id}/documents/{doc}", delete(remove_document))
-        .route("/api/kb/{id}/search", post(search))
+        .route("/api/kb/{id}/documents/{doc}", delete(Scope::Write, remove_document))
+        // A search is a POST that only reads.
+        .route("/api/kb/{id}/search", post(Scope::Read, search))
 }
 
 /// A new knowledge base.

@@ -3,15 +3,15 @@
 
 use std::sync::Arc;
 
-use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::response::Response;
-use axum::routing::{delete, get};
 use utoipa::OpenApi;
 
 use super::openapi::Envelope;
+use super::routes::{Routes, delete, get};
 use super::{ApiError, created, ok, parse_body};
+use crate::access::keys::Scope;
 use crate::api_keys::{CreatedKey, KeyView, NewKeyRequest};
 use crate::app::App;
 
@@ -21,8 +21,11 @@ use crate::app::App;
 pub(crate) struct Doc;
 
 /// The routes of this module.
-pub fn routes() -> Router<Arc<App>> {
-    Router::new().route("/api/keys", get(list).post(create)).route("/api/keys/{id}", delete(revoke))
+pub fn routes() -> Routes<Arc<App>> {
+    const ADMIN: Scope = Scope::Admin;
+    Routes::new()
+        .route("/api/keys", get(ADMIN, list).post(ADMIN, create))
+        .route("/api/keys/{id}", delete(ADMIN, revoke))
 }
 
 /// The API keys, newest first (never their secrets).

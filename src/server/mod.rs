@@ -15,6 +15,7 @@ pub mod keys;
 pub mod openai;
 pub mod openapi;
 pub mod query;
+pub mod routes;
 pub mod shares;
 pub mod uploads;
 pub mod usage;
@@ -28,18 +29,20 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use tokio::net::TcpListener;
 use utoipa::{IntoParams, OpenApi, ToSchema};
 
 use crate::access::Access;
+use crate::access::keys::Scope;
 use crate::app::App;
 use crate::dashboard::summary::summary;
 use crate::dashboard::validate::parse_state;
 pub use error::{ApiError, created, ok, parse_body};
 use openapi::{Envelope, ErrorBody};
+use routes::Need::Public;
+use routes::{Routes, get, post};
 
 type Api = State<Arc<App>>;
 type ApiResult = Result<Response, ApiError>;
@@ -65,10 +68,15 @@ pub fn app(state: Arc<App>, bound: std::net::SocketAddr) -> Result<Router, Serve
         &state.server_limits.mcp_sessions,
         state.shutdown_token(),
     );
-    let gate = Arc::new(guard::Gate { access, keys: state.keys.clone() });
+    let keys = state.keys.clone();
+    // Every MCP message is a POST; which tools a key may call is decided per call (`write` for
+    // `execute` and `mutate`), by the MCP server.
+    let (router, table) = routes(state)
+        .nest("/mcp", Scope::Read, |router, prefix| router.nest_service(prefix, mcp))
+        .into_parts();
+    let gate = Arc::new(guard::Gate { access, keys, routes: table });
     // Per route, so the route template is known; outermost, so refusals are measured too.
-    Ok(routes(state)
-        .nest_service("/mcp", mcp)
+    Ok(router
         .layer(axum::middleware::from_fn_with_state(gate, guard::guard))
         .layer(axum::middleware::from_fn(measure)))
 }
@@ -190,28 +198,36 @@ async fn readyz(State(app): State<Arc<App>>) -> Result<Response, ApiError> {
     Ok(ok(Ready { status: "ready", store, node }))
 }
 
-fn routes(state: Arc<App>) -> Router {
-    Router::new()
-        .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz))
-        .route("/openapi.json", get(openapi::openapi_json))
-        .route("/metrics", get(metrics))
-        .route("/api/dashboards", get(list_dashboards).post(create_dashboard))
+/// Every route of the API, each method with the scope it needs (see `routes`); the web app's
+/// public routes are added by [`routes`] (they need its files).
+pub fn api() -> Routes<Arc<App>> {
+    Routes::new()
+        .route("/healthz", get(Public, healthz))
+        .route("/readyz", get(Public, readyz))
+        .route("/openapi.json", get(Public, openapi::openapi_json))
+        .route("/metrics", get(Scope::Metrics, metrics))
+        .route(
+            "/api/dashboards",
+            get(Scope::Read, list_dashboards).post(Scope::Write, create_dashboard),
+        )
         .route(
             "/api/dashboards/{id}",
-            get(get_dashboard).put(save_dashboard).delete(delete_dashboard),
+            get(Scope::Read, get_dashboard)
+                .put(Scope::Write, save_dashboard)
+                .delete(Scope::Write, delete_dashboard),
         )
-        .route("/api/dashboards/{id}/restore", post(restore_dashboard))
-        .route("/api/dashboards/{id}/versions", get(list_versions))
-        .route("/api/dashboards/{id}/versions/{version}", get(get_version))
-        .route("/api/dashboards/{id}/revert", post(revert_dashboard))
-        .route("/api/dashboards/{id}/refresh", post(refresh_dashboard))
-        .route("/api/dashboards/{id}/data", get(dashboard_data))
-        .route("/api/tools/{tool}", post(call_tool))
-        .route("/api/panels/preview", post(preview_panel))
-        .route("/api/sdk/sources", get(sdk_sources))
-        .route("/api/templates", get(list_templates))
-        .route("/ws", get(crate::server::ws::upgrade))
+        .route("/api/dashboards/{id}/restore", post(Scope::Write, restore_dashboard))
+        .route("/api/dashboards/{id}/versions", get(Scope::Read, list_versions))
+        .route("/api/dashboards/{id}/versions/{version}", get(Scope::Read, get_version))
+        .route("/api/dashboards/{id}/revert", post(Scope::Write, revert_dashboard))
+        // Runs the panels again and changes nothing stored: reading.
+        .route("/api/dashboards/{id}/refresh", post(Scope::Read, refresh_dashboard))
+        .route("/api/dashboards/{id}/data", get(Scope::Read, dashboard_data))
+        .route("/api/tools/{tool}", post(Scope::Write, call_tool))
+        .route("/api/panels/preview", post(Scope::Write, preview_panel))
+        .route("/api/sdk/sources", get(Scope::Read, sdk_sources))
+        .route("/api/templates", get(Scope::Read, list_templates))
+        .route("/ws", get(Scope::Read, crate::server::ws::upgrade))
         .merge(agents::routes())
         .merge(openai::routes())
         .merge(keys::routes())
@@ -220,6 +236,11 @@ fn routes(state: Arc<App>) -> Router {
         .merge(uploads::routes())
         .merge(workflows::routes())
         .merge(kb::routes())
+}
+
+/// Every route, with the state given: [`api`] and the web app.
+fn routes(state: Arc<App>) -> Routes<()> {
+    api()
         .merge(crate::server::web::routes(state.web.clone()))
         .fallback(|| async { ApiError::NotFound("no such route".into()) })
         .method_not_allowed_fallback(

@@ -5,8 +5,11 @@
 //!
 //! Each module of `server` keeps a `Doc` listing its own operations; this one merges them and
 //! adds what is common: the `{code, msg, data}` envelope, the error body (the envelope plus
-//! OpenAI's `error` object) and the credentials. `tests/it/openapi.rs` checks that every route
-//! of the router is in the document and every operation of the document is routed.
+//! OpenAI's `error` object) and the credentials: each operation's `security` names the one
+//! scope its route declares (`server::routes`), the scope the guard asks of an API key.
+//! `tests/it/openapi.rs` checks that every route of the router is in the document and every
+//! operation of the document is routed; `tests/it/scopes.rs` sends every operation with a key
+//! of each scope.
 
 use std::sync::LazyLock;
 
@@ -14,8 +17,12 @@ use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde_json::Value;
-use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::security::{
+    ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme,
+};
 use utoipa::{Modify, OpenApi, ToResponse, ToSchema};
+
+use super::routes::{Need, RouteTable};
 
 /// A successful JSON response of `/api`: `code` 0, `msg` `ok` (or `created`), and `data`, the
 /// business content itself.
@@ -101,7 +108,9 @@ impl Modify for Security {
                         "`Authorization: Bearer <token>`: the server's secret (`BOARDSMITH_TOKEN`, \
                          or the one `boardsmith token` prints), which may do everything, or an \
                          API key (`bsk-…`, made with `POST /api/keys`), which may do what its \
-                         scopes allow (`read`, `write`, `agents`, `models`, `metrics`, `admin`).",
+                         scopes allow (`read`, `write`, `agents`, `models`, `metrics`, `admin`): \
+                         an operation's `security` names the one scope it needs (`admin` \
+                         allows all).",
                     ))
                     .build(),
             ),
@@ -157,7 +166,35 @@ pub fn document() -> utoipa::openapi::OpenApi {
     ] {
         doc.merge(part);
     }
+    declare_scopes(&mut doc, super::api().table());
     doc
+}
+
+/// Each operation's `security` from the route table: the bearer credential with the one scope
+/// its route declares for the method (OpenAPI 3.1 lets a scheme that is not OAuth list the
+/// roles it needs) or the session cookie (the owner's: every scope); none for a public one.
+fn declare_scopes(doc: &mut utoipa::openapi::OpenApi, table: &RouteTable) {
+    for (route, method, need) in table.entries() {
+        // axum's catch-all `{*id}` is `{id}` in OpenAPI.
+        let Some(item) = doc.paths.paths.get_mut(&route.replace("{*", "{")) else { continue };
+        let operation = match method.as_str() {
+            "GET" => &mut item.get,
+            "PUT" => &mut item.put,
+            "POST" => &mut item.post,
+            "DELETE" => &mut item.delete,
+            "PATCH" => &mut item.patch,
+            _ => continue,
+        };
+        if let Some(operation) = operation {
+            operation.security = Some(match need {
+                Need::Public => vec![SecurityRequirement::default()],
+                Need::Scope(scope) => vec![
+                    SecurityRequirement::new("bearer", [scope.as_str()]),
+                    SecurityRequirement::new("session", Vec::<String>::new()),
+                ],
+            });
+        }
+    }
 }
 
 /// The document as served, serialized once.

@@ -8,18 +8,18 @@
 
 use std::sync::Arc;
 
-use axum::Router;
 use axum::body::Body;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use serde::Deserialize;
 use utoipa::{IntoParams, OpenApi};
 
 use super::openapi::{Envelope, ErrorBody};
+use super::routes::{Routes, get, post};
 use super::{ApiError, ok};
+use crate::access::keys::Scope;
 use crate::app::App;
 use crate::uploads::{UploadError, UploadInfo};
 
@@ -29,8 +29,11 @@ use crate::uploads::{UploadError, UploadInfo};
 pub(crate) struct Doc;
 
 /// The routes of this module.
-pub fn routes() -> Router<Arc<App>> {
-    Router::new().route("/api/uploads", post(upload)).route("/api/uploads/{id}", get(get_upload))
+pub fn routes() -> Routes<Arc<App>> {
+    // Images go with queries: the agents' scope.
+    Routes::new()
+        .route("/api/uploads", post(Scope::Agents, upload))
+        .route("/api/uploads/{id}", get(Scope::Agents, get_upload))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

@@ -3,18 +3,18 @@
 
 use std::sync::Arc;
 
-use axum::Router;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::response::Response;
-use axum::routing::get;
 use chrono::{Days, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use utoipa::{IntoParams, OpenApi, ToSchema};
 
 use super::openapi::Envelope;
+use super::routes::{Routes, get};
 use super::{ApiError, ok};
+use crate::access::keys::Scope;
 use crate::app::App;
 use crate::usage::{GroupBy, ReportRow};
 
@@ -27,8 +27,8 @@ pub(crate) struct Doc;
 const MAX_DAYS: u64 = 366;
 
 /// The routes of this module.
-pub fn routes() -> Router<Arc<App>> {
-    Router::new().route("/api/usage", get(usage))
+pub fn routes() -> Routes<Arc<App>> {
+    Routes::new().route("/api/usage", get(Scope::Admin, usage))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

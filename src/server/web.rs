@@ -12,13 +12,14 @@
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
-use axum::Router;
 use axum::extract::{Path as UrlPath, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
 use bytes::Bytes;
 use include_dir::{Dir, include_dir};
+
+use super::routes::Need::Public;
+use super::routes::{Routes, get};
 
 /// The bundle `build.rs` made.
 static EMBEDDED: Dir<'static> = include_dir!("$OUT_DIR/web");
@@ -52,11 +53,11 @@ impl WebFiles {
 }
 
 /// The app's routes: `/`, `/assets/{*path}` and the API reference page `/docs`.
-pub fn routes<S: Clone + Send + Sync + 'static>(files: WebFiles) -> Router<S> {
-    Router::new()
-        .route("/", get(index))
-        .route("/docs", get(docs))
-        .route("/assets/{*path}", get(asset))
+pub fn routes<S: Clone + Send + Sync + 'static>(files: WebFiles) -> Routes<S> {
+    Routes::new()
+        .route("/", get(Public, index))
+        .route("/docs", get(Public, docs))
+        .route("/assets/{*path}", get(Public, asset))
         .with_state(Arc::new(files))
 }
 

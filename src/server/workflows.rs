@@ -5,20 +5,19 @@
 
 use std::sync::Arc;
 
-use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Extension, Path, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use utoipa::{OpenApi, ToSchema};
 
 use super::openapi::{Envelope, ErrorBody};
 use super::query::sse_of;
+use super::routes::{Routes, get, post};
 use super::{ApiError, created, ok};
-use crate::access::keys::Principal;
+use crate::access::keys::{Principal, Scope};
 use crate::app::App;
 use crate::workflow::def::{self, Issue, WorkflowDef};
 use crate::workflow::nodes::KindInfo;
@@ -43,16 +42,23 @@ use crate::workflow::{Entry, Started, Summary, Workflows};
 pub(crate) struct Doc;
 
 /// The routes of this module.
-pub fn routes() -> Router<Arc<App>> {
-    Router::new()
-        .route("/api/workflows", get(list_workflows).post(create_workflow))
-        .route("/api/workflows/node-types", get(node_types))
-        .route("/api/workflows/validate", post(validate_workflow))
-        .route("/api/workflows/{id}", get(get_workflow).put(put_workflow).delete(delete_workflow))
-        .route("/api/workflows/{id}/run", post(run_workflow))
-        .route("/api/workflows/runs/{run_id}", get(get_run))
-        .route("/api/workflows/runs/{run_id}/resume", post(resume_run))
-        .route("/api/workflows/runs/{run_id}/cancel", post(cancel_run))
+pub fn routes() -> Routes<Arc<App>> {
+    // Reading, validating and running workflows is the agents' scope; changing the definitions
+    // (create, replace, delete) is the admin's: a tool node acts with the server's rights.
+    const RUN: Scope = Scope::Agents;
+    const DEFINE: Scope = Scope::Admin;
+    Routes::new()
+        .route("/api/workflows", get(RUN, list_workflows).post(DEFINE, create_workflow))
+        .route("/api/workflows/node-types", get(RUN, node_types))
+        .route("/api/workflows/validate", post(RUN, validate_workflow))
+        .route(
+            "/api/workflows/{id}",
+            get(RUN, get_workflow).put(DEFINE, put_workflow).delete(DEFINE, delete_workflow),
+        )
+        .route("/api/workflows/{id}/run", post(RUN, run_workflow))
+        .route("/api/workflows/runs/{run_id}", get(RUN, get_run))
+        .route("/api/workflows/runs/{run_id}/resume", post(RUN, resume_run))
+        .route("/api/workflows/runs/{run_id}/cancel", post(RUN, cancel_run))
 }
 
 /// A definition from a request body; a body that does not fit the format is one issue.

@@ -43,6 +43,7 @@ mod openai_api;
 mod openapi;
 mod provider_gates;
 mod providers;
+mod scopes;
 mod sdk;
 mod sdk_backings;
 mod server;

@@ -44,7 +44,7 @@ fn router_paths(router: &axum::Router) -> BTreeSet<String> {
 }
 
 /// A concrete URL path for a template: every parameter filled in.
-fn concrete(path: &str) -> String {
+pub(crate) fn concrete(path: &str) -> String {
     let mut out = String::new();
     let mut rest = path;
     while let Some(start) = rest.find('{') {

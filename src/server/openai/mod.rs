@@ -18,16 +18,15 @@ mod wire;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Extension, Path, State};
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use futures::StreamExt;
 use std::time::Instant;
 
-use crate::access::keys::Principal;
+use super::routes::{Routes, get, post};
+use crate::access::keys::{Principal, Scope};
 use crate::app::App;
 use crate::llm::{LlmError, ServedModel, StreamEvent};
 use crate::server::{ApiError, parse_body};
@@ -50,19 +49,20 @@ use wire::{Capabilities, ChatCompletion, ChatCompletionRequest, ModelList, Model
 pub(crate) struct Doc;
 
 /// The `/v1` routes.
-pub fn routes() -> Router<Arc<App>> {
-    Router::new()
-        .route("/v1/models", get(list_models))
+pub fn routes() -> Routes<Arc<App>> {
+    Routes::new()
+        .route("/v1/models", get(Scope::Models, list_models))
         // `{*id}`: model ids have slashes (`provider/model`); the document says `{id}`.
-        .route("/v1/models/{*id}", get(get_model))
-        .route("/v1/chat/completions", post(chat_completions))
-        .route("/v1/agents", get(agents::list))
-        .route("/v1/agents/{slug}", get(agents::get))
-        .route("/v1/agents/{slug}/completions", post(agents::completions))
+        .route("/v1/models/{*id}", get(Scope::Models, get_model))
+        .route("/v1/chat/completions", post(Scope::Models, chat_completions))
+        // Agents are the `agents` scope's, under `/v1` too.
+        .route("/v1/agents", get(Scope::Agents, agents::list))
+        .route("/v1/agents/{slug}", get(Scope::Agents, agents::get))
+        .route("/v1/agents/{slug}/completions", post(Scope::Agents, agents::completions))
         // An agent as a base URL of its own (`/v1/agents/{slug}`), for clients that only know
         // `/models` and `/chat/completions` under a base URL.
-        .route("/v1/agents/{slug}/chat/completions", post(agents::chat_completions))
-        .route("/v1/agents/{slug}/models", get(agents::models))
+        .route("/v1/agents/{slug}/chat/completions", post(Scope::Agents, agents::chat_completions))
+        .route("/v1/agents/{slug}/models", get(Scope::Agents, agents::models))
 }
 
 fn now_secs() -> u64 {
