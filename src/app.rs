@@ -233,7 +233,10 @@ impl App {
         crate::telemetry::exporter();
         let sdk = Sdk::shared(with_data_file(config.sdk.clone())?)
             .context("loading data-source specs")?;
-        std::fs::create_dir_all(&config.data_dir)
+        // Everything under the data dir is the server user's only (the libraries' files too),
+        // and a data dir an older version made open to others is closed.
+        crate::fs_private::restrict_umask();
+        crate::fs_private::create_dir_all(&config.data_dir)
             .with_context(|| format!("creating {}", config.data_dir.display()))?;
         let options = StoreOptions { quotas: config.store_quotas, ..StoreOptions::default() };
         let store = Arc::new(match (&config.database_url, &config.shared.nats_url) {

@@ -16,6 +16,7 @@ pub mod dashboard;
 pub mod dashboard_agent;
 pub mod dashboards;
 pub mod eval;
+pub mod fs_private;
 pub mod knowledge;
 pub mod live;
 pub mod llm;

@@ -381,7 +381,7 @@ fn store(
     name: String,
     bytes: &[u8],
 ) -> Result<UploadInfo, UploadError> {
-    std::fs::create_dir_all(dir)?;
+    crate::fs_private::create_dir_all(dir)?;
     let id = content_id(bytes);
     let path = dir.join(&id);
     if !path.exists() {
@@ -395,10 +395,11 @@ fn store(
 
 fn write_atomic(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let tmp = dir.join(format!(".tmp-{}", uuid::Uuid::now_v7()));
-    let written = std::fs::File::create(&tmp).and_then(|mut f| {
-        f.write_all(bytes)?;
-        f.sync_all()
-    });
+    let written =
+        crate::fs_private::options().write(true).create_new(true).open(&tmp).and_then(|mut f| {
+            f.write_all(bytes)?;
+            f.sync_all()
+        });
     match written.and_then(|()| std::fs::rename(&tmp, path)) {
         Ok(()) => Ok(()),
         Err(e) => {

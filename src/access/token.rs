@@ -6,7 +6,7 @@
 
 use std::fs;
 use std::io::Write as _;
-use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
 use rand::RngCore as _;
@@ -67,8 +67,7 @@ impl ServerToken {
                     let meta = fs::metadata(&path).map_err(io)?;
                     if meta.permissions().mode() & 0o077 != 0 {
                         tracing::warn!(path = %path.display(), "token file was readable by others; set to 0600");
-                        fs::set_permissions(&path, fs::Permissions::from_mode(0o600))
-                            .map_err(io)?;
+                        crate::fs_private::tighten(&path).map_err(io)?;
                     }
                     return Ok(token);
                 }
@@ -98,7 +97,7 @@ impl ServerToken {
 fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     let tmp: PathBuf = path.with_extension(format!("tmp{}", std::process::id()));
     let mut file =
-        fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&tmp)?;
+        crate::fs_private::options().write(true).create(true).truncate(true).open(&tmp)?;
     file.write_all(text.as_bytes())?;
     file.sync_all()?;
     drop(file);

@@ -59,11 +59,11 @@ impl Sealer {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let mut key = vec![0u8; 32];
                 rand::rng().fill_bytes(&mut key);
-                let mut options = std::fs::OpenOptions::new();
-                options.write(true).create_new(true);
-                #[cfg(unix)]
-                std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-                let mut file = options.open(&path).map_err(|e| fail(e.to_string()))?;
+                let mut file = crate::fs_private::options()
+                    .write(true)
+                    .create_new(true)
+                    .open(&path)
+                    .map_err(|e| fail(e.to_string()))?;
                 file.write_all(&key)
                     .and_then(|()| file.sync_all())
                     .map_err(|e| fail(e.to_string()))?;

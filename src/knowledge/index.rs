@@ -144,7 +144,8 @@ fn analyzer() -> TextAnalyzer {
 impl KbIndex {
     /// Opens the index in `dir`, creating it when absent.
     pub fn open(dir: &Path) -> tantivy::Result<Self> {
-        std::fs::create_dir_all(dir)?;
+        // tantivy's own files follow the umask (`fs_private::restrict_umask`).
+        crate::fs_private::create_dir_all(dir)?;
         let (schema, f) = schema();
         let directory = tantivy::directory::MmapDirectory::open(dir)?;
         let index = Index::open_or_create(directory, schema)?;

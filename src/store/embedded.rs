@@ -88,11 +88,14 @@ impl std::fmt::Debug for Embedded {
 impl Embedded {
     /// Opens (creating if needed) the store in `dir` (file `boardsmith.redb`).
     pub fn open_with(dir: &Path, options: StoreOptions) -> Result<Self, StoreError> {
-        std::fs::create_dir_all(dir)
+        crate::fs_private::create_dir_all(dir)
             .map_err(|e| storage(format!("create {}", dir.display()), e))?;
         let path = dir.join(FILE_NAME);
         let db =
             Database::create(&path).map_err(|e| storage(format!("open {}", path.display()), e))?;
+        // redb creates the file with the process's umask: the store is the owner's only.
+        crate::fs_private::tighten(&path)
+            .map_err(|e| storage(format!("chmod {}", path.display()), e))?;
         // Create every table up front so readers never see a missing table.
         let txn = db.begin_write().map_err(|e| storage("begin write", e))?;
         {

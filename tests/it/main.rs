@@ -26,6 +26,7 @@ mod dashboard_agent;
 mod dashboard_agent_tools;
 mod dashboard_race;
 mod fidelity;
+mod file_modes;
 mod gateway_api;
 mod gateway_modes;
 mod gateway_query;

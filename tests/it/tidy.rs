@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 /// Which `crate::` modules a module may use (besides itself). Lower layers first.
 const LAYERS: &[(&str, &[&str])] = &[
     ("text", &[]),
+    // Private files and directories under the data dir: a leaf every storing module uses.
+    ("fs_private", &[]),
     ("config_file", &[]),
     ("provenance", &[]),
     // Metric names and recording helpers: a leaf like `tracing`.
@@ -16,27 +18,27 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("sdk", &["provenance", "sandbox", "telemetry", "text"]),
     // The provider layer knows nothing of agents, dashboards or HTTP.
     ("llm", &["config_file", "text"]),
-    ("store", &["dashboard"]),
+    ("store", &["dashboard", "fs_private"]),
     ("live", &["dashboard", "provenance", "sandbox", "telemetry", "text"]),
     ("dashboards", &["dashboard", "live", "store"]),
-    ("access", &["config_file"]),
+    ("access", &["config_file", "fs_private"]),
     ("usage", &["llm", "store", "telemetry"]),
     // `sdk` for its token bucket (`sdk::limit::Bucket`).
     ("api_keys", &["access", "sdk", "store", "usage"]),
     // Uploaded images: a leaf store the gateway and the agent service (loading a query's
     // images) use.
     // `store` only for uploads on a shared store (id, name, type, bytes; it knows no images).
-    ("uploads", &["store", "text"]),
+    ("uploads", &["fs_private", "store", "text"]),
     // `store` only for chat memory on a shared store (lines by chat id; it knows no agents).
-    ("agent", &["llm", "text", "config_file", "uploads", "store"]),
+    ("agent", &["llm", "text", "config_file", "fs_private", "uploads", "store"]),
     // Runs across nodes: the agent service's run logs and owner-side calls over the store.
     ("cluster", &["agent", "store"]),
     // Knowledge bases: embeddings through `llm`, URLs through `sdk`'s outbound policy, the
     // `knowledge_search` tool on the agent runtime.
     // `store` for the bases of several nodes (the index is then a cache of it).
-    ("knowledge", &["agent", "config_file", "llm", "sdk", "store", "text"]),
+    ("knowledge", &["agent", "config_file", "fs_private", "llm", "sdk", "store", "text"]),
     // Definitions made through /api/admin, layered over the files of `llm` and `agent`.
-    ("admin", &["agent", "llm", "store"]),
+    ("admin", &["agent", "fs_private", "llm", "store"]),
     (
         "dashboard_agent",
         &["agent", "dashboard", "dashboards", "live", "provenance", "sandbox", "store", "text"],

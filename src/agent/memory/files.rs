@@ -157,7 +157,7 @@ pub(super) fn read_chat(
 
 /// Appends one line atomically; returns the file's new length and mtime.
 pub(super) fn append_line(path: &Path, line: &[u8]) -> io::Result<(u64, Option<SystemTime>)> {
-    let mut file = OpenOptions::new().read(true).append(true).create(true).open(path)?;
+    let mut file = crate::fs_private::options().read(true).append(true).create(true).open(path)?;
     let len = file.metadata()?.len();
     let mut buf = Vec::with_capacity(line.len() + 2);
     if len > 0 {

@@ -36,7 +36,7 @@
 //! `shared` the same over a shared store.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -272,7 +272,7 @@ impl Inner {
         }
         // Compact JSON has no raw newline (strings escape it): the run is one line.
         let line = serde_json::to_vec(&record).map_err(|e| MemoryError::Encode(e.to_string()))?;
-        fs::create_dir_all(&self.config.dir).map_err(io_err(&self.config.dir))?;
+        crate::fs_private::create_dir_all(&self.config.dir).map_err(io_err(&self.config.dir))?;
         let path = self.path(chat_id);
         let (len, modified) = append_line(&path, &line).map_err(io_err(&path))?;
         let summary = match head.as_ref().and_then(|h| h.summary.clone()) {
