@@ -287,20 +287,18 @@ impl App {
         let dashboards = Arc::new(Dashboards::new(store.clone(), live.clone()));
         let tools = Arc::new(Tools::new(sandbox.clone(), store.clone(), dashboards.clone()));
         // The built-ins plus the dashboard tools; a chat is the dashboard tools' session.
-        // The shell never sees the data dir (store, chats, token) or a config file in the
-        // workspace, and cannot edit the catalog (an agent file it wrote could grant it more).
+        // The shell never sees the data dir (store, chats, token; the config files are
+        // hidden by the tool itself), and cannot edit the catalog or the workflows (a file it
+        // wrote could grant it more).
         let mut agent_tools = config.agent_tools.clone();
         let bash = &mut agent_tools.bash;
-        bash.hidden_paths.extend([
-            config.data_dir.clone(),
-            PathBuf::from("boardsmith.toml"),
-            PathBuf::from(".env"),
-        ]);
+        bash.hidden_paths.push(config.data_dir.clone());
         bash.read_only_paths.extend([
             config.catalog.agents_dir.clone(),
             config.catalog.tools_dir.clone(),
             config.catalog.viewports_dir.clone(),
             agent_tools.agents_dir.clone(),
+            config.workflows.dir.clone(),
         ]);
         let mut backend = BackendTools::builtin(&agent_tools);
         crate::dashboard_agent::backend::register_all(&mut backend, &tools, config.max_fix_rounds);

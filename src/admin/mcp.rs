@@ -1,7 +1,9 @@
 //! MCP servers defined through `/api/admin/mcp-servers`: agents list one by its name alone
 //! (`"mcpServers": [{"name": "search"}]`). Their `env` and `headers` values are sealed at rest
 //! like provider keys and never shown again (only their names are); a change reaches the MCP
-//! client at once, for runs starting afterwards.
+//! client at once, for runs starting afterwards. A stdio server's `readOnlyPaths` never reach
+//! the host's `/proc`, `/sys` or `/dev`, and the shell sandbox's masks of the server's own
+//! files (data dir, configuration) win over them.
 
 use serde::Serialize;
 
@@ -88,6 +90,12 @@ fn validate(file: &McpServerFile) -> Result<McpServer, AdminError> {
     };
     if let Some(e) = errors.first() {
         return Err(invalid(e));
+    }
+    // The sandbox refuses these when it starts the server; say so now, naming the field.
+    for (j, p) in file.read_only_paths.iter().enumerate() {
+        crate::agent::tools::bash::check_read_only(std::path::Path::new(p)).map_err(|message| {
+            AdminError::Invalid { field: format!("readOnlyPaths[{j}]"), message }
+        })?;
     }
     match servers.pop() {
         Some(s) if s.transport != Transport::Stored => Ok(s),

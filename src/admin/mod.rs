@@ -11,7 +11,10 @@
 //! Every change is validated before anything is written (the same checks as the files, a 400
 //! naming the field), then persisted, then applied, one change at a time. Provider keys are
 //! write-only: sealed at rest ([`sealed`]), never returned (a hint of the last four characters
-//! is). Owns the admin records; knows nothing of HTTP.
+//! is), and bound to where they were sent: a change of a provider's kind or base URL that does
+//! not send its key again drops the stored one, so a key never follows its provider to a new
+//! address (nor does an environment key: see [`crate::llm::config::Overlay`] on `apiKeyEnv`).
+//! Owns the admin records; knows nothing of HTTP.
 
 mod mcp;
 pub mod sealed;
@@ -82,13 +85,16 @@ pub struct ProviderInput {
     #[serde(default)]
     #[schema(value_type = Option<String>)]
     pub family: Option<Family>,
-    /// The key to store (sealed at rest, never shown again). Left out: the stored key is kept.
+    /// The key to store (sealed at rest, never shown again). Left out: the stored key is kept
+    /// if `kind` and `baseUrl` are unchanged, and dropped otherwise (send it again).
     #[serde(default)]
     pub api_key: Option<String>,
     /// Removes the stored key.
     #[serde(default)]
     pub clear_api_key: bool,
-    /// Read the key from this environment variable instead of storing one.
+    /// Read the key from this environment variable instead of storing one: only a variable
+    /// the server already reads a provider's key from (`OPENAI_API_KEY`, ..., or a file
+    /// provider's), for that provider's kind and URL; never `BOARDSMITH_*`.
     #[serde(default)]
     pub api_key_env: Option<String>,
     /// Whether calls fail without a key (default: every kind but Ollama).
@@ -424,8 +430,20 @@ impl Admin {
         input: ProviderInput,
     ) -> Result<ProviderView, AdminError> {
         let mut state = self.state.lock().await;
+        let spec = ProviderSpec {
+            key: key.to_owned(),
+            kind: input.kind,
+            base_url: input.base_url,
+            family: input.family,
+            api_key_env: input.api_key_env,
+            requires_key: input.requires_key,
+            default_model: input.default_model,
+        };
+        // The stored key stays only while it is sent where it was sent before.
         let previous = match state.records.get(&format!("provider:{key}")) {
-            Some(Record::Provider { sealed_key, key_hint, .. }) => {
+            Some(Record::Provider { spec: before, sealed_key, key_hint })
+                if before.destination().is_some() && before.destination() == spec.destination() =>
+            {
                 (sealed_key.clone(), key_hint.clone())
             }
             _ => (None, None),
@@ -449,15 +467,6 @@ impl Admin {
             (Some(k), false) => (Some(self.sealer.seal(k)), Some(hint(k))),
             (None, true) => (None, None),
             (None, false) => previous,
-        };
-        let spec = ProviderSpec {
-            key: key.to_owned(),
-            kind: input.kind,
-            base_url: input.base_url,
-            family: input.family,
-            api_key_env: input.api_key_env,
-            requires_key: input.requires_key,
-            default_model: input.default_model,
         };
         let record = Record::Provider { spec, sealed_key, key_hint };
         let next = state.with(record.clone());

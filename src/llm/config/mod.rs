@@ -657,6 +657,19 @@ fn not_enabled(b: &Builtin) -> LlmError {
 #[cfg(test)]
 mod tests;
 
+/// The URL of a provider whose entry gives none: a built-in key's own (for its kind), else
+/// the kind's usual address; OpenAI-compatible servers have none.
+fn default_base_url(key: &str, kind: ProviderKind) -> Result<String, String> {
+    match (builtin(key), kind) {
+        (Some(b), _) if b.kind == kind => Ok(b.base_url.to_owned()),
+        (_, ProviderKind::Anthropic) => Ok("https://api.anthropic.com".to_owned()),
+        (_, ProviderKind::Ollama) => Ok("http://127.0.0.1:11434".to_owned()),
+        (_, ProviderKind::Openai) => {
+            Err("missing: expected the URL up to and including /v1".to_owned())
+        }
+    }
+}
+
 /// What every provider of one configuration shares: the environment and the transport defaults.
 struct Base<'a> {
     env: Env<'a>,
@@ -697,17 +710,7 @@ fn provider_from_entry(
     let base_url = match (var(env, &url_var), &entry.base_url) {
         (Some(u), _) => normalize_url(&u, kind).map_err(|m| ("$env".to_owned(), m))?,
         (None, Some(u)) => normalize_url(u, kind).map_err(|m| ("base_url".to_owned(), m))?,
-        (None, None) => match (known, kind) {
-            (Some(b), _) if b.kind == kind => b.base_url.to_owned(),
-            (_, ProviderKind::Anthropic) => "https://api.anthropic.com".to_owned(),
-            (_, ProviderKind::Ollama) => "http://127.0.0.1:11434".to_owned(),
-            (_, ProviderKind::Openai) => {
-                return Err((
-                    "base_url".into(),
-                    "missing: expected the URL up to and including /v1".into(),
-                ));
-            }
-        },
+        (None, None) => default_base_url(key, kind).map_err(|m| ("base_url".to_owned(), m))?,
     };
     let requires_key = entry.requires_key.unwrap_or(kind != ProviderKind::Ollama);
     let api_key_env = entry

@@ -8,14 +8,24 @@
 //! An overlay provider reads nothing from the environment except the variable it names in
 //! `apiKeyEnv` (no `<NAME>_BASE_URL` override: its URL is the one the administrator gave).
 //!
+//! Nothing an overlay sets sends a secret to a new destination. `apiKeyEnv` may name only a
+//! variable this server already reads a provider key from — a built-in provider's
+//! (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `DEEPSEEK_API_KEY`, `DASHSCOPE_API_KEY`) or a file or
+//! environment provider's key variable — and only for a provider of that kind at that
+//! provider's URL (the built-in's official one, or the one the file or environment gives it);
+//! never `BOARDSMITH_*`. A key for anywhere else is sent as a stored key (`apiKey`), and a
+//! stored key does not follow a change of URL or kind (the admin layer drops it).
+//!
 //! Owns the wire shapes of these definitions ([`ProviderSpec`], [`ModelSpec`]) and their
 //! validation, which is the file's (the same checks, the same messages, field names in
 //! camelCase). Knows nothing of where the overlay is stored or how keys are kept at rest.
 
 use serde::{Deserialize, Serialize};
 
-use super::file::{Env, ModelEntry, ProviderEntry};
-use super::{Base, LlmConfig, Origin, model_from_entry, provider_from_entry};
+use super::file::{Env, ModelEntry, ProviderEntry, normalize_url};
+use super::{
+    BUILTINS, Base, LlmConfig, Origin, default_base_url, model_from_entry, provider_from_entry,
+};
 use crate::llm::http::Transport;
 use crate::llm::provider::{ApiKey, Family, ProviderKind};
 
@@ -44,6 +54,18 @@ pub struct ProviderSpec {
     /// The model used when only the provider is named.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_model: Option<String>,
+}
+
+impl ProviderSpec {
+    /// Where this provider's calls, and so its key, go: its kind and normalized base URL
+    /// (the default one when left out). `None` when the URL is invalid or missing.
+    pub fn destination(&self) -> Option<(ProviderKind, String)> {
+        let url = match self.base_url.as_deref().map(str::trim).filter(|u| !u.is_empty()) {
+            Some(u) => normalize_url(u, self.kind),
+            None => default_base_url(&self.key, self.kind),
+        };
+        url.ok().map(|u| (self.kind, u))
+    }
 }
 
 /// A model entry: what a model of a provider can do and cost, over the registry's facts.
@@ -153,6 +175,10 @@ impl LlmConfig {
                 return Err(OverlayError::new(at("key"), "at most 64 characters"));
             }
             let declared = spec.api_key_env.clone().filter(|v| !v.trim().is_empty());
+            if let Some(name) = &declared {
+                self.check_key_variable(name, spec)
+                    .map_err(|m| OverlayError::new(at("api_key_env"), m))?;
+            }
             let only_declared =
                 |k: &str| if declared.as_deref() == Some(k) { env(k) } else { None };
             let base = Base {
@@ -241,6 +267,60 @@ impl LlmConfig {
             out.default = Some(d.to_owned());
         }
         Ok(out)
+    }
+}
+
+/// The prefix of the server's own settings (`BOARDSMITH_TOKEN`, `BOARDSMITH_DATABASE_URL`).
+const SERVER_PREFIX: &str = "BOARDSMITH_";
+
+impl LlmConfig {
+    /// Whether an overlay provider `spec` may read its key from the variable `name` (see the
+    /// module docs); the error says why not and what to do instead.
+    fn check_key_variable(&self, name: &str, spec: &ProviderSpec) -> Result<(), String> {
+        let plain = name.starts_with(|c: char| c.is_ascii_uppercase() || c == '_')
+            && name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+        if !plain {
+            return Err(format!(
+                "`{name}` is not an environment variable name (capital letters, digits and _)"
+            ));
+        }
+        if name.starts_with(SERVER_PREFIX) {
+            return Err(format!(
+                "`{name}` is one of the server's own settings, never a provider key"
+            ));
+        }
+        let mut allowed: Vec<(ProviderKind, String, String)> = BUILTINS
+            .iter()
+            .filter(|b| b.key_env == Some(name))
+            .map(|b| (b.kind, b.base_url.to_owned(), b.key.to_owned()))
+            .collect();
+        allowed.extend(
+            self.providers
+                .iter()
+                .filter(|p| p.api_key_env.as_deref() == Some(name))
+                .map(|p| (p.kind, p.base_url.clone(), p.key.clone())),
+        );
+        if allowed.is_empty() {
+            let builtins: Vec<&str> = BUILTINS.iter().filter_map(|b| b.key_env).collect();
+            return Err(format!(
+                "`{name}` is not a provider key variable of this server: `apiKeyEnv` may name \
+                 only a built-in provider's ({}) or the key variable of a provider in the \
+                 configuration file; send the key itself as `apiKey` instead",
+                builtins.join(", ")
+            ));
+        }
+        let here = spec.destination();
+        if allowed.iter().any(|(kind, url, _)| here.as_ref() == Some(&(*kind, url.clone()))) {
+            return Ok(());
+        }
+        let places: Vec<String> =
+            allowed.iter().map(|(_, url, key)| format!("{url} ({key})")).collect();
+        Err(format!(
+            "`{name}` is sent only to {}, not to {}: a key goes only where it belongs; send \
+             the key itself as `apiKey` instead",
+            places.join(" or "),
+            here.map_or_else(|| "this provider's URL".to_owned(), |(_, url)| url)
+        ))
     }
 }
 
@@ -367,11 +447,11 @@ mod tests {
 
     #[test]
     fn an_api_key_env_is_the_only_variable_an_overlay_provider_reads() {
-        let mut p = provider("local", "http://127.0.0.1:9/v1");
+        let mut p = provider("local", "https://api.deepseek.com/v1/");
         p.key = None;
-        p.spec.api_key_env = Some("LOCAL_KEY".into());
+        p.spec.api_key_env = Some("DEEPSEEK_API_KEY".into());
         let env = |k: &str| match k {
-            "LOCAL_KEY" => Some("sk-env".to_owned()),
+            "DEEPSEEK_API_KEY" => Some("sk-env".to_owned()),
             "LOCAL_BASE_URL" => Some("http://evil.example/v1".to_owned()),
             _ => None,
         };
@@ -380,6 +460,85 @@ mod tests {
             .unwrap();
         let r = cfg.resolve("local/m1").unwrap();
         assert_eq!(r.settings.api_key.unwrap().expose(), "sk-env");
-        assert_eq!(r.settings.base_url, "http://127.0.0.1:9/v1");
+        assert_eq!(r.settings.base_url, "https://api.deepseek.com/v1");
+    }
+
+    /// Refused with the field and the reason; `Ok` when allowed.
+    fn key_variable(name: &str, key: &str, kind: ProviderKind, url: Option<&str>) -> String {
+        let mut p = provider(key, url.unwrap_or(""));
+        p.key = None;
+        p.spec.kind = kind;
+        p.spec.base_url = url.map(str::to_owned);
+        p.spec.api_key_env = Some(name.into());
+        let env = |_: &str| Some("secret".to_owned());
+        match base().with_overlay(&Overlay { providers: vec![p], ..Overlay::default() }, &env) {
+            Ok(_) => "ok".into(),
+            Err(e) => {
+                assert_eq!(e.field, format!("providers.{key}.apiKeyEnv"), "{e}");
+                e.message
+            }
+        }
+    }
+
+    #[test]
+    fn an_api_key_env_names_only_a_provider_key_and_only_for_its_destination() {
+        use ProviderKind::{Anthropic, Openai};
+        let evil = Some("http://127.0.0.1:9/v1");
+        for name in ["BOARDSMITH_TOKEN", "BOARDSMITH_DATABASE_URL"] {
+            let m = key_variable(name, "x", Openai, evil);
+            assert!(m.contains("the server's own settings"), "{name}: {m}");
+            let m = key_variable(name, "openai", Openai, None);
+            assert!(m.contains("the server's own settings"), "{name}: {m}");
+        }
+        // Not a key variable this server reads: never, wherever it goes.
+        for name in ["HOME", "AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "LOCAL_KEY"] {
+            let m = key_variable(name, "x", Openai, evil);
+            assert!(m.contains("is not a provider key variable") && m.contains("`apiKey`"), "{m}");
+        }
+        assert!(key_variable("lower_key", "x", Openai, evil).contains("not an environment"));
+        // A built-in's key: to its official URL only (left out, or spelled out).
+        let m = key_variable("OPENAI_API_KEY", "x", Openai, evil);
+        assert!(
+            m.contains(
+                "sent only to https://api.openai.com/v1 (openai), not to http://127.0.0.1:9/v1"
+            ),
+            "{m}"
+        );
+        assert_eq!(key_variable("OPENAI_API_KEY", "openai", Openai, None), "ok");
+        assert_eq!(
+            key_variable("OPENAI_API_KEY", "x", Openai, Some("https://api.openai.com/v1")),
+            "ok"
+        );
+        let m = key_variable("OPENAI_API_KEY", "x", Anthropic, Some("https://api.openai.com/v1"));
+        assert!(m.contains("sent only to"), "another kind is another destination: {m}");
+        assert_eq!(key_variable("ANTHROPIC_API_KEY", "claude2", Anthropic, None), "ok");
+        // The base's provider (here the environment's deepseek) lends its key to its URL only.
+        assert_eq!(
+            key_variable("DEEPSEEK_API_KEY", "ds", Openai, Some("https://api.deepseek.com/v1")),
+            "ok"
+        );
+        assert!(key_variable("DEEPSEEK_API_KEY", "ds", Openai, evil).contains("sent only to"));
+    }
+
+    #[test]
+    fn a_destination_is_the_kind_and_the_normalized_or_default_url() {
+        let mut p = provider("openai", "https://api.openai.com/v1/").spec;
+        assert_eq!(
+            p.destination(),
+            Some((ProviderKind::Openai, "https://api.openai.com/v1".into()))
+        );
+        p.base_url = None;
+        assert_eq!(
+            p.destination(),
+            Some((ProviderKind::Openai, "https://api.openai.com/v1".into()))
+        );
+        p.kind = ProviderKind::Anthropic;
+        assert_eq!(
+            p.destination(),
+            Some((ProviderKind::Anthropic, "https://api.anthropic.com".into()))
+        );
+        p.key = "mine".into();
+        p.kind = ProviderKind::Openai;
+        assert_eq!(p.destination(), None, "an OpenAI-compatible server needs its URL");
     }
 }

@@ -13,6 +13,12 @@
 //! bwrap's process group; bwrap's `--die-with-parent` then takes the sandbox's pid 1, and with
 //! it every process in the sandbox's pid namespace, `setsid` ones included.
 //!
+//! The workspace is never the server's working directory nor the configuration file's, nor
+//! a tree around them (`./workspace` by default): where it would be, every call is refused
+//! with the reason. The server's own files are masked in the sandbox whether or not they
+//! exist ([`sandbox::Mask`]): the data dir, `boardsmith.toml` (or `BOARDSMITH_CONFIG`'s file)
+//! and `.env` hidden, the catalog and workflow folders read-only.
+//!
 //! Knows nothing of the run loop: it gets a command, the calling agent and a cancellation
 //! token.
 
@@ -35,7 +41,8 @@ use tokio_util::sync::CancellationToken;
 use super::{Args, BackendTool, ToolContext, ToolError};
 pub use sandbox::ShellLimits;
 pub use sandbox::Unavailable;
-use sandbox::{Mounts, Sandbox};
+pub use sandbox::check_read_only;
+use sandbox::{Mask, Mounts, Sandbox, Shape};
 
 /// The tool's name in agent files and tool calls.
 pub const NAME: &str = "bash";
@@ -43,20 +50,33 @@ pub const NAME: &str = "bash";
 /// How long the pipes may keep draining after the group was killed.
 const KILL_GRACE: Duration = Duration::from_secs(2);
 
+/// The workspace when `AGENT_BASH_WORKING_DIRECTORY` is not set: a folder of its own in the
+/// server's working directory, never that directory itself (which holds `boardsmith.toml`,
+/// `.env`, the catalog folders and usually the data dir).
+pub const DEFAULT_WORKSPACE: &str = "workspace";
+
+/// Files of the server's working directory that configure it, hidden from every command
+/// (besides the file `BOARDSMITH_CONFIG` names).
+const CONFIG_FILES: [&str; 2] = [crate::config_file::DEFAULT_CONFIG_FILE, ".env"];
+
 /// Confinement and limits of the `bash` tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BashConfig {
     /// The workspace: where commands run, their `HOME` and the one tree they may write
-    /// (`AGENT_BASH_WORKING_DIRECTORY`; default the process's cwd).
+    /// (`AGENT_BASH_WORKING_DIRECTORY`; default [`DEFAULT_WORKSPACE`] in the process's cwd).
+    /// Refused when it is, or contains, the server's working or configuration directory.
     pub working_dir: PathBuf,
-    /// Further trees commands may read and write (`AGENT_BASH_ALLOWED_PATHS`, comma-separated).
+    /// Further trees commands may read and write (`AGENT_BASH_ALLOWED_PATHS`, comma-separated);
+    /// refused like the workspace.
     pub allowed_paths: Vec<PathBuf>,
-    /// Trees masked (seen empty) where they lie inside the writable ones: the server puts its
-    /// data dir here.
+    /// Directories seen empty wherever they lie in the sandbox's view, whether or not they
+    /// exist: the server puts its data dir here. (`boardsmith.toml` and `.env` are always
+    /// hidden.)
     pub hidden_paths: Vec<PathBuf>,
-    /// Trees kept read-only where they lie inside the writable ones: the server puts the
-    /// catalog's agents, tools and viewports directories here (a shell that could write an
-    /// agent file could grant itself more).
+    /// Directories kept read-only where they lie inside the writable trees, whether or not
+    /// they exist: the server puts the catalog's agents, tools and viewports directories and
+    /// the workflows directory here (a shell that could write an agent or workflow file could
+    /// grant itself more).
     pub read_only_paths: Vec<PathBuf>,
     /// The bubblewrap program (`AGENT_BASH_BWRAP`, default `bwrap` on the `PATH`).
     pub bwrap: PathBuf,
@@ -92,9 +112,7 @@ impl BashConfig {
     pub fn from_env() -> Self {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
         let working_dir = var("AGENT_BASH_WORKING_DIRECTORY")
-            .map(PathBuf::from)
-            .or_else(|| std::env::current_dir().ok())
-            .unwrap_or_else(|| PathBuf::from("."));
+            .map_or_else(|| PathBuf::from(DEFAULT_WORKSPACE), PathBuf::from);
         let mut config = Self::new(working_dir);
         if let Some(paths) = var("AGENT_BASH_ALLOWED_PATHS") {
             config.allowed_paths = paths
@@ -145,8 +163,11 @@ pub struct BashTool {
     working_dir: PathBuf,
     /// Canonical further writable trees.
     allowed: Vec<PathBuf>,
-    hidden: Vec<PathBuf>,
-    read_only: Vec<PathBuf>,
+    /// The server's files, canonical.
+    masks: Vec<Mask>,
+    /// Why this configuration may not run commands at all (a writable tree holds the server's
+    /// configuration).
+    conflict: Option<String>,
     /// The probe's answer, shared by clones.
     sandbox: Arc<OnceCell<Result<Sandbox, Unavailable>>>,
 }
@@ -155,7 +176,7 @@ impl BashTool {
     /// An executor with this configuration; paths are canonicalized now (relative ones against
     /// the process's cwd). The sandbox is probed at the first call.
     pub fn new(config: BashConfig) -> Self {
-        let canon = |p: &PathBuf| std::fs::canonicalize(p).unwrap_or_else(|_| absolute(p));
+        let canon = |p: &PathBuf| canonical(p);
         let working_dir = canon(&config.working_dir);
         let mut allowed: Vec<PathBuf> = Vec::new();
         for p in config.allowed_paths.iter().map(canon) {
@@ -163,9 +184,27 @@ impl BashTool {
                 allowed.push(p);
             }
         }
-        let hidden = config.hidden_paths.iter().map(canon).collect();
-        let read_only = config.read_only_paths.iter().map(canon).collect();
-        Self { config, working_dir, allowed, hidden, read_only, sandbox: Arc::new(OnceCell::new()) }
+        let server = ServerDirs::current();
+        let mut masks: Vec<Mask> = Vec::new();
+        let mut add = |path: PathBuf, shape: Shape, hide: bool| {
+            if !masks.iter().any(|m| m.path == path && m.hide == hide) {
+                masks.push(Mask { path, shape, hide });
+            }
+        };
+        for p in &config.hidden_paths {
+            add(canon(p), Shape::Dir, true);
+        }
+        for p in &config.read_only_paths {
+            add(canon(p), Shape::Dir, false);
+        }
+        for f in &server.config_files {
+            add(f.clone(), Shape::File, true);
+        }
+        let writable: Vec<&Path> = std::iter::once(working_dir.as_path())
+            .chain(allowed.iter().map(PathBuf::as_path))
+            .collect();
+        let conflict = server.conflict(&writable, &masks);
+        Self { config, working_dir, allowed, masks, conflict, sandbox: Arc::new(OnceCell::new()) }
     }
 
     /// The configuration it was built from.
@@ -187,7 +226,10 @@ impl BashTool {
         let probed = self
             .sandbox
             .get_or_init(|| async {
-                let r = Sandbox::probe(&self.config.bwrap, &self.config.limits).await;
+                let r = match &self.conflict {
+                    Some(why) => Err(Unavailable(why.clone())),
+                    None => Sandbox::probe(&self.config.bwrap, &self.config.limits).await,
+                };
                 match &r {
                     Ok(_) => tracing::info!("bash: the bubblewrap sandbox works on this host"),
                     Err(e) => tracing::warn!("bash: refused on this host: {e}"),
@@ -214,13 +256,33 @@ impl BashTool {
         let resolved = sandbox::find_program(Path::new(program.command))
             .ok_or_else(|| format!("`{}` is not found on the server's PATH", program.command))?;
         let resolved = std::fs::canonicalize(&resolved).unwrap_or(resolved);
-        let mut extra: Vec<PathBuf> = program.read_only.to_vec();
+        let mut extra: Vec<PathBuf> = Vec::new();
+        for p in program.read_only {
+            check_read_only(p)?;
+            extra.push(canonical(p));
+        }
         extra.push(resolved.clone());
+        let writable = self.allowed_paths();
+        for p in &extra {
+            // Inside a hidden tree: masked anyway (masks come last), refused so the
+            // definition's author knows. Around one that holds a writable tree: its mask would
+            // hide the workspace too.
+            let clash = self.masks.iter().filter(|m| m.hide).find(|m| {
+                p.starts_with(&m.path)
+                    || (m.path.starts_with(p) && writable.iter().any(|w| w.starts_with(&m.path)))
+            });
+            if let Some(m) = clash {
+                return Err(format!(
+                    "`{}` overlaps {}, which the sandbox never shows",
+                    p.display(),
+                    m.path.display()
+                ));
+            }
+        }
         let mounts = Mounts {
             workspace: &self.working_dir,
             read_write: &self.allowed,
-            hidden: &self.hidden,
-            read_only: &self.read_only,
+            masks: &self.masks,
             network: program.network,
             extra_read_only: &extra,
             env: program.env,
@@ -272,8 +334,7 @@ impl BashTool {
         let mounts = Mounts {
             workspace: &self.working_dir,
             read_write: &self.allowed,
-            hidden: &self.hidden,
-            read_only: &self.read_only,
+            masks: &self.masks,
             network,
             extra_read_only: &[],
             env: &[],
@@ -326,8 +387,85 @@ impl BashTool {
     }
 }
 
-fn absolute(p: &Path) -> PathBuf {
-    std::path::absolute(p).unwrap_or_else(|_| p.to_owned())
+/// `p` absolute with symbolic links resolved as far as it exists (a missing tail is appended
+/// as written), so masks compare with the paths bwrap binds.
+fn canonical(p: &Path) -> PathBuf {
+    let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
+    let mut tail = Vec::new();
+    let mut at = abs.as_path();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(at) {
+            return tail.iter().rev().fold(real, |acc: PathBuf, part| acc.join(part));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                tail.push(name.to_owned());
+                at = parent;
+            }
+            _ => return abs,
+        }
+    }
+}
+
+/// Where the server reads its configuration: its working directory and the configuration
+/// file's directory, and the files there.
+#[derive(Debug)]
+struct ServerDirs {
+    /// Canonical directories no writable tree may be or contain.
+    dirs: Vec<(PathBuf, &'static str)>,
+    /// Canonical configuration files, hidden from every command.
+    config_files: Vec<PathBuf>,
+}
+
+impl ServerDirs {
+    /// This process's.
+    fn current() -> Self {
+        let mut dirs = Vec::new();
+        let mut config_files = Vec::new();
+        if let Ok(cwd) = std::env::current_dir() {
+            let cwd = canonical(&cwd);
+            config_files.extend(CONFIG_FILES.iter().map(|f| cwd.join(f)));
+            dirs.push((cwd, "the server's working directory"));
+        }
+        if let Some(file) = crate::config_file::path() {
+            let file = canonical(&file);
+            if let Some(dir) = file.parent() {
+                dirs.push((dir.to_owned(), "the directory of the server's configuration file"));
+            }
+            config_files.push(file);
+        }
+        Self { dirs, config_files }
+    }
+
+    /// Why `writable` may not be given to commands: one of them is or contains a directory
+    /// the server reads its configuration from, or is one of its masked paths.
+    fn conflict(&self, writable: &[&Path], masks: &[Mask]) -> Option<String> {
+        for w in writable {
+            if let Some((dir, what)) = self.dirs.iter().find(|(d, _)| d.starts_with(w)) {
+                return Some(format!(
+                    "the shell's writable tree {} is or contains {what} ({}), where \
+                     boardsmith.toml, .env and the agent folders live; give the shell a \
+                     directory of its own (AGENT_BASH_WORKING_DIRECTORY, default ./{DEFAULT_WORKSPACE}; \
+                     AGENT_BASH_ALLOWED_PATHS)",
+                    w.display(),
+                    dir.display()
+                ));
+            }
+            let server_own = |m: &&Mask| {
+                if m.hide { m.path == *w } else { w.starts_with(&m.path) }
+            };
+            if let Some(m) = masks.iter().find(server_own) {
+                return Some(format!(
+                    "the shell's writable tree {} is the server's own {} ({}); give the shell a \
+                     directory of its own (AGENT_BASH_WORKING_DIRECTORY, AGENT_BASH_ALLOWED_PATHS)",
+                    w.display(),
+                    if m.hide { "hidden directory" } else { "read-only directory" },
+                    m.path.display()
+                ));
+            }
+        }
+        None
+    }
 }
 
 impl BackendTool for BashTool {
@@ -494,6 +632,40 @@ impl Captured {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_writable_tree_is_never_the_servers_working_or_config_directory() {
+        let server = ServerDirs {
+            dirs: vec![
+                (PathBuf::from("/srv/bs"), "the server's working directory"),
+                (PathBuf::from("/etc/bs"), "the directory of the server's configuration file"),
+            ],
+            config_files: Vec::new(),
+        };
+        let masks = [
+            Mask { path: "/srv/bs/data".into(), shape: Shape::Dir, hide: true },
+            Mask { path: "/srv/bs/agents".into(), shape: Shape::Dir, hide: false },
+        ];
+        let conflict =
+            |w: &str| server.conflict(&[Path::new("/srv/bs/workspace"), Path::new(w)], &masks);
+        for w in ["/srv/bs", "/srv", "/", "/etc/bs", "/srv/bs/data", "/srv/bs/agents/sub"] {
+            assert!(conflict(w).is_some(), "{w}");
+        }
+        let why = conflict("/srv").unwrap();
+        assert!(why.starts_with("the shell's writable tree /srv is or contains the server's working directory (/srv/bs)"), "{why}");
+        for w in ["/srv/bs/workspace/more", "/srv/bs/data/work", "/tmp/x", "/etc/bsx"] {
+            assert_eq!(conflict(w), None, "{w}");
+        }
+    }
+
+    #[test]
+    fn canonical_resolves_the_existing_part_and_keeps_the_missing_tail() {
+        let tmp = tempfile::tempdir().unwrap();
+        let real = tmp.path().canonicalize().unwrap();
+        std::os::unix::fs::symlink(&real, real.join("link")).unwrap();
+        assert_eq!(canonical(&real.join("link/a/b")), real.join("a/b"));
+        assert_eq!(canonical(&real.join("link")), real);
+    }
 
     #[test]
     fn capture_caps_and_notes() {

@@ -12,9 +12,20 @@
 //! The view: `/usr` (and the `/bin`, `/lib*` symlinks into it) read-only; a short list of
 //! harmless `/etc` files read-only plus a synthesized `/etc/passwd` and `/etc/group`; a fresh
 //! `/proc` of the sandbox's own pid namespace, a minimal `/dev`, private `/tmp`; the workspace
-//! (and `AGENT_BASH_ALLOWED_PATHS`) read-write, with the data dir masked and the catalog
-//! directories read-only where they lie inside it. Nothing else of the host exists in it: no
-//! home, no data dir, no token file. No network unless the agent file sets `shellNetwork`.
+//! (and `AGENT_BASH_ALLOWED_PATHS`) read-write; an MCP server's program and `readOnlyPaths`
+//! read-only. Nothing else of the host exists in it: no home, no data dir, no token file. No
+//! network unless the agent file sets `shellNetwork`.
+//!
+//! The server's own files ([`Mask`]: the data dir and config files hidden, the catalog and
+//! workflow folders read-only) are masked *last*, wherever they lie in a bound tree, so no
+//! later bind re-exposes them, and *whether or not they exist*: a missing one that the sandbox
+//! could create is masked by an empty read-only file or directory. bwrap makes that mount
+//! point on the host (an empty file or directory, created once and left there: an empty
+//! folder or config file means the same to the server as none), and each directory between
+//! the writable tree and the mask is bound onto itself, so the command cannot rename a parent
+//! away and build an unmasked twin where the server will look. A parent that is a symbolic
+//! link refuses the command. Host `/proc`, `/sys` and `/dev` are never bound
+//! ([`check_read_only`]).
 //! The environment is cleared to `PATH`, `HOME` (the workspace) and `LANG`. The process runs
 //! as uid 1000 of its own user namespace with every capability dropped, in a new session,
 //! and dies with the server (`--die-with-parent`); when the pid namespace's init dies the
@@ -101,10 +112,8 @@ pub(super) struct Mounts<'a> {
     pub workspace: &'a Path,
     /// Further read-write trees. Canonical.
     pub read_write: &'a [PathBuf],
-    /// Masked (empty) where they lie inside a read-write tree. Canonical.
-    pub hidden: &'a [PathBuf],
-    /// Read-only where they lie inside a read-write tree. Canonical.
-    pub read_only: &'a [PathBuf],
+    /// The server's files, masked last wherever they lie in a bound tree. Canonical.
+    pub masks: &'a [Mask],
     /// Share the host's network.
     pub network: bool,
     /// Host paths bound read-only wherever they are (an MCP server's program and
@@ -113,6 +122,165 @@ pub(super) struct Mounts<'a> {
     /// Variables set besides `PATH`, `HOME` and `LANG` (which they may override); empty for
     /// shell commands.
     pub env: &'a [(String, String)],
+}
+
+/// A path of the server's that commands must not read ([`Mask::hide`]) or write, whether or
+/// not it exists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mask {
+    /// Absolute and canonical (as far as it exists).
+    pub path: PathBuf,
+    /// What to put in its place when it does not exist.
+    pub shape: Shape,
+    /// Seen empty (else: seen read-only).
+    pub hide: bool,
+}
+
+/// A missing [`Mask`]'s stand-in: an empty read-only file or directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// A file (`boardsmith.toml`, `.env`).
+    File,
+    /// A directory (the data dir, the catalog folders).
+    Dir,
+}
+
+/// Host trees the sandbox never binds: its own `/proc`, `/dev` and (absent) `/sys` stand in
+/// for them, and the host's would show the server's environment (`/proc/<pid>/environ`) and
+/// every file through `/proc/<pid>/root`.
+const KERNEL_VIEWS: [&str; 3] = ["/proc", "/sys", "/dev"];
+
+/// Whether `path` may be bound read-only into the sandbox (an MCP server's `readOnlyPaths`):
+/// absolute, and neither inside nor around the host's `/proc`, `/sys` or `/dev` (so not `/`).
+/// The error says why, for an API answer or the model.
+pub fn check_read_only(path: &Path) -> Result<(), String> {
+    if !path.is_absolute() {
+        return Err(format!("`{}` must be an absolute path", path.display()));
+    }
+    let path = normalize(path);
+    for view in KERNEL_VIEWS.iter().map(Path::new) {
+        if path.starts_with(view) || view.starts_with(&path) {
+            return Err(format!(
+                "`{}` would show the host's {} (the server's processes and their environment); \
+                 the sandbox has its own",
+                path.display(),
+                view.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `path` without `.` and `..` components, lexically (`/a/../proc` is `/proc`).
+fn normalize(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// One mount of the masking plan, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum MaskOp {
+    /// A directory bound onto itself: a mount point cannot be renamed or removed.
+    Pin(PathBuf),
+    /// An empty read-only directory over it.
+    EmptyDir(PathBuf),
+    /// `/dev/null` over it, read-only.
+    Null(PathBuf),
+    /// Itself, read-only.
+    ReadOnly(PathBuf),
+}
+
+/// The mounts that apply `m.masks`, after the writable and read-only trees are bound. Creates
+/// the missing parents of a missing mask that lies in a writable tree (see the module docs);
+/// fails when such a parent is a symbolic link or not a directory.
+fn mask_plan(m: &Mounts<'_>) -> io::Result<Vec<MaskOp>> {
+    let writable: Vec<&Path> =
+        std::iter::once(m.workspace).chain(m.read_write.iter().map(PathBuf::as_path)).collect();
+    let extra: Vec<&Path> = m.extra_read_only.iter().map(PathBuf::as_path).collect();
+    let writable_root = |p: &Path| writable.iter().copied().find(|w| p.starts_with(w));
+    // Read-only masks first, hidden ones over them; parents before children.
+    let mut order: Vec<&Mask> = m.masks.iter().collect();
+    order.sort_by_key(|k| (k.hide, k.path.components().count()));
+    let mut pins: Vec<MaskOp> = Vec::new();
+    let mut ops: Vec<MaskOp> = Vec::new();
+    let mut applied: Vec<&Mask> = Vec::new();
+    for mask in order {
+        let p = mask.path.as_path();
+        let root = writable_root(p);
+        let covered = if mask.hide {
+            applied.iter().any(|a| a.hide && p.starts_with(&a.path))
+        } else {
+            // A hidden one around it covers it; read-only only matters where it is writable.
+            m.masks.iter().any(|o| o.hide && p.starts_with(&o.path)) || root.is_none()
+        };
+        let in_view = root.is_some() || extra.iter().any(|r| p.starts_with(r));
+        if covered || !in_view {
+            continue;
+        }
+        let read_only_here = extra.iter().any(|r| p.starts_with(r))
+            || applied.iter().any(|a| !a.hide && p.starts_with(&a.path));
+        let op = match std::fs::metadata(p) {
+            Ok(meta) if mask.hide && meta.is_dir() => MaskOp::EmptyDir(p.to_owned()),
+            Ok(_) if mask.hide => MaskOp::Null(p.to_owned()),
+            Ok(_) => MaskOp::ReadOnly(p.to_owned()),
+            // Missing and not creatable inside: nothing to read, nothing to write.
+            Err(_) if root.is_none() || read_only_here => continue,
+            Err(_) => match mask.shape {
+                Shape::Dir => MaskOp::EmptyDir(p.to_owned()),
+                Shape::File => MaskOp::Null(p.to_owned()),
+            },
+        };
+        if let Some(root) = root {
+            for dir in real_parents(root, p)? {
+                let pin = MaskOp::Pin(dir);
+                if !pins.contains(&pin) {
+                    pins.push(pin);
+                }
+            }
+        }
+        ops.push(op);
+        applied.push(mask);
+    }
+    pins.extend(ops);
+    Ok(pins)
+}
+
+/// The directories strictly between `root` and `path`, created when missing; an error if one
+/// is a symbolic link or not a directory.
+fn real_parents(root: &Path, path: &Path) -> io::Result<Vec<PathBuf>> {
+    let Ok(rel) = path.strip_prefix(root) else { return Ok(Vec::new()) };
+    let mut dirs = Vec::new();
+    let mut at = root.to_owned();
+    let mut parts: Vec<_> = rel.components().collect();
+    parts.pop();
+    for part in parts {
+        at.push(part);
+        match std::fs::symlink_metadata(&at) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                return Err(io::Error::other(format!(
+                    "{} lies on the way to the masked {} and is not a plain directory (a \
+                     symbolic link?); remove it",
+                    at.display(),
+                    path.display()
+                )));
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => std::fs::create_dir(&at)?,
+            Err(e) => return Err(e),
+        }
+        dirs.push(at.clone());
+    }
+    Ok(dirs)
 }
 
 /// A working bwrap, found by [`Sandbox::probe`].
@@ -181,8 +349,7 @@ impl Sandbox {
         let mounts = Mounts {
             workspace: &etc_dir,
             read_write: &[],
-            hidden: &[],
-            read_only: &[],
+            masks: &[],
             network: false,
             extra_read_only: &[],
             env: &[],
@@ -225,7 +392,8 @@ impl Sandbox {
         timeout: Duration,
         command: &str,
     ) -> io::Result<Prepared> {
-        let args = self.bwrap_args(mounts, limits, timeout, command);
+        let masks = mask_plan(mounts)?;
+        let args = self.bwrap_args(mounts, &masks, limits, timeout, command);
         let cgroup = match &self.pids {
             Some(base) => Some(Cgroup::create(base, limits.max_processes)?),
             None => None,
@@ -256,6 +424,7 @@ impl Sandbox {
     fn bwrap_args(
         &self,
         m: &Mounts<'_>,
+        masks: &[MaskOp],
         limits: &ShellLimits,
         timeout: Duration,
         command: &str,
@@ -310,22 +479,17 @@ impl Sandbox {
         for p in &writable {
             a.bind("--bind", p, p);
         }
-        let inside = |p: &Path| writable.iter().any(|w| p.starts_with(w));
-        for h in m.hidden.iter().filter(|h| inside(h)) {
-            match std::fs::metadata(h) {
-                Ok(meta) if meta.is_dir() => {
-                    a.bind("--tmpfs", h, "");
-                    a.bind("--remount-ro", h, "");
-                }
-                Ok(_) => a.bind("--ro-bind", "/dev/null", h),
-                Err(_) => {}
-            }
-        }
-        for r in m.read_only.iter().filter(|r| inside(r) && r.exists()) {
-            a.bind("--ro-bind", r, r);
+        let pin = |op: &&MaskOp| matches!(op, MaskOp::Pin(_));
+        // Pins before the read-only trees, so one over a pinned parent keeps it read-only.
+        for op in masks.iter().filter(pin) {
+            a.mask(op);
         }
         for r in m.extra_read_only.iter().filter(|r| r.exists()) {
             a.bind("--ro-bind", r, r);
+        }
+        // Last: nothing bound after a mask can re-expose what it covers.
+        for op in masks.iter().filter(|op| !pin(op)) {
+            a.mask(op);
         }
         a.bind("--chdir", m.workspace, "");
         a.flags(&["--", "/bin/bash", "-c", WRAPPER, "bash"]);
@@ -365,6 +529,18 @@ impl Args {
         self.0.push(a.as_ref().into());
         if !b.as_ref().as_os_str().is_empty() {
             self.0.push(b.as_ref().into());
+        }
+    }
+
+    fn mask(&mut self, op: &MaskOp) {
+        match op {
+            MaskOp::Pin(p) => self.bind("--bind", p, p),
+            MaskOp::EmptyDir(p) => {
+                self.bind("--tmpfs", p, "");
+                self.bind("--remount-ro", p, "");
+            }
+            MaskOp::Null(p) => self.bind("--ro-bind", "/dev/null", p),
+            MaskOp::ReadOnly(p) => self.bind("--ro-bind", p, p),
         }
     }
 
@@ -478,5 +654,80 @@ impl Drop for Cgroup {
             }
             tracing::warn!(dir = %dir.display(), "a bash pids cgroup is still busy; left behind");
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_kernel_views_and_the_root_are_never_bound() {
+        for bad in ["/", "/proc", "/proc/1/root", "/sys/kernel", "/dev", "/opt/../proc", "rel"] {
+            assert!(check_read_only(Path::new(bad)).is_err(), "{bad}");
+        }
+        let why = check_read_only(Path::new("/proc/self")).unwrap_err();
+        assert!(why.contains("the host's /proc"), "{why}");
+        for good in ["/opt/node", "/usr/local/lib/node_modules", "/procfs-tools"] {
+            assert_eq!(check_read_only(Path::new(good)), Ok(()), "{good}");
+        }
+    }
+
+    fn mask(path: &Path, shape: Shape, hide: bool) -> Mask {
+        Mask { path: path.to_owned(), shape, hide }
+    }
+
+    #[test]
+    fn masks_cover_missing_paths_pin_their_parents_and_skip_what_is_out_of_view() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let work = root.join("work");
+        let ro = root.join("ro");
+        std::fs::create_dir_all(work.join("agents")).unwrap();
+        std::fs::create_dir_all(work.join("data")).unwrap();
+        std::fs::create_dir_all(&ro).unwrap();
+        std::fs::write(ro.join(".env"), "K=v").unwrap();
+        let masks = [
+            mask(&work.join("agents"), Shape::Dir, false),
+            mask(&work.join("workflows"), Shape::Dir, false),
+            mask(&work.join("x/y/tools"), Shape::Dir, false),
+            mask(&work.join("data"), Shape::Dir, true),
+            mask(&work.join("data/agents"), Shape::Dir, false),
+            mask(&work.join("boardsmith.toml"), Shape::File, true),
+            mask(&ro.join(".env"), Shape::File, true),
+            mask(&ro.join("boardsmith.toml"), Shape::File, true),
+            mask(&root.join("elsewhere"), Shape::Dir, true),
+        ];
+        let extra = [ro.clone()];
+        let m = Mounts {
+            workspace: &work,
+            read_write: &[],
+            masks: &masks,
+            network: false,
+            extra_read_only: &extra,
+            env: &[],
+        };
+        let plan = mask_plan(&m).unwrap();
+        assert_eq!(
+            plan,
+            [
+                MaskOp::Pin(work.join("x")),
+                MaskOp::Pin(work.join("x/y")),
+                MaskOp::ReadOnly(work.join("agents")),
+                MaskOp::EmptyDir(work.join("workflows")),
+                MaskOp::EmptyDir(work.join("x/y/tools")),
+                MaskOp::EmptyDir(work.join("data")),
+                MaskOp::Null(work.join("boardsmith.toml")),
+                MaskOp::Null(ro.join(".env")),
+            ]
+        );
+        // The pinned parents were made on the host; the masked paths themselves are bwrap's.
+        assert!(work.join("x/y").is_dir() && !work.join("x/y/tools").exists());
+
+        // A parent that is a symbolic link refuses the command.
+        std::fs::remove_dir_all(work.join("x")).unwrap();
+        std::os::unix::fs::symlink(&root, work.join("x")).unwrap();
+        let err = mask_plan(&m).unwrap_err();
+        assert!(err.to_string().contains("not a plain directory"), "{err}");
     }
 }
