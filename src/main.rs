@@ -226,6 +226,22 @@ enum BenchTarget {
         #[arg(long, default_value = "postgres://postgres@127.0.0.1:5432/postgres")]
         database_url: String,
     },
+    /// What one credential can make a `serve` child hold (RSS before, peak, after; `/healthz`
+    /// from another client throughout): MCP initializes, trickled request bodies, a PDF bomb.
+    Hardening {
+        /// MCP `initialize` requests from one `read` key.
+        #[arg(long, default_value_t = 20_000)]
+        initializes: usize,
+        /// Connections of one `write` key trickling a request body.
+        #[arg(long, default_value_t = 5000)]
+        trickled: usize,
+        /// Seconds between the trickled bytes.
+        #[arg(long, default_value_t = 5)]
+        every: u64,
+        /// Skip the PDF-bomb upload.
+        #[arg(long)]
+        no_bomb: bool,
+    },
     /// Live delivery latency, patch size, durable saves/s, refresh time, idle connections.
     Dashboards {
         /// Subscribers of the benchmarked dashboard.
@@ -310,6 +326,12 @@ fn main() -> ExitCode {
             }
             Command::Bench { target: BenchTarget::Kb { chunks, per_doc, labeled } } => {
                 boardsmith::bench::kb(chunks, per_doc, &labeled).await
+            }
+            Command::Bench {
+                target: BenchTarget::Hardening { initializes, trickled, every, no_bomb },
+            } => {
+                let every = std::time::Duration::from_secs(every.max(1));
+                boardsmith::bench::hardening(initializes, trickled, every, !no_bomb).await
             }
             Command::Bench { target: BenchTarget::Llm { rounds } } => {
                 boardsmith::bench::llm(rounds).await

@@ -6,6 +6,8 @@
 //! process. `llm`: the provider layer against the mock upstream. [`gateway`] (its own module):
 //! the agent gateway's `/api/query` stream and the OpenAI-compatible `/v1/chat/completions`
 //! against the same mock. [`kb`]: knowledge-base ingestion, search latency and recall.
+//! [`hardening`]: what one credential can make a server child hold (MCP sessions, trickled
+//! bodies, a PDF bomb), RSS and `/healthz` throughout.
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -19,10 +21,12 @@ use crate::sdk::Sdk;
 
 mod cluster;
 mod gateway;
+mod hardening;
 mod kb;
 mod upstream;
 pub use cluster::cluster;
 pub use gateway::gateway;
+pub use hardening::hardening;
 pub use kb::kb;
 pub use upstream::upstream;
 
