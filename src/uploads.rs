@@ -6,10 +6,23 @@
 //! image uploaded through one node is read through any other. Both backends answer with the
 //! same checks and errors.
 //!
-//! Knows nothing of HTTP, chats or models: the gateway calls [`Uploads::put`] and
-//! [`Uploads::read`], the agent service [`Uploads::info`] (checking a query's images) and
-//! [`Uploads::read`] (loading them for the model). File work runs on the blocking pool.
+//! Bounded: all uploads together hold at most [`UploadLimits::quota_bytes`] (by default a
+//! quarter of `BOARDSMITH_MAX_STORE_BYTES`, the store's quota, so the store and the uploads
+//! stay within about 1.25 times it together), and the uploads an API key holds at most
+//! [`UploadLimits::key_share_percent`] of that; the owner is held to the total only. A put
+//! past either is refused whole ([`UploadError::QuotaFull`], [`UploadError::ShareFull`]).
+//! Each upload records who holds it (who uploaded it: a key's id, or the owner); a key
+//! deletes only its own hold, the upload going with its last holder, while the owner or an
+//! admin deletes it outright. The rules are the store's ([`crate::store::uploads::decide`],
+//! [`crate::store::uploads::release`]), applied to the files under a lock of this node's and
+//! to a shared store's rows in one transaction.
+//!
+//! Knows nothing of HTTP, chats or models: the gateway calls [`Uploads::put_as`],
+//! [`Uploads::read`] and [`Uploads::delete`], the agent service [`Uploads::info`] (checking a
+//! query's images) and [`Uploads::read`] (loading them for the model). File work runs on the
+//! blocking pool.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -17,8 +30,10 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::store::Store;
-use crate::store::uploads::StoredUpload;
+use crate::store::uploads::{
+    OWNER, StoredUpload, UploadDelete, UploadPut, UploadQuota, decide, release,
+};
+use crate::store::{Store, StoreQuotas};
 
 /// The directory of a data directory that holds one node's uploads.
 pub const DIR_NAME: &str = "uploads";
@@ -33,11 +48,24 @@ pub struct UploadLimits {
     /// Most bytes of the uploaded images of one message together
     /// (`BOARDSMITH_UPLOAD_MAX_MESSAGE_BYTES`, default 20 MiB).
     pub max_message_bytes: u64,
+    /// Most bytes all uploads hold together (`BOARDSMITH_UPLOAD_QUOTA_BYTES`, default a
+    /// quarter of `BOARDSMITH_MAX_STORE_BYTES`: 512 MiB).
+    pub quota_bytes: u64,
+    /// The share of [`UploadLimits::quota_bytes`] the uploads one API key holds may take,
+    /// in percent (`BOARDSMITH_UPLOAD_KEY_SHARE_PERCENT`, 1..=100, default 25); the owner has
+    /// no share of its own.
+    pub key_share_percent: u64,
 }
 
 impl Default for UploadLimits {
     fn default() -> Self {
-        Self { max_bytes: 10 << 20, max_per_message: 4, max_message_bytes: 20 << 20 }
+        Self {
+            max_bytes: 10 << 20,
+            max_per_message: 4,
+            max_message_bytes: 20 << 20,
+            quota_bytes: StoreQuotas::default().max_store_bytes / 4,
+            key_share_percent: 25,
+        }
     }
 }
 
@@ -53,7 +81,20 @@ impl UploadLimits {
                 .unwrap_or(d.max_per_message),
             max_message_bytes: var("BOARDSMITH_UPLOAD_MAX_MESSAGE_BYTES")
                 .unwrap_or(d.max_message_bytes),
+            // Part of the store's own budget unless said otherwise.
+            quota_bytes: var("BOARDSMITH_UPLOAD_QUOTA_BYTES")
+                .unwrap_or(StoreQuotas::from_env().max_store_bytes / 4),
+            key_share_percent: var("BOARDSMITH_UPLOAD_KEY_SHARE_PERCENT")
+                .filter(|p| (1..=100).contains(p))
+                .unwrap_or(d.key_share_percent),
         }
+    }
+
+    /// What a put by `holder` (`None`: the owner) is held to.
+    fn quota(&self, holder: Option<&str>) -> UploadQuota {
+        let share = self.quota_bytes / 100 * self.key_share_percent
+            + self.quota_bytes % 100 * self.key_share_percent / 100;
+        UploadQuota { total: self.quota_bytes, per_holder: holder.map(|_| share) }
     }
 }
 
@@ -159,6 +200,38 @@ pub enum UploadError {
     /// Not an upload id (64 hex digits).
     #[error("`{0}` is not an upload id (64 hex digits)")]
     InvalidId(String),
+    /// The uploads would pass their quota; nothing was stored.
+    #[error(
+        "the uploads are full: {used} of {limit} bytes held and this upload needs {needed} more \
+         (BOARDSMITH_UPLOAD_QUOTA_BYTES); delete uploads (DELETE /api/uploads/{{id}}) first"
+    )]
+    QuotaFull {
+        /// Bytes all uploads hold.
+        used: u64,
+        /// Bytes the upload would add.
+        needed: u64,
+        /// The quota.
+        limit: u64,
+    },
+    /// The API key's uploads would pass its share of the quota; nothing was stored.
+    #[error(
+        "this key's uploads hold {used} bytes and this upload needs {needed} more; a key may \
+         hold {limit} (BOARDSMITH_UPLOAD_KEY_SHARE_PERCENT of BOARDSMITH_UPLOAD_QUOTA_BYTES); \
+         delete some of its uploads (DELETE /api/uploads/{{id}}) first"
+    )]
+    ShareFull {
+        /// Bytes the key's uploads hold.
+        used: u64,
+        /// Bytes the upload would add.
+        needed: u64,
+        /// The key's share.
+        limit: u64,
+    },
+    /// The API key deleting it did not upload it.
+    #[error(
+        "upload `{0}` was not uploaded by this API key; only its uploaders, the owner or an admin key may delete it"
+    )]
+    NotYours(String),
     /// Reading or writing the file failed.
     #[error("upload storage: {0}")]
     Io(#[from] std::io::Error),
@@ -170,13 +243,28 @@ pub enum UploadError {
 struct Meta {
     name: String,
     mime_type: String,
+    /// Who holds it: API key ids, or [`OWNER`]; none for uploads from before holders.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    holders: Vec<String>,
 }
+
+/// One upload of a directory, as the quota sees it.
+#[derive(Debug, Clone)]
+struct Held {
+    size: u64,
+    holders: Vec<String>,
+}
+
+/// What a directory holds, read once, then kept up to date by this node's puts and deletes
+/// (the only writers of a node's own directory).
+type Index = HashMap<String, Held>;
 
 /// Where the uploads are kept.
 #[derive(Debug, Clone)]
 enum Backend {
-    /// A directory of this node's: a file per content, `<id>.json` beside it.
-    Files(PathBuf),
+    /// A directory of this node's: a file per content, `<id>.json` beside it. Puts and
+    /// deletes take the index's lock, so the quota is checked and spent in one step.
+    Files { dir: PathBuf, index: Arc<tokio::sync::Mutex<Option<Index>>> },
     /// A shared store's `uploads` rows, which every node reads.
     Shared(Arc<Store>),
 }
@@ -191,7 +279,7 @@ pub struct Uploads {
 impl Uploads {
     /// The store in `dir` (created on the first upload).
     pub fn new(dir: impl Into<PathBuf>, limits: UploadLimits) -> Self {
-        Self { backend: Backend::Files(dir.into()), limits }
+        Self { backend: Backend::Files { dir: dir.into(), index: Arc::default() }, limits }
     }
 
     /// The store in `store`'s uploads, which every node of a shared store reads.
@@ -204,10 +292,22 @@ impl Uploads {
         self.limits
     }
 
-    /// Checks and stores `bytes` declared as `mime`, named `name` (cleaned; a default from the
-    /// type when empty).
+    /// [`Uploads::put_as`] for the owner.
     pub async fn put(
         &self,
+        mime: &str,
+        name: &str,
+        bytes: bytes::Bytes,
+    ) -> Result<UploadInfo, UploadError> {
+        self.put_as(None, mime, name, bytes).await
+    }
+
+    /// Checks and stores `bytes` declared as `mime`, named `name` (cleaned; a default from the
+    /// type when empty), held by API key `key` (`None`: the owner), within the quota and the
+    /// key's share; refused whole otherwise.
+    pub async fn put_as(
+        &self,
+        key: Option<&str>,
         mime: &str,
         name: &str,
         bytes: bytes::Bytes,
@@ -222,17 +322,90 @@ impl Uploads {
             return Err(UploadError::Mismatch { declared: declared.mime(), actual });
         }
         let name = clean_name(name, declared);
-        match &self.backend {
-            Backend::Files(dir) => {
-                let dir = dir.clone();
-                blocking(move || store(&dir, declared, name, &bytes)).await
+        let quota = self.limits.quota(key);
+        let holder = key.unwrap_or(OWNER).to_owned();
+        let id = content_id(&bytes);
+        let size = bytes.len() as u64;
+        let verdict = match &self.backend {
+            Backend::Files { dir, index } => {
+                let mut guard = index.lock().await;
+                let index = loaded(dir, &mut guard).await?;
+                let (exists, mut holders) =
+                    index.get(&id).map_or((false, Vec::new()), |h| (true, h.holders.clone()));
+                let held = holders.contains(&holder);
+                let total = index.values().map(|h| h.size).sum();
+                let mine = index.values().filter(|h| h.holders.contains(&holder)).map(|h| h.size);
+                let verdict = decide(quota, size, exists, held, total, mine.sum());
+                if verdict == UploadPut::Stored {
+                    if !held {
+                        holders.push(holder);
+                    }
+                    let meta =
+                        Meta { name: name.clone(), mime_type: declared.mime().to_owned(), holders };
+                    let (dir, file) = (dir.clone(), id.clone());
+                    let meta = blocking(move || store(&dir, &file, meta, &bytes)).await?;
+                    index.insert(id.clone(), Held { size, holders: meta.holders });
+                }
+                verdict
             }
             Backend::Shared(store) => {
-                let id = content_id(&bytes);
                 let now = chrono::Utc::now().timestamp_millis();
-                store.put_upload(&id, &name, declared.mime(), &bytes, now).await.map_err(shared)?;
-                Ok(uploaded(id, declared.mime().to_owned(), name, bytes.len() as u64))
+                store
+                    .put_upload_held(&id, &name, declared.mime(), &bytes, now, &holder, quota)
+                    .await
+                    .map_err(shared)?
             }
+        };
+        match verdict {
+            UploadPut::Stored => Ok(uploaded(id, declared.mime().to_owned(), name, size)),
+            UploadPut::OverTotal { used } => {
+                Err(UploadError::QuotaFull { used, needed: size, limit: quota.total })
+            }
+            UploadPut::OverShare { used } => Err(UploadError::ShareFull {
+                used,
+                needed: size,
+                limit: quota.per_holder.unwrap_or(quota.total),
+            }),
+        }
+    }
+
+    /// Deletes upload `id` for API key `key`, which may delete only what it uploaded (its
+    /// hold goes; the upload goes with its last holder); `None` (the owner or an admin key)
+    /// deletes it whoever uploaded it.
+    pub async fn delete(&self, id: &str, key: Option<&str>) -> Result<(), UploadError> {
+        let id = parse_id(id)?;
+        let verdict = match &self.backend {
+            Backend::Files { dir, index } => {
+                let mut guard = index.lock().await;
+                let index = loaded(dir, &mut guard).await?;
+                let Some(held) = index.get(&id).cloned() else {
+                    return Err(UploadError::NotFound(id));
+                };
+                let verdict = release(&held.holders, key);
+                let dir = dir.clone();
+                match (verdict, key) {
+                    (UploadDelete::Released, Some(key)) => {
+                        let holders: Vec<String> =
+                            held.holders.into_iter().filter(|h| h != key).collect();
+                        let (d, i, h) = (dir, id.clone(), holders.clone());
+                        blocking(move || rewrite_holders(&d, &i, h)).await?;
+                        index.insert(id.clone(), Held { size: held.size, holders });
+                    }
+                    (UploadDelete::Removed, _) => {
+                        let i = id.clone();
+                        blocking(move || remove(&dir, &i)).await?;
+                        index.remove(&id);
+                    }
+                    _ => {}
+                }
+                verdict
+            }
+            Backend::Shared(store) => store.delete_upload(&id, key).await.map_err(shared)?,
+        };
+        match verdict {
+            UploadDelete::Released | UploadDelete::Removed => Ok(()),
+            UploadDelete::NotFound => Err(UploadError::NotFound(id)),
+            UploadDelete::NotHeld => Err(UploadError::NotYours(id)),
         }
     }
 
@@ -240,7 +413,7 @@ impl Uploads {
     pub async fn info(&self, id: &str) -> Result<UploadInfo, UploadError> {
         let id = parse_id(id)?;
         match &self.backend {
-            Backend::Files(dir) => {
+            Backend::Files { dir, .. } => {
                 let dir = dir.clone();
                 blocking(move || info(&dir, &id)).await
             }
@@ -255,7 +428,7 @@ impl Uploads {
     pub async fn read(&self, id: &str) -> Result<(UploadInfo, Vec<u8>), UploadError> {
         let id = parse_id(id)?;
         match &self.backend {
-            Backend::Files(dir) => {
+            Backend::Files { dir, .. } => {
                 let dir = dir.clone();
                 blocking(move || {
                     let info = info(&dir, &id)?;
@@ -373,24 +546,67 @@ fn info(dir: &Path, id: &str) -> Result<UploadInfo, UploadError> {
     Ok(uploaded(id.to_owned(), meta.mime_type, meta.name, size))
 }
 
+/// The index of `dir` in `slot`, read from the directory the first time.
+async fn loaded<'a>(dir: &Path, slot: &'a mut Option<Index>) -> Result<&'a mut Index, UploadError> {
+    if slot.is_none() {
+        let dir = dir.to_owned();
+        *slot = Some(blocking(move || read_index(&dir)).await?);
+    }
+    slot.as_mut().ok_or_else(|| UploadError::Io(std::io::Error::other("upload index")))
+}
+
+/// Every upload of `dir` with its size and holders; one whose metadata cannot be read still
+/// counts its content's bytes (held by nobody: only the owner or an admin deletes it).
+fn read_index(dir: &Path) -> Result<Index, UploadError> {
+    let mut index = Index::new();
+    for id in upload_file_ids(dir)? {
+        let Ok(size) = std::fs::metadata(dir.join(&id)).map(|m| m.len()) else { continue };
+        let holders = std::fs::read(dir.join(format!("{id}.json")))
+            .ok()
+            .and_then(|m| serde_json::from_slice::<Meta>(&m).ok())
+            .map(|m| m.holders)
+            .unwrap_or_default();
+        index.insert(id, Held { size, holders });
+    }
+    Ok(index)
+}
+
 /// Writes the content (once: it is named by its hash) and its metadata, each through a
 /// temporary file renamed into place, so a reader never sees half a file.
-fn store(
-    dir: &Path,
-    kind: ImageType,
-    name: String,
-    bytes: &[u8],
-) -> Result<UploadInfo, UploadError> {
+fn store(dir: &Path, id: &str, meta: Meta, bytes: &[u8]) -> Result<Meta, UploadError> {
     crate::fs_private::create_dir_all(dir)?;
-    let id = content_id(bytes);
-    let path = dir.join(&id);
+    let path = dir.join(id);
     if !path.exists() {
         write_atomic(dir, &path, bytes)?;
     }
-    let meta = Meta { name: name.clone(), mime_type: kind.mime().to_owned() };
-    let meta = serde_json::to_vec(&meta).map_err(|e| UploadError::Io(e.into()))?;
-    write_atomic(dir, &dir.join(format!("{id}.json")), &meta)?;
-    Ok(uploaded(id, kind.mime().to_owned(), name, bytes.len() as u64))
+    write_meta(dir, id, &meta)?;
+    Ok(meta)
+}
+
+fn write_meta(dir: &Path, id: &str, meta: &Meta) -> Result<(), UploadError> {
+    let text = serde_json::to_vec(meta).map_err(|e| UploadError::Io(e.into()))?;
+    write_atomic(dir, &dir.join(format!("{id}.json")), &text)?;
+    Ok(())
+}
+
+/// Keeps upload `id` with only `holders`.
+fn rewrite_holders(dir: &Path, id: &str, holders: Vec<String>) -> Result<(), UploadError> {
+    let meta = std::fs::read(dir.join(format!("{id}.json"))).map_err(|e| not_found(e, id))?;
+    let meta: Meta = serde_json::from_slice(&meta).map_err(|e| UploadError::Io(e.into()))?;
+    write_meta(dir, id, &Meta { holders, ..meta })
+}
+
+/// Removes upload `id`: its metadata first, which every read starts from, so it is gone for
+/// readers at once.
+fn remove(dir: &Path, id: &str) -> Result<(), UploadError> {
+    for path in [dir.join(format!("{id}.json")), dir.join(id)] {
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(UploadError::Io(e)),
+        }
+    }
+    Ok(())
 }
 
 fn write_atomic(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {

@@ -9,9 +9,13 @@
 //! reader comes back (`Last-Event-ID`), so a dropped connection stops paying for tokens but a
 //! flaky one does not lose its answer.
 //!
+//! `AGENT_MAX_RUNS` bounds every agent run on the server: queries' runs (a team run is one)
+//! and the agent runs of workflow nodes, which hold a [`TaskSlot`] while they run.
+//!
 //! Knows nothing of HTTP or SSE framing (the gateway does that).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -43,7 +47,7 @@ mod remote;
 mod task;
 mod team;
 
-pub use remote::{RemoteRuns, RunHold};
+pub use remote::{RemoteRuns, RunHold, SubmitGate};
 pub use task::{TaskAgent, TaskRequest};
 
 /// A query as clients send it (`POST /api/query`).
@@ -247,12 +251,34 @@ pub struct AgentService {
     logs: Arc<RunLogs>,
     /// Other nodes' runs (a shared store), when there are other nodes.
     remote: std::sync::OnceLock<Arc<dyn RemoteRuns>>,
+    /// Asked before an answer reaches a waiter here (workflow runs parked on a human node).
+    submit_gate: std::sync::OnceLock<Arc<dyn SubmitGate>>,
     live: Mutex<HashMap<String, Arc<LiveRun>>>,
     context: Vec<Arc<dyn ContextSource>>,
     hooks: Option<HooksFactory>,
     /// Agents' MCP servers; `None`: their `mcpServers` are ignored.
     mcp: Option<McpHub>,
     uploads: Option<Arc<Uploads>>,
+    /// Slots of `max_runs` held by tasks outside this service's runs ([`TaskSlot`]: a
+    /// workflow's `llm` and `agent` nodes). Changed under the `live` lock, so a query and a
+    /// node never both take the last slot.
+    task_slots: AtomicUsize,
+    /// Woken when a run ends or a [`TaskSlot`] is dropped.
+    slot_freed: tokio::sync::Notify,
+}
+
+/// A slot of the agent run cap (`AGENT_MAX_RUNS`) held by an agent run that is not a query of
+/// this service: a workflow's `llm` or `agent` node. Dropping it frees the slot.
+#[derive(Debug)]
+pub struct TaskSlot {
+    service: Arc<AgentService>,
+}
+
+impl Drop for TaskSlot {
+    fn drop(&mut self) {
+        self.service.task_slots.fetch_sub(1, Ordering::AcqRel);
+        self.service.slot_freed.notify_waiters();
+    }
 }
 
 impl std::fmt::Debug for AgentService {
@@ -347,6 +373,15 @@ impl AgentService {
         config: ServiceConfig,
     ) -> Self {
         let logs = Arc::new(RunLogs::new(config.logs));
+        let mut backend = backend;
+        if backend.contains(super::tools::agent_file::NAME) {
+            // The registry's executor cannot see the catalog, so it composes no team; this one
+            // checks a team's members there (it writes where the catalog reads agents).
+            backend.register(Arc::new(
+                super::tools::AgentFileCreate::new(catalog.config().agents_dir.clone())
+                    .with_catalog(Arc::clone(&catalog)),
+            ));
+        }
         Self {
             catalog,
             memory,
@@ -356,11 +391,14 @@ impl AgentService {
             config,
             logs,
             remote: std::sync::OnceLock::new(),
+            submit_gate: std::sync::OnceLock::new(),
             live: Mutex::new(HashMap::new()),
             context: Vec::new(),
             hooks: None,
             mcp: None,
             uploads: None,
+            task_slots: AtomicUsize::new(0),
+            slot_freed: tokio::sync::Notify::new(),
         }
     }
 
@@ -406,6 +444,39 @@ impl AgentService {
     /// The models the service calls.
     pub fn models(&self) -> &Arc<Models> {
         &self.models
+    }
+
+    /// Takes a slot of the agent run cap for an agent run outside this service's queries (a
+    /// workflow's `llm` or `agent` node), waiting up to `wait` for one to free; past that,
+    /// [`QueryError::Busy`] naming the cap. Team members take none: their team is one run.
+    pub async fn task_slot(self: &Arc<Self>, wait: Duration) -> Result<TaskSlot, QueryError> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            // Registered before looking, so a slot freed in between still wakes this wait.
+            let freed = self.slot_freed.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            let held = {
+                let runs = lock(&self.live);
+                let held = runs.len() + self.task_slots.load(Ordering::Acquire);
+                if held < self.config.max_runs {
+                    self.task_slots.fetch_add(1, Ordering::AcqRel);
+                    return Ok(TaskSlot { service: Arc::clone(self) });
+                }
+                held
+            };
+            tokio::select! {
+                () = &mut freed => {}
+                () = tokio::time::sleep_until(deadline) => {
+                    return Err(QueryError::Busy(format!(
+                        "no agent run slot freed within {} ms: {held} agent runs are in \
+                         progress (workflow nodes included), the most this server runs at once \
+                         (AGENT_MAX_RUNS)",
+                        wait.as_millis()
+                    )));
+                }
+            }
+        }
     }
 
     /// Number of runs in progress.
@@ -531,11 +602,11 @@ impl AgentService {
         {
             // Checked and taken under one lock, before any event exists.
             let mut runs = lock(&self.live);
-            if runs.len() >= self.config.max_runs {
+            let held = runs.len() + self.task_slots.load(Ordering::Acquire);
+            if held >= self.config.max_runs {
                 return Err(QueryError::Busy(format!(
-                    "{} agent runs are in progress, the most this server runs at once \
-                     (AGENT_MAX_RUNS); try again when one has finished",
-                    runs.len()
+                    "{held} agent runs are in progress (workflow nodes included), the most this \
+                     server runs at once (AGENT_MAX_RUNS); try again when one has finished"
                 )));
             }
             let of_chat = runs.values().filter(|r| r.chat_id == chat_id).count();
@@ -584,6 +655,7 @@ impl AgentService {
                 )
                 .await;
             lock(&service.live).remove(&run_id);
+            service.slot_freed.notify_waiters();
         });
         Ok(Stream {
             run_id: events.run_id().to_owned(),

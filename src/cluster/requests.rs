@@ -71,6 +71,13 @@ impl Cluster {
         Some(match answer.as_ref().and_then(|a| a.get("error")).and_then(Value::as_str) {
             None if answer.is_some() => Ok(()),
             Some("unknown_tool") => Err(SubmitError::UnknownTool { run_id, tool_id }),
+            Some("busy") => Err(SubmitError::Busy(
+                answer
+                    .as_ref()
+                    .and_then(|a| a["message"].as_str())
+                    .unwrap_or("the run cannot take the answer now; try again")
+                    .to_owned(),
+            )),
             _ => Err(SubmitError::UnknownRun(run_id)),
         })
     }
@@ -134,6 +141,9 @@ impl Cluster {
                     Ok(()) => json!({ "ok": true }),
                     Err(e @ SubmitError::UnknownTool { .. }) => {
                         json!({ "error": "unknown_tool", "message": e.to_string() })
+                    }
+                    Err(SubmitError::Busy(message)) => {
+                        json!({ "error": "busy", "message": message })
                     }
                     Err(e) => json!({ "error": "unknown_run", "message": e.to_string() }),
                 }

@@ -236,6 +236,12 @@ impl From<crate::uploads::UploadError> for ApiError {
             }
             UploadError::NotFound(_) => Self::NotFound(msg),
             UploadError::InvalidId(_) => Self::bad(msg),
+            UploadError::QuotaFull { used, needed, limit }
+            | UploadError::ShareFull { used, needed, limit } => Self::InsufficientStorage {
+                msg,
+                data: json!({ "used": used, "needed": needed, "limit": limit }),
+            },
+            UploadError::NotYours(_) => Self::Forbidden(msg),
             UploadError::Io(_) => Self::internal(e),
         }
     }
@@ -328,6 +334,7 @@ impl From<SubmitError> for ApiError {
             SubmitError::AlreadyWaiting { .. } => {
                 Self::Conflict { msg: e.to_string(), data: Value::Null }
             }
+            SubmitError::Busy(msg) => Self::TooMany(msg),
         }
     }
 }

@@ -4,6 +4,10 @@
 //! both: an id is its content's hex SHA-256, so the same id means the same bytes). With the
 //! embedded store uploads are files (`<data>/uploads/`), so every call here answers
 //! [`StoreError::Storage`].
+//!
+//! Each upload has *holders* (whoever uploaded it: an API key's id, or [`OWNER`]), which the
+//! quota and deletes go by. The rules are here once, [`decide`] and [`release`], for the
+//! shared store's statements and the file backend of `crate::uploads` alike.
 
 use super::postgres::Postgres;
 use super::{Engine, Store, StoreError};
@@ -21,6 +25,82 @@ pub struct StoredUpload {
     pub size_bytes: u64,
     /// When it was first put, as its writer said (unix milliseconds).
     pub created_at: i64,
+}
+
+/// The holder name of uploads made with the server's token (API keys' ids are `key_…`).
+pub const OWNER: &str = "owner";
+
+/// What a checked put is held to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UploadQuota {
+    /// Bytes all uploads together may hold.
+    pub total: u64,
+    /// Bytes the uploads one holder holds may add up to; `None`: only the total.
+    pub per_holder: Option<u64>,
+}
+
+/// What a checked put did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UploadPut {
+    /// Stored (or, for content already there, now held by this holder too).
+    Stored,
+    /// Refused: it would take the uploads past [`UploadQuota::total`]; `used` bytes are held.
+    OverTotal {
+        /// Bytes all uploads hold.
+        used: u64,
+    },
+    /// Refused: it would take the holder past [`UploadQuota::per_holder`]; it holds `used`.
+    OverShare {
+        /// Bytes of the uploads this holder holds.
+        used: u64,
+    },
+}
+
+/// What a delete did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UploadDelete {
+    /// No upload with this id.
+    NotFound,
+    /// The deleting key does not hold it: nothing changed.
+    NotHeld,
+    /// The key's hold is gone; other holders keep the upload.
+    Released,
+    /// The upload is gone.
+    Removed,
+}
+
+/// Whether a put of `size` bytes may go ahead: new content must fit the total (content that
+/// is there already adds nothing), and a holder taking on content it does not hold yet must
+/// stay within its share.
+pub fn decide(
+    quota: UploadQuota,
+    size: u64,
+    exists: bool,
+    held: bool,
+    total_used: u64,
+    holder_used: u64,
+) -> UploadPut {
+    if !exists && total_used.saturating_add(size) > quota.total {
+        return UploadPut::OverTotal { used: total_used };
+    }
+    if let Some(share) = quota.per_holder
+        && !held
+        && holder_used.saturating_add(size) > share
+    {
+        return UploadPut::OverShare { used: holder_used };
+    }
+    UploadPut::Stored
+}
+
+/// What deleting an upload held by `holders` does for `by` (`None`: the owner or an admin,
+/// who remove it whoever holds it).
+pub fn release(holders: &[String], by: Option<&str>) -> UploadDelete {
+    match by {
+        None => UploadDelete::Removed,
+        Some(key) if !holders.iter().any(|h| h == key) => UploadDelete::NotHeld,
+        Some(_) if holders.len() > 1 => UploadDelete::Released,
+        Some(_) => UploadDelete::Removed,
+    }
 }
 
 impl Store {
@@ -47,6 +127,33 @@ impl Store {
         self.upload_engine()?.put_upload(id, name, mime_type, content, created_at).await
     }
 
+    /// Stores `content` under `id` for `holder` within `quota` ([`decide`]), as one
+    /// transaction across nodes; a refused put writes nothing.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn put_upload_held(
+        &self,
+        id: &str,
+        name: &str,
+        mime_type: &str,
+        content: &[u8],
+        created_at: i64,
+        holder: &str,
+        quota: UploadQuota,
+    ) -> Result<UploadPut, StoreError> {
+        self.upload_engine()?
+            .put_upload_held(id, name, mime_type, content, created_at, holder, quota)
+            .await
+    }
+
+    /// Deletes upload `id` for `by` ([`release`]; `None`: whoever holds it).
+    pub async fn delete_upload(
+        &self,
+        id: &str,
+        by: Option<&str>,
+    ) -> Result<UploadDelete, StoreError> {
+        self.upload_engine()?.delete_upload(id, by).await
+    }
+
     /// An upload's name, type and size, without its bytes; `None` for an unknown id.
     pub async fn upload_info(&self, id: &str) -> Result<Option<StoredUpload>, StoreError> {
         self.upload_engine()?.upload_info(id).await
@@ -67,6 +174,31 @@ impl Store {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn new_content_must_fit_the_total_and_a_holder_its_share() {
+        let q = UploadQuota { total: 100, per_holder: Some(25) };
+        assert_eq!(decide(q, 20, false, false, 70, 0), UploadPut::Stored);
+        assert_eq!(decide(q, 40, false, false, 70, 0), UploadPut::OverTotal { used: 70 });
+        // Content already there adds nothing to the total, but does to a new holder's share.
+        assert_eq!(decide(q, 40, true, false, 100, 0), UploadPut::OverShare { used: 0 });
+        assert_eq!(decide(q, 20, true, false, 100, 5), UploadPut::Stored);
+        assert_eq!(decide(q, 20, false, false, 0, 10), UploadPut::OverShare { used: 10 });
+        // What it holds already costs it nothing more.
+        assert_eq!(decide(q, 20, true, true, 100, 25), UploadPut::Stored);
+        let owner = UploadQuota { per_holder: None, ..q };
+        assert_eq!(decide(owner, 90, false, false, 0, 0), UploadPut::Stored);
+    }
+
+    #[test]
+    fn a_key_deletes_only_its_hold_and_the_last_holder_the_upload() {
+        let holders = vec!["key_a".to_owned(), OWNER.to_owned()];
+        assert_eq!(release(&holders, Some("key_b")), UploadDelete::NotHeld);
+        assert_eq!(release(&holders, Some("key_a")), UploadDelete::Released);
+        assert_eq!(release(&holders[..1], Some("key_a")), UploadDelete::Removed);
+        assert_eq!(release(&holders, None), UploadDelete::Removed);
+        assert_eq!(release(&[], Some("key_a")), UploadDelete::NotHeld, "made before holders");
+    }
 
     #[tokio::test]
     async fn the_embedded_store_says_uploads_are_files() {

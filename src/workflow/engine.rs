@@ -10,6 +10,9 @@
 //! `maxTokens` (model tokens), an output size cap per node. One node's failure stops the others
 //! (`task.fail` for each) and ends the run with `run.error` naming the node; a cancel ends it
 //! with `run.cancel` and starts nothing more.
+//!
+//! After each scheduling step the engine tells [`Slots`] how many nodes are in flight: a run
+//! whose nodes in flight all wait on a human gives its run slot back until an answer comes.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -22,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 use super::Deps;
 use super::nodes::{NodeCtx, NodeError, NodeKind, NodeResult};
 use super::runs::{FinishedNode, RunRecord, RunStatus, Runs};
+use super::slots::Slots;
 use super::template::Scope;
 use super::validate::Graph;
 use crate::agent::events::{EventBody, EventSink, TokenUsage, now_ms};
@@ -43,6 +47,10 @@ pub struct Execution {
     pub sink: Arc<EventSink>,
     /// Cancelled by `POST .../cancel`.
     pub cancel: CancellationToken,
+    /// The run slots: told how many nodes are in flight after each scheduling step.
+    pub slots: Arc<Slots>,
+    /// How long an `llm` or `agent` node waits for an agent run slot.
+    pub agent_wait: Duration,
 }
 
 #[derive(Debug, Clone)]
@@ -110,13 +118,20 @@ pub async fn execute(mut x: Execution) -> RunStatus {
                 deps: Arc::clone(&x.deps),
                 sink: Arc::clone(&x.sink),
                 cancel: nodes_cancel.clone(),
+                slots: Arc::clone(&x.slots),
+                agent_wait: x.agent_wait,
             };
             let graph = Arc::clone(&graph);
+            // Counted before it exists, so a human node parking at once sees its siblings.
+            x.slots.in_flight(&run_id, tasks.len() + 1);
             tasks.spawn(async move {
                 let result = graph.nodes[i].config.run(&ctx).await;
                 (i, result)
             });
         }
+        // Whether the run is parked (only human nodes waiting) is decided on this count, which
+        // a finished node left too high until now (never too low: a slot is left only late).
+        x.slots.in_flight(&run_id, tasks.len());
         if tasks.is_empty() {
             if x.cancel.is_cancelled() {
                 break 'run End::Cancelled;

@@ -6,6 +6,10 @@
 //! `task.start` / `task.complete` / `task.fail` for every node kind alike, and `task.complete`
 //! only once the node's output is committed.
 //!
+//! Each takes a slot of the agent run cap (`AGENT_MAX_RUNS`) for as long as it runs, as a
+//! query's run does; with none free it waits up to `BOARDSMITH_WORKFLOW_AGENT_WAIT_MS`, then
+//! the node fails naming the cap.
+//!
 //! Nothing of it is stored in chat memory: a workflow run is not a chat.
 
 use super::nodes::{NodeCtx, NodeError};
@@ -45,6 +49,15 @@ pub async fn run_member(
         },
         caller: ctx.caller.clone(),
         meter: None,
+    };
+    // An agent run like a query's: it holds a slot of the same cap while it runs, waiting a
+    // bounded time for one to free.
+    let _slot = tokio::select! {
+        biased;
+        () = ctx.cancel.cancelled() => return Err(NodeError::new("cancelled")),
+        slot = ctx.deps.agents.task_slot(ctx.agent_wait) => {
+            slot.map_err(|e| NodeError::new(e.to_string()))?
+        }
     };
     let outcome = ctx.deps.agents.run_task(request, &ctx.sink, ctx.cancel.child_token()).await;
     match outcome.end {

@@ -12,19 +12,23 @@
 //!
 //! - `def.rs`: the format; `validate.rs`: the checks, into a `Graph`; `template.rs`: the
 //!   `{{...}}` references; `nodes/`: one file per kind; `engine.rs`: the executor;
-//!   `runs.rs`: the persisted run state; `member.rs`: an agent run as a node's task.
+//!   `runs.rs`: the persisted run state; `member.rs`: an agent run as a node's task;
+//!   `slots.rs`: the runs in progress, their run slots (a run parked on a human node holds
+//!   none) and the per-key cap.
 
 pub mod def;
 pub mod engine;
 pub mod member;
 pub mod nodes;
 pub mod runs;
+pub mod slots;
 pub mod template;
 pub mod validate;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -39,6 +43,7 @@ use crate::store::{Store, StoreError};
 use def::{Issue, WorkflowDef};
 use nodes::{CheckContext, KindInfo, NodeKind};
 use runs::{RunRecord, RunStatus, RunView, Runs};
+use slots::Slots;
 
 /// The built-in workflows (the repository's `builtin/workflows/`), embedded.
 static BUILTIN: include_dir::Dir<'static> =
@@ -69,8 +74,15 @@ pub struct WorkflowsConfig {
     /// The directory of workflow files (`BOARDSMITH_WORKFLOWS_DIR`, default `workflows`);
     /// a file replaces the built-in of its name.
     pub dir: PathBuf,
-    /// Workflow runs in progress at once (`BOARDSMITH_WORKFLOW_MAX_RUNS`, default 16).
+    /// Workflow runs in progress at once (`BOARDSMITH_WORKFLOW_MAX_RUNS`, default 16); a run
+    /// parked on a human node does not count.
     pub max_runs: usize,
+    /// Workflow runs of one API key in progress, parked ones included
+    /// (`BOARDSMITH_WORKFLOW_MAX_RUNS_PER_KEY`, default 8); the owner has no such cap.
+    pub max_runs_per_key: usize,
+    /// How long an `llm` or `agent` node waits for a slot of the agent run cap
+    /// (`AGENT_MAX_RUNS`) before it fails (`BOARDSMITH_WORKFLOW_AGENT_WAIT_MS`, default 30 s).
+    pub agent_wait: Duration,
 }
 
 impl WorkflowsConfig {
@@ -84,6 +96,13 @@ impl WorkflowsConfig {
                 .and_then(|v| v.trim().parse().ok())
                 .filter(|&n| n > 0)
                 .unwrap_or(16),
+            max_runs_per_key: var("BOARDSMITH_WORKFLOW_MAX_RUNS_PER_KEY")
+                .and_then(|v| v.trim().parse().ok())
+                .filter(|&n| n > 0)
+                .unwrap_or(8),
+            agent_wait: var("BOARDSMITH_WORKFLOW_AGENT_WAIT_MS")
+                .and_then(|v| v.trim().parse().ok())
+                .map_or(Duration::from_secs(30), Duration::from_millis),
         }
     }
 }
@@ -186,18 +205,14 @@ pub struct Workflows {
     config: WorkflowsConfig,
     /// Definitions made through the API, by id (the store's, cached).
     stored: RwLock<BTreeMap<String, WorkflowDef>>,
-    /// Runs in progress: their cancel tokens.
-    live: Mutex<HashMap<String, CancellationToken>>,
+    /// Runs in progress, their slots and caps.
+    slots: Arc<Slots>,
 }
 
 impl std::fmt::Debug for Workflows {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Workflows").field("config", &self.config).finish_non_exhaustive()
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Workflows {
@@ -220,13 +235,16 @@ impl Workflows {
                 );
             }
         }
+        let slots = Arc::new(Slots::new(config.max_runs, config.max_runs_per_key));
+        // An answer to a parked run's human node takes its slot back before it is delivered.
+        deps.agents.set_submit_gate(Arc::clone(&slots) as _);
         let workflows = Arc::new(Self {
             deps: Arc::new(deps),
             store,
             runs,
             config,
             stored: RwLock::new(BTreeMap::new()),
-            live: Mutex::new(HashMap::new()),
+            slots,
         });
         workflows.reload().await?;
         Ok(workflows)
@@ -431,7 +449,7 @@ impl Workflows {
             .get(run_id)
             .await?
             .ok_or_else(|| WorkflowError::NotFound(format!("no workflow run `{run_id}`")))?;
-        if lock(&self.live).contains_key(run_id) {
+        if self.slots.contains(run_id) {
             return Err(WorkflowError::Conflict(format!("workflow run `{run_id}` is running")));
         }
         if !record.status.resumable() {
@@ -456,7 +474,7 @@ impl Workflows {
     /// `interrupted`, resumable on any node.
     pub async fn stream_lost(&self, stream_id: &str) -> Result<(), WorkflowError> {
         let run_id = stream_id.split_once('.').map_or(stream_id, |(run, _)| run);
-        if lock(&self.live).contains_key(run_id) {
+        if self.slots.contains(run_id) {
             return Ok(());
         }
         let Some(mut record) = self.runs.get(run_id).await? else { return Ok(()) };
@@ -478,20 +496,8 @@ impl Workflows {
     ) -> Result<Started, WorkflowError> {
         let run_id = record.run_id.clone();
         let cancel = CancellationToken::new();
-        {
-            let mut live = lock(&self.live);
-            if live.len() >= self.config.max_runs {
-                return Err(WorkflowError::Busy(format!(
-                    "{} workflow runs are in progress, the most this server runs at once \
-                     (BOARDSMITH_WORKFLOW_MAX_RUNS); try again when one has finished",
-                    live.len()
-                )));
-            }
-            if live.contains_key(&run_id) {
-                return Err(WorkflowError::Conflict(format!("workflow run `{run_id}` is running")));
-            }
-            live.insert(run_id.clone(), cancel.clone());
-        }
+        // Before anything is stored: a refused start or resume changes nothing.
+        self.slots.admit(&run_id, record.caller.as_deref(), cancel.clone())?;
         let opened = async {
             self.runs.save(&record).await?;
             let sink = self.deps.agents.logs().start(&record.stream_id)?;
@@ -502,7 +508,7 @@ impl Workflows {
         let (sink, events) = match opened {
             Ok(pair) => pair,
             Err(e) => {
-                lock(&self.live).remove(&run_id);
+                self.slots.finish(&run_id);
                 return Err(e);
             }
         };
@@ -514,27 +520,27 @@ impl Workflows {
             runs: self.runs.clone(),
             sink: Arc::new(sink),
             cancel,
+            slots: Arc::clone(&self.slots),
+            agent_wait: self.config.agent_wait,
         };
         let service = Arc::clone(self);
         let id = run_id.clone();
         tokio::spawn(async move {
             let status = engine::execute(execution).await;
             tracing::info!(run = %id, ?status, "workflow run finished");
-            lock(&service.live).remove(&id);
+            service.slots.finish(&id);
         });
         Ok(Started { run_id, stream_id, events })
     }
 
     /// Cancels a run in progress (it ends with `run.cancel`).
     pub fn cancel(&self, run_id: &str) -> Result<(), WorkflowError> {
-        match lock(&self.live).get(run_id) {
-            Some(token) => {
-                token.cancel();
-                Ok(())
-            }
-            None => Err(WorkflowError::NotFound(format!(
+        if self.slots.cancel(run_id) {
+            Ok(())
+        } else {
+            Err(WorkflowError::NotFound(format!(
                 "workflow run `{run_id}` is not running in this server"
-            ))),
+            )))
         }
     }
 
@@ -547,9 +553,9 @@ impl Workflows {
             .ok_or_else(|| WorkflowError::NotFound(format!("no workflow run `{run_id}`")))
     }
 
-    /// Number of runs in progress.
+    /// Number of runs in progress (parked on a human node included).
     pub fn live_runs(&self) -> usize {
-        lock(&self.live).len()
+        self.slots.len()
     }
 }
 

@@ -343,3 +343,38 @@ async fn templates_chain_tool_results_with_date_arithmetic() {
     let err = results.resolve_str("{{bash.stdout}}").unwrap_err().to_string();
     assert!(err.contains("unknown reference {{bash.stdout}}"), "{err}");
 }
+
+#[tokio::test]
+async fn agent_file_create_passes_on_at_most_its_callers_knowledge_bases_and_no_unchecked_team() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = tools_in(dir.path());
+    let caller = Arc::new(
+        parse(
+            "caller",
+            &json!({"mode": "REACT", "tools": ["knowledge_search", "agent_file_create"],
+                "knowledgeBases": ["filings"], "react": {"systemPrompt": "x"}})
+            .to_string(),
+        )
+        .unwrap(),
+    );
+    let call = |id: &str, extra: Value| {
+        let mut args = json!({"agentId": id, "description": "d", "mode": "REACT",
+            "react": {"systemPrompt": "x"}, "tools": ["knowledge_search"]});
+        args.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        tools.call("agent_file_create", args, ToolContext::new("r", "c").with_agent(caller.clone()))
+    };
+    let refused = |err: ToolError| match err {
+        ToolError::Refused { reason, .. } => reason,
+        other => panic!("expected a refusal, got {other:?}"),
+    };
+    let err = call("wide", json!({"knowledgeBases": ["filings", "payroll"]})).await.unwrap_err();
+    assert!(refused(err).contains("knowledge bases its creator may search; not available to you: payroll"));
+    // Unsaid, the new agent searches what its creator may, not every base.
+    call("narrow", json!({})).await.unwrap();
+    let text = std::fs::read_to_string(dir.path().join("agents/narrow.json")).unwrap();
+    assert_eq!(parse("narrow", &text).unwrap().knowledge_bases, Some(vec!["filings".to_owned()]));
+    // Without the catalog no member can be checked: no team is written.
+    let err = call("crew", json!({"type": "sequential", "members": ["narrow"]})).await.unwrap_err();
+    assert!(refused(err).contains("a team cannot be composed here"));
+    assert!(!dir.path().join("agents/crew.json").exists());
+}

@@ -393,3 +393,114 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// A PNG of `size` bytes, distinct per `seed` (the sniffer reads only the signature).
+fn png_of(size: usize, seed: u8) -> Vec<u8> {
+    let mut v = PNG.to_vec();
+    v.resize(size, seed);
+    v
+}
+
+async fn upload_with(client: &reqwest::Client, app: &TestApp, bytes: &[u8]) -> (u16, Value) {
+    let r = client
+        .post(app.url("/api/uploads?name=x.png"))
+        .header("content-type", "image/png")
+        .body(bytes.to_vec())
+        .send()
+        .await
+        .unwrap();
+    (r.status().as_u16(), r.json().await.unwrap())
+}
+
+/// Whether `GET /api/uploads/{id}` serves it.
+async fn served(app: &TestApp, bytes: &[u8]) -> bool {
+    let r = app.http.get(app.url(&format!("/api/uploads/{}", sha(bytes)))).send().await.unwrap();
+    r.status() == 200
+}
+
+async fn delete_with(client: &reqwest::Client, app: &TestApp, id: &str) -> (u16, Value) {
+    let r = client.delete(app.url(&format!("/api/uploads/{id}"))).send().await.unwrap();
+    (r.status().as_u16(), r.json().await.unwrap())
+}
+
+fn sha(bytes: &[u8]) -> String {
+    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[tokio::test]
+async fn uploads_are_held_to_a_quota_and_a_keys_share_and_deleted_by_their_uploader() {
+    on_each_backend(uploads_quota_share_and_delete_on).await;
+}
+
+async fn uploads_quota_share_and_delete_on(db: Option<TestDb>) {
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let database_url = db.as_ref().map(|db| db.url.clone());
+    // 2,000 bytes in all, a key at most half of it.
+    let app = support::spawn_app_with(dir, false, move |c| {
+        c.uploads.max_bytes = 4_096;
+        c.uploads.quota_bytes = 2_000;
+        c.uploads.key_share_percent = 50;
+        c.database_url = database_url;
+    })
+    .await;
+    let mut keys = Vec::new();
+    for name in ["a", "b"] {
+        let (status, key) = app.post("/api/keys", json!({"name": name, "scopes": ["agents"]})).await;
+        assert_eq!(status, 201, "{key}");
+        keys.push(support::authed_client(key["data"]["key"].as_str().unwrap()));
+    }
+    let (owner, a, b) = (&app.http, &keys[0], &keys[1]);
+    let stored = || async {
+        let mut sizes = Vec::new();
+        for bytes in [png_of(800, 1), png_of(600, 2), png_of(500, 3), png_of(700, 4)] {
+            if served(&app, &bytes).await {
+                sizes.push(bytes.len());
+            }
+        }
+        sizes
+    };
+
+    assert_eq!(upload_with(owner, &app, &png_of(800, 1)).await.0, 200);
+    assert_eq!(upload_with(a, &app, &png_of(600, 2)).await.0, 200);
+    // Past the key's share (600 + 500 > 1,000): 507, nothing stored.
+    let (status, body) = upload_with(a, &app, &png_of(500, 3)).await;
+    assert_eq!(status, 507, "{body}");
+    assert_eq!(body["data"], json!({"used": 600, "needed": 500, "limit": 1000}), "{body}");
+    assert!(body["msg"].as_str().unwrap().contains("BOARDSMITH_UPLOAD_KEY_SHARE_PERCENT"));
+    // Past the total (1,400 + 700 > 2,000), even for the owner: 507, nothing stored.
+    let (status, body) = upload_with(owner, &app, &png_of(700, 4)).await;
+    assert_eq!(status, 507, "{body}");
+    assert_eq!(body["data"], json!({"used": 1400, "needed": 700, "limit": 2000}), "{body}");
+    assert!(body["msg"].as_str().unwrap().contains("BOARDSMITH_UPLOAD_QUOTA_BYTES"));
+    assert_eq!(stored().await, [800, 600]);
+    if db.is_none() {
+        let files = std::fs::read_dir(app.dir.path().join("uploads")).unwrap().count();
+        assert_eq!(files, 4, "two uploads, each a file and its metadata");
+    }
+
+    // Another key cannot delete a's upload; unknown ids are 404; a deletes its own.
+    let mine = sha(&png_of(600, 2));
+    let (status, body) = delete_with(b, &app, &mine).await;
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(stored().await, [800, 600], "still there");
+    assert_eq!(delete_with(a, &app, &"0".repeat(64)).await.0, 404);
+    let (status, body) = delete_with(a, &app, &mine).await;
+    assert_eq!((status, &body["data"]["deleted"]), (200, &json!(mine)), "{body}");
+    assert_eq!(stored().await, [800]);
+    // Its share is free again.
+    assert_eq!(upload_with(a, &app, &png_of(500, 3)).await.0, 200);
+
+    // The same image held by two: one key's delete leaves it to the other; the owner (or an
+    // admin key) deletes it outright.
+    let shared = png_of(300, 5);
+    assert_eq!(upload_with(a, &app, &shared).await.0, 200);
+    assert_eq!(upload_with(b, &app, &shared).await.0, 200);
+    assert_eq!(delete_with(a, &app, &sha(&shared)).await.0, 200);
+    assert!(served(&app, &shared).await, "b's still");
+    assert_eq!(delete_with(a, &app, &sha(&shared)).await.0, 403, "no longer a's");
+    assert_eq!(delete_with(owner, &app, &sha(&shared)).await.0, 200);
+    assert!(!served(&app, &shared).await);
+    assert_eq!(delete_with(owner, &app, &sha(&png_of(800, 1))).await.0, 200);
+    assert_eq!(delete_with(owner, &app, &sha(&png_of(800, 1))).await.0, 404);
+    app.stop().await;
+}

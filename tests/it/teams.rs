@@ -591,3 +591,55 @@ async fn a_members_sources_belong_to_its_task() {
     assert_eq!(source.2["taskId"], tasks[0].1.as_str(), "{source:?}");
     app.stop().await;
 }
+
+#[tokio::test]
+async fn agent_file_create_composes_no_team_whose_members_hold_what_its_creator_lacks() {
+    let args = |id: &str, members: Value| {
+        json!({"agentId": id, "description": "a crew", "mode": "PLAIN", "systemPrompt": "x",
+            "type": "sequential", "members": members})
+    };
+    let turns = vec![
+        when("compose bad", once(call("c1", "agent_file_create", args("crew", json!(["helper", "runner"]))))),
+        when("compose unknown", once(call("c2", "agent_file_create", args("crew", json!(["nobody"]))))),
+        when("compose good", once(call("c3", "agent_file_create", args("crew", json!(["helper"]))))),
+        say("done"),
+    ];
+    let fs = json!({"name": "fs", "command": "node", "args": ["/opt/fs.js", "/srv"]});
+    let (_mock, app) = start(
+        turns,
+        &[
+            (
+                "maker",
+                json!({"mode": "REACT", "tools": ["agent_file_create"], "react": {"systemPrompt": "Make agents."}}),
+            ),
+            ("helper", member("a helper")),
+            (
+                "runner",
+                json!({"mode": "PLAIN", "plain": {"systemPrompt": "x"}, "mcpServers": [fs]}),
+            ),
+        ],
+    )
+    .await;
+    let result = |events: &[(String, String, Value)]| {
+        events.iter().find(|(_, t, _)| t == "tool.result").map(|(_, _, d)| d["result"].clone())
+    };
+    let crew = app.dir.path().join("agents").join("crew.json");
+
+    // A member with an MCP server its creator lacks: refused, the reason names it.
+    let events = query(&app, "maker", "compose bad").await;
+    let refused = result(&events).unwrap();
+    let error = refused["error"].as_str().unwrap_or_default();
+    assert!(error.contains("member `runner`") && error.contains("MCP servers"), "{refused}");
+    assert!(!crew.exists(), "nothing written");
+    // A member that does not exist cannot be checked: refused too.
+    let events = query(&app, "maker", "compose unknown").await;
+    let error = result(&events).unwrap()["error"].as_str().unwrap_or_default().to_owned();
+    assert!(error.contains("team member `nobody` does not exist"), "{error}");
+    assert!(!crew.exists());
+    // Members holding nothing the creator lacks: written.
+    let events = query(&app, "maker", "compose good").await;
+    assert_eq!(result(&events).unwrap()["created"], true, "{events:?}");
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&crew).unwrap()).unwrap();
+    assert_eq!((&written["type"], &written["members"]), (&json!("sequential"), &json!(["helper"])));
+    app.stop().await;
+}

@@ -788,3 +788,179 @@ async fn a_knowledge_node_retrieves_passages_cites_them_and_feeds_the_next_node(
     assert_eq!(s["outputs"]["write"], "Answer drawn from the desk note.", "{s}");
     app.stop().await;
 }
+
+/// A server with `configure` applied after the test defaults, its model the mock if given.
+async fn app_configured(
+    mock: Option<&MockLlm>,
+    configure: impl FnOnce(&mut boardsmith::app::AppConfig),
+) -> TestApp {
+    let url = mock.map(MockLlm::url);
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let workflows = dir.path().join("workflows");
+    support::spawn_app_with(dir, false, move |c| {
+        c.llm = Some(support::llm_config(url.as_deref()));
+        c.workflows.dir = workflows;
+        configure(c);
+    })
+    .await
+}
+
+/// Starts a run of `id` with `client` and reads it until its human node shows its form;
+/// the run id, or the refusal's status and body.
+async fn start_parked(
+    app: &TestApp,
+    client: &reqwest::Client,
+    id: &str,
+) -> Result<String, (u16, Value)> {
+    let r = client
+        .post(app.url(&format!("/api/workflows/{id}/run")))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    if r.status() != 200 {
+        return Err((r.status().as_u16(), r.json().await.unwrap()));
+    }
+    // The stream is dropped: an abandoned run, as a client that went away leaves it.
+    let (_, events) = read_until(r, |t, _| t == "tool.end").await;
+    Ok(run_id(&events))
+}
+
+async fn submit(app: &TestApp, run_id: &str) -> (u16, Value) {
+    let body = json!({"runId": run_id, "toolId": "ask", "payload": {"params": {"confirmed": true}}});
+    app.post("/api/submit", body).await
+}
+
+async fn until_status(app: &TestApp, run_id: &str, status: &str) {
+    for _ in 0..100 {
+        if state(app, run_id).await["status"] == status {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("run {run_id} never became {status}: {}", state(app, run_id).await);
+}
+
+#[tokio::test]
+async fn runs_parked_on_a_human_node_hold_no_run_slot_and_an_answer_takes_one_back() {
+    let mock = mock(vec![answer("slow", "done", 1_500)]).await;
+    let app = app_configured(Some(&mock), |c| {
+        c.workflows.max_runs = 2;
+        c.workflows.max_runs_per_key = 3;
+    })
+    .await;
+    create(
+        &app,
+        json!({"id": "approve", "name": "approve", "nodes": [
+            {"id": "ask", "type": "human", "prompt": "Approve?"},
+            {"id": "after", "type": "code", "code": "return 'approved'"}
+        ], "edges": [{"from": "ask", "to": "after"}]}),
+    )
+    .await;
+    create(
+        &app,
+        json!({"id": "quick", "name": "quick", "nodes": [{"id": "one", "type": "code", "code": "return 1"}]}),
+    )
+    .await;
+    create(
+        &app,
+        json!({"id": "slow", "name": "slow", "nodes": [{"id": "think", "type": "llm", "prompt": "slow please"}]}),
+    )
+    .await;
+
+    // Sixteen abandoned approvals, eight times the run cap: none holds a slot.
+    let mut parked = Vec::new();
+    for i in 0..16 {
+        let run = start_parked(&app, &app.http, "approve").await;
+        parked.push(run.unwrap_or_else(|e| panic!("parked run {i} refused: {e:?}")));
+    }
+    assert_eq!(app.app.workflows.live_runs(), 16);
+    let events = run(&app, "quick", json!({})).await;
+    assert_eq!(events.last().unwrap().1, "run.complete", "a new run still starts");
+
+    // Both slots busy with working runs: an answer cannot take one, the run stays parked and
+    // its node keeps waiting; the same answer goes through once a slot is free.
+    let workers: Vec<_> = (0..2)
+        .map(|_| app.http.post(app.url("/api/workflows/slow/run")).json(&json!({})).send())
+        .collect();
+    let workers = futures::future::join_all(workers).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (status, body) = submit(&app, &parked[0]).await;
+    assert_eq!(status, 429, "{body}");
+    assert!(body["msg"].as_str().unwrap().contains("send the answer again"), "{body}");
+    let (status, _) = app.post("/api/workflows/quick/run", json!({"stream": false})).await;
+    assert_eq!(status, 429, "no slot for a new run either");
+    assert_eq!(state(&app, &parked[0]).await["status"], "running", "nothing lost");
+    for r in workers {
+        let events = sse_events(r.unwrap()).await;
+        assert_eq!(events.last().unwrap().1, "run.complete", "{:?}", types(&events));
+    }
+    let (status, body) = submit(&app, &parked[0]).await;
+    assert_eq!(status, 200, "{body}");
+    until_status(&app, &parked[0], "completed").await;
+    assert_eq!(state(&app, &parked[0]).await["outputs"]["after"], "approved");
+
+    // An API key has its share of runs, parked ones included; the owner is not held to it.
+    let (status, key) =
+        app.post("/api/keys", json!({"name": "bot", "scopes": ["agents"]})).await;
+    assert_eq!(status, 201, "{key}");
+    let bot = support::authed_client(key["data"]["key"].as_str().unwrap());
+    for _ in 0..3 {
+        start_parked(&app, &bot, "approve").await.unwrap();
+    }
+    let (status, body) = start_parked(&app, &bot, "approve").await.unwrap_err();
+    assert_eq!(status, 429, "{body}");
+    assert!(
+        body["msg"].as_str().unwrap().contains("BOARDSMITH_WORKFLOW_MAX_RUNS_PER_KEY"),
+        "{body}"
+    );
+    start_parked(&app, &app.http, "approve").await.unwrap();
+    for run in &parked[1..] {
+        let (status, _) = app.post(&format!("/api/workflows/runs/{run}/cancel"), json!({})).await;
+        assert_eq!(status, 200);
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn workflow_agent_nodes_take_slots_of_the_agent_run_cap() {
+    let mock = mock(vec![answer("slow", "done", 1_500), answer("fast", "ok", 200)]).await;
+    let app = app_configured(Some(&mock), |c| {
+        c.service.max_runs = 1;
+        c.workflows.agent_wait = Duration::from_millis(1_000);
+    })
+    .await;
+    let pair = |id: &str, word: &str| {
+        json!({"id": id, "name": id, "nodes": [
+            {"id": "p", "type": "parallel"},
+            {"id": "a", "type": "llm", "prompt": format!("{word} a")},
+            {"id": "b", "type": "llm", "prompt": format!("{word} b")},
+            {"id": "j", "type": "join"}
+        ], "edges": [{"from": "p", "to": "a"}, {"from": "p", "to": "b"}, {"from": "a", "to": "j"}, {"from": "b", "to": "j"}]})
+    };
+    create(&app, pair("quick", "fast")).await;
+    create(&app, pair("long", "slow")).await;
+    // Held: with one slot the second node waits for the first to finish, then runs.
+    let events = run(&app, "quick", json!({})).await;
+    assert_eq!(events.last().unwrap().1, "run.complete", "{:?}", types(&events));
+    assert_eq!(mock.requests().len(), 2);
+
+    // Refused: a node that gets no slot within its wait fails naming the cap.
+    let r =
+        app.http.post(app.url("/api/workflows/long/run")).json(&json!({})).send().await.unwrap();
+    let (stream, mut events) =
+        read_until(r, |t, d| t == "task.start" && d["taskId"] == "b").await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // While a node's model run holds the only slot, a query is refused as at the cap.
+    let (status, body) = app.post("/api/query", json!({"message": "hello"})).await;
+    assert_eq!(status, 429, "{body}");
+    assert!(body["msg"].as_str().unwrap().contains("AGENT_MAX_RUNS"), "{body}");
+    rest(Box::pin(stream), &mut events).await;
+    let error = last(&events)["error"]["message"].as_str().unwrap().to_owned();
+    assert!(
+        error.contains("no agent run slot freed within 1000 ms") && error.contains("AGENT_MAX_RUNS"),
+        "{error}"
+    );
+    assert_eq!(mock.requests().len(), 3, "the refused node made no model call");
+    app.stop().await;
+}

@@ -46,6 +46,18 @@ pub trait RemoteRuns: Send + Sync + std::fmt::Debug {
     fn chat_free(&self, chat_id: String, run_id: String) -> BoxFuture<'_, ()>;
 }
 
+/// Decides whether an answer may reach a waiter of `run_id` on this node: a workflow run
+/// parked on a human node must first get its run slot back (`crate::workflow`).
+pub trait SubmitGate: Send + Sync + std::fmt::Debug {
+    /// `Ok(true)`: admitted, and something was taken that [`SubmitGate::undo`] gives back if the
+    /// answer is not delivered; `Ok(false)`: admitted, nothing taken; `Err`: refused with this
+    /// message (the waiter keeps waiting).
+    fn admit(&self, run_id: &str) -> Result<bool, String>;
+
+    /// The answer [`SubmitGate::admit`] took something for was not delivered.
+    fn undo(&self, run_id: &str);
+}
+
 /// A reader attached on behalf of another node's client (the run is not cancelled for lack
 /// of readers while it is held); dropping it detaches.
 #[derive(Debug)]
@@ -55,6 +67,28 @@ impl AgentService {
     /// Asks `remote` about runs this node does not have (set once).
     pub fn set_remote(&self, remote: Arc<dyn RemoteRuns>) {
         let _ = self.remote.set(remote);
+    }
+
+    /// Asks `gate` before an answer reaches a waiter here (set once).
+    pub fn set_submit_gate(&self, gate: Arc<dyn SubmitGate>) {
+        let _ = self.submit_gate.set(gate);
+    }
+
+    /// Delivers an answer to a waiter on this node, once the gate admits it.
+    fn deliver(&self, run_id: &str, tool_id: &str, payload: Value) -> Result<(), SubmitError> {
+        let gate = self.submit_gate.get().filter(|_| self.submits.is_waiting(run_id, tool_id));
+        let took = match gate {
+            Some(gate) => gate.admit(run_id).map_err(SubmitError::Busy)?,
+            None => false,
+        };
+        let delivered = self.submits.submit(run_id, tool_id, payload);
+        if delivered.is_err()
+            && took
+            && let Some(gate) = gate
+        {
+            gate.undo(run_id);
+        }
+        delivered
     }
 
     /// Resumes a run's events after a `Last-Event-ID` (`<runId>:<seq>`), on this node or,
@@ -105,7 +139,7 @@ impl AgentService {
         {
             return done;
         }
-        self.submits.submit(run_id, tool_id, payload)
+        self.deliver(run_id, tool_id, payload)
     }
 
     /// The owner's side of a forwarded submit.
@@ -115,7 +149,7 @@ impl AgentService {
         tool_id: &str,
         payload: Value,
     ) -> Result<(), SubmitError> {
-        self.submits.submit(run_id, tool_id, payload)
+        self.deliver(run_id, tool_id, payload)
     }
 
     /// The owner's side of a forwarded steering message: hands it to the chat's run here, if

@@ -8,24 +8,28 @@
 //! What it must never do: grant more than its caller has. The new agent's `tools` must be a
 //! subset of the calling agent's, `allowShell`/`shellNetwork` only if the caller has them,
 //! `"confirmShell": false` only if the caller's commands run unasked, `mcpServers` only the
-//! caller's own entries, unchanged; it
-//! never writes over a built-in agent (one embedded in the binary) or a file it did not write
+//! caller's own entries, unchanged, `knowledgeBases` only those the caller may search; a
+//! team's members (and merger) must exist and hold nothing the caller lacks, by the same
+//! check ([`lacks`]); it never writes over a built-in agent (one embedded in the binary) or a file it did not write
 //! itself, and every file it writes says `"createdBy": "agent_file_create"` (shown by
 //! `GET /api/agent`).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
+use super::mcp::spec::McpServerFile;
 use super::{Args, BackendTool, ToolContext, ToolError};
-use crate::agent::catalog::{Section, builtins};
+use crate::agent::catalog::{Catalog, Section, builtins};
 use crate::agent::definition::AgentDefinition;
 
-const NAME: &str = "agent_file_create";
+/// The tool's name.
+pub const NAME: &str = "agent_file_create";
 
 /// Fields the tool sets itself from the caller's grant, never from the model's arguments.
 const GRANTS: [&str; 4] = ["allowShell", "shellNetwork", "confirmShell", "createdBy"];
@@ -59,15 +63,31 @@ pub fn is_valid_agent_id(id: &str) -> bool {
 }
 
 /// The `agent_file_create` executor.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct AgentFileCreate {
     dir: PathBuf,
+    /// Where a team's members are looked up; `None`: teams are refused.
+    catalog: Option<Arc<Catalog>>,
+}
+
+impl std::fmt::Debug for AgentFileCreate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentFileCreate").field("dir", &self.dir).finish_non_exhaustive()
+    }
 }
 
 impl AgentFileCreate {
-    /// An executor writing into `agents_dir` (created if missing).
+    /// An executor writing into `agents_dir` (created if missing). It composes no team until
+    /// it is given the catalog ([`AgentFileCreate::with_catalog`]).
     pub fn new(agents_dir: impl Into<PathBuf>) -> Self {
-        Self { dir: agents_dir.into() }
+        Self { dir: agents_dir.into(), catalog: None }
+    }
+
+    /// Checks a team's members against `catalog` (the agents they run as).
+    #[must_use]
+    pub fn with_catalog(mut self, catalog: Arc<Catalog>) -> Self {
+        self.catalog = Some(catalog);
+        self
     }
 
     /// The agent definition the arguments describe, and its id.
@@ -154,6 +174,7 @@ impl AgentFileCreate {
     ) -> Result<Value, ToolError> {
         let (id, mut definition) = Self::definition(args)?;
         grant(&mut definition, args, caller)?;
+        check_members(&definition, caller, self.catalog.as_deref())?;
         let refused = |reason: String| ToolError::Refused { tool: NAME.into(), reason };
         if builtins(Section::Agents).get_file(format!("{id}.json")).is_some() {
             return Err(refused(format!(
@@ -181,48 +202,116 @@ impl AgentFileCreate {
     }
 }
 
-/// Checks the requested tools and shell flags against the caller's and marks the file.
+/// What an agent may do: the capabilities `agent_file_create` may pass on only when the
+/// caller holds them too. One shape for the file being written (from the model's arguments)
+/// and for a team member it names (from the catalog), so both go through [`lacks`].
+#[derive(Debug, Default)]
+struct Capabilities {
+    tools: Vec<String>,
+    /// `mcpServers` entries, as a file spells them.
+    mcp_servers: Vec<McpServerFile>,
+    allow_shell: bool,
+    shell_network: bool,
+    /// `"confirmShell": false`: commands run unasked.
+    unasked: bool,
+    /// `knowledgeBases`; `None`: every base.
+    knowledge_bases: Option<Vec<String>>,
+}
+
+impl Capabilities {
+    /// What an existing agent (a team member) holds.
+    fn of(agent: &AgentDefinition) -> Self {
+        Self {
+            tools: agent.tools.clone(),
+            mcp_servers: agent.file.mcp_servers.clone(),
+            allow_shell: agent.shell.allow,
+            shell_network: agent.shell.network,
+            unasked: agent.shell.allow && !agent.shell.confirm,
+            knowledge_bases: agent.knowledge_bases.clone(),
+        }
+    }
+}
+
+/// Why `want` holds more than `caller` (`None`: a caller with nothing), if it does: the one
+/// "never grants what the caller lacks" rule, for the file written and for every member of
+/// a team it composes.
+fn lacks(want: &Capabilities, caller: Option<&AgentDefinition>) -> Option<String> {
+    let caller_tools: &[String] = caller.map_or(&[], |c| c.tools.as_slice());
+    let extra: Vec<&str> =
+        want.tools.iter().filter(|t| !caller_tools.contains(t)).map(String::as_str).collect();
+    if !extra.is_empty() {
+        return Some(format!(
+            "an agent can only be given tools its creator has; not available to you: {} \
+             (yours: {})",
+            extra.join(", "),
+            if caller_tools.is_empty() { "none".to_owned() } else { caller_tools.join(", ") }
+        ));
+    }
+    // An MCP server is a program or endpoint with the caller's reach: only the caller's own
+    // server definitions, unchanged, may be passed on.
+    let caller_servers = caller.map_or(&[][..], |c| c.file.mcp_servers.as_slice());
+    if let Some(i) = want.mcp_servers.iter().position(|s| !caller_servers.contains(s)) {
+        return Some(mcp_refusal(i));
+    }
+    let shell = caller.map(|c| c.shell).unwrap_or_default();
+    if want.allow_shell && !shell.allow {
+        return Some("\"allowShell\" can only be set by an agent that has it".into());
+    }
+    if want.shell_network && !shell.network {
+        return Some("\"shellNetwork\" can only be set by an agent that has it".into());
+    }
+    if want.unasked && shell.confirm {
+        return Some(
+            "\"confirmShell\": false can only be set by an agent whose own commands run unasked"
+                .into(),
+        );
+    }
+    // Which bases matter only to an agent that can search them.
+    let searches = want.tools.iter().any(|t| t == crate::knowledge::tool::NAME);
+    if let (true, Some(allowed)) = (searches, caller.and_then(|c| c.knowledge_bases.as_ref())) {
+        let beyond: Vec<&str> = match &want.knowledge_bases {
+            None => vec!["every knowledge base"],
+            Some(list) => {
+                list.iter().filter(|k| !allowed.contains(k)).map(String::as_str).collect()
+            }
+        };
+        if !beyond.is_empty() {
+            return Some(format!(
+                "an agent can only be given knowledge bases its creator may search; not \
+                 available to you: {} (yours: {})",
+                beyond.join(", "),
+                allowed.join(", ")
+            ));
+        }
+    }
+    None
+}
+
+fn mcp_refusal(i: usize) -> String {
+    format!(
+        "mcpServers[{i}]: an agent can only be given MCP servers its creator has, exactly as \
+         its creator's file defines them"
+    )
+}
+
+/// Checks the requested tools, MCP servers, shell flags and knowledge bases against the
+/// caller's and marks the file.
 fn grant(
     definition: &mut Value,
     args: &Value,
     caller: Option<&AgentDefinition>,
 ) -> Result<(), ToolError> {
     let refused = |reason: String| ToolError::Refused { tool: NAME.into(), reason };
-    let caller_tools: &[String] = caller.map_or(&[], |c| c.tools.as_slice());
-    let caller_shell = caller.map(|c| c.shell).unwrap_or_default();
     let a = Args::new(NAME, args)?;
-    let extra: Vec<&str> = a
-        .opt_str_array("tools")?
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|t| !caller_tools.iter().any(|c| c == t))
-        .collect();
-    if !extra.is_empty() {
-        return Err(refused(format!(
-            "an agent can only be given tools its creator has; not available to you: {} \
-             (yours: {})",
-            extra.join(", "),
-            if caller_tools.is_empty() { "none".to_owned() } else { caller_tools.join(", ") }
-        )));
-    }
-    // An MCP server is a program or endpoint with the caller's reach: only the caller's own
-    // server definitions, unchanged, may be passed on.
+    let mut mcp_servers = Vec::new();
     if let Some(servers) = a.get("mcpServers") {
-        let caller_servers = caller.map_or(&[][..], |c| c.file.mcp_servers.as_slice());
         let list = servers
             .as_array()
             .ok_or_else(|| a.error("\"mcpServers\" must be an array of server definitions"))?;
         for (i, entry) in list.iter().enumerate() {
-            let known = serde_json::from_value::<crate::agent::tools::mcp::spec::McpServerFile>(
-                entry.clone(),
-            )
-            .is_ok_and(|e| caller_servers.contains(&e));
-            if !known {
-                return Err(refused(format!(
-                    "mcpServers[{i}]: an agent can only be given MCP servers its creator has, \
-                     exactly as its creator's file defines them"
-                )));
-            }
+            let parsed = serde_json::from_value::<McpServerFile>(entry.clone())
+                .map_err(|_| refused(mcp_refusal(i)))?;
+            mcp_servers.push(parsed);
         }
     }
     let flag_or = |field: &str, default: bool| -> Result<bool, ToolError> {
@@ -235,31 +324,84 @@ fn grant(
     let lists_bash = definition["tools"].as_array().is_some_and(|t| t.iter().any(|t| t == "bash"));
     // A new agent with `bash` needs `allowShell` to load; the caller has it, or bash was refused.
     let allow_shell = flag_or("allowShell", false)? || lists_bash;
-    let shell_network = flag_or("shellNetwork", false)?;
-    let unasked = allow_shell && !flag_or("confirmShell", true)?;
-    if allow_shell && !caller_shell.allow {
-        return Err(refused("\"allowShell\" can only be set by an agent that has it".into()));
-    }
-    if shell_network && !caller_shell.network {
-        return Err(refused("\"shellNetwork\" can only be set by an agent that has it".into()));
-    }
-    if unasked && caller_shell.confirm {
-        return Err(refused(
-            "\"confirmShell\": false can only be set by an agent whose own commands run unasked"
-                .into(),
-        ));
+    let knowledge_bases = match a.get("knowledgeBases") {
+        None => None,
+        Some(v) => Some(
+            serde_json::from_value::<Vec<String>>(v.clone())
+                .map_err(|_| a.error("\"knowledgeBases\" must be an array of strings"))?,
+        ),
+    };
+    let want = Capabilities {
+        tools: a
+            .opt_str_array("tools")?
+            .unwrap_or_default()
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
+        mcp_servers,
+        allow_shell,
+        shell_network: flag_or("shellNetwork", false)?,
+        unasked: allow_shell && !flag_or("confirmShell", true)?,
+        // Unsaid, the new agent searches what its creator may (not every base).
+        knowledge_bases: knowledge_bases.or_else(|| caller.and_then(|c| c.knowledge_bases.clone())),
+    };
+    if let Some(reason) = lacks(&want, caller) {
+        return Err(refused(reason));
     }
     if let Some(out) = definition.as_object_mut() {
-        if allow_shell {
+        if want.allow_shell {
             out.insert("allowShell".into(), json!(true));
         }
-        if shell_network {
+        if want.shell_network {
             out.insert("shellNetwork".into(), json!(true));
         }
-        if unasked {
+        if want.unasked {
             out.insert("confirmShell".into(), json!(false));
         }
+        if let Some(bases) = &want.knowledge_bases {
+            out.insert("knowledgeBases".into(), json!(bases));
+        }
         out.insert("createdBy".into(), json!(NAME));
+    }
+    Ok(())
+}
+
+/// A team's members (and a parallel team's merger) run with their own definitions: each must
+/// exist in `catalog` and hold nothing the caller lacks. Without a catalog no member can be
+/// checked, so no team is written.
+fn check_members(
+    definition: &Value,
+    caller: Option<&AgentDefinition>,
+    catalog: Option<&Catalog>,
+) -> Result<(), ToolError> {
+    let refused = |reason: String| ToolError::Refused { tool: NAME.into(), reason };
+    let mut keys: Vec<&str> = definition["members"]
+        .as_array()
+        .map(|m| m.iter().filter_map(Value::as_str).map(str::trim).collect())
+        .unwrap_or_default();
+    keys.extend(definition["merger"].as_str().map(str::trim));
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let Some(catalog) = catalog else {
+        return Err(refused(
+            "a team cannot be composed here: its members' capabilities cannot be checked".into(),
+        ));
+    };
+    let snapshot = catalog.snapshot();
+    for key in keys {
+        let Some(member) = snapshot.agent(key) else {
+            return Err(refused(format!(
+                "team member `{key}` does not exist; a team's members must exist so what they \
+                 may do can be checked against yours"
+            )));
+        };
+        if let Some(reason) = lacks(&Capabilities::of(&member), caller) {
+            return Err(refused(format!(
+                "a team's members may hold nothing its creator lacks; member `{key}` does: \
+                 {reason}"
+            )));
+        }
     }
     Ok(())
 }

@@ -44,6 +44,10 @@ pub enum SubmitError {
         /// The tool id.
         tool_id: String,
     },
+    /// The run cannot take the answer now (a workflow run parked on a human node has no run
+    /// slot to go on with); it keeps waiting, so the same submit may be sent again.
+    #[error("{0}")]
+    Busy(String),
 }
 
 enum Release {

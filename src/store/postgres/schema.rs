@@ -143,6 +143,19 @@ const MIGRATIONS: &[Migration] = &[
         CREATE INDEX kb_documents_by_kb ON kb_documents (kb);
     ",
     },
+    Migration {
+        version: 6,
+        name: "who holds each upload",
+        // Uploads from before have no holder: only the owner or an admin deletes them.
+        sql: "
+        CREATE TABLE upload_holders (
+            upload_id text NOT NULL REFERENCES uploads (id) ON DELETE CASCADE,
+            holder    text NOT NULL,
+            PRIMARY KEY (upload_id, holder)
+        );
+        CREATE INDEX upload_holders_by_holder ON upload_holders (holder);
+    ",
+    },
 ];
 
 /// Any fixed key: the advisory lock migrations run under.

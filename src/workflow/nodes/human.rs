@@ -2,7 +2,8 @@
 //! tool does: registered before `tool.start` (tool id = the node id, type `html`, the
 //! viewport as `toolApi`), the form data as `tool.args`, then `tool.end`; `POST /api/submit`
 //! with the run id and the node id answers, and `payload.params` is the output. Bounded by
-//! `timeoutMs` (default the hub's, at most an hour) and the run's cancellation.
+//! `timeoutMs` (default the hub's, at most an hour) and the run's cancellation. While it
+//! waits the run is parked: it gives its run slot back (`slots.rs`).
 
 use std::time::Duration;
 
@@ -99,6 +100,10 @@ pub(super) async fn run(config: &Config, ctx: &NodeCtx) -> Result<NodeResult, No
         .submits
         .expect(&ctx.run_id, &tool_id)
         .map_err(|e| NodeError::new(e.to_string()))?;
+    // Waiting on a person holds no run slot (unless other nodes of the run are working); the
+    // answer takes one back before it is delivered. Parked before the client hears of the
+    // form, so a client that saw it finds the slot free.
+    let parked = ctx.slots.park(&ctx.run_id);
     ctx.sink.emit(EventBody::ToolStart {
         tool_id: tool_id.clone(),
         run_id: ctx.run_id.clone(),
@@ -116,7 +121,9 @@ pub(super) async fn run(config: &Config, ctx: &NodeCtx) -> Result<NodeResult, No
     });
     ctx.sink.emit(EventBody::ToolEnd { tool_id: tool_id.clone() });
     let timeout = config.timeout_ms.map(Duration::from_millis);
-    match pending.wait(timeout, &ctx.cancel).await {
+    let answer = pending.wait(timeout, &ctx.cancel).await;
+    drop(parked);
+    match answer {
         Ok(answer) => {
             ctx.sink.emit(EventBody::ToolResult { tool_id, result: answer.clone() });
             Ok(NodeResult::output(answer))

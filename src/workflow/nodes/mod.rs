@@ -96,6 +96,10 @@ pub struct NodeCtx {
     pub sink: Arc<EventSink>,
     /// Cancelled when the run stops.
     pub cancel: CancellationToken,
+    /// The run slots (a `human` node parks its run while it waits).
+    pub slots: Arc<super::slots::Slots>,
+    /// How long an `llm` or `agent` node waits for a slot of the agent run cap.
+    pub agent_wait: std::time::Duration,
 }
 
 /// What a finished node produced.
