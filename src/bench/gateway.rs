@@ -403,8 +403,12 @@ async fn start_gateway(mock: &MockLlm) -> anyhow::Result<ServerChild> {
             ("OPENAI_BASE_URL", &base_url),
             ("NO_PROXY", "127.0.0.1,localhost"),
             ("RUST_LOG", "warn"),
-            // Thousands of concurrent runs on purpose: the server's run cap (64) would refuse them.
+            // Thousands of concurrent runs on purpose: the server's run cap (64) would refuse them,
+            // and so would the shares one credential may hold (64 requests in flight, a quarter
+            // of the connections): every stream here is the owner's.
             ("AGENT_MAX_RUNS", "1000000"),
+            ("BOARDSMITH_MAX_REQUESTS_PER_KEY", "1000000"),
+            ("BOARDSMITH_MAX_CONNECTIONS_PER_KEY", "1000000"),
         ],
     )
     .await
