@@ -306,11 +306,13 @@ impl App {
             dashboards.clone(),
         )));
         let models = Arc::new(Models::new(llm));
-        let knowledge_config = match config.knowledge.clone() {
+        let mut knowledge_config = match config.knowledge.clone() {
             Some(k) => k,
             None => crate::knowledge::KnowledgeConfig::from_env(&config.data_dir)
                 .map_err(|e| anyhow::anyhow!("loading the knowledge settings: {e}"))?,
         };
+        // Documents are parsed by the same binary the sandbox workers run.
+        knowledge_config.parser.program = config.sandbox.program.clone();
         // Several nodes share the bases through the store; each node's index is a cache.
         let knowledge = if store.is_shared() {
             crate::knowledge::Knowledge::open_shared(

@@ -139,6 +139,9 @@ enum Command {
     /// Internal: serve sandbox jobs on stdin/stdout.
     #[command(name = "sandbox-worker", hide = true)]
     SandboxWorker,
+    /// Internal: parse one untrusted document from stdin (knowledge bases' PDFs).
+    #[command(name = "doc-worker", hide = true)]
+    DocWorker,
 }
 
 #[derive(Subcommand)]
@@ -275,8 +278,10 @@ enum BenchTarget {
 fn main() -> ExitCode {
     let args = Args::parse();
     let command = args.command.unwrap_or(Command::Serve { no_auth: false });
-    if let Command::SandboxWorker = command {
-        return boardsmith::sandbox::worker::main();
+    match command {
+        Command::SandboxWorker => return boardsmith::sandbox::worker::main(),
+        Command::DocWorker => return boardsmith::knowledge::worker::main(),
+        _ => {}
     }
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -349,7 +354,7 @@ fn main() -> ExitCode {
                 })
                 .await
             }
-            Command::SandboxWorker => unreachable!("handled above"),
+            Command::SandboxWorker | Command::DocWorker => unreachable!("handled above"),
         }
     });
     match result {

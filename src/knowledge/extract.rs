@@ -1,7 +1,8 @@
 //! Document formats to plain text: Markdown (markup stripped, headings kept as the context of
 //! the text under them), HTML (tags and scripts dropped, entities decoded, the `<title>`),
-//! CSV (one line per row, each value named by its header) and PDF (the pages' text, with
-//! `lopdf`). Pure and bounded by the caller's input size; knows nothing of chunks or storage.
+//! CSV (one line per row, each value named by its header). Pure and bounded by the caller's
+//! input size; knows nothing of chunks or storage. PDFs are parsed in a child process
+//! (`worker`), never here.
 
 /// A document's text, and the heading path in force from each byte offset on.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -342,30 +343,6 @@ pub fn csv(bytes: &[u8], max_rows: usize) -> Result<Extracted, String> {
         }
     }
     Ok(Extracted::plain(text.trim_end()))
-}
-
-/// PDF to text: each page's text in order (`lopdf`), pages separated by a blank line. A PDF
-/// without extractable text (scanned images) is an error saying so.
-pub fn pdf(bytes: &[u8], max_pages: usize) -> Result<Extracted, String> {
-    let doc = lopdf::Document::load_mem(bytes).map_err(|e| format!("not a readable PDF: {e}"))?;
-    let pages: Vec<u32> = doc.get_pages().keys().copied().collect();
-    if pages.len() > max_pages {
-        return Err(format!("{} pages; at most {max_pages}", pages.len()));
-    }
-    let mut text = String::new();
-    for page in pages {
-        let t = doc.extract_text(&[page]).map_err(|e| format!("page {page}: {e}"))?;
-        let t = t.trim();
-        if !t.is_empty() {
-            text.push_str(t);
-            text.push_str("\n\n");
-        }
-    }
-    let text = text.trim_end().to_owned();
-    if text.is_empty() {
-        return Err("the PDF has no extractable text (a scan? OCR it first)".into());
-    }
-    Ok(Extracted::plain(text))
 }
 
 #[cfg(test)]

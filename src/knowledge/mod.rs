@@ -16,9 +16,11 @@
 pub mod chunk;
 pub mod eval;
 pub mod extract;
+pub mod hostile_pdf;
 pub mod index;
 mod shared;
 pub mod tool;
+pub mod worker;
 
 pub use shared::{KbCopy, copy_index};
 
@@ -81,6 +83,8 @@ pub struct KnowledgeConfig {
     pub chunk: ChunkConfig,
     /// Bounds.
     pub limits: KbLimits,
+    /// The child process that parses PDFs, and its bounds.
+    pub parser: worker::ParserConfig,
 }
 
 /// The `[knowledge]` section of `boardsmith.toml`.
@@ -108,6 +112,7 @@ impl KnowledgeConfig {
             embedding_model: None,
             chunk: ChunkConfig::default(),
             limits: KbLimits::default(),
+            parser: worker::ParserConfig::default(),
         }
     }
 
@@ -163,6 +168,14 @@ pub enum KnowledgeError {
     /// A format that cannot be read.
     #[error("{0}")]
     Unsupported(String),
+    /// The document ran into one of its parser's bounds (nesting, memory, CPU time...).
+    #[error("{message}")]
+    ParserLimit {
+        /// Which bound.
+        limit: worker::ParseLimit,
+        /// What happened, for the analyst.
+        message: String,
+    },
     /// A `{url}` the outbound policy refused.
     #[error("{0}")]
     Refused(String),
@@ -352,6 +365,8 @@ pub struct Knowledge {
     vectors: Arc<RwLock<Vec<VecEntry>>>,
     /// Writes one at a time: a document is never added to a base being deleted.
     writes: tokio::sync::Mutex<()>,
+    /// Parses PDFs in child processes.
+    parser: worker::DocParser,
     /// With several nodes: the store holding the bases (the index is then this node's cache
     /// of it, see `shared`).
     shared: Option<Arc<crate::store::Store>>,
@@ -440,6 +455,7 @@ impl Knowledge {
             .collect();
         Ok(Arc::new(Self {
             index: Arc::new(index),
+            parser: worker::DocParser::new(config.parser.clone()),
             config,
             models,
             sdk,
@@ -776,7 +792,7 @@ impl Knowledge {
                         "the page's type `{mime}` cannot be read; HTML, text, Markdown, CSV and PDF can"
                     )));
                 };
-                let (kind, e) = format.read(fetched.bytes).await?;
+                let (kind, e) = self.read_format(format, fetched.bytes).await?;
                 (kind, title.unwrap_or_default(), Some(fetched.url), e)
             }
             NewDocument::File { name, bytes, title } => {
@@ -788,13 +804,53 @@ impl Knowledge {
                         "`{name}`: unsupported file type; .txt, .md, .csv, .pdf and .html are"
                     ))
                 })?;
-                let (kind, e) = format.read(bytes).await?;
+                let (kind, e) = self.read_format(format, bytes).await?;
                 let stem = std::path::Path::new(&name)
                     .file_stem()
                     .map(|s| s.to_string_lossy().into_owned())
                     .unwrap_or_default();
                 let fallback = e.title.clone().unwrap_or(stem);
                 (kind, title.unwrap_or(fallback), None, e)
+            }
+        })
+    }
+
+    /// The text of `bytes` in `format`: CSV on the blocking pool, PDF in a document worker
+    /// (a hostile file costs its own child process, never the server), at most as much text
+    /// as [`MAX_CHUNKS`] chunks can hold.
+    async fn read_format(
+        &self,
+        format: Format,
+        bytes: bytes::Bytes,
+    ) -> Result<(DocKind, Extracted), KnowledgeError> {
+        let utf8 = |b: &[u8]| {
+            String::from_utf8(b.to_vec())
+                .map_err(|_| KnowledgeError::Unsupported("the text is not UTF-8".into()))
+        };
+        Ok(match format {
+            Format::Text => (DocKind::Text, Extracted::plain(utf8(&bytes)?)),
+            Format::Markdown => (DocKind::Markdown, extract::markdown(&utf8(&bytes)?)),
+            Format::Html => (DocKind::Html, extract::html(&String::from_utf8_lossy(&bytes))),
+            Format::Csv => {
+                let e = blocking(move || {
+                    extract::csv(&bytes, 200_000).map_err(KnowledgeError::Unsupported)
+                })
+                .await?;
+                (DocKind::Csv, e)
+            }
+            Format::Pdf => {
+                // Past MAX_CHUNKS chunks of the largest size the text could not be stored.
+                let max_text = MAX_CHUNKS.saturating_mul(self.config.chunk.max);
+                let e = self.parser.pdf(&bytes, max_text).await.map_err(|e| match e {
+                    worker::ParseError::Limit { limit, message } => {
+                        KnowledgeError::ParserLimit { limit, message }
+                    }
+                    worker::ParseError::Unreadable(m) => KnowledgeError::Unsupported(m),
+                    worker::ParseError::Internal(m) => {
+                        KnowledgeError::Index(format!("document worker: {m}"))
+                    }
+                })?;
+                (DocKind::Pdf, e)
             }
         })
     }
@@ -945,39 +1001,6 @@ impl Format {
             "csv" => Self::Csv,
             "pdf" => Self::Pdf,
             _ => return None,
-        })
-    }
-
-    /// The text of `bytes` in this format (PDF and CSV parsing on the blocking pool).
-    async fn read(self, bytes: bytes::Bytes) -> Result<(DocKind, Extracted), KnowledgeError> {
-        let utf8 = |b: &[u8]| {
-            String::from_utf8(b.to_vec())
-                .map_err(|_| KnowledgeError::Unsupported("the text is not UTF-8".into()))
-        };
-        Ok(match self {
-            Self::Text => (DocKind::Text, Extracted::plain(utf8(&bytes)?)),
-            Self::Markdown => (DocKind::Markdown, extract::markdown(&utf8(&bytes)?)),
-            Self::Html => (DocKind::Html, extract::html(&String::from_utf8_lossy(&bytes))),
-            Self::Csv => {
-                let e = blocking(move || {
-                    extract::csv(&bytes, 200_000).map_err(KnowledgeError::Unsupported)
-                })
-                .await?;
-                (DocKind::Csv, e)
-            }
-            Self::Pdf => {
-                // A hostile PDF must not take the server down: a panic in the parser is a
-                // refusal of this file.
-                let e = blocking(move || {
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        extract::pdf(&bytes, 2_000)
-                    }))
-                    .unwrap_or_else(|_| Err("the PDF could not be parsed".into()))
-                    .map_err(KnowledgeError::Unsupported)
-                })
-                .await?;
-                (DocKind::Pdf, e)
-            }
         })
     }
 }

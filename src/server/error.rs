@@ -285,6 +285,13 @@ impl From<crate::knowledge::KnowledgeError> for ApiError {
                 Self::TooLarge { msg, data: json!({ "limit": limit }) }
             }
             KnowledgeError::Unsupported(_) => Self::UnsupportedMediaType(msg),
+            KnowledgeError::ParserLimit {
+                limit: crate::knowledge::worker::ParseLimit::Busy,
+                ..
+            } => Self::TooMany(msg),
+            KnowledgeError::ParserLimit { limit, .. } => {
+                Self::TooLarge { msg, data: json!({ "parserLimit": limit }) }
+            }
             KnowledgeError::Refused(_) => Self::Forbidden(msg),
             KnowledgeError::Fetch(_) => Self::BadGateway(msg),
             KnowledgeError::Embedding(inner) => match Self::from(inner) {

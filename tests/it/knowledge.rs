@@ -13,7 +13,7 @@ use crate::support::{llm_config, spawn_app, spawn_app_in, spawn_app_with};
 
 /// A `multipart/form-data` body by hand: `(content type, bytes)` for `(name, file name, bytes)`
 /// parts (no file name: a plain field).
-fn multipart(parts: &[(&str, Option<&str>, &[u8])]) -> (String, Vec<u8>) {
+pub(crate) fn multipart(parts: &[(&str, Option<&str>, &[u8])]) -> (String, Vec<u8>) {
     let boundary = "kb-test-boundary-7f3a";
     let mut body = Vec::new();
     for (name, file, bytes) in parts {
@@ -33,7 +33,7 @@ fn multipart(parts: &[(&str, Option<&str>, &[u8])]) -> (String, Vec<u8>) {
     (format!("multipart/form-data; boundary={boundary}"), body)
 }
 
-fn post_form(
+pub(crate) fn post_form(
     client: &reqwest::Client,
     url: String,
     form: &(String, Vec<u8>),
@@ -41,7 +41,7 @@ fn post_form(
     client.post(url).header("content-type", form.0.clone()).body(form.1.clone())
 }
 
-async fn make_kb(app: &crate::support::TestApp, name: &str) -> String {
+pub(crate) async fn make_kb(app: &crate::support::TestApp, name: &str) -> String {
     let (status, body) = app.post("/api/kb", json!({"name": name, "description": "notes"})).await;
     assert_eq!(status, 201, "{body}");
     body["data"]["id"].as_str().unwrap().to_owned()

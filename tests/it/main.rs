@@ -31,6 +31,7 @@ mod gateway_api;
 mod gateway_modes;
 mod gateway_query;
 mod hostile;
+mod hostile_documents;
 mod images;
 mod knowledge;
 mod llm_anthropic;
