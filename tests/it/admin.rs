@@ -351,3 +351,119 @@ async fn prompt_templates_are_shared_by_agents_take_effect_at_once_and_render_wi
     assert_eq!(desk["problems"], json!(null), "{desk}");
     app.stop().await;
 }
+
+/// Issue 36: changing a provider's URL without re-sending its key sent the sealed key to the
+/// new URL. Now the key stays only while kind and URL do; the new listener never sees it.
+#[tokio::test]
+async fn a_stored_key_never_follows_its_provider_to_a_new_url_or_kind() {
+    let turns = || Script { turns: vec![text_turn("hi", 100)] };
+    let first = MockLlm::start(turns(), 0).await.unwrap();
+    let second = MockLlm::start(turns(), 0).await.unwrap();
+    let app = support::spawn_app().await;
+    let secret = "sk-admin-follow-1a2b3c4d";
+    let at = |mock: &MockLlm| {
+        json!({"kind": "openai", "baseUrl": format!("{}/v1", mock.url()),
+                                     "defaultModel": "mock-model"})
+    };
+    let mut with_key = at(&first);
+    with_key["apiKey"] = json!(secret);
+    let (status, body) = put(&app, "/api/admin/providers/local", with_key).await;
+    assert_eq!(status, 200, "{body}");
+
+    // The same destination (spelled with a trailing slash), another default model: kept.
+    let mut same = at(&first);
+    same["baseUrl"] = json!(format!("{}/v1/", first.url()));
+    same["defaultModel"] = json!("mock-model-2");
+    let (status, body) = put(&app, "/api/admin/providers/local", same).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["data"]["hasKey"], true, "{body}");
+    assert_eq!(complete(&app, "local/mock-model").await.0, 200);
+    let bearer = format!("Bearer {secret}");
+    assert_eq!(first.requests().last().unwrap().auth.as_deref(), Some(bearer.as_str()));
+
+    // Another URL without the key: dropped, and never sent there.
+    let (status, body) = put(&app, "/api/admin/providers/local", at(&second)).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["data"]["hasKey"], false, "{body}");
+    assert!(body["data"].get("keyHint").is_none(), "{body}");
+    let _ = complete(&app, "local/mock-model").await;
+    // Back to the first URL: the key does not come back either.
+    let (status, body) = put(&app, "/api/admin/providers/local", at(&first)).await;
+    assert_eq!((status, &body["data"]["hasKey"]), (200, &json!(false)), "{body}");
+    let _ = complete(&app, "local/mock-model").await;
+    assert!(
+        second.requests().iter().all(|r| r.auth.as_deref() != Some(bearer.as_str())),
+        "the new URL never received the key: {:?}",
+        second.requests().iter().map(|r| r.auth.clone()).collect::<Vec<_>>()
+    );
+    let sent =
+        first.requests().iter().filter(|r| r.auth.as_deref() == Some(bearer.as_str())).count();
+    assert_eq!(sent, 1, "only the call made before the change carried it");
+
+    // Another kind at the same URL is another destination too.
+    let mut with_key = at(&second);
+    with_key["apiKey"] = json!(secret);
+    assert_eq!(put(&app, "/api/admin/providers/local", with_key).await.0, 200);
+    let mut other_kind = at(&second);
+    other_kind["kind"] = json!("anthropic");
+    let (status, body) = put(&app, "/api/admin/providers/local", other_kind).await;
+    assert_eq!((status, &body["data"]["hasKey"]), (200, &json!(false)), "{body}");
+    app.stop().await;
+}
+
+/// Issue 36: `apiKeyEnv: "BOARDSMITH_TOKEN"` sent the master token to the provider's URL, and
+/// `"OPENAI_API_KEY"` the OpenAI key to any URL.
+#[tokio::test]
+async fn api_key_env_names_only_provider_keys_and_only_for_their_own_url() {
+    let mock = MockLlm::start(Script { turns: vec![text_turn("hi", 100)] }, 0).await.unwrap();
+    let app = support::spawn_app().await;
+    let url = format!("{}/v1", mock.url());
+    let cases = [
+        ("BOARDSMITH_TOKEN", "is one of the server's own settings"),
+        ("BOARDSMITH_DATABASE_URL", "is one of the server's own settings"),
+        ("OPENAI_API_KEY", "is sent only to https://api.openai.com/v1 (openai)"),
+        ("HOME", "is not a provider key variable of this server"),
+        ("AWS_SECRET_ACCESS_KEY", "is not a provider key variable of this server"),
+    ];
+    for (name, why) in cases {
+        let body = json!({"kind": "openai", "baseUrl": url, "apiKeyEnv": name,
+                          "defaultModel": "mock-model"});
+        let (status, answer) = put(&app, "/api/admin/providers/local", body).await;
+        assert_eq!(status, 400, "{name}: {answer}");
+        assert_eq!(answer["data"]["param"], "providers.local.apiKeyEnv", "{answer}");
+        let msg = answer["msg"].as_str().unwrap();
+        assert!(msg.contains(&format!("`{name}` {why}")), "{name}: {msg}");
+    }
+    // The official URL may use the environment's OpenAI key (left out: the built-in's URL).
+    let (status, body) = put(
+        &app,
+        "/api/admin/providers/openai",
+        json!({"kind": "openai", "apiKeyEnv": "OPENAI_API_KEY"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    // Nothing was defined by the refusals, and nothing reached the listener.
+    let (_, providers) = app.get("/api/admin/providers").await;
+    let keys: Vec<&str> =
+        providers["data"].as_array().unwrap().iter().map(|p| p["key"].as_str().unwrap()).collect();
+    assert_eq!(keys, ["openai"]);
+    assert!(mock.requests().is_empty());
+    app.stop().await;
+}
+
+/// A stdio MCP server may not bind the host's `/proc`, `/sys` or `/dev` (or `/`): 400 naming
+/// the entry.
+#[tokio::test]
+async fn mcp_read_only_paths_never_reach_the_hosts_kernel_views() {
+    let app = support::spawn_app().await;
+    for path in ["/proc", "/", "/sys/kernel", "/opt/../dev"] {
+        let body = json!({"command": "cat", "readOnlyPaths": ["/opt/tools", path]});
+        let (status, answer) = put(&app, "/api/admin/mcp-servers/fs", body).await;
+        assert_eq!(status, 400, "{path}: {answer}");
+        assert_eq!(answer["data"]["param"], "readOnlyPaths[1]", "{answer}");
+        assert!(answer["msg"].as_str().unwrap().contains("would show the host's"), "{answer}");
+    }
+    let body = json!({"command": "cat", "readOnlyPaths": ["/opt/tools"]});
+    assert_eq!(put(&app, "/api/admin/mcp-servers/fs", body).await.0, 200);
+    app.stop().await;
+}

@@ -1,6 +1,10 @@
 //! The `bash` tool's sandbox with real processes: the escape corpus of issue 16 (computed
 //! paths, symlinks, `/proc`, the server's environment, writes, network, the data dir and its
-//! token, fork bombs, `setsid` children), the limits, and the refusals the model is told.
+//! token, fork bombs, `setsid` children), the limits, and the refusals the model is told; and
+//! issue 36's: the server's configuration out of reach (a real `boardsmith serve` whose model
+//! tries to switch authentication off from the shell; masks over missing folders; the
+//! workspace never the server's directory) and stdio MCP servers' `readOnlyPaths` losing to
+//! the masks.
 //!
 //! "Contained" means: a file outside the workspace (a secret the test writes next to it, a
 //! token in a data dir) is not readable or writable by any means, because it does not exist in
@@ -12,8 +16,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use boardsmith::agent::definition::{AgentDefinition, parse};
-use boardsmith::agent::tools::{BackendTools, BashConfig, ToolContext, ToolError, ToolsConfig};
+use boardsmith::agent::tools::bash::ConfinedProgram;
+use boardsmith::agent::tools::{
+    BackendTools, BashConfig, BashTool, ToolContext, ToolError, ToolsConfig,
+};
+use boardsmith::llm::mock::{MockLlm, Script};
 use serde_json::{Value, json};
+
+use crate::support::{self, node::Node};
 
 /// An agent file's shell grant, as the run loop passes it in the context.
 fn agent(allow: bool, network: bool) -> Arc<AgentDefinition> {
@@ -372,4 +382,203 @@ async fn refusals_name_the_reason() {
         "{reason}"
     );
     assert!(!missing.work().join("ran").exists() && !broken.work().join("ran").exists());
+}
+
+/// The refusal's reason, or a panic.
+fn refusal(r: Result<Value, ToolError>) -> String {
+    match r {
+        Err(ToolError::Refused { tool, reason }) if tool == "bash" => reason,
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+/// Issue 36: `printf '[server]\nauth = false\n' > boardsmith.toml`, approved, switched
+/// authentication off after a restart. Here a real `boardsmith serve` (its configuration, agents
+/// and workflows folders and data dir in its working directory, no workspace configured) runs
+/// a model-written command that tries every way to the server's files.
+#[tokio::test]
+async fn a_served_shell_cannot_touch_the_servers_configuration_folders_or_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let command = format!(
+        "printf '[server]\\nauth = false\\n' > boardsmith.toml; printf 'K=v\\n' > .env; \
+         for d in . .. {root}; do \
+           printf '[server]\\nauth = false\\n' > $d/boardsmith.toml; printf 'K=v\\n' > $d/.env; \
+           for f in agents tools viewports workflows; do echo '{{}}' > $d/$f/planted.json; done; \
+         done; cat {root}/data/token ../data/token; pwd",
+        root = root.display()
+    );
+    let mock = MockLlm::start(
+        Script {
+            turns: vec![
+                support::tool_call_turn("call_1", "bash", json!({"command": command}), 1),
+                crate::openai_api::text_turn("done", 100),
+            ],
+        },
+        0,
+    )
+    .await
+    .unwrap();
+    support::node::mock_model(&root, &mock.url(), "mock-model", false);
+    let config = std::fs::read_to_string(root.join("boardsmith.toml")).unwrap();
+    for sub in ["agents", "tools", "viewports", "workflows"] {
+        std::fs::create_dir_all(root.join(sub)).unwrap();
+    }
+    let shell = json!({"mode": "REACT", "tools": ["bash"], "allowShell": true,
+                       "confirmShell": false, "react": {"systemPrompt": "You run commands."}});
+    std::fs::write(root.join("agents/shell.json"), shell.to_string()).unwrap();
+    let token = "bs-test-token-36a9c1e2";
+    // The node's environment is cleared: bwrap is found on this PATH.
+    let node = Node::start(&root, token, &[("PATH", std::env::var("PATH").unwrap())]).await;
+    let r = node
+        .http
+        .post(node.url("/api/query"))
+        .json(&json!({"message": "switch auth off", "agentKey": "shell"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let events = support::sse_events(r).await;
+    let result = events.iter().find(|(_, t, _)| t == "tool.result").expect("the command ran");
+    let out = &result.2["result"];
+    assert!(out["stdout"].is_string(), "the command ran: {events:?}");
+    let seen = text(out);
+
+    // The command ran in a folder of its own: what it wrote there is its own business.
+    let workspace = root.join("workspace");
+    assert!(
+        out["stdout"].as_str().unwrap().ends_with(&format!("{}\n", workspace.display())),
+        "{out}"
+    );
+    assert!(workspace.join("boardsmith.toml").is_file());
+    // Nothing of the server's changed, and its token was not read.
+    assert_eq!(std::fs::read_to_string(root.join("boardsmith.toml")).unwrap(), config);
+    assert!(!root.join(".env").exists(), "{seen}");
+    for sub in ["agents", "tools", "viewports", "workflows"] {
+        assert!(!root.join(sub).join("planted.json").exists(), "{sub}: {seen}");
+    }
+    assert!(!seen.contains(token), "{seen}");
+    let on_disk = std::fs::read_to_string(root.join("data/token")).unwrap_or_default();
+    assert!(on_disk.is_empty() || !seen.contains(on_disk.trim()), "{seen}");
+    assert!(seen.contains("No such file or directory"), "{seen}");
+    // Authentication is still on.
+    let anonymous = reqwest::get(node.url("/api/keys")).await.unwrap();
+    assert_eq!(anonymous.status(), 401);
+}
+
+/// The server's folders and files are masked even when they do not exist yet, and a command
+/// can neither write them, nor rename a parent away to build an unmasked twin.
+#[tokio::test]
+async fn missing_server_folders_inside_the_workspace_are_masked_and_cannot_be_moved_aside() {
+    let shell = Shell::with(|c| {
+        let work = c.working_dir.clone();
+        c.read_only_paths
+            .extend(["tools", "viewports", "workflows", "deep/er/agents"].map(|p| work.join(p)));
+        c.hidden_paths.push(work.join("data2"));
+    });
+    let work = shell.work();
+    for p in ["tools", "viewports", "workflows", "deep/er/agents", "data2"] {
+        assert!(!work.join(p).exists(), "{p} is missing before the first command");
+    }
+    let out = shell
+        .run(
+            "for f in tools viewports workflows deep/er/agents data2; do \
+               echo '{}' > $f/planted.json; mkdir $f/sub; done; \
+             mv workflows wf2; rm -rf tools; mv deep moved; mv deep/er deep/er2; \
+             mkdir -p x/agents && echo '{}' > x/agents/ok.json; \
+             ls -A tools viewports workflows deep/er/agents data2 | grep -c json",
+        )
+        .await;
+    let seen = text(&out);
+    assert!(out["stdout"].as_str().unwrap().starts_with('0'), "{seen}");
+    assert!(seen.contains("Read-only file system"), "{seen}");
+    assert!(seen.contains("Device or resource busy"), "{seen}");
+    for p in ["tools", "viewports", "workflows", "deep/er/agents", "data2"] {
+        // The mount point bwrap made is left on the host, empty: the same as none.
+        let entries = std::fs::read_dir(work.join(p)).unwrap().count();
+        assert_eq!(entries, 0, "{p}: {seen}");
+    }
+    assert!(!work.join("wf2").exists() && !work.join("moved").exists(), "{seen}");
+    assert!(!work.join("deep/er2").exists(), "{seen}");
+    // Elsewhere the workspace stays writable.
+    assert!(work.join("x/agents/ok.json").is_file(), "{seen}");
+}
+
+#[tokio::test]
+async fn the_workspace_is_never_the_servers_directory() {
+    let cwd = std::env::current_dir().unwrap().canonicalize().unwrap();
+    let parent = cwd.parent().unwrap().to_owned();
+    let cases: [(&str, Box<dyn Fn(&mut BashConfig)>); 3] = [
+        ("workspace", Box::new(|c| c.working_dir = PathBuf::from("."))),
+        ("around it", Box::new(move |c| c.working_dir = parent.clone())),
+        ("allowed path", Box::new(|c| c.allowed_paths = vec![PathBuf::from(".")])),
+    ];
+    for (what, adjust) in cases {
+        let shell = Shell::with(adjust);
+        let reason =
+            refusal(shell.call(Some(agent(true, false)), json!({"command": "true"})).await);
+        assert!(
+            reason.starts_with("the shell is disabled on this server: the shell's writable tree")
+                && reason.contains(&format!("the server's working directory ({})", cwd.display()))
+                && reason.contains("AGENT_BASH_WORKING_DIRECTORY"),
+            "{what}: {reason}"
+        );
+    }
+    // Without a setting the workspace is a folder of its own in the working directory.
+    assert_eq!(BashConfig::new("workspace").working_dir, PathBuf::from("workspace"));
+}
+
+/// Runs `cat path` as a stdio MCP server would be run, with `read_only` bound; its output, or
+/// the refusal.
+async fn confined_cat(shell: &Shell, path: &Path, read_only: &[PathBuf]) -> Result<String, String> {
+    let mut config = BashConfig::new(shell.work());
+    config.hidden_paths = vec![shell.work().join("data"), shell.root().join("outside-data")];
+    let tool = BashTool::new(config);
+    let args = [path.display().to_string()];
+    let program = ConfinedProgram {
+        command: "cat",
+        args: &args,
+        env: &[],
+        network: false,
+        read_only,
+        memory_mb: 256,
+    };
+    let mut confined = tool.spawn_confined(&program).await?;
+    drop(confined.child.stdin.take());
+    let mut child = confined.child;
+    let out = tokio::time::timeout(Duration::from_secs(10), async {
+        use tokio::io::AsyncReadExt;
+        let (mut o, mut e) = (String::new(), String::new());
+        child.stdout.take().unwrap().read_to_string(&mut o).await.unwrap();
+        child.stderr.take().unwrap().read_to_string(&mut e).await.unwrap();
+        o + &e
+    })
+    .await
+    .unwrap();
+    Ok(out)
+}
+
+/// Issue 36: an MCP server definition whose `readOnlyPaths` covered the data dir and `/proc`
+/// read `data/token` and `secret.key`, as those binds came after the masks.
+#[tokio::test]
+async fn an_mcp_servers_read_only_paths_lose_to_the_masks() {
+    let shell = Shell::new();
+    let root = shell.root();
+    // Around the data dirs: bound, but the masks come last.
+    let token = root.join("outside-data/token");
+    let out = confined_cat(&shell, &token, std::slice::from_ref(&root)).await.unwrap();
+    assert!(!out.contains(SECRET) && out.contains("No such file or directory"), "{out}");
+    let out = confined_cat(&shell, &root.join("secret.txt"), &[root.clone()]).await.unwrap();
+    assert_eq!(out, SECRET, "the positive control: the rest of the tree is readable");
+    let inside = shell.work().join("data/token");
+    let out = confined_cat(&shell, &inside, &[shell.work()]).await.unwrap();
+    assert!(!out.contains(SECRET), "{out}");
+    // The data dir itself, the host's /proc (whose /proc/<pid>/root is every file) and `/`:
+    // refused, naming the path.
+    let err = confined_cat(&shell, &token, &[root.join("outside-data")]).await.unwrap_err();
+    assert!(err.contains("which the sandbox never shows"), "{err}");
+    for p in ["/proc", "/", "/proc/1/root/tmp"] {
+        let err = confined_cat(&shell, &token, &[PathBuf::from(p)]).await.unwrap_err();
+        assert!(err.contains("would show the host's"), "{p}: {err}");
+    }
 }
