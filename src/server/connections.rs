@@ -326,7 +326,10 @@ impl Deadline {
         } else {
             Duration::from_secs_f64(self.received as f64 / self.limits.min_rate as f64)
         };
-        self.started + self.limits.timeout + earned
+        // A timeout from the environment may be absurdly large: never overflow the clock.
+        let far = Duration::from_secs(30 * 365 * 86_400);
+        let allowed = self.limits.timeout.saturating_add(earned).min(far);
+        self.started + allowed
     }
 }
 
