@@ -102,12 +102,89 @@ fn nested(depth: usize, open: &str, close: &str) -> Vec<u8> {
     pages_with_catalog(1, stream("", ops), &format!(" /Deep {deep}"))
 }
 
-/// A page whose FlateDecode content stream inflates to `inflated` bytes of spaces (about
-/// 1,000 : 1, so 1 GiB fits in about 1 MiB).
+/// A page whose FlateDecode content stream inflates to about `inflated` zero bytes, at the
+/// format's 1032 : 1 ceiling (1 GiB in 1 MiB).
 pub fn flate_bomb(inflated: usize) -> Vec<u8> {
-    const PIECE: usize = 1 << 20;
-    let pieces = (0..inflated.div_ceil(PIECE)).map(|i| vec![b' '; PIECE.min(inflated - i * PIECE)]);
-    pages_sharing(1, stream(" /Filter /FlateDecode", &deflate(pieces)))
+    pages_sharing(1, stream(" /Filter /FlateDecode", &zlib_zeros(inflated)))
+}
+
+/// Bits into bytes, least significant first (DEFLATE's order).
+#[derive(Default)]
+struct Bits {
+    out: Vec<u8>,
+    acc: u64,
+    n: u32,
+}
+
+impl Bits {
+    fn put(&mut self, value: u64, len: u32) {
+        self.acc |= value << self.n;
+        self.n += len;
+        while self.n >= 8 {
+            self.out.push((self.acc & 0xff) as u8);
+            self.acc >>= 8;
+            self.n -= 8;
+        }
+    }
+
+    /// A Huffman code: its bits go most significant first.
+    fn code(&mut self, code: u64, len: u32) {
+        let reversed = (0..len).fold(0, |r, i| (r << 1) | ((code >> i) & 1));
+        self.put(reversed, len);
+    }
+
+    fn finish(mut self) -> Vec<u8> {
+        if self.n > 0 {
+            self.out.push((self.acc & 0xff) as u8);
+        }
+        self.out
+    }
+}
+
+/// A zlib stream of about `len` zero bytes: one dynamic-Huffman DEFLATE block whose codes are
+/// literal 0 = `10`, end = `11`, length 258 = `0` and distance 1 = `0`, so each 258 zeros
+/// after the first cost two bits (the format's 1032:1 ceiling). Written by hand: no encoder
+/// would choose these codes, and it takes no time to write 1 GiB's worth.
+fn zlib_zeros(len: usize) -> Vec<u8> {
+    let runs = len.saturating_sub(1) / 258;
+    let total = 1 + runs * 258;
+    let mut b = Bits::default();
+    b.put(1, 1); // last block
+    b.put(2, 2); // dynamic Huffman
+    b.put(29, 5); // HLIT: 286 literal/length codes
+    b.put(0, 5); // HDIST: 1 distance code
+    b.put(14, 4); // HCLEN: 18 code-length codes
+    // Code-length code lengths, in the format's order 16 17 18 0 8 7 9 6 10 5 11 4 12 3 13 2
+    // 14 1: symbol 18 (runs of zeros) gets 1 bit, symbols 1 and 2 get 2.
+    for l in [0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 2] {
+        b.put(l, 3);
+    }
+    // Canonical codes of that code: 18 = `0`, 1 = `10`, 2 = `11`.
+    let zeros = |b: &mut Bits, n: u64| {
+        b.code(0, 1);
+        b.put(n - 11, 7);
+    };
+    // Literal/length lengths: 0 → 2, 1..=255 → 0, 256 → 2, 257..=284 → 0, 285 → 1; then the
+    // one distance code's length, 1.
+    b.code(3, 2);
+    zeros(&mut b, 138);
+    zeros(&mut b, 117);
+    b.code(3, 2);
+    zeros(&mut b, 28);
+    b.code(2, 2);
+    b.code(2, 2);
+    // The data: one literal zero, then (length 258, distance 1) repeated, then the end.
+    b.code(2, 2);
+    for _ in 0..runs {
+        b.put(0, 2);
+    }
+    b.code(3, 2);
+    let mut out = vec![0x78, 0x01];
+    out.extend_from_slice(&b.finish());
+    // Adler-32 of `total` zeros: a stays 1, b adds 1 per byte.
+    let adler = (((total % 65_521) as u32) << 16) | 1;
+    out.extend_from_slice(&adler.to_be_bytes());
+    out
 }
 
 /// `pages` pages, each with its own compressed content of `lines` lines of 100 letters: a
@@ -182,6 +259,17 @@ mod tests {
         let doc = lopdf::Document::load_mem(&pdf).unwrap();
         assert_eq!(doc.get_pages().len(), 1);
         assert!(doc.extract_text(&[1]).unwrap().contains("Rates held at five percent"));
+    }
+
+    #[test]
+    fn the_bomb_inflates_to_zeros_of_the_size_asked() {
+        let pdf = flate_bomb(1 << 20);
+        assert!(pdf.len() < 3000, "{} bytes", pdf.len());
+        let doc = lopdf::Document::load_mem(&pdf).unwrap();
+        let page = *doc.get_pages().values().next().unwrap();
+        let content = doc.get_page_content(page).unwrap();
+        assert_eq!(content.len(), 1 + ((1 << 20) - 1) / 258 * 258);
+        assert!(content.iter().all(|b| *b == 0));
     }
 
     #[test]
