@@ -368,7 +368,10 @@ async fn agent_file_create_passes_on_at_most_its_callers_knowledge_bases_and_no_
         other => panic!("expected a refusal, got {other:?}"),
     };
     let err = call("wide", json!({"knowledgeBases": ["filings", "payroll"]})).await.unwrap_err();
-    assert!(refused(err).contains("knowledge bases its creator may search; not available to you: payroll"));
+    assert!(
+        refused(err)
+            .contains("knowledge bases its creator may search; not available to you: payroll")
+    );
     // Unsaid, the new agent searches what its creator may, not every base.
     call("narrow", json!({})).await.unwrap();
     let text = std::fs::read_to_string(dir.path().join("agents/narrow.json")).unwrap();

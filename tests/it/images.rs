@@ -445,7 +445,8 @@ async fn uploads_quota_share_and_delete_on(db: Option<TestDb>) {
     .await;
     let mut keys = Vec::new();
     for name in ["a", "b"] {
-        let (status, key) = app.post("/api/keys", json!({"name": name, "scopes": ["agents"]})).await;
+        let (status, key) =
+            app.post("/api/keys", json!({"name": name, "scopes": ["agents"]})).await;
         assert_eq!(status, 201, "{key}");
         keys.push(support::authed_client(key["data"]["key"].as_str().unwrap()));
     }

@@ -599,9 +599,18 @@ async fn agent_file_create_composes_no_team_whose_members_hold_what_its_creator_
             "type": "sequential", "members": members})
     };
     let turns = vec![
-        when("compose bad", once(call("c1", "agent_file_create", args("crew", json!(["helper", "runner"]))))),
-        when("compose unknown", once(call("c2", "agent_file_create", args("crew", json!(["nobody"]))))),
-        when("compose good", once(call("c3", "agent_file_create", args("crew", json!(["helper"]))))),
+        when(
+            "compose bad",
+            once(call("c1", "agent_file_create", args("crew", json!(["helper", "runner"])))),
+        ),
+        when(
+            "compose unknown",
+            once(call("c2", "agent_file_create", args("crew", json!(["nobody"])))),
+        ),
+        when(
+            "compose good",
+            once(call("c3", "agent_file_create", args("crew", json!(["helper"])))),
+        ),
         say("done"),
     ];
     let fs = json!({"name": "fs", "command": "node", "args": ["/opt/fs.js", "/srv"]});

@@ -827,7 +827,8 @@ async fn start_parked(
 }
 
 async fn submit(app: &TestApp, run_id: &str) -> (u16, Value) {
-    let body = json!({"runId": run_id, "toolId": "ask", "payload": {"params": {"confirmed": true}}});
+    let body =
+        json!({"runId": run_id, "toolId": "ask", "payload": {"params": {"confirmed": true}}});
     app.post("/api/submit", body).await
 }
 
@@ -843,7 +844,8 @@ async fn until_status(app: &TestApp, run_id: &str, status: &str) {
 
 #[tokio::test]
 async fn runs_parked_on_a_human_node_hold_no_run_slot_and_an_answer_takes_one_back() {
-    let mock = mock(vec![answer("slow", "done", 1_500)]).await;
+    // ~2 s a run (the delay is per streamed chunk).
+    let mock = mock(vec![answer("slow", "done", 400)]).await;
     let app = app_configured(Some(&mock), |c| {
         c.workflows.max_runs = 2;
         c.workflows.max_runs_per_key = 3;
@@ -901,8 +903,7 @@ async fn runs_parked_on_a_human_node_hold_no_run_slot_and_an_answer_takes_one_ba
     assert_eq!(state(&app, &parked[0]).await["outputs"]["after"], "approved");
 
     // An API key has its share of runs, parked ones included; the owner is not held to it.
-    let (status, key) =
-        app.post("/api/keys", json!({"name": "bot", "scopes": ["agents"]})).await;
+    let (status, key) = app.post("/api/keys", json!({"name": "bot", "scopes": ["agents"]})).await;
     assert_eq!(status, 201, "{key}");
     let bot = support::authed_client(key["data"]["key"].as_str().unwrap());
     for _ in 0..3 {
@@ -924,7 +925,8 @@ async fn runs_parked_on_a_human_node_hold_no_run_slot_and_an_answer_takes_one_ba
 
 #[tokio::test]
 async fn workflow_agent_nodes_take_slots_of_the_agent_run_cap() {
-    let mock = mock(vec![answer("slow", "done", 1_500), answer("fast", "ok", 200)]).await;
+    // Delays are per streamed chunk (an answer is a handful): "fast" ~0.1 s, "slow" ~3 s.
+    let mock = mock(vec![answer("slow", "done", 600), answer("fast", "ok", 20)]).await;
     let app = app_configured(Some(&mock), |c| {
         c.service.max_runs = 1;
         c.workflows.agent_wait = Duration::from_millis(1_000);
@@ -942,14 +944,13 @@ async fn workflow_agent_nodes_take_slots_of_the_agent_run_cap() {
     create(&app, pair("long", "slow")).await;
     // Held: with one slot the second node waits for the first to finish, then runs.
     let events = run(&app, "quick", json!({})).await;
-    assert_eq!(events.last().unwrap().1, "run.complete", "{:?}", types(&events));
+    assert_eq!(events.last().unwrap().1, "run.complete", "{events:?}");
     assert_eq!(mock.requests().len(), 2);
 
     // Refused: a node that gets no slot within its wait fails naming the cap.
     let r =
         app.http.post(app.url("/api/workflows/long/run")).json(&json!({})).send().await.unwrap();
-    let (stream, mut events) =
-        read_until(r, |t, d| t == "task.start" && d["taskId"] == "b").await;
+    let (stream, mut events) = read_until(r, |t, d| t == "task.start" && d["taskId"] == "b").await;
     tokio::time::sleep(Duration::from_millis(100)).await;
     // While a node's model run holds the only slot, a query is refused as at the cap.
     let (status, body) = app.post("/api/query", json!({"message": "hello"})).await;
@@ -958,7 +959,8 @@ async fn workflow_agent_nodes_take_slots_of_the_agent_run_cap() {
     rest(Box::pin(stream), &mut events).await;
     let error = last(&events)["error"]["message"].as_str().unwrap().to_owned();
     assert!(
-        error.contains("no agent run slot freed within 1000 ms") && error.contains("AGENT_MAX_RUNS"),
+        error.contains("no agent run slot freed within 1000 ms")
+            && error.contains("AGENT_MAX_RUNS"),
         "{error}"
     );
     assert_eq!(mock.requests().len(), 3, "the refused node made no model call");
