@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use boardsmith::agent::definition::{AgentDefinition, parse};
-use boardsmith::agent::tools::bash::ConfinedProgram;
+use boardsmith::agent::tools::bash::{ConfinedProgram, DEFAULT_WORKSPACE};
 use boardsmith::agent::tools::{
     BackendTools, BashConfig, BashTool, ToolContext, ToolError, ToolsConfig,
 };
@@ -508,13 +508,20 @@ async fn missing_server_folders_inside_the_workspace_are_masked_and_cannot_be_mo
 async fn the_workspace_is_never_the_servers_directory() {
     let cwd = std::env::current_dir().unwrap().canonicalize().unwrap();
     let parent = cwd.parent().unwrap().to_owned();
-    let cases: [(&str, Box<dyn Fn(&mut BashConfig)>); 3] = [
-        ("workspace", Box::new(|c| c.working_dir = PathBuf::from("."))),
-        ("around it", Box::new(move |c| c.working_dir = parent.clone())),
-        ("allowed path", Box::new(|c| c.allowed_paths = vec![PathBuf::from(".")])),
+    let dot = PathBuf::from(".");
+    // (what, workspace, allowed path)
+    let cases = [
+        ("workspace", Some(dot.clone()), None),
+        ("around it", Some(parent), None),
+        ("allowed path", None, Some(dot)),
     ];
-    for (what, adjust) in cases {
-        let shell = Shell::with(adjust);
+    for (what, work, allowed) in cases {
+        let shell = Shell::with(|c| {
+            if let Some(w) = work {
+                c.working_dir = w;
+            }
+            c.allowed_paths.extend(allowed);
+        });
         let reason =
             refusal(shell.call(Some(agent(true, false)), json!({"command": "true"})).await);
         assert!(
@@ -525,7 +532,9 @@ async fn the_workspace_is_never_the_servers_directory() {
         );
     }
     // Without a setting the workspace is a folder of its own in the working directory.
-    assert_eq!(BashConfig::new("workspace").working_dir, PathBuf::from("workspace"));
+    if std::env::var_os("AGENT_BASH_WORKING_DIRECTORY").is_none() {
+        assert_eq!(BashConfig::from_env().working_dir, PathBuf::from(DEFAULT_WORKSPACE));
+    }
 }
 
 /// Runs `cat path` as a stdio MCP server would be run, with `read_only` bound; its output, or
@@ -568,7 +577,8 @@ async fn an_mcp_servers_read_only_paths_lose_to_the_masks() {
     let token = root.join("outside-data/token");
     let out = confined_cat(&shell, &token, std::slice::from_ref(&root)).await.unwrap();
     assert!(!out.contains(SECRET) && out.contains("No such file or directory"), "{out}");
-    let out = confined_cat(&shell, &root.join("secret.txt"), &[root.clone()]).await.unwrap();
+    let out =
+        confined_cat(&shell, &root.join("secret.txt"), std::slice::from_ref(&root)).await.unwrap();
     assert_eq!(out, SECRET, "the positive control: the rest of the tree is readable");
     let inside = shell.work().join("data/token");
     let out = confined_cat(&shell, &inside, &[shell.work()]).await.unwrap();
