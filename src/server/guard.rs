@@ -138,7 +138,7 @@ fn check(gate: &Gate, req: &Request) -> Result<Pass, ApiError> {
         && *req.method() == Method::GET
         && let Some(token) = query_param(req.uri().query(), "token")
     {
-        return Ok(Pass::Answer(sign_in(access, token)));
+        return Ok(Pass::Answer(sign_in(access, token, over_tls(headers))));
     }
 
     let principal = if protected && access.auth_required() {
@@ -250,21 +250,45 @@ fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 
 /// `GET /?token=T`: the cookie and a redirect to `/`, or a sign-in page saying the token was
 /// wrong.
-fn sign_in(access: &Access, token: &str) -> Response {
+/// `tls`: the request reached us through TLS (see [`over_tls`]): the cookie is then `Secure`,
+/// so the browser never sends it over plain HTTP.
+fn sign_in(access: &Access, token: &str, tls: bool) -> Response {
     if !access.token_matches(token) {
         return (StatusCode::UNAUTHORIZED, Html(SIGN_IN_PAGE)).into_response();
     }
     let mut r = (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response();
     if access.auth_required() {
         let cookie = format!(
-            "{}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age={SESSION_MAX_AGE_SECS}",
-            cookie_name(access.port())
+            "{}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age={SESSION_MAX_AGE_SECS}{}",
+            cookie_name(access.port()),
+            if tls { "; Secure" } else { "" }
         );
         if let Ok(v) = HeaderValue::from_str(&cookie) {
             r.headers_mut().insert(header::SET_COOKIE, v);
         }
     }
     r
+}
+
+/// Whether the request came over TLS. The server speaks plain HTTP (TLS is the proxy's
+/// job), so only the proxy can say: `X-Forwarded-Proto: https` or `Forwarded: proto=https`.
+/// A client that sends either itself only makes its own cookie stricter.
+fn over_tls(headers: &HeaderMap) -> bool {
+    let says_https = |name: &str, value: &str| {
+        value.split([',', ';']).any(|part| {
+            let part = part.trim();
+            match name {
+                "forwarded" => part.split_once('=').is_some_and(|(k, v)| {
+                    k.trim().eq_ignore_ascii_case("proto")
+                        && v.trim_matches('"').eq_ignore_ascii_case("https")
+                }),
+                _ => part.eq_ignore_ascii_case("https"),
+            }
+        })
+    };
+    ["x-forwarded-proto", "forwarded"].iter().any(|name| {
+        headers.get_all(*name).iter().filter_map(|v| v.to_str().ok()).any(|v| says_https(name, v))
+    })
 }
 
 /// The raw value of query parameter `name` (tokens are URL-safe, so no decoding is needed:

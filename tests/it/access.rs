@@ -272,6 +272,20 @@ async fn signing_in_sets_a_strict_http_only_cookie_and_drops_the_token_from_the_
     for attr in ["HttpOnly", "SameSite=Strict", "Path=/"] {
         assert!(cookie.contains(attr), "{attr} in {cookie}");
     }
+    // Plain HTTP: no `Secure` (the browser would drop the cookie). Through a TLS proxy, as it
+    // says in either header, the cookie is `Secure`.
+    assert!(!cookie.contains("Secure"), "{cookie}");
+    for (name, value) in [("x-forwarded-proto", "https"), ("forwarded", "for=1.2.3.4;proto=https")]
+    {
+        let r = plain
+            .get(app.url(&format!("/?token={}", app.token())))
+            .header(name, value)
+            .send()
+            .await
+            .unwrap();
+        let tls = r.headers()[SET_COOKIE].to_str().unwrap();
+        assert!(tls.ends_with("; Secure"), "{name}: {tls}");
+    }
     let pair = cookie.split(';').next().unwrap().to_owned();
     let r = plain.get(app.url("/api/dashboards")).header("cookie", &pair).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::OK);
