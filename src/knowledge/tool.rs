@@ -13,7 +13,7 @@ use crate::agent::events::EventBody;
 use crate::agent::tools::{Args, BackendTool, BackendTools, ToolContext, ToolError, ToolReply};
 
 /// The tool's name.
-pub const NAME: &str = "knowledge_search";
+pub const NAME: &str = crate::agent::tools::agent_file::KNOWLEDGE_SEARCH;
 
 /// Results when the model does not say.
 const DEFAULT_K: u64 = 5;

@@ -31,6 +31,10 @@ use crate::agent::definition::AgentDefinition;
 /// The tool's name.
 pub const NAME: &str = "agent_file_create";
 
+/// The knowledge layer's search tool (`knowledge::tool::NAME` is this): an agent given it is
+/// limited to its creator's bases. Named here because `knowledge` sits above `agent`.
+pub const KNOWLEDGE_SEARCH: &str = "knowledge_search";
+
 /// Fields the tool sets itself from the caller's grant, never from the model's arguments.
 const GRANTS: [&str; 4] = ["allowShell", "shellNetwork", "confirmShell", "createdBy"];
 
@@ -267,7 +271,7 @@ fn lacks(want: &Capabilities, caller: Option<&AgentDefinition>) -> Option<String
         );
     }
     // Which bases matter only to an agent that can search them.
-    let searches = want.tools.iter().any(|t| t == crate::knowledge::tool::NAME);
+    let searches = want.tools.iter().any(|t| t == KNOWLEDGE_SEARCH);
     if let (true, Some(allowed)) = (searches, caller.and_then(|c| c.knowledge_bases.as_ref())) {
         let beyond: Vec<&str> = match &want.knowledge_bases {
             None => vec!["every knowledge base"],
