@@ -317,12 +317,15 @@ test('a shell command waits for Run or Decline; only an approved command runs', 
   await box.waitFor();
   assert.match(await box.locator('code').innerText(), /echo sandbox-says-\$\(\(6\*7\)\) > approved.txt/);
   assert.equal(await page.locator('.chat-tool[data-tool-name="bash"] .chat-tool-status').innerText(), 'needs your OK');
-  assert.ok(!existsSync(join(server.dir, 'approved.txt')), 'nothing runs before the OK');
+  // The shell's workspace is ./workspace beside the server, never the server's own directory.
+  const workspace = join(server.dir, 'workspace');
+  assert.ok(!existsSync(join(workspace, 'approved.txt')), 'nothing runs before the OK');
   await screenshot(page, 'shell-confirm');
   await box.locator('.chat-tool-confirm-run').click();
   await page.waitForSelector('.chat-run[data-status="complete"]');
   assert.match(await page.locator('.chat-content').last().innerText(), /The shell said 42/);
-  assert.equal(readFileSync(join(server.dir, 'approved.txt'), 'utf8'), 'sandbox-says-42\n');
+  assert.equal(readFileSync(join(workspace, 'approved.txt'), 'utf8'), 'sandbox-says-42\n');
+  assert.ok(!existsSync(join(server.dir, 'approved.txt')), 'not in the server directory');
   assert.equal(await page.locator('.chat-tool-confirm').first().getAttribute('data-state'), 'done');
 
   await ask(page, 'sheller', 'Wipe the workspace');
@@ -332,7 +335,7 @@ test('a shell command waits for Run or Decline; only an approved command runs', 
   await page.waitForFunction(() => document.querySelectorAll('.chat-run[data-status="complete"]').length === 2);
   assert.match(await page.locator('.chat-content').last().innerText(), /left the workspace alone/);
   assert.match(await page.locator('.chat-run').last().locator('.chat-tool-confirm').innerText(), /Declined/);
-  assert.ok(!existsSync(join(server.dir, 'declined.txt')), 'a declined command never runs');
+  assert.ok(!existsSync(join(workspace, 'declined.txt')), 'a declined command never runs');
   assert.deepEqual(page.errors, []);
   await page.close();
 });
