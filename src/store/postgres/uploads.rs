@@ -11,6 +11,21 @@ use crate::store::uploads::{StoredUpload, UploadDelete, UploadPut, UploadQuota, 
 /// Any fixed key: the advisory lock checked puts and deletes of uploads take.
 const UPLOADS_LOCK: i64 = 0x626f_6172_6475_706c; // "boardupl"
 
+/// A put: a new id is inserted; an id that is there only takes the new name and type.
+const UPSERT: &str = "INSERT INTO uploads (id, name, mime_type, size_bytes, content, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6)
+     ON CONFLICT (id) DO UPDATE SET name = excluded.name, mime_type = excluded.mime_type";
+
+/// A transaction holding [`UPLOADS_LOCK`]: what checked puts and deletes run in.
+async fn locked<'a>(
+    c: &'a mut deadpool_postgres::Object,
+    what: &str,
+) -> Result<deadpool_postgres::Transaction<'a>, StoreError> {
+    let tx = c.transaction().await.map_err(pg(what))?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&UPLOADS_LOCK]).await.map_err(pg(what))?;
+    Ok(tx)
+}
+
 /// The columns [`stored`] reads, in its order.
 const COLUMNS: &str = "id, name, mime_type, size_bytes, created_at";
 
@@ -35,14 +50,9 @@ impl Postgres {
     ) -> Result<(), StoreError> {
         let size = i64::try_from(content.len()).unwrap_or(i64::MAX);
         let c = self.client().await?;
-        c.execute(
-            "INSERT INTO uploads (id, name, mime_type, size_bytes, content, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6)
-             ON CONFLICT (id) DO UPDATE SET name = excluded.name, mime_type = excluded.mime_type",
-            &[&id, &name, &mime_type, &size, &content, &created_at],
-        )
-        .await
-        .map_err(pg(format!("store upload `{id}`")))?;
+        c.execute(UPSERT, &[&id, &name, &mime_type, &size, &content, &created_at])
+            .await
+            .map_err(pg(format!("store upload `{id}`")))?;
         self.committed();
         Ok(())
     }
@@ -61,10 +71,7 @@ impl Postgres {
         let size = i64::try_from(content.len()).unwrap_or(i64::MAX);
         let what = || format!("store upload `{id}`");
         let mut c = self.client().await?;
-        let tx = c.transaction().await.map_err(pg(what()))?;
-        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&UPLOADS_LOCK])
-            .await
-            .map_err(pg(what()))?;
+        let tx = locked(&mut c, &what()).await?;
         let row = tx
             .query_one(
                 "SELECT EXISTS (SELECT 1 FROM uploads WHERE id = $1),
@@ -88,14 +95,9 @@ impl Postgres {
             // Dropped: rolled back, nothing written.
             return Ok(verdict);
         }
-        tx.execute(
-            "INSERT INTO uploads (id, name, mime_type, size_bytes, content, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6)
-             ON CONFLICT (id) DO UPDATE SET name = excluded.name, mime_type = excluded.mime_type",
-            &[&id, &name, &mime_type, &size, &content, &created_at],
-        )
-        .await
-        .map_err(pg(what()))?;
+        tx.execute(UPSERT, &[&id, &name, &mime_type, &size, &content, &created_at])
+            .await
+            .map_err(pg(what()))?;
         tx.execute(
             "INSERT INTO upload_holders (upload_id, holder) VALUES ($1, $2) ON CONFLICT DO NOTHING",
             &[&id, &holder],
@@ -114,10 +116,7 @@ impl Postgres {
     ) -> Result<UploadDelete, StoreError> {
         let what = || format!("delete upload `{id}`");
         let mut c = self.client().await?;
-        let tx = c.transaction().await.map_err(pg(what()))?;
-        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&UPLOADS_LOCK])
-            .await
-            .map_err(pg(what()))?;
+        let tx = locked(&mut c, &what()).await?;
         let exists = tx
             .query_opt("SELECT 1 FROM uploads WHERE id = $1", &[&id])
             .await
