@@ -1,4 +1,4 @@
-// Generates src/sandbox/intl/data.rs (the locale data of the sandbox's Intl) from CLDR 48 JSON,
+// Generates crates/sandbox/src/intl/data.rs (the locale data of the sandbox's Intl) from CLDR 48 JSON,
 // the CLDR of the ICU (78) in Node 20, and from V8 itself: which locales ICU has, which regions
 // format differently, canonical time-zone names, the collation weights. Run it with the Node
 // whose V8 the sandbox is compared with (tests/it/fidelity.rs), then check the result with
@@ -9,7 +9,7 @@
 //     cldr-core@48.2.0 cldr-misc-full@48.2.0 cldr-units-full@48.2.0)
 //   grep -o '=> "[^"]*"' ~/.cargo/registry/src/*/chrono-tz-0.10.4/src/prebuilt/timezones.rs \
 //     | sed 's/=> "//;s/"$//' | sort -u > /tmp/tznames.txt     # chrono_tz::TZ_VARIANTS names
-//   node sandbox/intl-gen.js /tmp/cldr /tmp/tznames.txt > src/sandbox/intl/data.rs
+//   node sandbox/intl-gen.js /tmp/cldr /tmp/tznames.txt > crates/sandbox/src/intl/data.rs
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -43,7 +43,7 @@ out.push('//! by `sandbox/intl-gen.js`; do not edit by hand.');
 out.push('');
 out.push('#![allow(clippy::unreadable_literal, clippy::type_complexity)]');
 out.push('');
-out.push('use super::locale::{DateData, NumberData};');
+out.push('use super::shape::{DateData, NumberData};');
 out.push('');
 
 // ---- languages ICU has data for (V8 falls back to the default locale for the others) ----

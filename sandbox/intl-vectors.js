@@ -1,4 +1,4 @@
-// Differential test vectors for the sandbox's Intl (src/sandbox/intl): random but reproducible
+// Differential test vectors for the sandbox's Intl (crates/sandbox/src/intl): random but reproducible
 // Intl calls and what V8 makes of them (JSON text, or "!" and the error's name).
 //
 // usage:

@@ -1,5 +1,5 @@
 // Straightforward JS reference implementations of the numeric `utils` functions, used by the
-// unit tests in src/sandbox/utils/tests.rs to check the native kernels. Plain arrays of numbers
+// unit tests in crates/sandbox/src/utils/tests.rs to check the native kernels. Plain arrays of numbers
 // (or null) in, arrays with null for missing values out. Deliberately naive (no sliding sums).
 const ref = (() => {
   const miss = (x) => x === null || x === undefined || typeof x !== 'number' || !Number.isFinite(x);

@@ -184,7 +184,8 @@ pub async fn serve(no_auth: bool) -> anyhow::Result<ExitCode> {
         tokio::net::TcpListener::bind(&addr).await.with_context(|| format!("binding {addr}"))?;
     let bound = listener.local_addr()?;
     let app = crate::app::App::start(config.clone()).await?;
-    let router = match crate::server::app(app.clone(), bound) {
+    let server = crate::server::ServerConfig::from_env();
+    let router = match crate::server::app(app.clone(), &server, bound) {
         Ok(r) => r,
         Err(e) => {
             app.stop().await;
@@ -200,13 +201,8 @@ pub async fn serve(no_auth: bool) -> anyhow::Result<ExitCode> {
              rewrite dashboards (Host and Origin checks still stop web pages)"
         ),
     }
-    let served = crate::server::serve(
-        listener,
-        router,
-        app.server_limits.clone(),
-        drain_on_signal(app.clone()),
-    )
-    .await;
+    let served =
+        crate::server::serve(listener, router, server.limits, drain_on_signal(app.clone())).await;
     app.stop().await;
     served?;
     eprintln!("boardsmith stopped");

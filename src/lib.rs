@@ -1,33 +1,38 @@
 //! Boardsmith: an LLM agent that builds and edits live financial dashboards from chat.
 //!
-//! Layers (see ARCHITECTURE.md): [`sandbox`] runs model-written JavaScript in isolated worker
-//! processes; [`sdk`] is the registry of data sources that panel code calls through the sandbox.
+//! This package is the `boardsmith` binary: the command line ([`cli`]), the benchmarks
+//! ([`bench`]) and `boardsmith eval` ([`eval`]). Every layer below it is a crate of the
+//! workspace (ARCHITECTURE.md, "The workspace"), re-exported here under the module names the
+//! tests and tools use: [`sandbox`] runs model-written JavaScript in isolated worker processes,
+//! [`sdk`] is the registry of data sources that panel code calls through the sandbox, [`app`]
+//! starts them all and [`server`] serves them.
 
-pub mod access;
-pub mod admin;
-pub mod agent;
-pub mod api_keys;
-pub mod app;
 pub mod bench;
 pub mod cli;
-pub mod cluster;
-pub mod config_file;
-pub mod dashboard;
-pub mod dashboard_agent;
-pub mod dashboards;
 pub mod eval;
-pub mod fs_private;
-pub mod knowledge;
-pub mod live;
-pub mod llm;
-pub mod mcp;
-pub mod provenance;
-pub mod sandbox;
-pub mod sdk;
-pub mod server;
-pub mod store;
-pub mod telemetry;
-pub mod text;
-pub mod uploads;
-pub mod usage;
-pub mod workflow;
+
+pub use access::api_keys;
+pub use access::usage;
+pub use access;
+pub use admin;
+pub use agent::cluster;
+pub use agent;
+pub use app;
+pub use base::config_file;
+pub use base::fs_private;
+pub use base::provenance;
+pub use base::telemetry;
+pub use base::text;
+pub use dashboard;
+pub use dashboard_agent;
+pub use dashboards;
+pub use knowledge;
+pub use live;
+pub use llm;
+pub use mcp;
+pub use sandbox;
+pub use sdk;
+pub use server;
+pub use store;
+pub use uploads;
+pub use workflow;

@@ -1,6 +1,6 @@
 // `Array.fromAsync(items, mapFn?, thisArg?)` (ES2024), which Boa 0.22 lacks: awaits each value
 // of an async iterable, or of a sync iterable / array-like (awaiting each element), and of
-// `mapFn`'s results, in order. Evaluated on the first call only (src/sandbox/polyfills.rs).
+// `mapFn`'s results, in order. Evaluated on the first call only (crates/sandbox/src/polyfills.rs).
 (() => {
   'use strict';
   return async function fromAsync(items, mapFn = undefined, thisArg = undefined) {

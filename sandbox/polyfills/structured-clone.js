@@ -3,7 +3,7 @@
 // errors, ArrayBuffer and typed arrays, with cycles and shared references preserved. Class
 // instances become plain objects (own enumerable keys, getters read); functions, symbols,
 // promises and weak collections throw a DataCloneError. Evaluated on the first call only
-// (src/sandbox/polyfills.rs), so realms that never clone pay nothing.
+// (crates/sandbox/src/polyfills.rs), so realms that never clone pay nothing.
 (() => {
   'use strict';
   const tagOf = (v) => Object.prototype.toString.call(v).slice(8, -1);

@@ -324,7 +324,9 @@ async fn auth_off_is_refused_on_a_non_loopback_address_and_keeps_the_other_check
     .await;
     assert!(app.app.token.is_none());
     let open = tokio::net::TcpListener::bind("0.0.0.0:0").await.unwrap();
-    let err = boardsmith::server::run(open, app.app.clone(), async {}).await.unwrap_err();
+    let err = boardsmith::server::run(open, app.app.clone(), app.server_config.clone(), async {})
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("without authentication"), "{err}");
 
     // On loopback it serves without a credential, but a foreign page is still refused.

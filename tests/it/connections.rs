@@ -15,7 +15,7 @@ use tokio::net::TcpStream;
 use boardsmith::server::connections::ServerLimits;
 use serde_json::json;
 
-use crate::support::{TestApp, authed_client, spawn_app_with};
+use crate::support::{TestApp, authed_client, spawn_app_with_limits};
 
 async fn app_with(max_connections: usize, header_ms: u64) -> TestApp {
     app_with_limits(ServerLimits {
@@ -27,7 +27,7 @@ async fn app_with(max_connections: usize, header_ms: u64) -> TestApp {
 }
 
 async fn app_with_limits(limits: ServerLimits) -> TestApp {
-    spawn_app_with(Arc::new(tempfile::tempdir().unwrap()), false, |c| c.server = limits).await
+    spawn_app_with_limits(Arc::new(tempfile::tempdir().unwrap()), false, |_| {}, limits).await
 }
 
 /// Reads until the server closes the connection; returns what it sent and when it closed

@@ -10,19 +10,17 @@ use boardsmith::mcp::SessionLimits;
 use boardsmith::server::connections::ServerLimits;
 use serde_json::{Value, json};
 
-use crate::support::{TestApp, authed_client, spawn_app_with};
+use crate::support::{TestApp, authed_client, spawn_app_with_limits};
 
 /// The protocol version that keeps sessions.
 const VERSION: &str = "2025-06-18";
 
 async fn app(per_credential: usize, total: usize, idle: Duration) -> TestApp {
-    spawn_app_with(Arc::new(tempfile::tempdir().unwrap()), false, |c| {
-        c.server = ServerLimits {
-            mcp_sessions: SessionLimits { per_credential, total, idle },
-            ..ServerLimits::default()
-        };
-    })
-    .await
+    let limits = ServerLimits {
+        mcp_sessions: SessionLimits { per_credential, total, idle },
+        ..ServerLimits::default()
+    };
+    spawn_app_with_limits(Arc::new(tempfile::tempdir().unwrap()), false, |_| {}, limits).await
 }
 
 async fn key(app: &TestApp) -> reqwest::Client {

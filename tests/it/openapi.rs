@@ -60,7 +60,7 @@ pub(crate) fn concrete(path: &str) -> String {
 #[tokio::test]
 async fn every_route_is_documented_and_every_operation_is_routed() {
     let app = spawn_app().await;
-    let router = boardsmith::server::app(app.app.clone(), app.addr).unwrap();
+    let router = boardsmith::server::app(app.app.clone(), &app.server_config, app.addr).unwrap();
     let paths = router_paths(&router);
     assert!(
         paths.len() >= 30 && paths.contains("/api/dashboards/{id}"),

@@ -1,58 +1,87 @@
-//! The source tree keeps its layering (rust-analyzer's tidy tests are the model): each module
-//! imports only the modules below it, and only `dashboards` writes dashboards. A violation
-//! names the file, the line and the rule, so the fix is where the message points.
+//! What cargo cannot check about the workspace's layering (rust-analyzer's tidy tests are the
+//! model). Cargo already refuses an import of a crate that is not a dependency; this test keeps
+//! the dependencies themselves to the layers ARCHITECTURE.md draws, keeps the files of each
+//! crate free of circles, and keeps dashboard writes in `dashboards`. A violation names the
+//! file (and line) and the rule, so the fix is where the message points.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Which `crate::` modules a module may use (besides itself). Lower layers first.
+/// Which of our crates each crate may depend on. Lower layers first; the binary (the root
+/// package) may use them all.
 const LAYERS: &[(&str, &[&str])] = &[
-    ("text", &[]),
-    // Private files and directories under the data dir: a leaf every storing module uses.
-    ("fs_private", &[]),
-    ("config_file", &[]),
-    ("provenance", &[]),
-    // Metric names and recording helpers: a leaf like `tracing`.
-    ("telemetry", &[]),
-    ("dashboard", &["text"]),
-    ("sandbox", &["provenance", "telemetry", "text"]),
-    ("sdk", &["provenance", "sandbox", "telemetry", "text"]),
+    ("base", &[]),
+    ("dashboard", &["base"]),
+    ("sandbox", &["base"]),
     // The provider layer knows nothing of agents, dashboards or HTTP.
-    ("llm", &["config_file", "text"]),
-    ("store", &["dashboard", "fs_private"]),
-    ("live", &["dashboard", "provenance", "sandbox", "telemetry", "text"]),
+    ("llm", &["base"]),
+    ("sdk", &["base", "sandbox"]),
+    ("store", &["base", "dashboard"]),
+    // Uploaded images over the store's rows; no HTTP, chats or models.
+    ("uploads", &["base", "store"]),
+    ("live", &["base", "dashboard", "sandbox"]),
     ("dashboards", &["dashboard", "live", "store"]),
-    ("access", &["config_file", "fs_private"]),
-    ("usage", &["llm", "store", "telemetry"]),
-    // `sdk` for its token bucket (`sdk::limit::Bucket`).
-    ("api_keys", &["access", "sdk", "store", "usage"]),
-    // Uploaded images: a leaf store the gateway and the agent service (loading a query's
-    // images) use.
-    // `store` only for uploads on a shared store (id, name, type, bytes; it knows no images).
-    ("uploads", &["fs_private", "store", "text"]),
-    // `store` only for chat memory on a shared store (lines by chat id; it knows no agents).
-    ("agent", &["llm", "text", "config_file", "fs_private", "uploads", "store"]),
-    // Runs across nodes: the agent service's run logs and owner-side calls over the store.
-    ("cluster", &["agent", "store"]),
-    // Knowledge bases: embeddings through `llm`, URLs through `sdk`'s outbound policy, the
-    // `knowledge_search` tool on the agent runtime.
-    // `store` for the bases of several nodes (the index is then a cache of it).
-    ("knowledge", &["agent", "config_file", "fs_private", "llm", "sdk", "store", "text"]),
-    // Definitions made through /api/admin, layered over the files of `llm` and `agent`.
-    ("admin", &["agent", "fs_private", "llm", "store"]),
+    // The runtime of every agent; chat memory on a shared store; nothing of dashboards.
+    ("agent", &["base", "llm", "store", "uploads"]),
+    ("knowledge", &["agent", "base", "llm", "sdk", "store"]),
+    ("workflow", &["agent", "base", "knowledge", "llm", "sandbox", "store"]),
+    // The server token, API keys (with `sdk`'s token bucket) and the usage ledger.
+    ("access", &["base", "llm", "sdk", "store"]),
+    ("admin", &["agent", "base", "llm", "store"]),
+    ("dashboard-agent", &["agent", "base", "dashboard", "dashboards", "live", "sandbox", "store"]),
+    // The dashboard tools for MCP clients: not the agent runtime.
     (
-        "dashboard_agent",
-        &["agent", "dashboard", "dashboards", "live", "provenance", "sandbox", "store", "text"],
+        "mcp",
+        &["access", "base", "dashboard", "dashboard-agent", "dashboards", "live", "sdk", "store"],
     ),
-    // The MCP server: the dashboard tools (and their argument checks), resources over
-    // `dashboards` and `sdk`, a principal's scopes from `access`. Not the agent runtime.
-    ("mcp", &["access", "dashboard_agent", "dashboards", "live", "sdk", "store"]),
-    // Graph workflows: agent runs as tasks, code in the sandbox, runs in the store. Dashboards
-    // only through backend tools.
-    ("workflow", &["agent", "knowledge", "llm", "sandbox", "store", "text"]),
+    // The composition of the services; knows nothing of HTTP.
+    (
+        "app",
+        &[
+            "access",
+            "admin",
+            "agent",
+            "base",
+            "dashboard",
+            "dashboard-agent",
+            "dashboards",
+            "knowledge",
+            "live",
+            "llm",
+            "mcp",
+            "sandbox",
+            "sdk",
+            "store",
+            "uploads",
+            "workflow",
+        ],
+    ),
+    (
+        "server",
+        &[
+            "access",
+            "admin",
+            "agent",
+            "app",
+            "base",
+            "dashboard",
+            "dashboard-agent",
+            "dashboards",
+            "knowledge",
+            "live",
+            "llm",
+            "mcp",
+            "sandbox",
+            "sdk",
+            "store",
+            "uploads",
+            "workflow",
+        ],
+    ),
 ];
 
 /// Writes to the store or the live layer's published state: only `dashboards` (and the owning
-/// modules themselves) may call them.
+/// crates themselves) may call them.
 const WRITES: &[&str] = &[
     "store.create(",
     "store.save(",
@@ -76,63 +105,228 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The top-level module a file belongs to: `src/live/viewer.rs` → `live`.
-fn module_of(src: &Path, file: &Path) -> String {
-    let rel = file.strip_prefix(src).unwrap();
-    let first = rel.components().next().unwrap().as_os_str().to_string_lossy().into_owned();
-    first.strip_suffix(".rs").unwrap_or(&first).to_owned()
+/// The code of a line, without its `//` comment.
+fn code(line: &str) -> &str {
+    line.split("//").next().unwrap_or_default()
 }
 
-/// The module names after each `crate::` on a line.
-fn crate_paths(line: &str) -> Vec<&str> {
-    line.match_indices("crate::")
-        .filter(|(at, _)| !line[..*at].ends_with('$')) // `$crate::` in macros
-        .map(|(at, m)| {
-            let rest = &line[at + m.len()..];
-            let end =
-                rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
-            &rest[..end]
-        })
-        .collect()
+/// Our crates a manifest depends on (`[dependencies]` only: tests may use anything).
+fn internal_deps(manifest: &str, ours: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut in_deps = false;
+    let mut deps = BTreeSet::new();
+    for line in manifest.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_deps = line == "[dependencies]";
+        } else if in_deps {
+            let name = line.split(['.', '=', ' ']).next().unwrap_or_default();
+            if ours.contains(name) {
+                deps.insert(name.to_owned());
+            }
+        }
+    }
+    deps
 }
 
-/// Every broken rule under `src`, as `path:line: why`.
-fn problems(src: &Path) -> Vec<String> {
+/// Every crate depending on one of ours that its layer does not allow.
+fn layer_problems(crates: &Path) -> Vec<String> {
+    let mut manifests = BTreeMap::new();
+    for entry in std::fs::read_dir(crates).unwrap() {
+        let dir = entry.unwrap().path();
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        manifests.insert(name, std::fs::read_to_string(dir.join("Cargo.toml")).unwrap());
+    }
+    let ours: BTreeSet<String> = manifests.keys().cloned().collect();
+    let mut problems = Vec::new();
+    for (name, manifest) in &manifests {
+        let Some((_, allowed)) = LAYERS.iter().find(|(n, _)| n == name) else {
+            problems.push(format!("crates/{name}: not in tidy's LAYERS (add it where it stands)"));
+            continue;
+        };
+        for dep in internal_deps(manifest, &ours) {
+            if !allowed.contains(&dep.as_str()) {
+                problems.push(format!(
+                    "crates/{name}/Cargo.toml: `{name}` must not depend on `{dep}` (allowed: {allowed:?})"
+                ));
+            }
+        }
+    }
+    problems
+}
+
+/// A file's module path within its crate: `src/intl/data.rs` → `["intl", "data"]`; `lib.rs`
+/// and `mod.rs` are their directory's module.
+fn module_path(src: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src).unwrap().with_extension("");
+    let mut parts: Vec<String> =
+        rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    if matches!(parts.last().map(String::as_str), Some("lib" | "mod" | "main")) {
+        parts.pop();
+    }
+    parts
+}
+
+/// The module files a line names through `crate::`, `super::` or `self::` paths (the longest
+/// prefix that is a file of `modules`), braces of a `use` included.
+fn named_modules(
+    line: &str,
+    here: &[String],
+    modules: &BTreeSet<Vec<String>>,
+    out: &mut BTreeSet<Vec<String>>,
+) {
+    let resolve = |base: Vec<String>, segments: &[&str], out: &mut BTreeSet<Vec<String>>| {
+        let mut path = base.clone();
+        let mut target = base;
+        for seg in segments {
+            path.push((*seg).to_owned());
+            if modules.contains(&path) {
+                target = path.clone();
+            } else {
+                break;
+            }
+        }
+        out.insert(target);
+    };
+    let bytes = line.as_bytes();
+    for head in ["crate::", "super::", "self::"] {
+        for (at, _) in line.match_indices(head) {
+            if at > 0
+                && (bytes[at - 1].is_ascii_alphanumeric()
+                    || matches!(bytes[at - 1], b'_' | b'$' | b':'))
+            {
+                continue;
+            }
+            let mut base: Vec<String> = match head {
+                "crate::" => Vec::new(),
+                "self::" => here.to_vec(),
+                _ => here[..here.len().saturating_sub(1)].to_vec(),
+            };
+            let rest = &line[at + head.len()..];
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+                .unwrap_or(rest.len());
+            let mut segments: Vec<&str> =
+                rest[..end].split("::").filter(|s| !s.is_empty()).collect();
+            while segments.first() == Some(&"super") {
+                base.pop();
+                segments.remove(0);
+            }
+            resolve(base.clone(), &segments, out);
+            // `use crate::{a::b, c}`: each branch.
+            if rest[end..].starts_with('{') {
+                let inner = &rest[end + 1..rest[end..].find('}').map_or(rest.len(), |i| end + i)];
+                let prefix = {
+                    let mut p = base.clone();
+                    p.extend(segments.iter().map(|s| (*s).to_owned()));
+                    p
+                };
+                for branch in inner.split(',') {
+                    let segs: Vec<&str> =
+                        branch.trim().split("::").filter(|s| !s.is_empty()).collect();
+                    resolve(prefix.clone(), &segs, out);
+                }
+            }
+        }
+    }
+}
+
+/// Circles among the files of the crate whose sources are under `src`: a file naming another
+/// file's module is an arrow to it, except an arrow to its own ancestors (a child uses its
+/// parent's items; the parent declares the child). Each circle as its sorted file list.
+fn circles(src: &Path) -> Vec<Vec<String>> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let modules: BTreeMap<Vec<String>, &PathBuf> =
+        files.iter().map(|f| (module_path(src, f), f)).collect();
+    let names: BTreeSet<Vec<String>> = modules.keys().cloned().collect();
+    let mut arrows: BTreeMap<&Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
+    for (here, file) in &modules {
+        let text = std::fs::read_to_string(file).unwrap();
+        let mut named = BTreeSet::new();
+        for line in text.lines() {
+            named_modules(code(line), here, &names, &mut named);
+        }
+        named.retain(|to| to != here && !here.starts_with(to));
+        arrows.insert(here, named);
+    }
+    // Strongly connected components (Tarjan), iterating to stay off the stack's limits.
+    let nodes: Vec<&Vec<String>> = arrows.keys().copied().collect();
+    let index_of: BTreeMap<&Vec<String>, usize> =
+        nodes.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+    let next: Vec<Vec<usize>> = nodes
+        .iter()
+        .map(|n| arrows[n].iter().filter_map(|to| index_of.get(to).copied()).collect())
+        .collect();
+    let n = nodes.len();
+    let (mut index, mut low, mut on_stack) = (vec![usize::MAX; n], vec![0; n], vec![false; n]);
+    let (mut stack, mut found, mut counter) = (Vec::new(), Vec::new(), 0);
+    for root in 0..n {
+        if index[root] != usize::MAX {
+            continue;
+        }
+        let mut work = vec![(root, 0usize)];
+        while let Some((v, i)) = work.pop() {
+            if i == 0 {
+                index[v] = counter;
+                low[v] = counter;
+                counter += 1;
+                stack.push(v);
+                on_stack[v] = true;
+            }
+            if let Some(&w) = next[v].get(i) {
+                work.push((v, i + 1));
+                if index[w] == usize::MAX {
+                    work.push((w, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+                continue;
+            }
+            if low[v] == index[v] {
+                let mut component = Vec::new();
+                loop {
+                    let w = stack.pop().unwrap();
+                    on_stack[w] = false;
+                    component
+                        .push(modules[nodes[w]].strip_prefix(src).unwrap().display().to_string());
+                    if w == v {
+                        break;
+                    }
+                }
+                if component.len() > 1 {
+                    component.sort();
+                    found.push(component);
+                }
+            }
+            if let Some(&(parent, _)) = work.last() {
+                low[parent] = low[parent].min(low[v]);
+            }
+        }
+    }
+    found
+}
+
+/// Dashboard writes outside `dashboards`, and HTTP handlers reaching past the services, in the
+/// crate `name` whose sources are under `src`.
+fn write_problems(name: &str, src: &Path, shown_from: &Path) -> Vec<String> {
     let mut files = Vec::new();
     rust_files(src, &mut files);
     files.sort();
     let mut problems = Vec::new();
+    let owner = matches!(name, "dashboards" | "store" | "live");
     for file in &files {
-        let module = module_of(src, file);
         let text = std::fs::read_to_string(file).unwrap();
-        let shown = file.strip_prefix(src.parent().unwrap()).unwrap().display().to_string();
+        let shown = file.strip_prefix(shown_from).unwrap().display().to_string();
+        // The HTTP edge calls services; only the WebSocket uses live's subscription API.
+        let edge = name == "server" && !file.strip_prefix(src).unwrap().starts_with("ws");
         for (n, line) in text.lines().enumerate() {
-            let code = line.split("//").next().unwrap_or_default();
-            if let Some((_, allowed)) = LAYERS.iter().find(|(m, _)| *m == module) {
-                for used in crate_paths(code) {
-                    // Macros exported at the crate root (`crate::outln!`) are not layers.
-                    if used != module && !allowed.contains(&used) && !used.is_empty() {
-                        let next = code[code.find(&format!("crate::{used}")).unwrap()..]
-                            .chars()
-                            .nth(7 + used.len());
-                        if next != Some('!') {
-                            problems.push(format!(
-                                "{shown}:{}: `{module}` must not use `crate::{used}` (allowed: {allowed:?})",
-                                n + 1
-                            ));
-                        }
-                    }
-                }
-            }
-            // The HTTP edge calls services; only the WebSocket uses live's subscription API.
-            let edge = module == "server" && !shown.starts_with("src/server/ws/");
+            let code = code(line);
             if edge && (code.contains("app.live") || code.contains("app.store")) {
                 problems.push(format!(
                     "{shown}:{}: a handler reaches past the services: call `app.dashboards`",
                     n + 1
                 ));
             }
-            let owner = matches!(module.as_str(), "dashboards" | "store" | "live");
             if !owner && let Some(w) = WRITES.iter().find(|w| code.contains(*w)) {
                 problems.push(format!(
                     "{shown}:{}: `{w}` outside `dashboards`: dashboard writes go through `Dashboards`",
@@ -144,49 +338,102 @@ fn problems(src: &Path) -> Vec<String> {
     problems
 }
 
+/// Every source tree of the workspace: each crate's `src` with its name, and the binary's.
+fn source_trees(root: &Path) -> Vec<(String, PathBuf)> {
+    let mut trees = vec![("boardsmith".to_owned(), root.join("src"))];
+    for entry in std::fs::read_dir(root.join("crates")).unwrap() {
+        let dir = entry.unwrap().path();
+        trees.push((dir.file_name().unwrap().to_string_lossy().into_owned(), dir.join("src")));
+    }
+    trees.sort();
+    trees
+}
+
 #[test]
-fn modules_import_only_the_layers_below_them_and_only_dashboards_writes_dashboards() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    assert!(files.len() > 50, "read the tree: {}", files.len());
-    let problems = problems(&src);
+fn crates_depend_only_on_the_layers_below_them() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let crates = root.join("crates");
+    assert!(std::fs::read_dir(&crates).unwrap().count() >= 15, "read the workspace");
+    let problems = layer_problems(&crates);
     assert!(problems.is_empty(), "layering broken:\n{}", problems.join("\n"));
 }
 
 #[test]
-fn the_checker_sees_what_it_must_refuse() {
+fn no_crate_has_a_circle_between_its_files() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut problems = Vec::new();
+    for (name, src) in source_trees(root) {
+        for circle in circles(&src) {
+            problems.push(format!("{name}: {}", circle.join(" ↔ ")));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "files that import each other in a circle:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn only_dashboards_writes_dashboards_and_handlers_call_services() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut problems = Vec::new();
+    for (name, src) in source_trees(root) {
+        problems.extend(write_problems(&name, &src, root));
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_checkers_see_what_they_must_refuse() {
     let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("src");
-    std::fs::create_dir_all(src.join("llm")).unwrap();
-    std::fs::create_dir_all(src.join("server/ws")).unwrap();
-    std::fs::write(
-        src.join("llm/mod.rs"),
-        "use crate::agent::Run;\n// crate::dashboard_agent in a comment\n",
-    )
-    .unwrap();
-    std::fs::write(
-        src.join("server/mod.rs"),
-        "fn f() { crate::outln!(\"x\"); app.store.save(&id, 1, s, \"n\"); }\nlet s = app.live.slots(id);\n",
-    )
-    .unwrap();
-    // The WebSocket may use live's subscription API; `dashboards` may write.
-    std::fs::write(src.join("server/ws/mod.rs"), "let v = app.live.viewer(a, o);\n").unwrap();
-    std::fs::write(src.join("dashboards.rs"), "fn g() { self.store.save(a); crate::live::x(); }\n")
+    let crates = dir.path().join("crates");
+    for (name, deps) in [
+        ("llm", "base.workspace = true\nagent = { path = \"../agent\" }"),
+        ("agent", ""),
+        ("base", ""),
+        ("nowhere", ""),
+    ] {
+        std::fs::create_dir_all(crates.join(name)).unwrap();
+        std::fs::write(
+            crates.join(name).join("Cargo.toml"),
+            format!("[package]\nname = \"{name}\"\n\n[dependencies]\n{deps}\n\n[dev-dependencies]\nagent.workspace = true\n"),
+        )
         .unwrap();
+    }
     assert_eq!(
-        problems(&src),
+        layer_problems(&crates),
         [
-            "src/llm/mod.rs:1: `llm` must not use `crate::agent` (allowed: [\"config_file\", \"text\"])",
-            "src/server/mod.rs:1: a handler reaches past the services: call `app.dashboards`",
-            "src/server/mod.rs:1: `store.save(` outside `dashboards`: dashboard writes go through `Dashboards`",
-            "src/server/mod.rs:2: a handler reaches past the services: call `app.dashboards`",
+            "crates/llm/Cargo.toml: `llm` must not depend on `agent` (allowed: [\"base\"])",
+            "crates/nowhere: not in tidy's LAYERS (add it where it stands)",
         ]
     );
-    assert_eq!(crate_paths("use crate::store::{Store, StoreError};"), ["store"]);
-    assert_eq!(crate_paths("let x = crate::llm::a(crate::agent::b);"), ["llm", "agent"]);
-    assert!(crate_paths("macro_rules! m { () => { $crate::cli::x() } }").is_empty());
-    let src = Path::new("/r/src");
-    assert_eq!(module_of(src, Path::new("/r/src/live/viewer.rs")), "live");
-    assert_eq!(module_of(src, Path::new("/r/src/dashboards.rs")), "dashboards");
+
+    // a.rs ↔ b/c.rs is a circle; b/c.rs → b (its parent) and lib → a are not.
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(src.join("b")).unwrap();
+    std::fs::write(src.join("lib.rs"), "mod a;\nmod b;\nuse a::X;\n").unwrap();
+    std::fs::write(src.join("a.rs"), "use crate::b::{c::Y, Z};\n// crate::d in a comment\n")
+        .unwrap();
+    std::fs::write(src.join("b.rs"), "pub mod c;\npub struct Z;\n").unwrap();
+    std::fs::write(src.join("b/c.rs"), "use super::Z;\nfn f() { crate::a::g(); }\n").unwrap();
+    std::fs::write(src.join("d.rs"), "use super::super::a;\n").unwrap();
+    assert_eq!(circles(&src), [vec!["a.rs".to_owned(), "b/c.rs".to_owned()]]);
+    std::fs::write(src.join("b/c.rs"), "use super::Z;\n").unwrap();
+    assert!(circles(&src).is_empty());
+
+    // Writes outside `dashboards`; handlers past the services, but not the WebSocket.
+    std::fs::create_dir_all(src.join("ws")).unwrap();
+    std::fs::write(src.join("h.rs"), "fn f() { app.store.save(&id, 1, s, \"n\"); }\n").unwrap();
+    std::fs::write(src.join("ws/mod.rs"), "let v = app.live.viewer(a, o);\n").unwrap();
+    let mut found = write_problems("server", &src, dir.path());
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            "src/h.rs:1: `store.save(` outside `dashboards`: dashboard writes go through `Dashboards`",
+            "src/h.rs:1: a handler reaches past the services: call `app.dashboards`",
+        ]
+    );
+    assert!(write_problems("dashboards", &src, dir.path()).iter().all(|p| !p.contains("save")));
 }

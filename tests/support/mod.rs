@@ -14,6 +14,7 @@ use std::time::Duration;
 use boardsmith::provenance::Provenance;
 use boardsmith::sandbox::{Limits, Sandbox, SandboxConfig, SdkAnswer, SdkHost};
 use boardsmith::sdk::{Sdk, SdkConfig};
+use boardsmith::server::connections::ServerLimits;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
@@ -136,6 +137,8 @@ pub struct TestApp {
     pub app: Arc<boardsmith::app::App>,
     pub http: reqwest::Client,
     pub dir: Arc<tempfile::TempDir>,
+    /// What the HTTP edge was started with.
+    pub server_config: boardsmith::server::ServerConfig,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     server: Option<tokio::task::JoinHandle<()>>,
 }
@@ -156,6 +159,20 @@ pub async fn spawn_app_with(
     load_templates: bool,
     configure: impl FnOnce(&mut boardsmith::app::AppConfig),
 ) -> TestApp {
+    spawn_app_with_limits(dir, load_templates, configure, ServerLimits::from_env()).await
+}
+
+/// [`spawn_app_with`] whose HTTP edge has `limits` (and the embedded web app).
+pub async fn spawn_app_with_limits(
+    dir: Arc<tempfile::TempDir>,
+    load_templates: bool,
+    configure: impl FnOnce(&mut boardsmith::app::AppConfig),
+    limits: ServerLimits,
+) -> TestApp {
+    let server_config = boardsmith::server::ServerConfig {
+        web: boardsmith::server::web::WebFiles::Embedded,
+        limits,
+    };
     let mut config = boardsmith::app::AppConfig::from_env(program());
     config.data_dir = dir.path().to_path_buf();
     config.sdk = sdk_config();
@@ -170,7 +187,6 @@ pub async fn spawn_app_with(
     config.memory = Some(boardsmith::agent::memory::MemoryConfig::new(dir.path()));
     // No model unless a test gives one (never the developer's API keys).
     config.llm = Some(llm_config(None));
-    config.web = boardsmith::server::web::WebFiles::Embedded;
     config.agent_tools = boardsmith::agent::tools::ToolsConfig::new(
         dir.path().join("work"),
         dir.path().join("agents"),
@@ -185,8 +201,9 @@ pub async fn spawn_app_with(
     let token = app.shutdown_token();
     let server = tokio::spawn({
         let app = app.clone();
+        let server_config = server_config.clone();
         async move {
-            boardsmith::server::run(listener, app, async move {
+            boardsmith::server::run(listener, app, server_config, async move {
                 let _ = rx.await;
                 token.cancel();
             })
@@ -198,7 +215,7 @@ pub async fn spawn_app_with(
         Some(token) => authed_client(token.expose()),
         None => reqwest::Client::new(),
     };
-    TestApp { addr, app, http, dir, stop: Some(tx), server: Some(server) }
+    TestApp { addr, app, http, dir, server_config, stop: Some(tx), server: Some(server) }
 }
 
 /// A client that sends `Authorization: Bearer <token>` on every request.

@@ -1,4 +1,4 @@
-// The scripted model behind the browser tests (the mock-llm script format of src/llm/mock):
+// The scripted model behind the browser tests (the mock-llm script format of crates/llm/src/mock):
 // each scenario's query picks its turns with `last_user_contains`; `has_tool_results` tells the
 // first call of a run (make a tool call) from the one after the tool answered (reply).
 

@@ -1,0 +1,630 @@
+//! The assembled product: SDK, sandbox pool, store, live layer and tools, started together and
+//! stopped together (drain, final commit). `server` serves it over HTTP and WebSocket.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use tokio_util::sync::CancellationToken;
+
+use access::{AccessConfig, ServerToken};
+use agent::catalog::{Catalog, CatalogConfig};
+use agent::memory::{ChatMemory, MemoryConfig};
+use agent::service::{AgentService, ServiceConfig};
+use agent::tools::mcp::{McpConfig, McpHub};
+use agent::tools::submit::FrontendSubmits;
+use agent::tools::{BackendTools, ToolsConfig};
+use dashboard::validate::parse_state;
+use dashboard_agent::Tools;
+use dashboards::Dashboards;
+use live::{Live, LiveConfig};
+use llm::Models;
+use llm::config::LlmConfig;
+use sandbox::{Limits, Sandbox, SandboxConfig};
+use sdk::{Sdk, SdkConfig};
+use store::{Store, StoreOptions, StoreQuotas};
+
+/// Example dashboards compiled into the binary.
+pub static TEMPLATES: include_dir::Dir<'static> =
+    include_dir::include_dir!("$CARGO_MANIFEST_DIR/../../dashboards");
+
+/// Everything needed to start.
+#[derive(Debug, Clone)]
+pub struct AppConfig {
+    /// Where the store lives (`BOARDSMITH_DATA`, default `./data`).
+    pub data_dir: PathBuf,
+    /// A PostgreSQL database several nodes share instead of the embedded store
+    /// (`BOARDSMITH_DATABASE_URL`, `postgres://user@host:port/db`).
+    pub database_url: Option<String>,
+    /// NATS and TLS trust for a shared store (`BOARDSMITH_NATS_URL`,
+    /// `BOARDSMITH_DATABASE_CA`).
+    pub shared: store::SharedOptions,
+    /// What the store may hold (`BOARDSMITH_MAX_STATE_BYTES`, `BOARDSMITH_VERSIONS_KEPT`,
+    /// `BOARDSMITH_MAX_STORE_BYTES`).
+    pub store_quotas: StoreQuotas,
+    /// Data sources.
+    pub sdk: SdkConfig,
+    /// The worker program (this binary) and pool size.
+    pub sandbox: SandboxConfig,
+    /// Panel runs and refresh scheduling.
+    pub live: LiveConfig,
+    /// Load the example dashboards when the store is empty.
+    pub load_templates: bool,
+    /// Agent, tool and viewport directories (`AGENT_EXTERNAL_DIR`, ...).
+    pub catalog: CatalogConfig,
+    /// Chat memory; `None`: [`MemoryConfig::from_env`] under `data_dir` at start (`MEMORY_CHAT_*`).
+    pub memory: Option<MemoryConfig>,
+    /// Default wait of a frontend tool for `/api/submit`
+    /// (`AGENT_TOOLS_FRONTEND_SUBMIT_TIMEOUT_MS`, default 5 minutes).
+    pub submit_timeout: std::time::Duration,
+    /// Providers and models; `None`: [`LlmConfig::from_env`] at start (`boardsmith.toml`,
+    /// API-key variables).
+    pub llm: Option<LlmConfig>,
+    /// The built-in backend tools (`bash` confinement, ...).
+    pub agent_tools: ToolsConfig,
+    /// Default agent, disconnect grace, replay buffer.
+    pub service: ServiceConfig,
+    /// Fix rounds the dashboard agent gets per run after a failed validation
+    /// (`DASHBOARD_MAX_FIX_ROUNDS`, default 3).
+    pub max_fix_rounds: u32,
+    /// Who may talk to the server; `None`: [`AccessConfig::from_env`] at start
+    /// (`BOARDSMITH_TOKEN`, `[server]` in `boardsmith.toml`, ...).
+    pub access: Option<AccessConfig>,
+    /// The tools MCP clients get (`BOARDSMITH_MCP_READ_ONLY=1`: `search` and `get_state` only).
+    pub mcp_tools: mcp::ToolSet,
+    /// Bounds on uploaded images (`BOARDSMITH_UPLOAD_*`).
+    pub uploads: uploads::UploadLimits,
+    /// The workflow directory and run cap (`BOARDSMITH_WORKFLOWS_DIR`, ...).
+    pub workflows: workflow::WorkflowsConfig,
+    /// Knowledge bases; `None`: [`knowledge::KnowledgeConfig::from_env`] under
+    /// `data_dir` at start (`[knowledge]`, `BOARDSMITH_KB_*`).
+    pub knowledge: Option<knowledge::KnowledgeConfig>,
+}
+
+impl AppConfig {
+    /// `BOARDSMITH_DATA`, default `./data`.
+    pub fn data_dir_from_env() -> PathBuf {
+        std::env::var_os("BOARDSMITH_DATA").map_or_else(|| PathBuf::from("data"), PathBuf::from)
+    }
+
+    /// Defaults from the environment, with `program` as the sandbox worker.
+    pub fn from_env(program: PathBuf) -> Self {
+        let mut sandbox = SandboxConfig::new(program);
+        sandbox.limits = Limits::from_env();
+        if let Some(n) = std::env::var("BOARDSMITH_WORKERS").ok().and_then(|v| v.parse().ok()) {
+            sandbox.workers = n;
+        }
+        let live = LiveConfig::from_env(sandbox.workers);
+        Self {
+            data_dir: Self::data_dir_from_env(),
+            database_url: std::env::var("BOARDSMITH_DATABASE_URL")
+                .ok()
+                .filter(|v| !v.trim().is_empty()),
+            shared: store::SharedOptions::from_env(),
+            store_quotas: StoreQuotas::from_env(),
+            sdk: SdkConfig::from_env(),
+            sandbox,
+            live,
+            load_templates: true,
+            catalog: CatalogConfig::from_env(),
+            memory: None,
+            submit_timeout: FrontendSubmits::from_env().default_timeout(),
+            llm: None,
+            agent_tools: ToolsConfig::from_env(),
+            service: ServiceConfig::from_env(),
+            max_fix_rounds: std::env::var("DASHBOARD_MAX_FIX_ROUNDS")
+                .ok()
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(dashboard_agent::backend::DEFAULT_MAX_FIX_ROUNDS),
+            access: None,
+            mcp_tools: if std::env::var("BOARDSMITH_MCP_READ_ONLY")
+                .is_ok_and(|v| matches!(v.trim(), "1" | "true" | "yes" | "on"))
+            {
+                mcp::ToolSet::ReadOnly
+            } else {
+                mcp::ToolSet::All
+            },
+            uploads: uploads::UploadLimits::from_env(),
+            workflows: workflow::WorkflowsConfig::from_env(),
+            knowledge: None,
+        }
+    }
+}
+
+/// `sdk` with the `[data]` section of the config file (`BOARDSMITH_CONFIG`, else
+/// `./boardsmith.toml`) under it, the environment winning; as is when it does not read the
+/// environment (tests, embedders).
+pub fn with_data_file(sdk: SdkConfig) -> anyhow::Result<SdkConfig> {
+    if !sdk.use_env {
+        return Ok(sdk);
+    }
+    let Some(path) = base::config_file::path() else { return Ok(sdk) };
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    Ok(sdk.with_data_section(&text, &path, &env)?)
+}
+
+/// The running product.
+pub struct App {
+    /// Data sources.
+    pub sdk: Arc<Sdk>,
+    /// Worker pool.
+    pub sandbox: Sandbox,
+    /// Stored and live dashboards: every dashboard read and write goes through here.
+    pub dashboards: Arc<Dashboards>,
+    /// Panel runs and subscribers (the same layer `dashboards` publishes through).
+    pub live: Arc<Live>,
+    /// The agent's tools.
+    pub tools: Arc<Tools>,
+    /// Agents, tools and viewports, reloaded when their files change.
+    pub catalog: Arc<Catalog>,
+    /// Stored chats.
+    pub memory: ChatMemory,
+    /// Frontend tools waiting for `/api/submit`.
+    pub submits: FrontendSubmits,
+    /// Queries to agent runs.
+    pub agents: Arc<AgentService>,
+    /// The configured models and their providers (shared with `agents`).
+    pub models: Arc<Models>,
+    /// Providers, models, agents and settings defined through `/api/admin`.
+    pub admin: Arc<admin::Admin>,
+    /// When the app started, in Unix seconds (the `created` of `/v1/models`).
+    pub started_secs: u64,
+    /// Access settings (hosts, origins; whether auth is on).
+    pub access: AccessConfig,
+    /// The server's secret; `None` with auth off.
+    pub token: Option<ServerToken>,
+    /// The MCP server's shared part (tools, resources, prompts).
+    pub mcp: Arc<mcp::Shared>,
+    /// API keys: made, listed and revoked by the owner; checked on every request.
+    pub keys: Arc<access::api_keys::ApiKeys>,
+    /// Model calls counted per day, key, model and agent.
+    pub usage: Arc<access::usage::UsageLedger>,
+    /// Uploaded images (`<data>/uploads/`).
+    pub uploads: Arc<uploads::Uploads>,
+    /// Graph workflows: definitions and runs.
+    pub workflows: Arc<workflow::Workflows>,
+    /// Knowledge bases (`<data>/kb/`).
+    pub knowledge: Arc<knowledge::Knowledge>,
+    shutdown: CancellationToken,
+    /// The store, for the readiness check only (every other use goes through a service).
+    store: Arc<Store>,
+    /// Set on SIGTERM: readiness answers 503 while requests still drain.
+    draining: std::sync::atomic::AtomicBool,
+}
+
+impl std::fmt::Debug for App {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("App").finish_non_exhaustive()
+    }
+}
+
+/// A template's name (file stem) and state.
+pub fn templates() -> Vec<(String, serde_json::Value)> {
+    let mut out: Vec<(String, serde_json::Value)> = TEMPLATES
+        .files()
+        .filter(|f| f.path().extension().is_some_and(|x| x == "json"))
+        .filter_map(|f| {
+            let name = f.path().file_stem()?.to_string_lossy().into_owned();
+            let value = serde_json::from_str(f.contents_utf8()?).ok()?;
+            Some((name, value))
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+impl App {
+    /// Opens the store, starts the pool and the scheduler, loads templates on first start.
+    pub async fn start(config: AppConfig) -> anyhow::Result<Arc<Self>> {
+        // Before anything records a metric (the recorder is the process's, installed once).
+        base::telemetry::exporter();
+        let sdk = Sdk::shared(with_data_file(config.sdk.clone())?)
+            .context("loading data-source specs")?;
+        // Everything under the data dir is the server user's only (the libraries' files too),
+        // and a data dir an older version made open to others is closed.
+        base::fs_private::restrict_umask();
+        base::fs_private::create_dir_all(&config.data_dir)
+            .with_context(|| format!("creating {}", config.data_dir.display()))?;
+        let options = StoreOptions { quotas: config.store_quotas, ..StoreOptions::default() };
+        let store = Arc::new(match (&config.database_url, &config.shared.nats_url) {
+            (Some(url), _) => Store::connect_with(url, options, &config.shared)
+                .await
+                .context("connecting to PostgreSQL")?,
+            (None, Some(_)) => anyhow::bail!(
+                "BOARDSMITH_NATS_URL carries panel results between the nodes of a shared store: \
+                 set BOARDSMITH_DATABASE_URL too, or unset it"
+            ),
+            (None, None) => {
+                Store::open_with(&config.data_dir, options).context("opening the store")?
+            }
+        });
+        let access = match config.access.clone() {
+            Some(a) => a,
+            None => AccessConfig::from_env().context("loading the access settings")?,
+        };
+        let token = access.resolve_token(&config.data_dir).context("loading the server token")?;
+        let usage = Arc::new(
+            access::usage::UsageLedger::load(store.clone()).await.context("loading usage")?,
+        );
+        let keys = Arc::new(
+            access::api_keys::ApiKeys::load(store.clone(), usage.clone())
+                .await
+                .context("loading the API keys")?,
+        );
+        let catalog = Catalog::start(config.catalog.clone()).await?;
+        let memory_config = match &config.memory {
+            Some(m) => m.clone(),
+            None => MemoryConfig::from_env(&config.data_dir)?,
+        };
+        // Several nodes share chats through the store; one node keeps them in files.
+        let memory = if store.is_shared() {
+            ChatMemory::shared(memory_config, store.clone())
+        } else {
+            ChatMemory::new(memory_config)
+        };
+        let submits = FrontendSubmits::new(config.submit_timeout);
+        let llm = match config.llm.clone() {
+            Some(llm) => llm,
+            None => LlmConfig::from_env().context("loading the LLM configuration")?,
+        };
+        let sandbox = Sandbox::start(config.sandbox.clone(), sdk.clone())
+            .await
+            .map_err(|e| anyhow::anyhow!("starting the sandbox: {e}"))?;
+        let live = Arc::new(Live::new(sandbox.clone(), config.live.clone()));
+        let dashboards = Arc::new(Dashboards::new(store.clone(), live.clone()));
+        let tools = Arc::new(Tools::new(sandbox.clone(), store.clone(), dashboards.clone()));
+        // The built-ins plus the dashboard tools; a chat is the dashboard tools' session.
+        // The shell never sees the data dir (store, chats, token; the config files are
+        // hidden by the tool itself), and cannot edit the catalog or the workflows (a file it
+        // wrote could grant it more).
+        let mut agent_tools = config.agent_tools.clone();
+        let bash = &mut agent_tools.bash;
+        bash.hidden_paths.push(config.data_dir.clone());
+        bash.read_only_paths.extend([
+            config.catalog.agents_dir.clone(),
+            config.catalog.tools_dir.clone(),
+            config.catalog.viewports_dir.clone(),
+            agent_tools.agents_dir.clone(),
+            config.workflows.dir.clone(),
+        ]);
+        let mut backend = BackendTools::builtin(&agent_tools);
+        dashboard_agent::backend::register_all(&mut backend, &tools, config.max_fix_rounds);
+        backend.register(Arc::new(dashboard_agent::refresh::RefreshDashboardTool::new(
+            dashboards.clone(),
+        )));
+        let models = Arc::new(Models::new(llm));
+        let mut knowledge_config = match config.knowledge.clone() {
+            Some(k) => k,
+            None => knowledge::KnowledgeConfig::from_env(&config.data_dir)
+                .map_err(|e| anyhow::anyhow!("loading the knowledge settings: {e}"))?,
+        };
+        // Documents are parsed by the same binary the sandbox workers run.
+        knowledge_config.parser.program = config.sandbox.program.clone();
+        // Several nodes share the bases through the store; each node's index is a cache.
+        let knowledge = if store.is_shared() {
+            knowledge::Knowledge::open_shared(
+                knowledge_config,
+                models.clone(),
+                sdk.clone(),
+                store.clone(),
+            )
+            .await
+        } else {
+            knowledge::Knowledge::open(knowledge_config, models.clone(), sdk.clone()).await
+        }
+        .context("opening the knowledge bases")?;
+        knowledge::tool::register(&mut backend, knowledge.clone());
+        // Several nodes share uploads through the store, as they share chats.
+        let uploads = Arc::new(if store.is_shared() {
+            uploads::Uploads::shared(store.clone(), config.uploads)
+        } else {
+            uploads::Uploads::new(config.data_dir.join(uploads::DIR_NAME), config.uploads)
+        });
+        // stdio MCP servers run in the shell's sandbox, with its view and limits.
+        let mcp = McpHub::new(
+            agent::tools::BashTool::new(agent_tools.bash.clone()),
+            McpConfig::default(),
+        );
+        let admin = Arc::new(
+            admin::Admin::load(
+                store.clone(),
+                models.clone(),
+                catalog.clone(),
+                admin::sealed::Sealer::in_dir(&config.data_dir)
+                    .context("loading the key that seals provider keys")?,
+                Some(mcp.clone()),
+            )
+            .await
+            .context("loading the admin definitions")?,
+        );
+        let agents = Arc::new(
+            AgentService::new(
+                catalog.clone(),
+                memory.clone(),
+                submits.clone(),
+                backend.clone(),
+                models.clone(),
+                config.service.clone(),
+            )
+            .with_context(Arc::new(dashboard_agent::backend::DashboardContext::new(tools.clone())))
+            .with_mcp(mcp)
+            .with_hooks(RunAccounting::factory(usage.clone(), keys.clone(), models.clone()))
+            .with_uploads(uploads.clone()),
+        );
+        let workflows = workflow::Workflows::start(
+            workflow::Deps {
+                sandbox: sandbox.clone(),
+                backend,
+                submits: submits.clone(),
+                agents: agents.clone(),
+                catalog: catalog.clone(),
+                knowledge: knowledge.clone(),
+            },
+            store.clone(),
+            config.workflows.clone(),
+        )
+        .await
+        .context("loading the workflows")?;
+        let shutdown = CancellationToken::new();
+        tokio::spawn(live.clone().run_scheduler(
+            config.live.tick,
+            shutdown.clone(),
+            dashboards.coordinator(config.live.tick),
+        ));
+        tokio::spawn(dashboards.clone().follow(shutdown.clone()));
+        if let Some(notices) = store.notices() {
+            tokio::spawn(follow_records(
+                notices,
+                keys.clone(),
+                admin.clone(),
+                workflows.clone(),
+                knowledge.clone(),
+                shutdown.clone(),
+            ));
+        }
+        // Runs across nodes: events shared, submits and steering forwarded to a run's owner.
+        if let Some(cluster) = agent::cluster::Cluster::start(&store, &agents, &shutdown) {
+            tokio::spawn(interrupt_lost_workflows(
+                cluster.lost_runs(),
+                workflows.clone(),
+                shutdown.clone(),
+            ));
+        }
+        tokio::spawn(usage.clone().run_flusher(shutdown.clone()));
+        if config.load_templates && dashboards.list(true).await?.is_empty() {
+            // Nodes of a shared store may all find it empty at once: a template's id is then
+            // derived from its name, so it is created once and the others' attempts conflict.
+            let shared = store.is_shared();
+            for (name, value) in templates() {
+                match parse_state(&value) {
+                    Ok(state) => {
+                        let note = format!("template {name}");
+                        let id = shared.then(|| format!("db_template_{name}"));
+                        match dashboards.create(id.as_deref(), state, &note, Vec::new()).await {
+                            Ok(_) | Err(store::StoreError::Conflict { .. }) if shared => {}
+                            Ok(_) => {}
+                            Err(e) => return Err(e.into()),
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(template = %name, error = %e, "skipping invalid template")
+                    }
+                }
+            }
+        }
+        let mcp =
+            mcp::Shared::new(tools.clone(), dashboards.clone(), sdk.clone(), config.mcp_tools);
+        Ok(Arc::new(Self {
+            mcp,
+            sdk,
+            sandbox,
+            dashboards,
+            live,
+            tools,
+            catalog,
+            memory,
+            submits,
+            agents,
+            models,
+            admin,
+            started_secs: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+            access,
+            token,
+            keys,
+            usage,
+            uploads,
+            workflows,
+            knowledge,
+            shutdown,
+            store,
+            draining: std::sync::atomic::AtomicBool::new(false),
+        }))
+    }
+
+    /// Whether a load balancer should send this node requests: not while it drains, nor while
+    /// its store does not answer. `Ok` names the store's engine and this node's id in a shared
+    /// store; `Err` says why not.
+    pub async fn ready(&self) -> Result<(&'static str, Option<String>), String> {
+        if self.draining.load(std::sync::atomic::Ordering::Acquire) {
+            return Err("draining: this node is shutting down".into());
+        }
+        self.store.ping().await.map_err(|e| format!("the store does not answer: {e}"))?;
+        Ok((self.store.engine(), self.store.node_id().map(str::to_owned)))
+    }
+
+    /// Starts draining: readiness answers 503 from now on; requests are still served.
+    pub fn begin_drain(&self) {
+        self.draining.store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    /// A token cancelled when the app stops.
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+
+    /// Stops background work, the pool and the store (final durable commit).
+    pub async fn stop(&self) {
+        self.shutdown.cancel();
+        if let Err(e) = self.usage.flush().await {
+            tracing::error!(error = %e, "writing usage at shutdown failed");
+        }
+        self.sandbox.shutdown().await;
+        self.dashboards.shutdown().await;
+    }
+}
+
+/// A workflow run whose node died is `interrupted` (resumable), as at an embedded restart.
+async fn interrupt_lost_workflows(
+    mut lost: tokio::sync::broadcast::Receiver<String>,
+    workflows: Arc<workflow::Workflows>,
+    shutdown: CancellationToken,
+) {
+    use tokio::sync::broadcast::error::RecvError;
+    loop {
+        let stream_id = tokio::select! {
+            () = shutdown.cancelled() => return,
+            n = lost.recv() => match n {
+                Ok(id) => id,
+                Err(RecvError::Lagged(_)) => continue,
+                Err(RecvError::Closed) => return,
+            },
+        };
+        if let Err(e) = workflows.stream_lost(&stream_id).await {
+            tracing::warn!(stream = %stream_id, error = %e, "marking a lost workflow run failed");
+        }
+    }
+}
+
+/// Another node of a shared store changed records this node keeps in memory: re-read them.
+/// After missed notices (a reconnect, a lag) every kind is re-read.
+async fn follow_records(
+    mut notices: tokio::sync::broadcast::Receiver<store::Notice>,
+    keys: Arc<access::api_keys::ApiKeys>,
+    admin: Arc<admin::Admin>,
+    workflows: Arc<workflow::Workflows>,
+    knowledge: Arc<knowledge::Knowledge>,
+    shutdown: CancellationToken,
+) {
+    use store::{Notice, Record};
+    use tokio::sync::broadcast::error::RecvError;
+    loop {
+        let notice = tokio::select! {
+            () = shutdown.cancelled() => return,
+            n = notices.recv() => n,
+        };
+        if matches!(notice, Ok(Notice::Knowledge | Notice::Resync) | Err(RecvError::Lagged(_)))
+            && let Err(e) = knowledge.sync().await
+        {
+            tracing::warn!(error = %e, "bringing the knowledge bases up to date failed");
+        }
+        let kinds: &[Record] = match &notice {
+            Ok(Notice::Record(kind)) => std::slice::from_ref(kind),
+            Ok(Notice::Resync) | Err(RecvError::Lagged(_)) => &Record::ALL,
+            Ok(_) => &[],
+            Err(RecvError::Closed) => return,
+        };
+        for kind in kinds {
+            let reloaded = match kind {
+                Record::ApiKey => keys.reload().await.map_err(|e| e.to_string()),
+                Record::Admin => admin.reload().await.map_err(|e| e.to_string()),
+                Record::Workflow => workflows.reload().await.map_err(|e| e.to_string()),
+                Record::Session | Record::Usage | Record::WorkflowRun => Ok(()),
+            };
+            if let Err(e) = reloaded {
+                tracing::warn!(kind = kind.key(), error = %e, "re-reading another node's change failed");
+            }
+        }
+    }
+}
+
+/// An agent run's hooks: every model call counted in the usage ledger for the run's agent and
+/// caller, and a run for a key whose budget is used up stopped after the call that used it up.
+struct RunAccounting {
+    usage: Arc<access::usage::UsageLedger>,
+    keys: Arc<access::api_keys::ApiKeys>,
+    models: Arc<Models>,
+    context: agent::service::RunContext,
+}
+
+impl RunAccounting {
+    fn factory(
+        usage: Arc<access::usage::UsageLedger>,
+        keys: Arc<access::api_keys::ApiKeys>,
+        models: Arc<Models>,
+    ) -> agent::service::HooksFactory {
+        Arc::new(move |context| {
+            Arc::new(Self {
+                usage: usage.clone(),
+                keys: keys.clone(),
+                models: models.clone(),
+                context: context.clone(),
+            })
+        })
+    }
+}
+
+impl agent::run::RunHooks for RunAccounting {
+    fn on_turn_end<'a>(
+        &'a self,
+        turn: &'a agent::run::TurnInfo,
+    ) -> futures::future::BoxFuture<'a, Result<bool, String>> {
+        let info = self.models.config().model_info(&turn.provider, &turn.model);
+        self.usage.record(&access::usage::Call {
+            key: self.context.caller.clone(),
+            model: format!("{}/{}", turn.provider, turn.model),
+            agent: Some(self.context.agent.clone()),
+            usage: turn.usage,
+            cost_usd: info.cost(&turn.usage),
+            latency: turn.duration,
+            first_chunk: None,
+            error: false,
+        });
+        let over = self.context.caller.as_deref().and_then(|k| self.keys.over_budget(k));
+        if let Some(why) = &over {
+            tracing::info!(agent = %self.context.agent, %why, "stopping a run over its key's budget");
+        }
+        Box::pin(std::future::ready(Ok(over.is_none())))
+    }
+
+    /// The failed model's call counts as an error of that model; the fallback's answer is
+    /// counted by `on_turn_end` under the model that gave it.
+    fn on_fallback<'a>(
+        &'a self,
+        failed: &'a agent::run::TurnInfo,
+        _error: &'a llm::LlmError,
+    ) -> futures::future::BoxFuture<'a, ()> {
+        self.usage.record(&access::usage::Call {
+            key: self.context.caller.clone(),
+            model: format!("{}/{}", failed.provider, failed.model),
+            agent: Some(self.context.agent.clone()),
+            usage: failed.usage,
+            cost_usd: None,
+            latency: failed.duration,
+            first_chunk: None,
+            error: true,
+        });
+        Box::pin(std::future::ready(()))
+    }
+
+    fn on_error<'a>(
+        &'a self,
+        _error: &'a str,
+        _retryable: bool,
+    ) -> futures::future::BoxFuture<'a, Result<(), String>> {
+        self.usage.record(&access::usage::Call {
+            key: self.context.caller.clone(),
+            model: self.context.model.clone(),
+            agent: Some(self.context.agent.clone()),
+            usage: llm::Usage::default(),
+            cost_usd: None,
+            latency: std::time::Duration::ZERO,
+            first_chunk: None,
+            error: true,
+        });
+        Box::pin(std::future::ready(Ok(())))
+    }
+}

@@ -1,0 +1,601 @@
+//! The dashboard agent: its four tools — `search`, `execute`, `get_state`, `mutate` — with the
+//! seed's exact input and output shapes, sessions (the active dashboard and the ones a chat
+//! created), the adapters to the agent runtime with the Dashboard Context and fix-round
+//! counting (`backend`), and result capping for models (`cap`). Writes go through `dashboards`.
+//!
+//! A tool call never fails because model-written code failed: such failures are part of the
+//! output (`error`, `validation`) so the model can act on them. [`ToolError`] is for callers'
+//! mistakes (malformed input, unknown ids) and infrastructure failures.
+//! Knows nothing of HTTP; `server` maps [`ToolError`] to status codes.
+
+pub mod backend;
+pub mod cap;
+pub mod refresh;
+mod session;
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use dashboard::summary::summary;
+use dashboard::validate::parse_state;
+use dashboard::{ChangeEntry, DashboardState, Issue};
+use dashboards::{Dashboards, Edit, Runs};
+use live::PanelRun;
+use sandbox::{ErrorKind, ExecError, Sandbox};
+use store::{Store, StoreError};
+
+pub use session::{DashboardRef, SessionState};
+
+/// The four tools, a closed set: dispatch, argument fields and write accounting match on this,
+/// never on strings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DashboardTool {
+    /// `search {code}`.
+    Search,
+    /// `execute {code, dashboard_id?}`.
+    Execute,
+    /// `get_state {dashboard_id?, detail_level?}`.
+    GetState,
+    /// `mutate {code, dashboard_id?}`.
+    Mutate,
+}
+
+impl DashboardTool {
+    /// All four, in the order they are registered.
+    pub const ALL: [Self; 4] = [Self::Search, Self::Execute, Self::GetState, Self::Mutate];
+
+    /// The name models and the REST API use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Search => "search",
+            Self::Execute => "execute",
+            Self::GetState => "get_state",
+            Self::Mutate => "mutate",
+        }
+    }
+
+    /// The tool called `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// Whether a call may write a dashboard (counts as a fix round, emits `dashboard.update`).
+    pub fn writes(self) -> bool {
+        matches!(self, Self::Execute | Self::Mutate)
+    }
+
+    /// The input fields it accepts.
+    pub fn fields(self) -> &'static [&'static str] {
+        match self {
+            Self::Search => &["code"],
+            Self::Execute | Self::Mutate => &["code", "dashboard_id"],
+            Self::GetState => &["dashboard_id", "detail_level"],
+        }
+    }
+}
+
+/// Input of `search`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchInput {
+    /// JS run over the frozen `spec`.
+    pub code: String,
+}
+
+/// Output of `search`.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct SearchOutput {
+    /// What the code returned (typically `DataSourceMatch[]`).
+    pub results: Value,
+    /// The code's error, with line and column.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Input of `execute`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecuteInput {
+    /// Builder code returning a DashboardState.
+    pub code: String,
+    /// Replace this dashboard instead of creating a new one.
+    #[serde(default)]
+    pub dashboard_id: Option<String>,
+}
+
+/// Output of `execute`.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct ExecuteOutput {
+    /// The created or replaced dashboard (empty when nothing was saved).
+    pub dashboard_id: String,
+    /// The saved state (null when nothing was saved).
+    pub state: Value,
+    /// Test-run results of every panel.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub validation: Option<ValidationResult>,
+    /// Why nothing was saved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// What was saved (not part of the output).
+    #[serde(skip)]
+    pub written: Option<Written>,
+}
+
+/// What an `execute` or `mutate` wrote, taken from the write itself (never read back, which
+/// could see a later writer's version): the content of the `dashboard.update` event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Written {
+    /// The dashboard.
+    pub dashboard_id: String,
+    /// The version saved (for a delete: the last version).
+    pub version: u64,
+    /// What changed from the version before (empty for a delete).
+    pub changes: Vec<ChangeEntry>,
+    /// The dashboard was deleted.
+    pub deleted: bool,
+}
+
+/// A call's JSON output and, for a write, what it wrote.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    /// The output (what the model or the REST caller reads).
+    pub output: Value,
+    /// Set when an `execute` or `mutate` saved or deleted a dashboard.
+    pub written: Option<Written>,
+}
+
+/// Input of `get_state`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GetStateInput {
+    /// Defaults to the session's active dashboard.
+    #[serde(default)]
+    pub dashboard_id: Option<String>,
+    /// `summary` (default) or `full`.
+    #[serde(default)]
+    pub detail_level: DetailLevel,
+}
+
+/// How much `get_state` returns.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DetailLevel {
+    /// Panel list, key config, code previews.
+    #[default]
+    Summary,
+    /// Everything, including code.
+    Full,
+}
+
+/// Output of `get_state`.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct GetStateOutput {
+    /// The dashboard.
+    pub dashboard_id: String,
+    /// Summary or full state.
+    pub state: Value,
+    /// Why there is no state.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Input of `mutate`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MutateInput {
+    /// `async (state) => newState`; returning `null` deletes the dashboard.
+    pub code: String,
+    /// Defaults to the session's active dashboard.
+    #[serde(default)]
+    pub dashboard_id: Option<String>,
+}
+
+/// Output of `mutate`.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct MutateOutput {
+    /// The dashboard.
+    pub dashboard_id: String,
+    /// What changed (empty when nothing did).
+    pub changes: Vec<ChangeEntry>,
+    /// Test-run results of added and modified panels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub validation: Option<ValidationResult>,
+    /// True when the code returned null and the dashboard was deleted.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub deleted: bool,
+    /// Why nothing was saved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// What was saved or deleted (not part of the output).
+    #[serde(skip)]
+    pub written: Option<Written>,
+}
+
+/// Test-run results.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct ValidationResult {
+    /// One entry per panel run.
+    pub panels: Vec<PanelValidation>,
+    /// True when every panel succeeded.
+    #[serde(rename = "allOk")]
+    pub all_ok: bool,
+}
+
+/// One panel's test run.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct PanelValidation {
+    /// The panel.
+    #[serde(rename = "panelId")]
+    pub panel_id: String,
+    /// `success` or `error`.
+    pub status: String,
+    /// Rows returned.
+    #[serde(rename = "rowCount", skip_serializing_if = "Option::is_none")]
+    pub row_count: Option<usize>,
+    /// The error with its line and column in the panel's code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Run time, e.g. `"12.3ms"`.
+    pub duration: String,
+}
+
+/// Callers' mistakes and infrastructure failures.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// No tool by that name.
+    #[error("unknown tool `{0}`; tools are search, execute, get_state, mutate")]
+    UnknownTool(String),
+    /// The input does not match the tool's schema.
+    #[error("invalid input for `{tool}`: {message}")]
+    InvalidInput {
+        /// The tool.
+        tool: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Storage failure, missing dashboard or a conflict that retries did not resolve.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The tools over the sandbox, store and live layer.
+pub struct Tools {
+    sandbox: Sandbox,
+    dashboards: Arc<Dashboards>,
+    sessions: session::Sessions,
+}
+
+impl std::fmt::Debug for Tools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tools").finish_non_exhaustive()
+    }
+}
+
+/// `message (line L, column C)` for a model.
+pub fn describe(e: &ExecError) -> String {
+    let mut s = e.message.clone();
+    if let Some(limit) = e.limit {
+        s.push_str(&format!(" [limit: {}]", limit.as_str()));
+    }
+    if let (Some(l), Some(c)) = (e.line, e.column) {
+        s.push_str(&format!(" (line {l}, column {c})"));
+    }
+    s
+}
+
+fn issues_text(issues: &[Issue]) -> String {
+    let lines: Vec<String> = issues.iter().map(|i| format!("{}: {}", i.path, i.message)).collect();
+    format!("invalid DashboardState:\n{}", lines.join("\n"))
+}
+
+/// A state whose panel code does not parse is rejected, naming `panels[i].code`. Every panel
+/// whose code is new or changed is test-run, so the runs' syntax errors are the check.
+fn syntax_issues(state: &DashboardState, runs: &[(String, PanelRun)]) -> Option<String> {
+    let issues: Vec<Issue> = runs
+        .iter()
+        .filter_map(|(id, run)| {
+            let e = run.result.as_ref().err().filter(|e| e.kind == ErrorKind::Syntax)?;
+            let i = state.panels.iter().position(|p| &p.id == id)?;
+            Some(Issue { path: format!("panels[{i}].code"), message: describe(e) })
+        })
+        .collect();
+    (!issues.is_empty()).then(|| issues_text(&issues))
+}
+
+fn validation(runs: &[(String, PanelRun)]) -> ValidationResult {
+    let panels: Vec<PanelValidation> = runs
+        .iter()
+        .map(|(id, run)| PanelValidation {
+            panel_id: id.clone(),
+            status: if run.result.is_ok() { "success" } else { "error" }.to_owned(),
+            row_count: run.result.as_ref().ok().map(|o| o.row_count),
+            error: run.result.as_ref().err().map(describe),
+            duration: format!("{:.1}ms", run.duration.as_secs_f64() * 1e3),
+        })
+        .collect();
+    let all_ok = panels.iter().all(|p| p.status == "success");
+    ValidationResult { panels, all_ok }
+}
+
+impl Tools {
+    /// Builds the tools.
+    pub fn new(sandbox: Sandbox, store: Arc<Store>, dashboards: Arc<Dashboards>) -> Self {
+        Self { sessions: session::Sessions::new(store), sandbox, dashboards }
+    }
+
+    /// Dispatches a call by tool name with JSON input; the output as JSON.
+    pub async fn call(
+        &self,
+        tool: &str,
+        input: Value,
+        session: Option<&str>,
+    ) -> Result<Value, ToolError> {
+        let tool = DashboardTool::from_name(tool)
+            .ok_or_else(|| ToolError::UnknownTool(tool.to_owned()))?;
+        Ok(self.call_tool(tool, input, session).await?.output)
+    }
+
+    /// [`Tools::call`] for a known tool, with what it wrote.
+    pub async fn call_tool(
+        &self,
+        tool: DashboardTool,
+        input: Value,
+        session: Option<&str>,
+    ) -> Result<Answer, ToolError> {
+        fn parse<T: serde::de::DeserializeOwned>(
+            tool: DashboardTool,
+            input: Value,
+        ) -> Result<T, ToolError> {
+            serde_json::from_value(input).map_err(|e| ToolError::InvalidInput {
+                tool: tool.name().to_owned(),
+                message: e.to_string(),
+            })
+        }
+        let (out, written) = match tool {
+            DashboardTool::Search => {
+                (serde_json::to_value(self.search(parse(tool, input)?).await), None)
+            }
+            DashboardTool::Execute => {
+                let mut out = self.execute(parse(tool, input)?, session).await?;
+                let written = out.written.take();
+                (serde_json::to_value(out), written)
+            }
+            DashboardTool::GetState => {
+                (serde_json::to_value(self.get_state(parse(tool, input)?, session).await?), None)
+            }
+            DashboardTool::Mutate => {
+                let mut out = self.mutate(parse(tool, input)?, session).await?;
+                let written = out.written.take();
+                (serde_json::to_value(out), written)
+            }
+        };
+        Ok(Answer { output: out.unwrap_or(Value::Null), written })
+    }
+
+    /// [`Tools::call`] with the output capped for a model's context ([`cap::cap`], default
+    /// [`cap::DEFAULT_MAX_TOKENS`]): what the agent sends back to the model.
+    pub async fn call_for_model(
+        &self,
+        tool: DashboardTool,
+        input: Value,
+        session: Option<&str>,
+    ) -> Result<Answer, ToolError> {
+        let answer = self.call_tool(tool, input, session).await?;
+        Ok(Answer { output: cap::cap(&answer.output, cap::DEFAULT_MAX_TOKENS), ..answer })
+    }
+
+    /// The session's state.
+    pub async fn session(&self, session: Option<&str>) -> Result<SessionState, ToolError> {
+        Ok(self.sessions.get(session).await?)
+    }
+
+    /// `search`: runs the code over the spec.
+    pub async fn search(&self, input: SearchInput) -> SearchOutput {
+        match self.sandbox.run_search(&input.code).await {
+            Ok(out) => SearchOutput { results: out.value, error: None },
+            Err(e) => SearchOutput { results: Value::Array(Vec::new()), error: Some(describe(&e)) },
+        }
+    }
+
+    /// Runs builder code (on a copy of `head` for mutate) and validates the result as a
+    /// DashboardState. `Ok(None)`: a mutate returned null. `Err` is the model-facing message.
+    /// Panel code syntax is checked by the test runs that follow (see [`syntax_issues`]).
+    async fn build(
+        &self,
+        code: &str,
+        head: Option<&DashboardState>,
+    ) -> Result<Option<DashboardState>, String> {
+        let input = head.map(|h| serde_json::to_value(h).unwrap_or(Value::Null));
+        let out = self.sandbox.run_builder(code, input.as_ref()).await.map_err(|e| describe(&e))?;
+        if head.is_some() && out.value.is_null() {
+            return Ok(None);
+        }
+        parse_state(&out.value).map(Some).map_err(|e| issues_text(&e.0))
+    }
+
+    /// Test-runs the given panels concurrently.
+    async fn test_run(
+        &self,
+        id: &str,
+        state: &DashboardState,
+        ids: &[String],
+    ) -> Vec<(String, PanelRun)> {
+        self.dashboards.live().run_panels(id, state, ids).await
+    }
+
+    /// `execute`: builds a state, validates it, test-runs every panel, saves (new dashboard, or
+    /// a new version of `dashboard_id`), pushes to subscribers and makes it the active one.
+    pub async fn execute(
+        &self,
+        input: ExecuteInput,
+        session: Option<&str>,
+    ) -> Result<ExecuteOutput, ToolError> {
+        let fail = |id: &str, error: String| ExecuteOutput {
+            dashboard_id: id.to_owned(),
+            state: Value::Null,
+            validation: None,
+            error: Some(error),
+            written: None,
+        };
+        let existing = match &input.dashboard_id {
+            Some(id) => Some(self.dashboards.get(id).await?),
+            None => None,
+        };
+        let target = input.dashboard_id.clone().unwrap_or_default();
+        let state = match self.build(&input.code, None).await {
+            Ok(Some(s)) => s,
+            Ok(None) => return Ok(fail(&target, "the code returned nothing".into())),
+            Err(e) => return Ok(fail(&target, e)),
+        };
+        let id = input.dashboard_id.clone().unwrap_or_else(store::new_dashboard_id);
+        let all: Vec<String> = state.panels.iter().map(|p| p.id.clone()).collect();
+        let runs = self.test_run(&id, &state, &all).await;
+        if let Some(e) = syntax_issues(&state, &runs) {
+            return Ok(fail(&target, e));
+        }
+        let mut output = ExecuteOutput {
+            dashboard_id: id.clone(),
+            state: serde_json::to_value(&state).unwrap_or(Value::Null),
+            validation: Some(validation(&runs)),
+            error: None,
+            written: None,
+        };
+        let title = state.title.clone();
+        let (version, changes) = match existing {
+            None => {
+                let empty = DashboardState { panels: Vec::new(), ..state.clone() };
+                let changes = dashboard::diff::changes(&empty, &state);
+                (self.dashboards.create(Some(&id), state, "execute", runs).await?.version, changes)
+            }
+            Some(_) => {
+                let lock = self.dashboards.lock(&id).await?;
+                let head = self.dashboards.get(&id).await?;
+                if head.deleted {
+                    return Err(StoreError::Deleted(id).into());
+                }
+                let edit = Edit::new(head, state);
+                let saved = self.dashboards.save(&lock, edit, "execute", Runs::Given(runs)).await?;
+                (saved.record.version, saved.diff.changes)
+            }
+        };
+        output.written =
+            Some(Written { dashboard_id: id.clone(), version, changes, deleted: false });
+        self.sessions.touch(session, &id, &title).await?;
+        Ok(output)
+    }
+
+    async fn resolve(
+        &self,
+        given: Option<&str>,
+        session: Option<&str>,
+    ) -> Result<Result<String, String>, ToolError> {
+        if let Some(id) = given {
+            return Ok(Ok(id.to_owned()));
+        }
+        let s = self.sessions.get(session).await?;
+        Ok(s.active.ok_or_else(|| {
+            "no active dashboard in this session: create one with `execute`, or pass `dashboard_id`".to_owned()
+        }))
+    }
+
+    /// `get_state`: the summary (default) or the full state; makes the dashboard active.
+    pub async fn get_state(
+        &self,
+        input: GetStateInput,
+        session: Option<&str>,
+    ) -> Result<GetStateOutput, ToolError> {
+        let id = match self.resolve(input.dashboard_id.as_deref(), session).await? {
+            Ok(id) => id,
+            Err(e) => {
+                return Ok(GetStateOutput {
+                    dashboard_id: String::new(),
+                    state: Value::Null,
+                    error: Some(e),
+                });
+            }
+        };
+        let rec = self.dashboards.get(&id).await?;
+        if rec.deleted {
+            return Err(StoreError::Deleted(id).into());
+        }
+        self.sessions.touch(session, &id, &rec.state.title).await?;
+        let state = match input.detail_level {
+            DetailLevel::Summary => summary(&rec.state),
+            DetailLevel::Full => serde_json::to_value(&rec.state).unwrap_or(Value::Null),
+        };
+        Ok(GetStateOutput { dashboard_id: id, state, error: None })
+    }
+
+    /// `mutate`: applies `async (state) => newState` to a copy of the current state, diffs,
+    /// validates, test-runs changed panels, saves, pushes — all under the dashboard's writer
+    /// lock, so no other write (REST, revert, another agent) lands in between.
+    pub async fn mutate(
+        &self,
+        input: MutateInput,
+        session: Option<&str>,
+    ) -> Result<MutateOutput, ToolError> {
+        let out = |id: &str| MutateOutput {
+            dashboard_id: id.to_owned(),
+            changes: Vec::new(),
+            validation: None,
+            deleted: false,
+            error: None,
+            written: None,
+        };
+        let id = match self.resolve(input.dashboard_id.as_deref(), session).await? {
+            Ok(id) => id,
+            Err(e) => return Ok(MutateOutput { error: Some(e), ..out("") }),
+        };
+        // Under the writer lock nobody else saves this dashboard: the head read here stays
+        // the base of the save.
+        let lock = self.dashboards.lock(&id).await?;
+        let head = self.dashboards.get(&id).await?;
+        if head.deleted {
+            return Err(StoreError::Deleted(id).into());
+        }
+        let new = match self.build(&input.code, Some(&head.state)).await {
+            Ok(Some(s)) => s,
+            Ok(None) => {
+                let version = head.version;
+                drop(lock);
+                self.dashboards.delete(&id, false).await?;
+                self.sessions.forget(session, &id).await?;
+                let written = Written {
+                    dashboard_id: id.clone(),
+                    version,
+                    changes: Vec::new(),
+                    deleted: true,
+                };
+                return Ok(MutateOutput { deleted: true, written: Some(written), ..out(&id) });
+            }
+            Err(e) => return Ok(MutateOutput { error: Some(e), ..out(&id) }),
+        };
+        let edit = Edit::new(head, new);
+        if edit.diff.is_empty() {
+            self.sessions.touch(session, &id, &edit.after.title).await?;
+            return Ok(out(&id));
+        }
+        let runs = self.test_run(&id, &edit.after, &edit.diff.changed).await;
+        if let Some(e) = syntax_issues(&edit.after, &runs) {
+            return Ok(MutateOutput { error: Some(e), ..out(&id) });
+        }
+        let title = edit.after.title.clone();
+        let saved = self.dashboards.save(&lock, edit, "mutate", Runs::Given(runs)).await?;
+        drop(lock);
+        self.sessions.touch(session, &id, &title).await?;
+        let written = Written {
+            dashboard_id: id.clone(),
+            version: saved.record.version,
+            changes: saved.diff.changes.clone(),
+            deleted: false,
+        };
+        Ok(MutateOutput {
+            changes: saved.diff.changes,
+            validation: Some(validation(&saved.runs)),
+            written: Some(written),
+            ..out(&id)
+        })
+    }
+}

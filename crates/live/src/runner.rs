@@ -1,0 +1,212 @@
+//! Panel runs: one at a time per panel, bounded overall, results cached per
+//! (dashboard, panel, code hash, vars) and checked against the panel type's data contract.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use tokio::sync::Semaphore;
+
+use base::provenance::Provenance;
+use dashboard::Panel;
+use dashboard::data::check_data;
+use sandbox::{ErrorKind, ExecError, PanelContext, Sandbox};
+
+/// How long a cached result is reused by [`Runner::run`] (refreshes always run).
+const REUSE_FOR: Duration = Duration::from_secs(10);
+
+/// State of a panel's latest result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// Data available.
+    Ok,
+    /// The last run failed.
+    Error,
+    /// Not run yet.
+    Pending,
+}
+
+/// A successful run's data.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunOk {
+    /// What the code returned (checked against the panel type).
+    pub data: Value,
+    /// Rows in `data`.
+    pub row_count: usize,
+    /// Where the data came from, one entry per provider its `sdk` calls reached.
+    pub provenance: Vec<Provenance>,
+}
+
+/// The outcome of one panel run.
+#[derive(Debug, Clone)]
+pub struct PanelRun {
+    /// Data or the error (sandbox error, or a data-contract violation of kind `result`).
+    pub result: Result<RunOk, ExecError>,
+    /// Wall time of the run.
+    pub duration: Duration,
+    /// When it finished (unix ms).
+    pub finished_at: i64,
+}
+
+/// A [`PanelRun`] as JSON, for another node (see `live::RefreshCoordinator`).
+#[derive(Debug, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SharedRun {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ok: Option<RunOk>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<ExecError>,
+    duration_ms: f64,
+    finished_at: i64,
+}
+
+impl PanelRun {
+    /// This run as JSON text, for another node.
+    pub fn to_shared(&self) -> String {
+        let (ok, error) = match &self.result {
+            Ok(ok) => (Some(ok.clone()), None),
+            Err(e) => (None, Some(e.clone())),
+        };
+        let shared = SharedRun {
+            ok,
+            error,
+            duration_ms: self.duration.as_secs_f64() * 1e3,
+            finished_at: self.finished_at,
+        };
+        serde_json::to_string(&shared).unwrap_or_default()
+    }
+
+    /// A run another node shared ([`PanelRun::to_shared`]); `None` for text that is not one.
+    pub fn from_shared(text: &str) -> Option<Self> {
+        let s: SharedRun = serde_json::from_str(text).ok()?;
+        let result = match (s.ok, s.error) {
+            (Some(ok), None) => Ok(ok),
+            (None, Some(e)) => Err(e),
+            _ => return None,
+        };
+        let duration = Duration::from_secs_f64((s.duration_ms / 1e3).clamp(0.0, 3600.0));
+        Some(Self { result, duration, finished_at: s.finished_at })
+    }
+}
+
+type Key = (String, String);
+
+pub(super) struct Runner {
+    sandbox: Sandbox,
+    permits: Semaphore,
+    locks: Mutex<HashMap<Key, Arc<tokio::sync::Mutex<()>>>>,
+    cache: Mutex<HashMap<Key, (u64, PanelRun, Instant)>>,
+    /// Executions that reached the sandbox.
+    executed: std::sync::atomic::AtomicU64,
+}
+
+fn fingerprint(panel: &Panel, vars: &Map<String, Value>) -> u64 {
+    let kind = serde_json::to_string(&panel.kind).unwrap_or_default();
+    let text = format!("{kind}\u{0}{}\u{0}{}", panel.code, Value::Object(vars.clone()));
+    xxhash_rust::xxh3::xxh3_64(text.as_bytes())
+}
+
+impl Runner {
+    pub fn new(sandbox: Sandbox, max_concurrent: usize) -> Self {
+        Self {
+            sandbox,
+            permits: Semaphore::new(max_concurrent.max(1)),
+            locks: Mutex::default(),
+            cache: Mutex::default(),
+            executed: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// Executions that reached the sandbox since start (cache hits excluded).
+    pub fn executed(&self) -> u64 {
+        self.executed.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn lock_for(&self, key: &Key) -> Arc<tokio::sync::Mutex<()>> {
+        let mut locks = self.locks.lock().unwrap_or_else(|p| p.into_inner());
+        locks.entry(key.clone()).or_default().clone()
+    }
+
+    /// A recent result for the same code and vars, or a new run.
+    pub async fn run(&self, dashboard: &str, panel: &Panel, vars: &Map<String, Value>) -> PanelRun {
+        self.run_inner(dashboard, panel, vars, false).await
+    }
+
+    /// Always runs (refresh), still one run per panel at a time.
+    pub async fn run_fresh(
+        &self,
+        dashboard: &str,
+        panel: &Panel,
+        vars: &Map<String, Value>,
+    ) -> PanelRun {
+        self.run_inner(dashboard, panel, vars, true).await
+    }
+
+    async fn run_inner(
+        &self,
+        dashboard: &str,
+        panel: &Panel,
+        vars: &Map<String, Value>,
+        fresh: bool,
+    ) -> PanelRun {
+        let key = (dashboard.to_owned(), panel.id.clone());
+        let fp = fingerprint(panel, vars);
+        let lock = self.lock_for(&key);
+        let requested = Instant::now();
+        let _one_at_a_time = lock.lock().await;
+        {
+            let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some((f, run, at)) = cache.get(&key)
+                && *f == fp
+                && (if fresh { *at >= requested } else { at.elapsed() < REUSE_FOR })
+            {
+                // A run that finished while we waited for the lock is as fresh as ours would be.
+                return run.clone();
+            }
+        }
+        let run = self.execute(&panel.code, Some(panel), vars).await;
+        self.cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, (fp, run.clone(), Instant::now()));
+        run
+    }
+
+    /// Runs code that belongs to no dashboard (preview); no cache.
+    pub async fn preview(&self, code: &str, vars: &Map<String, Value>) -> PanelRun {
+        self.execute(code, None, vars).await
+    }
+
+    async fn execute(
+        &self,
+        code: &str,
+        panel: Option<&Panel>,
+        vars: &Map<String, Value>,
+    ) -> PanelRun {
+        let started = Instant::now();
+        let _permit = self.permits.acquire().await;
+        self.executed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let ctx = PanelContext { vars: vars.clone() };
+        let result = match self.sandbox.run_panel(code, &ctx).await {
+            Ok(out) => match panel {
+                Some(p) => match check_data(p.kind, &out.value) {
+                    Ok(row_count) => {
+                        Ok(RunOk { data: out.value, row_count, provenance: out.provenance })
+                    }
+                    Err(e) => Err(ExecError::new(ErrorKind::Result, e.0)),
+                },
+                None => {
+                    let row_count = out.value.as_array().map_or(1, Vec::len);
+                    Ok(RunOk { data: out.value, row_count, provenance: out.provenance })
+                }
+            },
+            Err(e) => Err(e),
+        };
+        base::telemetry::panel_run(result.is_ok());
+        PanelRun { result, duration: started.elapsed(), finished_at: super::unix_ms() }
+    }
+}

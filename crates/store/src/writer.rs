@@ -1,0 +1,565 @@
+//! The single writer thread: group commit.
+//!
+//! Requests arrive over a channel, each with a oneshot for its answer. The thread takes the first
+//! pending request, keeps collecting until `max_batch` requests or `batch_window` after the first,
+//! applies them in arrival order inside ONE write transaction (each op checks versions against the
+//! in-transaction state, so a `Conflict` for one op never fails the others), commits with
+//! `Durability::Immediate`, and only then answers them all. An op's logical failure leaves no
+//! writes behind (every check runs before its first insert); an engine failure aborts the whole
+//! batch and every request in it gets `StoreError::Storage`.
+//!
+//! The writer also owns the quotas' bookkeeping ([`Usage`]): the bytes stored in versions and
+//! sessions, kept in memory, checked by each op before it writes (a write that would pass
+//! `max_store_bytes` is `Full`; one that frees at least what it adds always passes) and saved
+//! in `meta` with the batch. A version past `versions_kept` is dropped by the write that
+//! makes it one too many.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
+use std::time::{Duration, Instant};
+
+use redb::{Database, Durability, ReadableTable, Table};
+use tokio::sync::oneshot;
+
+use super::keys::{
+    self, ADMIN, API_KEYS, DASHBOARDS, Head, META, SESSIONS, USAGE, VERSIONS, VersionHeader,
+    WORKFLOW_RUNS, WORKFLOWS, decode_head, decode_version, encode_head, encode_version,
+    version_key,
+};
+use super::{Counters, Record, StoreError, StoreQuotas};
+use dashboard::DashboardState;
+
+/// A write operation.
+pub(super) enum Op {
+    Create {
+        id: String,
+        title: String,
+        panels: u32,
+        state: Vec<u8>,
+        note: String,
+    },
+    Save {
+        id: String,
+        base: u64,
+        title: String,
+        panels: u32,
+        state: Vec<u8>,
+        note: String,
+    },
+    Revert {
+        id: String,
+        to: u64,
+    },
+    Delete {
+        id: String,
+    },
+    Restore {
+        id: String,
+    },
+    Duplicate {
+        src: String,
+        new_id: String,
+        title: Option<String>,
+    },
+    Purge {
+        id: String,
+    },
+    /// A JSON record of a small table (sessions, API keys), replaced whole.
+    PutRecord {
+        kind: Record,
+        id: String,
+        json: Vec<u8>,
+    },
+    /// Removes a record (absent: nothing to do).
+    DeleteRecord {
+        kind: Record,
+        id: String,
+    },
+}
+
+/// The `meta` key of the stored-bytes count.
+pub(super) const STORED_BYTES_KEY: &str = "stored_bytes";
+
+/// Bytes stored in versions and sessions, and the quotas they are held to.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Usage {
+    pub used: u64,
+    pub quotas: StoreQuotas,
+}
+
+impl Usage {
+    /// Refuses an op that adds `needed` bytes and frees `freed` when it would pass the limit.
+    fn check(&self, needed: u64, freed: u64) -> Result<(), Fail> {
+        let limit = self.quotas.max_store_bytes;
+        if needed > freed && self.used.saturating_sub(freed).saturating_add(needed) > limit {
+            return Err(Fail::Op(StoreError::Full {
+                used: self.used,
+                needed: needed - freed,
+                limit,
+            }));
+        }
+        Ok(())
+    }
+
+    fn record(&mut self, needed: u64, freed: u64) {
+        self.used = self.used.saturating_sub(freed).saturating_add(needed);
+    }
+}
+
+/// What a successful op produced.
+pub(super) enum Reply {
+    /// A dashboard head after the op, plus its state when the caller does not have it.
+    Record {
+        meta: Meta,
+        state: Option<DashboardState>,
+    },
+    Unit,
+}
+
+/// Record fields other than the state.
+#[derive(Debug, Clone)]
+pub(super) struct Meta {
+    pub id: String,
+    pub version: u64,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub deleted: bool,
+}
+
+pub(super) struct Request {
+    pub op: Op,
+    pub reply: oneshot::Sender<Result<Reply, StoreError>>,
+}
+
+/// Group-commit tuning.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Batching {
+    pub max_batch: usize,
+    pub window: Duration,
+    pub idle: Duration,
+}
+
+/// The writer loop; returns when every sender is gone and the queue is drained.
+pub(super) fn run(
+    db: Arc<Database>,
+    rx: Receiver<Request>,
+    cfg: Batching,
+    counters: Arc<Counters>,
+    mut usage: Usage,
+) {
+    let max = cfg.max_batch.max(1);
+    while let Ok(first) = rx.recv() {
+        let mut batch = Vec::with_capacity(max.min(64));
+        batch.push(first);
+        // Collect until the batch is full, the window since the first request has passed, or
+        // the queue has been idle for `idle` (every ready client is probably in).
+        let deadline = Instant::now() + cfg.window;
+        while batch.len() < max {
+            let left = deadline.saturating_duration_since(Instant::now()).min(cfg.idle);
+            let next = if left.is_zero() {
+                rx.try_recv().map_err(|e| matches!(e, TryRecvError::Disconnected))
+            } else {
+                rx.recv_timeout(left).map_err(|e| matches!(e, RecvTimeoutError::Disconnected))
+            };
+            match next {
+                Ok(r) => batch.push(r),
+                // Empty / timed out, or disconnected (then the outer recv ends the loop once the
+                // queue is drained).
+                Err(_) => break,
+            }
+        }
+        run_batch(&db, batch, &counters, &mut usage);
+    }
+}
+
+fn run_batch(db: &Database, batch: Vec<Request>, counters: &Counters, usage: &mut Usage) {
+    let n = batch.len();
+    let (ops, replies): (Vec<Op>, Vec<_>) = batch.into_iter().map(|r| (r.op, r.reply)).unzip();
+    let outcome = apply_and_commit(db, &ops, counters, *usage);
+    counters.ops.fetch_add(n as u64, Ordering::Relaxed);
+    counters.largest_batch.fetch_max(n as u64, Ordering::Relaxed);
+    match outcome {
+        Ok((results, after)) => {
+            // Only a committed batch moves the count (an aborted one wrote nothing).
+            *usage = after;
+            counters.stored_bytes.store(after.used, Ordering::Relaxed);
+            for (reply, res) in replies.into_iter().zip(results) {
+                // The caller may have gone away (cancelled future); its write is still durable.
+                let _ = reply.send(res);
+            }
+        }
+        Err(msg) => {
+            counters.failed_batches.fetch_add(1, Ordering::Relaxed);
+            tracing::error!(batch = n, "store batch failed: {msg}");
+            for reply in replies {
+                let _ = reply.send(Err(StoreError::Storage(msg.clone())));
+            }
+        }
+    }
+}
+
+/// The table of a [`Record`] kind, borrowed as a field (not through `&mut self`) so the
+/// op can still reach `t.usage`.
+macro_rules! record_table {
+    ($t:expr, $kind:expr) => {
+        match $kind {
+            Record::Session => &mut $t.sessions,
+            Record::ApiKey => &mut $t.api_keys,
+            Record::Usage => &mut $t.usage_rows,
+            Record::Admin => &mut $t.admin,
+            Record::Workflow => &mut $t.workflows,
+            Record::WorkflowRun => &mut $t.workflow_runs,
+        }
+    };
+}
+
+struct Tables<'t> {
+    heads: Table<'t, &'static str, &'static [u8]>,
+    versions: Table<'t, &'static [u8], &'static [u8]>,
+    sessions: Table<'t, &'static str, &'static [u8]>,
+    api_keys: Table<'t, &'static str, &'static [u8]>,
+    usage_rows: Table<'t, &'static str, &'static [u8]>,
+    admin: Table<'t, &'static str, &'static [u8]>,
+    workflows: Table<'t, &'static str, &'static [u8]>,
+    workflow_runs: Table<'t, &'static str, &'static [u8]>,
+    usage: Usage,
+}
+
+type OpResult = Result<Reply, StoreError>;
+
+/// Why an op did not apply.
+enum Fail {
+    /// The engine failed: abort the whole batch.
+    Engine(String),
+    /// This op's answer (conflict, not found, corrupt record...); it wrote nothing.
+    Op(StoreError),
+}
+
+impl From<StoreError> for Fail {
+    fn from(e: StoreError) -> Self {
+        Self::Op(e)
+    }
+}
+
+fn engine(ctx: impl std::fmt::Display, e: impl std::fmt::Display) -> Fail {
+    Fail::Engine(format!("{ctx}: {e}"))
+}
+
+fn corrupt(ctx: impl std::fmt::Display, e: impl std::fmt::Display) -> Fail {
+    Fail::Op(StoreError::Damaged(format!("{ctx}: {e}")))
+}
+
+fn apply_and_commit(
+    db: &Database,
+    ops: &[Op],
+    counters: &Counters,
+    usage: Usage,
+) -> Result<(Vec<OpResult>, Usage), String> {
+    let mut txn = db.begin_write().map_err(|e| format!("begin write transaction: {e}"))?;
+    txn.set_durability(Durability::Immediate).map_err(|e| format!("set durability: {e}"))?;
+    let mut results = Vec::with_capacity(ops.len());
+    let mut wrote = false;
+    let after;
+    {
+        let mut t = Tables {
+            heads: txn.open_table(DASHBOARDS).map_err(|e| format!("open dashboards: {e}"))?,
+            versions: txn.open_table(VERSIONS).map_err(|e| format!("open versions: {e}"))?,
+            sessions: txn.open_table(SESSIONS).map_err(|e| format!("open sessions: {e}"))?,
+            api_keys: txn.open_table(API_KEYS).map_err(|e| format!("open api_keys: {e}"))?,
+            usage_rows: txn.open_table(USAGE).map_err(|e| format!("open usage: {e}"))?,
+            admin: txn.open_table(ADMIN).map_err(|e| format!("open admin: {e}"))?,
+            workflows: txn.open_table(WORKFLOWS).map_err(|e| format!("open workflows: {e}"))?,
+            workflow_runs: txn
+                .open_table(WORKFLOW_RUNS)
+                .map_err(|e| format!("open workflow_runs: {e}"))?,
+            usage,
+        };
+        let now = super::now_ms();
+        for op in ops {
+            match apply(&mut t, op, now) {
+                Ok(r) => {
+                    wrote = true;
+                    results.push(Ok(r));
+                }
+                Err(Fail::Op(e)) => results.push(Err(e)),
+                Err(Fail::Engine(msg)) => return Err(msg),
+            }
+        }
+        after = t.usage;
+        if after.used != usage.used {
+            let mut meta = txn.open_table(META).map_err(|e| format!("open meta: {e}"))?;
+            meta.insert(STORED_BYTES_KEY, after.used.to_be_bytes().as_slice())
+                .map_err(|e| format!("write the stored-bytes count: {e}"))?;
+        }
+    }
+    if wrote {
+        txn.commit().map_err(|e| format!("commit: {e}"))?;
+        counters.commits.fetch_add(1, Ordering::Relaxed);
+    } else {
+        // Nothing to make durable (every op was a conflict / not found): skip the fsync.
+        txn.abort().map_err(|e| format!("abort: {e}"))?;
+    }
+    Ok((results, after))
+}
+
+fn get_head(t: &Tables<'_>, id: &str) -> Result<Option<Head>, Fail> {
+    if id.len() > keys::MAX_ID_LEN {
+        return Ok(None);
+    }
+    match t.heads.get(id).map_err(|e| engine(format!("read head of `{id}`"), e))? {
+        None => Ok(None),
+        Some(g) => decode_head(g.value())
+            .map(Some)
+            .map_err(|e| corrupt(format!("dashboard `{id}`: corrupt head"), e)),
+    }
+}
+
+/// The head of an existing dashboard.
+fn existing(t: &Tables<'_>, id: &str) -> Result<Head, Fail> {
+    get_head(t, id)?.ok_or_else(|| Fail::Op(StoreError::NotFound(id.to_owned())))
+}
+
+/// The head of an existing, not deleted dashboard.
+fn live(t: &Tables<'_>, id: &str) -> Result<Head, Fail> {
+    let head = existing(t, id)?;
+    if head.deleted {
+        return Err(Fail::Op(StoreError::Deleted(id.to_owned())));
+    }
+    Ok(head)
+}
+
+/// Reads a version value (owned, since the table is written next).
+fn get_version_bytes(t: &Tables<'_>, id: &str, version: u64) -> Result<Option<Vec<u8>>, Fail> {
+    Ok(t.versions
+        .get(version_key(id, version).as_slice())
+        .map_err(|e| engine(format!("read `{id}` version {version}"), e))?
+        .map(|g| g.value().to_vec()))
+}
+
+/// Writes `head`'s version and the head, dropping the versions that fall out of
+/// `versions_kept`; refused with `Full` (nothing written) past the store's limit.
+fn put(
+    t: &mut Tables<'_>,
+    id: &str,
+    head: &Head,
+    vh: &VersionHeader<'_>,
+    state: &[u8],
+) -> Result<(), Fail> {
+    let value = encode_version(vh, state);
+    let kept = t.usage.quotas.versions_kept.max(1);
+    let dropped = match head.version.checked_sub(kept) {
+        Some(last) if last > 0 => version_range(t, id, last)?,
+        _ => Vec::new(),
+    };
+    let freed = dropped.iter().map(|(_, len)| len).sum();
+    let needed = value.len() as u64;
+    t.usage.check(needed, freed)?;
+    for (key, _) in &dropped {
+        t.versions
+            .remove(key.as_slice())
+            .map_err(|e| engine(format!("drop a version of `{id}`"), e))?;
+    }
+    t.versions
+        .insert(version_key(id, head.version).as_slice(), value.as_slice())
+        .map_err(|e| engine(format!("write `{id}` version {}", head.version), e))?;
+    t.usage.record(needed, freed);
+    put_head(t, id, head)
+}
+
+/// Keys and value sizes of `id`'s versions up to `last`, oldest first.
+fn version_range(t: &Tables<'_>, id: &str, last: u64) -> Result<Vec<(Vec<u8>, u64)>, Fail> {
+    let (lo, hi) = (version_key(id, 0), version_key(id, last));
+    let range = t
+        .versions
+        .range(lo.as_slice()..=hi.as_slice())
+        .map_err(|e| engine(format!("scan versions of `{id}`"), e))?;
+    let mut out = Vec::new();
+    for item in range {
+        let (k, v) = item.map_err(|e| engine(format!("scan versions of `{id}`"), e))?;
+        out.push((k.value().to_vec(), v.value().len() as u64));
+    }
+    Ok(out)
+}
+
+fn put_head(t: &mut Tables<'_>, id: &str, head: &Head) -> Result<(), Fail> {
+    t.heads
+        .insert(id, encode_head(head).as_slice())
+        .map_err(|e| engine(format!("write head of `{id}`"), e))?;
+    Ok(())
+}
+
+fn meta(id: &str, h: &Head) -> Meta {
+    Meta {
+        id: id.to_owned(),
+        version: h.version,
+        created_at: h.created_at,
+        updated_at: h.updated_at,
+        deleted: h.deleted,
+    }
+}
+
+/// A stored version, checked: header decodes and the state JSON parses.
+fn load_version(t: &Tables<'_>, id: &str, version: u64) -> Result<(Vec<u8>, DashboardState), Fail> {
+    let Some(bytes) = get_version_bytes(t, id, version)? else {
+        return Err(Fail::Op(StoreError::VersionNotFound { id: id.to_owned(), version }));
+    };
+    let (_, json) = decode_version(&bytes)
+        .map_err(|e| corrupt(format!("dashboard `{id}` version {version}"), e))?;
+    let state = super::parse_state(id, version, json)?;
+    Ok((bytes, state))
+}
+
+/// The state of the head version.
+fn head_state(t: &Tables<'_>, id: &str, h: &Head) -> Result<DashboardState, Fail> {
+    match load_version(t, id, h.version) {
+        Err(Fail::Op(StoreError::VersionNotFound { .. })) => Err(corrupt(
+            format!("dashboard `{id}`"),
+            format!("head version {} is missing", h.version),
+        )),
+        other => other.map(|(_, s)| s),
+    }
+}
+
+/// Applies one op; every check runs before the op's first write.
+fn apply(t: &mut Tables<'_>, op: &Op, now: i64) -> Result<Reply, Fail> {
+    match op {
+        Op::Create { id, title, panels, state, note } => {
+            create(t, id, title, *panels, state, note, now)
+        }
+        Op::Save { id, base, title, panels, state, note } => {
+            let head = live(t, id)?;
+            if head.version != *base {
+                return Err(Fail::Op(StoreError::Conflict {
+                    expected: *base,
+                    actual: head.version,
+                }));
+            }
+            let new = Head {
+                version: head.version + 1,
+                updated_at: now,
+                panels: *panels,
+                title: title.clone(),
+                ..head
+            };
+            let vh = VersionHeader { created_at: now, panels: *panels, title, note };
+            put(t, id, &new, &vh, state)?;
+            Ok(Reply::Record { meta: meta(id, &new), state: None })
+        }
+        Op::Revert { id, to } => {
+            let head = live(t, id)?;
+            let (old, state) = load_version(t, id, *to)?;
+            let (oh, json) = decode_version(&old)
+                .map_err(|e| corrupt(format!("dashboard `{id}` version {to}"), e))?;
+            let note = format!("revert to {to}");
+            let new = Head {
+                version: head.version + 1,
+                updated_at: now,
+                panels: oh.panels,
+                title: oh.title.to_owned(),
+                ..head
+            };
+            let vh =
+                VersionHeader { created_at: now, panels: oh.panels, title: oh.title, note: &note };
+            put(t, id, &new, &vh, json)?;
+            Ok(Reply::Record { meta: meta(id, &new), state: Some(state) })
+        }
+        Op::Delete { id } => {
+            let mut head = existing(t, id)?;
+            if !head.deleted {
+                head.deleted = true;
+                put_head(t, id, &head)?;
+            }
+            Ok(Reply::Unit)
+        }
+        Op::Restore { id } => {
+            let mut head = existing(t, id)?;
+            let state = head_state(t, id, &head)?;
+            if head.deleted {
+                head.deleted = false;
+                put_head(t, id, &head)?;
+            }
+            Ok(Reply::Record { meta: meta(id, &head), state: Some(state) })
+        }
+        Op::Duplicate { src, new_id, title } => {
+            let head = live(t, src)?;
+            let mut state = head_state(t, src, &head)?;
+            if let Some(title) = title {
+                state.title.clone_from(title);
+            }
+            let json = serde_json::to_vec(&state)
+                .map_err(|e| Fail::Op(super::storage("serialize dashboard state", e)))?;
+            let note = format!("duplicate of {src}");
+            let panels = u32::try_from(state.panels.len()).unwrap_or(u32::MAX);
+            match create(t, new_id, &state.title, panels, &json, &note, now)? {
+                Reply::Record { meta, .. } => Ok(Reply::Record { meta, state: Some(state) }),
+                Reply::Unit => Ok(Reply::Unit),
+            }
+        }
+        Op::Purge { id } => {
+            let head = existing(t, id)?;
+            if !head.deleted {
+                return Err(Fail::Op(StoreError::NotDeleted(id.clone())));
+            }
+            let all = version_range(t, id, u64::MAX)?;
+            for (key, _) in &all {
+                t.versions
+                    .remove(key.as_slice())
+                    .map_err(|e| engine(format!("purge `{id}`"), e))?;
+            }
+            t.heads.remove(id.as_str()).map_err(|e| engine(format!("purge `{id}`"), e))?;
+            t.usage.record(0, all.iter().map(|(_, len)| len).sum());
+            Ok(Reply::Unit)
+        }
+        Op::PutRecord { kind, id, json } => {
+            let table = record_table!(t, kind);
+            let what = kind.name();
+            let old = table
+                .get(id.as_str())
+                .map_err(|e| engine(format!("read {what} `{id}`"), e))?
+                .map_or(0, |g| g.value().len() as u64);
+            let needed = json.len() as u64;
+            t.usage.check(needed, old)?;
+            table
+                .insert(id.as_str(), json.as_slice())
+                .map_err(|e| engine(format!("write {what} `{id}`"), e))?;
+            t.usage.record(needed, old);
+            Ok(Reply::Unit)
+        }
+        Op::DeleteRecord { kind, id } => {
+            let what = kind.name();
+            let old = record_table!(t, kind)
+                .remove(id.as_str())
+                .map_err(|e| engine(format!("delete {what} `{id}`"), e))?
+                .map_or(0, |g| g.value().len() as u64);
+            t.usage.record(0, old);
+            Ok(Reply::Unit)
+        }
+    }
+}
+
+fn create(
+    t: &mut Tables<'_>,
+    id: &str,
+    title: &str,
+    panels: u32,
+    state: &[u8],
+    note: &str,
+    now: i64,
+) -> Result<Reply, Fail> {
+    super::check_id(id).map_err(Fail::Op)?;
+    if let Some(head) = get_head(t, id)? {
+        return Err(Fail::Op(StoreError::Conflict { expected: 0, actual: head.version }));
+    }
+    let head = Head {
+        version: 1,
+        created_at: now,
+        updated_at: now,
+        deleted: false,
+        panels,
+        title: title.to_owned(),
+    };
+    let vh = VersionHeader { created_at: now, panels, title, note };
+    put(t, id, &head, &vh, state)?;
+    Ok(Reply::Record { meta: meta(id, &head), state: None })
+}
