@@ -11,12 +11,12 @@ pub mod bench;
 pub mod cli;
 pub mod eval;
 
+pub use access;
 pub use access::api_keys;
 pub use access::usage;
-pub use access;
 pub use admin;
-pub use agent::cluster;
 pub use agent;
+pub use agent::cluster;
 pub use app;
 pub use base::config_file;
 pub use base::fs_private;
