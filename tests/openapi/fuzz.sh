@@ -10,13 +10,31 @@ set -euo pipefail
 bin="${BOARDSMITH_BIN:?set BOARDSMITH_BIN to the boardsmith binary}"
 st="${SCHEMATHESIS:-schemathesis}"
 dir=$(mktemp -d)
+# Every process this script starts in the background is its direct child (`exec` replaces each
+# subshell), recorded here by the main shell: `pids+=($!)` in a subshell, `$( … )` included, is
+# lost with it. The servers' sandbox workers are their children and exit with them (their stdin
+# closes).
 pids=()
 cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
+  local pid
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  # Up to 10 s for a graceful exit, then SIGKILL; `wait` reaps them either way.
+  for _ in $(seq 100); do
+    local alive=0
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    [ $alive = 0 ] && break
+    sleep 0.1
+  done
+  for pid in "${pids[@]}"; do
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
   rm -rf "$dir"
 }
 trap cleanup EXIT
+# A signal ends the script through its EXIT trap, so the servers stop then too.
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # Waits until `file` has a line matching `pattern` and prints its URL.
 url_in() {
@@ -39,7 +57,8 @@ pids+=($!)
 mock=$(url_in "$dir/mock.log" 'listening on http://[0-9.:]+')
 
 token=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
-# Starts a server over data directory $1 (logging to $1.log) and prints its URL.
+# Starts a server over data directory $1, logging to $1.log. In the main shell, not in `$( … )`:
+# its pid must reach `pids`. Read its URL with `url_in "$1.log" …` afterwards.
 start_server() {
   local data=$1
   (
@@ -52,15 +71,16 @@ start_server() {
     exec "$bin" serve >"$data.log" 2>&1
   ) &
   pids+=($!)
-  url_in "$data.log" 'boardsmith listening on http://[0-9.:]+'
 }
+listening='boardsmith listening on http://[0-9.:]+'
 
 # One schemathesis run against server $1 with the extra arguments that follow; bounded: a few
-# examples per operation and a time budget.
+# examples per operation and a time budget. In the background with `wait`: a signal to this script
+# runs its trap at once instead of after the run.
 fuzz() {
   local server=$1
   shift
-  (cd "$dir/work" && "$st" run "$server/openapi.json" \
+  (cd "$dir/work" && exec "$st" run "$server/openapi.json" \
     --header "Authorization: Bearer $token" \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance \
     --phases examples,coverage,fuzzing \
@@ -71,17 +91,21 @@ fuzz() {
     `# Hypothesis discards many generated ids of GET /v1/models/{id} (strings that cannot be one` \
     `# path segment) and calls that a failed health check: a limit of the generator, not a finding.` \
     --suppress-health-check filter_too_much \
-    --no-color "$@")
+    --no-color "$@") &
+  pids+=($!)
+  wait $!
 }
 
 status=0
 # 1. Everything but the admin writes, on a server whose only provider is the mock.
-server=$(start_server "$dir/data")
+start_server "$dir/data"
+server=$(url_in "$dir/data.log" "$listening")
 fuzz "$server" --max-time "${FUZZ_SECONDS:-90}" \
   --exclude-name-regex '^(POST|PUT|PATCH|DELETE) /api/admin/' || status=$?
 # 2. The admin routes alone, on a fresh server: generated providers may name any host, so no
 #    route that calls a model runs in this pass (defining a provider calls nothing).
-admin=$(start_server "$dir/admin")
+start_server "$dir/admin"
+admin=$(url_in "$dir/admin.log" "$listening")
 fuzz "$admin" --max-time "${FUZZ_ADMIN_SECONDS:-40}" --include-path-regex '^/api/admin/' || status=$?
 
 for log in "$dir/data.log" "$dir/admin.log"; do

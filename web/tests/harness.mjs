@@ -15,15 +15,30 @@ const root = resolve(new URL('../..', import.meta.url).pathname);
 export const bin = process.env.BOARDSMITH_BIN || join(root, 'target/debug/boardsmith');
 export const screenshotDir = join(root, 'target/screenshots');
 
+/**
+ * Every child started here that has not exited. `close()` stops them; these are SIGKILLed when
+ * the test process exits, so a failure before `close()` does not leave a server running.
+ */
+const children = new Set();
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+});
+
 /** Spawns `args` and resolves with the child once a line of `stream` matches `pattern`. */
 function spawnUntil(args, { cwd, env, stream, pattern, what }) {
   if (!existsSync(bin)) {
     throw new Error(`${bin} not found: run \`cargo build\` first or set BOARDSMITH_BIN`);
   }
   const child = spawn(bin, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
   const log = [];
   return new Promise((resolvePromise, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${what} did not start in 30 s:\n${log.join('\n')}`)), 30_000);
+    const timer = setTimeout(() => {
+      // Not started in time: nobody will stop it but us.
+      child.kill('SIGKILL');
+      reject(new Error(`${what} did not start in 30 s:\n${log.join('\n')}`));
+    }, 30_000);
     for (const name of ['stdout', 'stderr']) {
       createInterface({ input: child[name] }).on('line', (line) => {
         log.push(line);
@@ -43,7 +58,7 @@ function spawnUntil(args, { cwd, env, stream, pattern, what }) {
 }
 
 function stop(child) {
-  if (child.exitCode !== null) return Promise.resolve();
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((r) => {
     child.on('exit', r);
     child.kill('SIGTERM');
@@ -94,7 +109,15 @@ export async function startServer({ script, agents = {}, files = {}, env: extraE
     cwd: dir, env: { ...env, BOARDSMITH_ADDR: addr }, stream: 'stderr',
     pattern: /boardsmith listening on (http:\/\/\S+)/, what: 'boardsmith',
   });
-  let server = await serve(env.BOARDSMITH_ADDR);
+  let server;
+  try {
+    server = await serve(env.BOARDSMITH_ADDR);
+  } catch (e) {
+    // No handle to close reaches the caller: stop the mock model here.
+    if (mock) await stop(mock.child);
+    await rm(dir, { recursive: true, force: true });
+    throw e;
+  }
   const handle = {
     url: server.url,
     token,
