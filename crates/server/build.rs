@@ -1,10 +1,11 @@
 //! Builds the browser app (`web/` at the workspace root) into `OUT_DIR/web`, which this crate's
 //! `src/web.rs` embeds in the binary, so `cargo run --release` alone brings up the whole UI.
 //!
-//! Steps: `npm ci` in `web/` when `node_modules` is missing or older than the lockfile, then
-//! `node web/build.mjs OUT_DIR/web` (esbuild bundle plus precompressed copies). Needs Node.js ≥ 18
-//! and npm on PATH and, for the first `npm ci`, the npm registry. `BOARDSMITH_SKIP_WEB=1` skips
-//! the build and embeds a page that says so (for machines without Node).
+//! Steps: `npm ci --ignore-scripts` in `web/` when `node_modules` is missing or older than the
+//! lockfile, then `node web/build.mjs OUT_DIR/web` (esbuild bundle plus precompressed copies).
+//! Needs Node.js ≥ 18 and npm on PATH and, for the first `npm ci`, the npm registry.
+//! `BOARDSMITH_SKIP_WEB=1` skips the build and embeds a page that says so (for machines without
+//! Node).
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -44,8 +45,12 @@ fn main() {
     let lock = web.join("package-lock.json");
     let installed = web.join("node_modules/.package-lock.json");
     if is_older(&installed, &lock) {
+        // No dependency's install script runs (one would report telemetry): none is needed,
+        // esbuild's binary comes with its platform package (`@esbuild/linux-x64` and the like).
         run(
-            Command::new("npm").args(["ci", "--no-audit", "--no-fund"]).current_dir(&web),
+            Command::new("npm")
+                .args(["ci", "--ignore-scripts", "--no-audit", "--no-fund"])
+                .current_dir(&web),
             "npm ci",
         );
     }
