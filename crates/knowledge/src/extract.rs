@@ -1,8 +1,11 @@
-//! Document formats to plain text: Markdown (markup stripped, headings kept as the context of
-//! the text under them), HTML (tags and scripts dropped, entities decoded, the `<title>`),
-//! CSV (one line per row, each value named by its header). Pure and bounded by the caller's
-//! input size; knows nothing of chunks or storage. PDFs are parsed in a child process
+//! Document formats to plain text: Markdown (parsed by `pulldown-cmark`: markup dropped, ATX and
+//! Setext headings kept as the context of the text under them), HTML (a small tag scanner drops
+//! tags, scripts, styles and comments; `htmlize` decodes every HTML5 character reference; the
+//! `<title>`), CSV (one line per row, each value named by its header). Pure and bounded by the
+//! caller's input size; knows nothing of chunks or storage. PDFs are parsed in a child process
 //! (`worker`), never here.
+
+use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
 /// A document's text, and the heading path in force from each byte offset on.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -11,7 +14,8 @@ pub struct Extracted {
     pub text: String,
     /// `(offset, "Heading › Subheading")`, ascending offsets.
     pub sections: Vec<(usize, String)>,
-    /// A title the content gives itself (HTML `<title>`, a Markdown document's first `#`).
+    /// A title the content gives itself (HTML `<title>`, a Markdown document's first level-1
+    /// heading, else its front matter's `title`).
     pub title: Option<String>,
 }
 
@@ -28,288 +32,514 @@ impl Extracted {
     }
 }
 
-/// Markdown to text: headings become their own lines and the context of what follows; list
-/// markers, emphasis, code fences, link targets, images and HTML tags are dropped; table pipes
-/// become spaces.
+/// The text as it is built, block by block, and the heading path in force. Shared by the
+/// Markdown and HTML paths so that HTML blocks inside Markdown join its heading path.
+#[derive(Default)]
+struct Builder {
+    out: Extracted,
+    /// `(level, heading)`, outermost first.
+    path: Vec<(usize, String)>,
+    first_h1: Option<String>,
+}
+
+impl Builder {
+    fn push(&mut self, s: &str) {
+        self.out.text.push_str(s);
+    }
+
+    /// A separator between inline runs (table cells, soft breaks) unless one is there already.
+    fn space(&mut self) {
+        if !self.out.text.is_empty() && !self.out.text.ends_with(char::is_whitespace) {
+            self.out.text.push(' ');
+        }
+    }
+
+    /// Ends the current line (its trailing blanks dropped); nothing at the very start.
+    fn line_break(&mut self) {
+        let kept = self.out.text.trim_end_matches([' ', '\t']).len();
+        self.out.text.truncate(kept);
+        if !self.out.text.is_empty() && !self.out.text.ends_with('\n') {
+            self.out.text.push('\n');
+        }
+    }
+
+    /// A blank line: the chunker prefers to cut there.
+    fn block_break(&mut self) {
+        self.line_break();
+        if !self.out.text.is_empty() && !self.out.text.ends_with("\n\n") {
+            self.out.text.push('\n');
+        }
+    }
+
+    /// A heading of `level` (1–6): its own line, and the context of what follows until a
+    /// heading of the same or a higher level.
+    fn heading(&mut self, level: usize, raw: &str) {
+        let heading = collapse(raw);
+        if heading.is_empty() {
+            return;
+        }
+        if level == 1 && self.first_h1.is_none() {
+            self.first_h1 = Some(heading.clone());
+        }
+        self.path.retain(|(l, _)| *l < level);
+        self.path.push((level, heading.clone()));
+        let joined = self.path.iter().map(|(_, h)| h.as_str()).collect::<Vec<_>>().join(" › ");
+        self.block_break();
+        self.out.sections.push((self.out.text.len(), joined));
+        self.out.text.push_str(&heading);
+        self.block_break();
+    }
+
+    fn finish(mut self) -> Extracted {
+        let kept = self.out.text.trim_end().len();
+        self.out.text.truncate(kept);
+        self.out
+    }
+}
+
+/// Markdown (CommonMark with GitHub's tables, task lists, strikethrough and footnotes) to text:
+/// headings become their own lines and the context of what follows; emphasis, list markers,
+/// link targets and footnote marks are dropped; code keeps its text, images their alt text,
+/// table cells are separated by spaces; HTML blocks go through [`html`]'s path, inline tags
+/// are dropped (the text between them stays). Front matter is not text.
 pub fn markdown(source: &str) -> Extracted {
-    let mut out = Extracted::default();
-    let mut path: Vec<(usize, String)> = Vec::new();
-    let mut in_fence = false;
-    for line in source.lines() {
-        let trimmed = line.trim_start();
-        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
-            in_fence = !in_fence;
-            continue;
-        }
-        if in_fence {
-            out.text.push_str(line);
-            out.text.push('\n');
-            continue;
-        }
-        let hashes = trimmed.chars().take_while(|&c| c == '#').count();
-        if (1..=6).contains(&hashes) && trimmed[hashes..].starts_with([' ', '\t']) {
-            let heading = inline(trimmed[hashes..].trim().trim_end_matches('#').trim());
-            if hashes == 1 && out.title.is_none() {
-                out.title = Some(heading.clone());
-            }
-            path.retain(|(level, _)| *level < hashes);
-            path.push((hashes, heading.clone()));
-            let joined = path.iter().map(|(_, h)| h.as_str()).collect::<Vec<_>>().join(" › ");
-            if !out.text.is_empty() && !out.text.ends_with("\n\n") {
-                out.text.push('\n');
-            }
-            out.sections.push((out.text.len(), joined));
-            out.text.push_str(&heading);
-            out.text.push('\n');
-            continue;
-        }
-        // Setext underlines and horizontal rules carry no text.
-        if !trimmed.is_empty() && trimmed.chars().all(|c| matches!(c, '=' | '-' | '*' | '_' | ' '))
-        {
-            continue;
-        }
-        let body = strip_list_marker(trimmed.trim_start_matches('>').trim_start());
-        let body = if body.contains('|') {
-            body.replace('|', " ").trim().to_owned()
-        } else {
-            body.to_owned()
-        };
-        out.text.push_str(&inline(&body));
-        out.text.push('\n');
-    }
-    out.text = out.text.trim_end().to_owned();
-    out
-}
-
-fn strip_list_marker(line: &str) -> &str {
-    for m in ["- [ ] ", "- [x] ", "- ", "* ", "+ "] {
-        if let Some(rest) = line.strip_prefix(m) {
-            return rest;
-        }
-    }
-    let digits = line.chars().take_while(char::is_ascii_digit).count();
-    if digits > 0
-        && digits < 4
-        && let Some(rest) =
-            line[digits..].strip_prefix(". ").or_else(|| line[digits..].strip_prefix(") "))
-    {
-        return rest;
-    }
-    line
-}
-
-/// Inline Markdown to text: `![alt](src)` dropped, `[text](url)` → text, emphasis and code
-/// markers and inline tags removed.
-fn inline(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let chars: Vec<char> = s.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        match c {
-            '!' if chars.get(i + 1) == Some(&'[') => {
-                // An image: skip `![alt](src)` whole.
-                if let Some(end) = link_end(&chars, i + 1) {
-                    i = end;
-                    continue;
-                }
-                out.push(c);
-            }
-            '[' => {
-                if let Some(end) = link_end(&chars, i) {
-                    let close = chars[i..].iter().position(|&c| c == ']').map_or(i, |p| i + p);
-                    out.extend(&chars[i + 1..close]);
-                    i = end;
-                    continue;
-                }
-                out.push(c);
-            }
-            '*' | '`' => {}
-            '_' if i == 0
-                || !chars[i - 1].is_alphanumeric()
-                || chars.get(i + 1).is_none_or(|n| !n.is_alphanumeric()) => {}
-            '<' => {
-                // An inline tag (`<br>`, `<span ...>`): dropped; a lone `<` stays.
-                match chars[i..].iter().position(|&c| c == '>') {
-                    Some(p)
-                        if p < 200
-                            && chars
-                                .get(i + 1)
-                                .is_some_and(|n| n.is_ascii_alphabetic() || *n == '/') =>
-                    {
-                        i += p + 1;
-                        continue;
-                    }
-                    _ => out.push(c),
-                }
-            }
-            _ => out.push(c),
-        }
-        i += 1;
-    }
-    out
-}
-
-/// For `[text](target)` starting at `open` (the `[`): the index after `)`.
-fn link_end(chars: &[char], open: usize) -> Option<usize> {
-    let close = open + chars[open..].iter().position(|&c| c == ']')?;
-    if chars.get(close + 1) != Some(&'(') {
-        return None;
-    }
-    let paren = close + 1 + chars[close + 1..].iter().position(|&c| c == ')')?;
-    Some(paren + 1)
-}
-
-/// HTML to text: `<script>`, `<style>`, `<noscript>`, `<template>` and comments dropped, block
-/// elements become line breaks, headings sections, entities decoded, whitespace collapsed.
-pub fn html(source: &str) -> Extracted {
-    let mut out = Extracted::default();
-    let lower = source.to_ascii_lowercase();
-    let mut i = 0;
-    let mut line = String::new();
+    let options = Options::ENABLE_TABLES
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_HEADING_ATTRIBUTES
+        | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS
+        | Options::ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS
+        | Options::ENABLE_GFM;
+    let mut b = Builder::default();
+    // Text of the heading being read, with its level.
     let mut heading: Option<(usize, String)> = None;
-    let flush = |line: &mut String, out: &mut Extracted| {
-        let t = collapse(&decode_entities(line));
-        if !t.is_empty() {
-            out.text.push_str(&t);
-            out.text.push('\n');
-        }
-        line.clear();
-    };
-    while i < source.len() {
-        if lower[i..].starts_with("<!--") {
-            i = lower[i..].find("-->").map_or(source.len(), |p| i + p + 3);
-            continue;
-        }
-        if source.as_bytes()[i] == b'<' {
-            let Some(close) = source[i..].find('>') else { break };
-            let tag = &lower[i + 1..i + close];
-            let name: String = tag
-                .trim_start_matches('/')
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric())
-                .collect();
-            let closing = tag.starts_with('/');
-            i += close + 1;
-            if !closing
-                && matches!(
-                    name.as_str(),
-                    "script" | "style" | "noscript" | "template" | "title" | "svg"
-                )
-            {
-                let end_tag = format!("</{name}");
-                let end = lower[i..].find(&end_tag).map_or(source.len(), |p| i + p);
-                if name == "title" {
-                    let t = collapse(&decode_entities(&source[i..end]));
-                    if !t.is_empty() {
-                        out.title = Some(t);
+    // The lines of the HTML block being read; the front matter being read.
+    let mut html_block: Option<String> = None;
+    let mut front_matter: Option<String> = None;
+    let mut front_title: Option<String> = None;
+    // Inside an inline `<script>`/`<style>`: its content is not text.
+    let mut inline_raw: Option<&'static str> = None;
+    for event in Parser::new_ext(source, options) {
+        match event {
+            Event::Start(tag) => match tag {
+                Tag::Heading { level, .. } => heading = Some((level as usize, String::new())),
+                Tag::HtmlBlock => {
+                    b.block_break();
+                    html_block = Some(String::new());
+                }
+                Tag::MetadataBlock(_) => front_matter = Some(String::new()),
+                Tag::Paragraph
+                | Tag::CodeBlock(_)
+                | Tag::BlockQuote(_)
+                | Tag::List(_)
+                | Tag::Table(_)
+                | Tag::FootnoteDefinition(_)
+                | Tag::DefinitionList => b.block_break(),
+                Tag::Item
+                | Tag::TableHead
+                | Tag::TableRow
+                | Tag::DefinitionListTitle
+                | Tag::DefinitionListDefinition => b.line_break(),
+                Tag::TableCell => b.space(),
+                _ => {}
+            },
+            Event::End(tag) => match tag {
+                TagEnd::Heading(_) => {
+                    if let Some((level, text)) = heading.take() {
+                        b.heading(level, &text);
                     }
                 }
-                i = lower[end..].find('>').map_or(source.len(), |p| end + p + 1);
+                TagEnd::HtmlBlock => {
+                    if let Some(block) = html_block.take() {
+                        html_into(&block, &mut b);
+                        b.block_break();
+                    }
+                }
+                TagEnd::MetadataBlock(_) => {
+                    front_title = front_matter.take().as_deref().and_then(front_matter_title);
+                }
+                TagEnd::Paragraph
+                | TagEnd::CodeBlock
+                | TagEnd::BlockQuote(_)
+                | TagEnd::List(_)
+                | TagEnd::Table
+                | TagEnd::FootnoteDefinition => b.block_break(),
+                TagEnd::Item | TagEnd::TableHead | TagEnd::TableRow => b.line_break(),
+                _ => {}
+            },
+            Event::Text(t) | Event::Code(t) | Event::InlineMath(t) | Event::DisplayMath(t) => {
+                if let Some((_, h)) = heading.as_mut() {
+                    h.push_str(&t);
+                } else if let Some(m) = front_matter.as_mut() {
+                    m.push_str(&t);
+                } else if inline_raw.is_none() {
+                    b.push(&t);
+                }
+            }
+            Event::Html(t) => match html_block.as_mut() {
+                Some(block) => block.push_str(&t),
+                // Raw HTML outside a block (in a list item, say): the same path.
+                None => {
+                    html_into(&t, &mut b);
+                }
+            },
+            Event::InlineHtml(t) => {
+                let tag = t.trim_start_matches('<').to_ascii_lowercase();
+                match inline_raw {
+                    Some(name) if tag.strip_prefix('/').is_some_and(|t| t.starts_with(name)) => {
+                        inline_raw = None;
+                    }
+                    Some(_) => {}
+                    None => {
+                        inline_raw = ["script", "style"].into_iter().find(|n| {
+                            tag.starts_with(n)
+                                && !t.to_ascii_lowercase().contains(&format!("</{n}"))
+                        });
+                    }
+                }
+            }
+            Event::SoftBreak => match heading.as_mut() {
+                Some((_, h)) => h.push(' '),
+                None => b.space(),
+            },
+            Event::HardBreak => match heading.as_mut() {
+                Some((_, h)) => h.push(' '),
+                None => b.line_break(),
+            },
+            Event::Rule => b.block_break(),
+            Event::FootnoteReference(_) | Event::TaskListMarker(_) => {}
+        }
+    }
+    let title = b.first_h1.take().or(front_title);
+    let mut out = b.finish();
+    out.title = title;
+    out
+}
+
+/// `title: …` (YAML) or `title = "…"` (TOML) in front matter.
+fn front_matter_title(block: &str) -> Option<String> {
+    block.lines().find_map(|line| {
+        let rest = line.strip_prefix("title")?.trim_start();
+        let value = rest.strip_prefix(':').or_else(|| rest.strip_prefix('='))?.trim();
+        let value = value.trim_matches(|c| c == '"' || c == '\'').trim();
+        (!value.is_empty()).then(|| value.to_owned())
+    })
+}
+
+/// HTML to text: `<script>`, `<style>`, `<noscript>`, `<template>`, `<svg>`, `<iframe>` and
+/// comments dropped; block elements become line breaks, `<h1>`–`<h6>` sections; character
+/// references decoded; whitespace collapsed except in `<pre>`. A `<` that starts no tag
+/// (`a < b`, `x<3`) is text, as in a browser.
+pub fn html(source: &str) -> Extracted {
+    let mut b = Builder::default();
+    let title = html_into(source, &mut b);
+    let mut out = b.finish();
+    out.title = title;
+    out
+}
+
+/// Every HTML5 character reference (named, numeric, the legacy ones without `;`) decoded as in
+/// text content; anything that is not one is left as written.
+pub fn decode_entities(s: &str) -> String {
+    htmlize::unescape(s).into_owned()
+}
+
+/// Elements whose content is never shown as text.
+const HIDDEN: [&str; 8] =
+    ["script", "style", "noscript", "template", "svg", "iframe", "noembed", "noframes"];
+
+/// Elements that end a paragraph (a blank line, where the chunker prefers to cut).
+const BLOCKS: [&str; 24] = [
+    "p",
+    "div",
+    "section",
+    "article",
+    "header",
+    "footer",
+    "main",
+    "nav",
+    "aside",
+    "table",
+    "ul",
+    "ol",
+    "dl",
+    "blockquote",
+    "hr",
+    "figure",
+    "address",
+    "details",
+    "form",
+    "fieldset",
+    "body",
+    "center",
+    "menu",
+    "hgroup",
+];
+
+/// Elements that end a line.
+const LINES: [&str; 10] =
+    ["br", "li", "tr", "dt", "dd", "figcaption", "caption", "summary", "legend", "option"];
+
+/// One piece of markup found at a `<`, and the byte after it.
+enum Markup<'a> {
+    /// A comment, doctype or processing instruction: dropped.
+    Ignored,
+    Start(&'a str),
+    End(&'a str),
+}
+
+/// Appends `source`'s text to `b`; returns its `<title>`.
+fn html_into(source: &str, b: &mut Builder) -> Option<String> {
+    let lower = source.to_ascii_lowercase();
+    let mut page = Page { b, line: String::new(), heading: None, pre: 0 };
+    let mut title = None;
+    let mut scan = Scan { last_gt: source.rfind('>'), quotes: true };
+    let mut text_from = 0;
+    let mut i = 0;
+    while let Some(p) = source[i..].find('<') {
+        let lt = i + p;
+        let Some((markup, end)) = markup_at(source, &lower, lt, &mut scan) else {
+            i = lt + 1;
+            continue;
+        };
+        page.text(&source[text_from..lt]);
+        (i, text_from) = (end, end);
+        let name = match markup {
+            Markup::Ignored => continue,
+            Markup::End(name) => {
+                page.end_tag(name);
                 continue;
             }
-            let heading_level = matches!(name.as_str(), "h1" | "h2" | "h3" | "h4" | "h5" | "h6");
-            let block = heading_level
-                || matches!(
-                    name.as_str(),
-                    "p" | "div"
-                        | "br"
-                        | "li"
-                        | "tr"
-                        | "section"
-                        | "article"
-                        | "header"
-                        | "footer"
-                        | "table"
-                        | "ul"
-                        | "ol"
-                        | "pre"
-                        | "blockquote"
-                        | "hr"
-                        | "dd"
-                        | "dt"
-                        | "main"
-                        | "nav"
-                        | "aside"
-                        | "figure"
-                        | "figcaption"
-                );
-            if name == "td" || name == "th" {
-                line.push(' ');
-            }
-            if block {
-                flush(&mut line, &mut out);
-                if heading_level && !closing {
-                    heading = Some((out.text.len(), String::new()));
-                } else if heading_level
-                    && closing
-                    && let Some((start, h)) = heading.take()
-                {
-                    let h = collapse(&decode_entities(&h));
-                    if !h.is_empty() {
-                        out.sections.push((start, h));
-                    }
+            Markup::Start(name) => name,
+        };
+        if HIDDEN.contains(&name) || name == "title" || name == "textarea" {
+            // Raw text up to the matching end tag (or the end, as a browser reads it).
+            let close = find_end_tag(&lower, end, name);
+            let content = &source[end..close.map_or(source.len(), |(at, _)| at)];
+            match name {
+                "title" if title.is_none() => {
+                    title = Some(collapse(&decode_entities(content))).filter(|t| !t.is_empty());
                 }
+                "textarea" => page.text(content),
+                _ => {}
             }
+            let after = close.map_or(source.len(), |(_, after)| after);
+            (i, text_from) = (after, after);
             continue;
         }
-        let next = source[i..].find('<').map_or(source.len(), |p| i + p);
-        line.push_str(&source[i..next]);
-        if let Some((_, h)) = heading.as_mut() {
-            h.push_str(&source[i..next]);
-        }
-        i = next;
+        page.start_tag(name);
     }
-    flush(&mut line, &mut out);
-    out.text = out.text.trim_end().to_owned();
-    out
+    page.text(&source[text_from..]);
+    page.flush();
+    page.close_heading();
+    title
+}
+
+/// What the tag scanner knows of the whole document.
+struct Scan {
+    /// No tag can end past the last `>`: a `<` after it is text.
+    last_gt: Option<usize>,
+    /// Whether quotes in tags are still trusted: after one unclosed quote, the first `>` ends
+    /// every tag (else each later tag would scan to the end again: quadratic).
+    quotes: bool,
+}
+
+/// What starts at `source[lt]` (a `<`), if it is markup, and the byte after it. `lower` is
+/// `source` ASCII-lowercased (same offsets).
+fn markup_at<'a>(
+    source: &str,
+    lower: &'a str,
+    lt: usize,
+    scan: &mut Scan,
+) -> Option<(Markup<'a>, usize)> {
+    let bytes = source.as_bytes();
+    let rest = &lower[lt..];
+    if rest.starts_with("<!--") {
+        // `<!-->` and `<!--->` are (empty) comments too; an unclosed one runs to the end.
+        let end = lower[lt + 2..].find("-->").map_or(source.len(), |p| lt + 2 + p + 3);
+        return Some((Markup::Ignored, end));
+    }
+    if scan.last_gt.is_none_or(|gt| gt < lt) {
+        return None;
+    }
+    let next = bytes.get(lt + 1).copied().unwrap_or(b' ');
+    let gt = |from: usize| lower[from..].find('>').map(|p| from + p + 1);
+    match next {
+        // `<!DOCTYPE …>`, `<![CDATA[…]]>`, `<?xml …?>`: not text.
+        b'!' | b'?' => Some((Markup::Ignored, gt(lt + 1)?)),
+        b'/' => match bytes.get(lt + 2) {
+            Some(c) if c.is_ascii_alphabetic() => {
+                let name = tag_name(lower, lt + 2);
+                Some((Markup::End(name), tag_end(bytes, lt + 2 + name.len(), &mut scan.quotes)?))
+            }
+            // `</>` is nothing; `</ …>` a bogus comment.
+            _ => Some((Markup::Ignored, gt(lt + 2)?)),
+        },
+        c if c.is_ascii_alphabetic() => {
+            let name = tag_name(lower, lt + 1);
+            Some((Markup::Start(name), tag_end(bytes, lt + 1 + name.len(), &mut scan.quotes)?))
+        }
+        _ => None,
+    }
+}
+
+/// A tag's name: up to whitespace, `/` or `>`.
+fn tag_name(lower: &str, from: usize) -> &str {
+    let len = lower[from..]
+        .find(|c: char| c.is_ascii_whitespace() || c == '/' || c == '>')
+        .unwrap_or(lower.len() - from);
+    &lower[from..from + len]
+}
+
+/// The byte after the `>` that closes a tag whose attributes start at `from`; a `>` inside a
+/// quoted attribute value does not close it. With an unclosed quote, the first `>` does (and
+/// from then on `quotes` is false: quotes are ignored).
+fn tag_end(bytes: &[u8], from: usize, quotes: &mut bool) -> Option<usize> {
+    let mut j = from;
+    while *quotes && j < bytes.len() {
+        match bytes[j] {
+            b'>' => return Some(j + 1),
+            b'=' => {
+                let value =
+                    j + 1 + bytes[j + 1..].iter().take_while(|c| c.is_ascii_whitespace()).count();
+                match bytes.get(value) {
+                    Some(&q @ (b'"' | b'\'')) => {
+                        match bytes[value + 1..].iter().position(|&c| c == q) {
+                            Some(p) => j = value + 1 + p + 1,
+                            None => *quotes = false,
+                        }
+                    }
+                    _ => j = value,
+                }
+            }
+            _ => j += 1,
+        }
+    }
+    *quotes = false;
+    bytes[from..].iter().position(|&c| c == b'>').map(|p| from + p + 1)
+}
+
+/// `</name` (followed by whitespace, `/` or `>`) from `from` on: where it starts and the byte
+/// after its `>`.
+fn find_end_tag(lower: &str, from: usize, name: &str) -> Option<(usize, usize)> {
+    let needle = format!("</{name}");
+    let mut at = from;
+    while let Some(p) = lower[at..].find(&needle) {
+        let start = at + p;
+        let after_name = start + needle.len();
+        match lower.as_bytes().get(after_name) {
+            None => return Some((start, lower.len())),
+            Some(c) if c.is_ascii_whitespace() || *c == b'/' || *c == b'>' => {
+                let end = lower[after_name..].find('>').map_or(lower.len(), |p| after_name + p + 1);
+                return Some((start, end));
+            }
+            Some(_) => at = after_name,
+        }
+    }
+    None
+}
+
+/// The HTML text being gathered into a [`Builder`].
+struct Page<'b> {
+    b: &'b mut Builder,
+    /// Decoded text since the last line break.
+    line: String,
+    /// The heading being read: level and decoded text.
+    heading: Option<(usize, String)>,
+    /// `<pre>` depth: whitespace is kept inside.
+    pre: usize,
+}
+
+impl Page<'_> {
+    fn text(&mut self, raw: &str) {
+        if raw.is_empty() {
+            return;
+        }
+        let text = htmlize::unescape(raw);
+        match self.heading.as_mut() {
+            Some((_, h)) => h.push_str(&text),
+            None => self.line.push_str(&text),
+        }
+    }
+
+    fn flush(&mut self) {
+        if self.pre > 0 {
+            let lines: Vec<&str> = self.line.lines().map(str::trim_end).collect();
+            let kept = lines.join("\n");
+            let kept = kept.trim_matches('\n');
+            if !kept.trim().is_empty() {
+                self.b.push(kept);
+            }
+        } else {
+            let line = collapse(&self.line);
+            if !line.is_empty() {
+                self.b.space();
+                self.b.push(&line);
+            }
+        }
+        self.line.clear();
+    }
+
+    fn close_heading(&mut self) {
+        if let Some((level, text)) = self.heading.take() {
+            self.b.heading(level, &text);
+        }
+    }
+
+    fn start_tag(&mut self, name: &str) {
+        if let Some(level) = heading_level(name) {
+            self.flush();
+            self.close_heading();
+            self.heading = Some((level, String::new()));
+        } else if name == "pre" {
+            self.flush();
+            self.b.block_break();
+            self.pre += 1;
+        } else if name == "th" || name == "td" {
+            self.line.push(' ');
+        } else {
+            self.break_at(name);
+        }
+    }
+
+    fn end_tag(&mut self, name: &str) {
+        if heading_level(name).is_some() {
+            self.close_heading();
+        } else if name == "pre" {
+            self.flush();
+            self.pre = self.pre.saturating_sub(1);
+            self.b.block_break();
+        } else {
+            self.break_at(name);
+        }
+    }
+
+    /// Block elements end the line (or the paragraph); inline ones change nothing.
+    fn break_at(&mut self, name: &str) {
+        if let Some((_, h)) = self.heading.as_mut() {
+            if BLOCKS.contains(&name) || LINES.contains(&name) {
+                h.push(' ');
+            }
+        } else if BLOCKS.contains(&name) {
+            self.flush();
+            self.b.block_break();
+        } else if LINES.contains(&name) {
+            self.flush();
+            self.b.line_break();
+        }
+    }
+}
+
+fn heading_level(name: &str) -> Option<usize> {
+    match name.as_bytes() {
+        [b'h', d @ b'1'..=b'6'] => Some(usize::from(d - b'0')),
+        _ => None,
+    }
 }
 
 fn collapse(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// `&amp;`, `&lt;`, `&gt;`, `&quot;`, `&apos;`, `&#39;`, `&nbsp;`, `&#NNN;`, `&#xHH;`; anything
-/// else is left as written.
-pub fn decode_entities(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(p) = rest.find('&') {
-        out.push_str(&rest[..p]);
-        rest = &rest[p..];
-        let Some(semi) = rest[..rest.len().min(12)].find(';') else {
-            out.push('&');
-            rest = &rest[1..];
-            continue;
-        };
-        let name = &rest[1..semi];
-        let decoded = match name {
-            "amp" => Some('&'),
-            "lt" => Some('<'),
-            "gt" => Some('>'),
-            "quot" => Some('"'),
-            "apos" => Some('\''),
-            "nbsp" => Some(' '),
-            _ => name
-                .strip_prefix("#x")
-                .or_else(|| name.strip_prefix("#X"))
-                .and_then(|h| u32::from_str_radix(h, 16).ok())
-                .or_else(|| name.strip_prefix('#').and_then(|d| d.parse().ok()))
-                .and_then(char::from_u32),
-        };
-        match decoded {
-            Some(c) => {
-                out.push(c);
-                rest = &rest[semi + 1..];
-            }
-            None => {
-                out.push('&');
-                rest = &rest[1..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out
 }
 
 /// CSV to text: one line per row, `header: value` pairs joined by `; ` (empty values left
@@ -372,7 +602,7 @@ mod tests {
                  <script>alert(1)</script><!-- hidden --><table><tr><td>a</td><td>b</td></tr></table></body></html>";
         let e = html(h);
         assert_eq!(e.title.as_deref(), Some("Q3 & outlook"));
-        assert_eq!(e.text, "Outlook\nGrowth > 2%\ninflation cooling\na b");
+        assert_eq!(e.text, "Outlook\n\nGrowth > 2%\ninflation cooling\n\na b");
         assert_eq!(e.section_at(e.text.find("Growth").unwrap()), "Outlook");
     }
 
