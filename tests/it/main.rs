@@ -37,6 +37,7 @@ mod knowledge;
 mod llm_anthropic;
 mod llm_ollama;
 mod llm_openai;
+mod manifests;
 mod mcp_client;
 mod mcp_sessions;
 mod metrics;
