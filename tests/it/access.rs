@@ -357,6 +357,18 @@ async fn auth_off_is_refused_on_a_non_loopback_address_and_keeps_the_other_check
 /// A real `boardsmith serve` at debug log level: the token is printed once, in the sign-in
 /// line, and nowhere else — not for a sign-in, not for a token in an API URL. `boardsmith
 /// token` prints the same token from the data directory.
+/// Kills the server a test started when an assertion fails before the test stops it itself
+/// (only then: after an orderly stop the pid may belong to another process).
+struct KillOnPanic(u32);
+
+impl Drop for KillOnPanic {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let _ = Command::new("kill").arg("-KILL").arg(self.0.to_string()).status();
+        }
+    }
+}
+
 #[test]
 fn the_token_appears_only_in_the_sign_in_line() {
     let dir = tempfile::tempdir().unwrap();
@@ -375,6 +387,7 @@ fn the_token_appears_only_in_the_sign_in_line() {
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
+    let _stop = KillOnPanic(child.id());
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
     let mut log = Vec::new();
     let url = loop {
