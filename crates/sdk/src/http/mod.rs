@@ -1,6 +1,6 @@
 //! The `http` backing: URL template, query/header mapping, auth from an environment variable,
-//! timeout, retry with exponential backoff and jitter, and declarative response mapping
-//! ([`mapping`]).
+//! timeout, retry with exponential backoff and jitter (on `backon`), and declarative response
+//! mapping ([`mapping`]).
 //!
 //! A spec's `url` is absolute (`https://api.binance.com/api/v3/klines`); placeholders may only
 //! follow its path's first `/`, so no param can change the scheme, host or port. Its origin can
@@ -379,6 +379,7 @@ fn prepare(
 }
 
 /// One failed attempt.
+#[derive(Clone)]
 struct Failure {
     message: String,
     retryable: bool,
@@ -543,6 +544,17 @@ async fn look_up(
 /// Most pages one call fetches.
 pub const MAX_PAGES: u32 = 50;
 
+/// Longest a `Retry-After` makes one retry wait (a longer one still holds the pace bucket).
+const MAX_RETRY_AFTER_WAIT: Duration = Duration::from_secs(10);
+
+/// Why one attempt of [`send`] produced no body.
+enum Stop {
+    /// The provider's rate limit would have it wait past [`MAX_PACE_WAIT`]: never retried.
+    Paced(Error),
+    /// The request failed.
+    Failed(Failure),
+}
+
 /// Sends one prepared request with retries (transient failures, honouring `Retry-After`) and the
 /// provider's pace; the body of the first success.
 async fn send(
@@ -553,56 +565,102 @@ async fn send(
 ) -> Result<Vec<u8>, Error> {
     let timeout = Duration::from_millis(backing.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS));
     let retries = backing.retries.unwrap_or(DEFAULT_RETRIES);
-    let base = backing.retry_base_ms.unwrap_or(DEFAULT_RETRY_BASE_MS);
-    let mut attempt: u32 = 0;
-    loop {
-        if let Some(bucket) = pace {
-            match bucket.reserve(std::time::Instant::now(), MAX_PACE_WAIT) {
-                Ok(wait) if wait.is_zero() => {}
-                Ok(wait) => tokio::time::sleep(wait).await,
-                Err(wait) => {
-                    return Err(Error::Upstream(format!(
-                        "{}: too many requests to this provider right now (its rate limit); \
-                         try again in {} s",
-                        req.label,
-                        wait.as_secs().max(1)
-                    )));
+    let base = Duration::from_millis(backing.retry_base_ms.unwrap_or(DEFAULT_RETRY_BASE_MS));
+    retrying(retries, base, &req.label, pace, || attempt_once(&client.inner, req, timeout)).await
+}
+
+/// Runs `attempt` (each one waiting its turn under `pace`) until it succeeds, fails for good, or
+/// `retries` retries are spent. Retry `n` (from 0) waits `base·2^min(n,16)` plus up to half of
+/// that again, and at least the `Retry-After` the provider sent (at most
+/// [`MAX_RETRY_AFTER_WAIT`]), which also holds `pace` for every caller.
+async fn retrying<F, Fut>(
+    retries: u32,
+    base: Duration,
+    label: &str,
+    pace: Option<&crate::limit::Bucket>,
+    mut attempt: F,
+) -> Result<Vec<u8>, Error>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Vec<u8>, Failure>>,
+{
+    use backon::Retryable;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    let made = AtomicU32::new(0);
+    let once = || {
+        made.fetch_add(1, Ordering::Relaxed);
+        let sent = attempt();
+        async move {
+            if let Some(bucket) = pace {
+                match bucket.reserve(std::time::Instant::now(), MAX_PACE_WAIT) {
+                    Ok(wait) if wait.is_zero() => {}
+                    Ok(wait) => tokio::time::sleep(wait).await,
+                    Err(wait) => {
+                        return Err(Stop::Paced(Error::Upstream(format!(
+                            "{label}: too many requests to this provider right now (its rate \
+                             limit); try again in {} s",
+                            wait.as_secs().max(1)
+                        ))));
+                    }
                 }
             }
-        }
-        let outcome = attempt_once(&client.inner, req, timeout).await;
-        if let (Some(bucket), Err(Failure { retry_after: Some(ra), .. })) = (pace, &outcome) {
-            bucket.hold(std::time::Instant::now() + *ra);
-        }
-        match outcome {
-            Ok(body) => return Ok(body),
-            Err(Failure { refused: Some(r), .. }) => return Err(Error::Refused(r)),
-            Err(f) if f.retryable && attempt < retries => {
-                let backoff = base.saturating_mul(1u64 << attempt.min(16));
-                let jitter = rand::rng().random_range(0..=backoff / 2);
-                let mut delay = Duration::from_millis(backoff + jitter);
-                if let Some(ra) = f.retry_after {
-                    delay = delay.max(ra.min(Duration::from_secs(10)));
-                }
-                tracing::debug!(target: "sdk::http", url = %req.label, attempt, ?delay, "retrying: {}", f.message);
-                tokio::time::sleep(delay).await;
-                attempt += 1;
+            let outcome = sent.await;
+            if let (Some(bucket), Err(Failure { retry_after: Some(ra), .. })) = (pace, &outcome) {
+                bucket.hold(std::time::Instant::now() + *ra);
             }
-            Err(f) => {
-                let tries = if attempt > 0 {
-                    format!(" (gave up after {} attempts)", attempt + 1)
-                } else {
-                    String::new()
-                };
-                let message = format!("{}{tries}", f.message);
-                return Err(if f.provider_side {
-                    Error::Unavailable(message)
-                } else {
-                    Error::Upstream(message)
-                });
+            outcome.map_err(Stop::Failed)
+        }
+    };
+    let outcome = once
+        .retry(backoff(retries, base))
+        .when(|stop| matches!(stop, Stop::Failed(f) if f.retryable))
+        .adjust(|stop, delay| match stop {
+            Stop::Failed(f) => delay.map(|d| wait(d, f.retry_after)),
+            Stop::Paced(_) => delay,
+        })
+        .notify(|stop, delay| {
+            if let Stop::Failed(f) = stop {
+                let attempt = made.load(Ordering::Relaxed).saturating_sub(1);
+                tracing::debug!(target: "sdk::http", url = %label, attempt, ?delay, "retrying: {}", f.message);
             }
+        })
+        .await;
+    match outcome {
+        Ok(body) => Ok(body),
+        Err(Stop::Paced(e)) => Err(e),
+        Err(Stop::Failed(Failure { refused: Some(r), .. })) => Err(Error::Refused(r)),
+        Err(Stop::Failed(f)) => {
+            let made = made.load(Ordering::Relaxed);
+            let tries =
+                if made > 1 { format!(" (gave up after {made} attempts)") } else { String::new() };
+            let message = format!("{}{tries}", f.message);
+            Err(if f.provider_side {
+                Error::Unavailable(message)
+            } else {
+                Error::Upstream(message)
+            })
         }
     }
+}
+
+/// `retries` delays: `base`, doubling up to `base·2^16`. Without backon's jitter, which adds up
+/// to 100% of the delay: ours adds up to 50% (in [`wait`]).
+fn backoff(retries: u32, base: Duration) -> backon::ExponentialBuilder {
+    backon::ExponentialBuilder::new()
+        .with_min_delay(base)
+        .with_max_delay(base.saturating_mul(1 << 16))
+        .with_max_times(usize::try_from(retries).unwrap_or(usize::MAX))
+}
+
+/// The wait before a retry: the backoff (rounded to whole milliseconds, as backon doubles it in
+/// `f32`) plus up to 50% jitter, and at least the provider's `Retry-After`, capped.
+fn wait(backoff: Duration, retry_after: Option<Duration>) -> Duration {
+    let ms =
+        u64::try_from(backoff.as_nanos().saturating_add(500_000) / 1_000_000).unwrap_or(u64::MAX);
+    let jitter = rand::rng().random_range(0..=ms / 2);
+    let delay = Duration::from_millis(ms.saturating_add(jitter));
+    retry_after.map_or(delay, |ra| delay.max(ra.min(MAX_RETRY_AFTER_WAIT)))
 }
 
 /// The endpoint a call of `backing` with `params` reaches: scheme, host and path (never the
@@ -768,6 +826,117 @@ mod tests {
         assert_eq!(r.label, "api.x.com/coins/bit%20coin/chart");
         let e = prepare(&b, p.as_object().unwrap(), &|_| None).err().unwrap();
         assert!(e.contains("environment variable K is not set"), "{e}");
+    }
+
+    fn failure(retryable: bool, retry_after: Option<Duration>) -> Failure {
+        Failure {
+            message: "HTTP 503 from x.com/a".to_owned(),
+            retryable,
+            provider_side: true,
+            retry_after,
+            refused: None,
+        }
+    }
+
+    /// Runs [`retrying`] over canned outcomes (the last repeats); the result and the attempts.
+    async fn run(
+        retries: u32,
+        base_ms: u64,
+        pace: Option<&crate::limit::Bucket>,
+        outcomes: Vec<Result<Vec<u8>, Failure>>,
+    ) -> (Result<Vec<u8>, Error>, usize) {
+        let outcomes = std::sync::Mutex::new(std::collections::VecDeque::from(outcomes));
+        let made = std::sync::atomic::AtomicUsize::new(0);
+        let base = Duration::from_millis(base_ms);
+        let (outcomes, made_ref) = (&outcomes, &made);
+        let result = retrying(retries, base, "x.com/a", pace, || async move {
+            made_ref.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut o = outcomes.lock().unwrap();
+            if o.len() > 1 { o.pop_front().unwrap() } else { o.front().unwrap().clone() }
+        })
+        .await;
+        (result, made.into_inner())
+    }
+
+    #[tokio::test]
+    async fn retries_then_gives_up_naming_the_attempts() {
+        let (r, made) = run(2, 1, None, vec![Err(failure(true, None))]).await;
+        assert_eq!(made, 3);
+        assert_eq!(
+            r.unwrap_err(),
+            Error::Unavailable("HTTP 503 from x.com/a (gave up after 3 attempts)".into())
+        );
+        let (r, made) = run(2, 1, None, vec![Err(failure(true, None)), Ok(b"ok".to_vec())]).await;
+        assert_eq!((r.unwrap(), made), (b"ok".to_vec(), 2));
+        // Not retryable: one attempt, no count in the message; not the provider's fault.
+        let mut rejected = failure(false, None);
+        rejected.provider_side = false;
+        let (r, made) = run(2, 1, None, vec![Err(rejected)]).await;
+        assert_eq!((r.unwrap_err(), made), (Error::Upstream("HTTP 503 from x.com/a".into()), 1));
+        // No retries configured: one attempt.
+        let (r, made) = run(0, 1, None, vec![Err(failure(true, None))]).await;
+        assert_eq!((r.unwrap_err(), made), (Error::Unavailable("HTTP 503 from x.com/a".into()), 1));
+    }
+
+    #[test]
+    fn the_backoff_doubles_from_the_base_up_to_2_pow_16_times_it() {
+        use backon::BackoffBuilder;
+        let delays: Vec<u64> = backoff(20, Duration::from_millis(300))
+            .build()
+            .map(|d| wait(d, Some(Duration::ZERO)).as_millis() as u64)
+            .collect();
+        assert_eq!(delays.len(), 20);
+        for (n, ms) in delays.into_iter().enumerate() {
+            let backoff = 300u64 << n.min(16);
+            assert!((backoff..=backoff + backoff / 2).contains(&ms), "retry {n}: {ms} ms");
+        }
+        assert_eq!(backoff(0, Duration::from_millis(300)).build().next(), None);
+        let zero: Vec<Duration> = backoff(3, Duration::ZERO).build().collect();
+        assert_eq!(zero, vec![Duration::ZERO; 3]);
+    }
+
+    #[test]
+    fn the_wait_doubles_with_up_to_half_jitter_and_honours_retry_after() {
+        for _ in 0..200 {
+            let w = wait(Duration::from_millis(300), None);
+            assert!((300..=450).contains(&w.as_millis()), "{w:?}");
+            // backon doubles in f32: a delay a hair off a whole millisecond is rounded.
+            let w = wait(Duration::from_nanos(599_999_990), None);
+            assert!((600..=900).contains(&w.as_millis()), "{w:?}");
+            let w = wait(Duration::from_millis(300), Some(Duration::from_secs(3)));
+            assert_eq!(w, Duration::from_secs(3), "Retry-After longer than the backoff wins");
+            let w = wait(Duration::from_millis(300), Some(Duration::from_millis(10)));
+            assert!((300..=450).contains(&w.as_millis()), "a shorter one does not: {w:?}");
+            let w = wait(Duration::from_millis(300), Some(Duration::from_secs(3600)));
+            assert_eq!(w, MAX_RETRY_AFTER_WAIT, "capped");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_retry_after_longer_than_the_backoff_is_waited_out_and_holds_the_pace() {
+        let bucket =
+            crate::limit::Bucket::new(100, Duration::from_secs(1), std::time::Instant::now());
+        let started = std::time::Instant::now();
+        let ra = Some(Duration::from_millis(400));
+        let outcomes = vec![Err(failure(true, ra)), Ok(b"ok".to_vec())];
+        let (r, made) = run(2, 1, Some(&bucket), outcomes).await;
+        assert_eq!((r.unwrap(), made), (b"ok".to_vec(), 2));
+        assert!(started.elapsed() >= Duration::from_millis(400), "{:?}", started.elapsed());
+        // The hold outlives the call for other callers (it ended just now).
+        let wait = bucket.reserve(started, MAX_PACE_WAIT).unwrap();
+        assert!(wait >= Duration::from_millis(390), "{wait:?}");
+    }
+
+    #[tokio::test]
+    async fn a_retry_the_pace_cannot_fit_fails_at_once_without_a_count() {
+        // One request a minute: the retry would wait ~60 s for its turn.
+        let bucket =
+            crate::limit::Bucket::new(1, Duration::from_secs(60), std::time::Instant::now());
+        let (r, made) = run(2, 1, Some(&bucket), vec![Err(failure(true, None))]).await;
+        assert_eq!(made, 1, "the retry is refused its turn before it is sent");
+        let msg = r.unwrap_err().to_string();
+        assert!(msg.starts_with("x.com/a: too many requests"), "{msg}");
+        assert!(!msg.contains("gave up"), "{msg}");
     }
 
     /// Param values that try to change the authority.
