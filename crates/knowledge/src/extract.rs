@@ -285,7 +285,8 @@ const LINES: [&str; 10] =
 enum Markup<'a> {
     /// A comment, doctype or processing instruction: dropped.
     Ignored,
-    Start(&'a str),
+    /// A start tag's name and its attributes' text.
+    Start(&'a str, &'a str),
     End(&'a str),
 }
 
@@ -305,13 +306,13 @@ fn html_into(source: &str, b: &mut Builder) -> Option<String> {
         };
         page.text(&source[text_from..lt]);
         (i, text_from) = (end, end);
-        let name = match markup {
+        let (name, attrs) = match markup {
             Markup::Ignored => continue,
             Markup::End(name) => {
                 page.end_tag(name);
                 continue;
             }
-            Markup::Start(name) => name,
+            Markup::Start(name, attrs) => (name, attrs),
         };
         if HIDDEN.contains(&name) || name == "title" || name == "textarea" {
             // Raw text up to the matching end tag (or the end, as a browser reads it).
@@ -327,6 +328,11 @@ fn html_into(source: &str, b: &mut Builder) -> Option<String> {
             let after = close.map_or(source.len(), |(_, after)| after);
             (i, text_from) = (after, after);
             continue;
+        }
+        if name == "img"
+            && let Some(alt) = attribute(attrs, "alt")
+        {
+            page.text(&format!(" {alt} "));
         }
         page.start_tag(name);
     }
@@ -348,7 +354,7 @@ struct Scan {
 /// What starts at `source[lt]` (a `<`), if it is markup, and the byte after it. `lower` is
 /// `source` ASCII-lowercased (same offsets).
 fn markup_at<'a>(
-    source: &str,
+    source: &'a str,
     lower: &'a str,
     lt: usize,
     scan: &mut Scan,
@@ -378,10 +384,38 @@ fn markup_at<'a>(
         },
         c if c.is_ascii_alphabetic() => {
             let name = tag_name(lower, lt + 1);
-            Some((Markup::Start(name), tag_end(bytes, lt + 1 + name.len(), &mut scan.quotes)?))
+            let attrs_at = lt + 1 + name.len();
+            let end = tag_end(bytes, attrs_at, &mut scan.quotes)?;
+            Some((Markup::Start(name, &source[attrs_at..end - 1]), end))
         }
         _ => None,
     }
+}
+
+/// The raw value of attribute `name` (lowercase) in a start tag's attribute text.
+fn attribute<'a>(attrs: &'a str, name: &str) -> Option<&'a str> {
+    // Same offsets as `attrs`: only ASCII letters change.
+    let lower = attrs.to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(p) = lower[from..].find(name) {
+        let at = from + p;
+        from = at + name.len();
+        let starts_name = at == 0
+            || matches!(
+                lower.as_bytes()[at - 1],
+                b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'/' | b'"' | b'\''
+            );
+        let rest = lower[from..].trim_start();
+        if !starts_name || !rest.starts_with('=') {
+            continue;
+        }
+        let value = attrs[attrs.len() - rest.len() + 1..].trim_start();
+        return match value.as_bytes().first() {
+            Some(&q @ (b'"' | b'\'')) => value[1..].split(char::from(q)).next(),
+            _ => value.split(|c: char| c.is_ascii_whitespace()).next(),
+        };
+    }
+    None
 }
 
 /// A tag's name: up to whitespace, `/` or `>`.
@@ -579,6 +613,13 @@ pub fn csv(bytes: &[u8], max_rows: usize) -> Result<Extracted, String> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// The section in force where `needle` first occurs.
+    fn section_of<'a>(e: &'a Extracted, needle: &str) -> &'a str {
+        let at = e.text.find(needle).unwrap_or_else(|| panic!("{needle:?} not in {:?}", e.text));
+        e.section_at(at)
+    }
 
     #[test]
     fn markdown_keeps_text_and_headings_as_context() {
@@ -586,13 +627,43 @@ mod tests {
                   cut by 25bp\n- ![chart](c.png) next `meeting`\n\n| a | b |\n|---|---|\n| 1 | 2 |\n";
         let e = markdown(md);
         assert_eq!(e.title.as_deref(), Some("Rates"));
-        assert!(e.text.contains("Intro with bold and a link."), "{}", e.text);
-        assert!(e.text.contains("cut by 25bp"));
-        assert!(e.text.contains(" next meeting"));
-        assert!(!e.text.contains("c.png") && !e.text.contains("https://"));
-        let at = e.text.find("cut by").unwrap();
-        assert_eq!(e.section_at(at), "Rates › Fed");
+        assert_eq!(
+            e.text,
+            "Rates\n\nIntro with bold and a link.\n\nFed\n\ncut by 25bp\nchart next meeting\n\na b\n1 2"
+        );
+        assert_eq!(section_of(&e, "cut by"), "Rates › Fed");
         assert_eq!(e.section_at(0), "Rates");
+    }
+
+    #[test]
+    fn markdown_setext_headings_are_sections() {
+        let e =
+            markdown("Title\n=====\n\nIntro.\n\nSub\n---\n\nBody text.\n\n### Deep\n\nDeeper.\n");
+        assert_eq!(e.title.as_deref(), Some("Title"));
+        assert_eq!(e.text, "Title\n\nIntro.\n\nSub\n\nBody text.\n\nDeep\n\nDeeper.");
+        assert_eq!(section_of(&e, "Intro."), "Title");
+        assert_eq!(section_of(&e, "Body"), "Title › Sub");
+        assert_eq!(section_of(&e, "Deeper"), "Title › Sub › Deep");
+    }
+
+    #[test]
+    fn markdown_code_and_html_blocks() {
+        let md = "Intro\n\n```rust\nlet x = a < b;\n```\n\n<div align=\"center\">\n<img alt=\"Logo\" \
+                  src=\"l.png\"><br><b>Fast</b> &amp; small\n</div>\n\n<script>\ntrack();\n</script>\n\n\
+                  Text with <kbd>Ctrl</kbd>+<kbd>C</kbd> &rsquo;quoted&rsquo;. <!-- note -->\n";
+        let e = markdown(md);
+        assert_eq!(
+            e.text,
+            "Intro\n\nlet x = a < b;\n\nLogo\nFast & small\n\nText with Ctrl+C ’quoted’."
+        );
+    }
+
+    #[test]
+    fn markdown_front_matter_is_not_text_but_may_title() {
+        let e = markdown("---\ntitle: \"Desk notes\"\nowner: ops\n---\n\nSome notes.\n");
+        assert_eq!((e.title.as_deref(), e.text.as_str()), (Some("Desk notes"), "Some notes."));
+        let e = markdown("+++\ntitle = 'Hugo page'\n+++\n\nBody.\n");
+        assert_eq!((e.title.as_deref(), e.text.as_str()), (Some("Hugo page"), "Body."));
     }
 
     #[test]
@@ -603,7 +674,45 @@ mod tests {
         let e = html(h);
         assert_eq!(e.title.as_deref(), Some("Q3 & outlook"));
         assert_eq!(e.text, "Outlook\n\nGrowth > 2%\ninflation cooling\n\na b");
-        assert_eq!(e.section_at(e.text.find("Growth").unwrap()), "Outlook");
+        assert_eq!(section_of(&e, "Growth"), "Outlook");
+    }
+
+    #[test]
+    fn html_every_entity_is_decoded() {
+        let e = html(
+            "<p>It&rsquo;s &mdash; &hellip; &#8217;&#x2014;&#X2014; &euro;5 &frac12; &notin; &copy 2024</p>",
+        );
+        assert_eq!(e.text, "It’s — … ’—— €5 ½ ∉ © 2024");
+    }
+
+    #[test]
+    fn html_a_bare_less_than_is_text() {
+        let e = html("<p>if a < b and x<3 or y <= 2, <3 and a<>b</p><p>kept</p>");
+        assert_eq!(e.text, "if a < b and x<3 or y <= 2, <3 and a<>b\n\nkept");
+        // A `<` with no `>` after it cannot start a tag.
+        assert_eq!(html("<p>price <b>up</b> if q<r").text, "price up if q<r");
+        // `>` in a quoted attribute does not end the tag.
+        assert_eq!(html("<a title=\"a > b\" href='x>y'>link</a> after").text, "link after");
+    }
+
+    #[test]
+    fn html_hidden_elements_and_comments_are_dropped() {
+        let h = "a<script>if (x</b) {}</script>b<STYLE type=x>p>q{}</STYLE >c<noscript>no</noscript>\
+                 d<!-- <p>gone</p> -->e<!---->f<![CDATA[x]]>g<?php y ?>h<template><p>t</p></template>i";
+        assert_eq!(html(h).text, "abcdefghi");
+        // An unclosed comment hides the rest, as in a browser.
+        assert_eq!(html("<p>seen</p><!-- never closed <p>hidden").text, "seen");
+    }
+
+    #[test]
+    fn html_headings_nest_and_pre_keeps_lines() {
+        let h = "<h1>A</h1><p>one</p><h3>C</h3><p>three</p><h2>B</h2><p>two</p>\
+                 <pre>\nx  = 1\n  y = 2\n</pre>";
+        let e = html(h);
+        assert_eq!(e.text, "A\n\none\n\nC\n\nthree\n\nB\n\ntwo\n\nx  = 1\n  y = 2");
+        assert_eq!(section_of(&e, "three"), "A › C");
+        assert_eq!(section_of(&e, "two"), "A › B");
+        assert_eq!(e.title, None, "only <title> titles HTML");
     }
 
     #[test]
@@ -616,5 +725,286 @@ mod tests {
     #[test]
     fn entities_that_are_not_entities_stay() {
         assert_eq!(decode_entities("AT&T &#65;&#x42; &bogus; &"), "AT&T AB &bogus; &");
+    }
+
+    #[test]
+    fn fixture_readme_markdown() {
+        let e = markdown(include_str!("../../../tests/fixtures/kb-docs/ledger-sync-README.md"));
+        assert_eq!(e.title.as_deref(), Some("Ledger Sync"));
+        let text = &e.text;
+        for line in [
+            "Ledger Sync\n\nBuild status crates.io\n\nLedger Sync logo\nReconcile broker statements \
+             with your general ledger, nightly.\n\n",
+            "See the user guide or the changelog for details.\n",
+            "cargo install ledger-sync --locked\nledger-sync --version\n",
+            "Or download a prebuilt binary from the releases page.",
+            "Setting Default Meaning\ntolerance 0.01 Largest break, in the account currency, that \
+             is not reported\n",
+            "export LEDGER_SYNC_IBKR_KEY=...\nexport LEDGER_SYNC_SAXO_KEY=...\n",
+            "Note: a feed that fails three nights in a row is disabled until you run ledger-sync \
+             feeds enable NAME.",
+            "Trades are matched on ISIN, trade date and quantity.\nPrices may differ",
+            "Fees are matched separately.\n\nBroker fees are booked to account 6420",
+            "Interactive Brokers and Saxo feeds\nFIX drop-copy sessions\n",
+            "Dual-licensed under MIT or Apache-2.0, at your option. MIT",
+        ] {
+            assert!(text.contains(line), "{line:?} not in\n{text}");
+        }
+        for gone in ["https://", "[x]", "[^fees]", "ci-badge", "```", "|", "====", "----", "<p"] {
+            assert!(!text.contains(gone), "{gone:?} in\n{text}");
+        }
+        let sections: Vec<&str> = e.sections.iter().map(|(_, s)| s.as_str()).collect();
+        assert_eq!(
+            sections,
+            [
+                "Ledger Sync",
+                "Ledger Sync › Installation",
+                "Ledger Sync › Configuration",
+                "Ledger Sync › Configuration › Broker feeds",
+                "Ledger Sync › Configuration › Matching rules",
+                "Ledger Sync › Roadmap",
+                "Ledger Sync › License",
+            ]
+        );
+        assert_eq!(section_of(&e, "cargo install"), "Ledger Sync › Installation");
+        assert_eq!(section_of(&e, "cutoff 17:00"), "Ledger Sync › Configuration");
+        assert_eq!(section_of(&e, "Broker fees"), "Ledger Sync › Configuration › Matching rules");
+    }
+
+    #[test]
+    fn fixture_playbook_markdown() {
+        let e = markdown(include_str!("../../../tests/fixtures/kb-docs/treasury-playbook.md"));
+        assert_eq!(e.title.as_deref(), Some("Cash management playbook"), "the H1 wins");
+        let text = &e.text;
+        assert!(text.starts_with("Cash management playbook\n\nThis page describes"), "{text}");
+        for line in [
+            "at least 90 days of operating expenses in cash & equivalents. Questions go to the \
+             #treasury channel.",
+            "Balances above €2\u{a0}million are swept overnight",
+            "Why 18:00?\n\nMost counterparties settle by 17:30;",
+            "Payroll weeks: the threshold rises to €5 million.\n",
+            "Counterparty limits\n\nNo more than 20% of cash may sit with one bank",
+            "Tenor Max share Notes\n1 month 40% rolling\n3 months 30% laddered\n",
+            "def within_limit(exposure, total):\n    # a < b keeps the share strictly under the \
+             cap\n    return exposure / total < 0.20\n",
+            "Ask the treasury desk or see the intranet page.",
+        ] {
+            assert!(text.contains(line), "{line:?} not in\n{text}");
+        }
+        for gone in ["finance-ops", "mailto:", "intranet.example", "<details>", "```", "&euro;"] {
+            assert!(!text.contains(gone), "{gone:?} in\n{text}");
+        }
+        assert_eq!(
+            section_of(&e, "Payroll weeks"),
+            "Cash management playbook › Sweep accounts › Exceptions"
+        );
+        assert_eq!(
+            section_of(&e, "No more than 20%"),
+            "Cash management playbook › Investment policy › Counterparty limits"
+        );
+        // A Setext (`---`) heading is level 2: it ends "Investment policy".
+        assert_eq!(section_of(&e, "1 month 40%"), "Cash management playbook › Term deposits");
+        assert_eq!(section_of(&e, "Ask the treasury"), "Cash management playbook › Contacts");
+    }
+
+    #[test]
+    fn fixture_news_article_html() {
+        let e = html(include_str!("../../../tests/fixtures/kb-docs/fed-holds-rates.html"));
+        assert_eq!(
+            e.title.as_deref(),
+            Some("Fed holds rates steady as inflation cools — Markets Daily")
+        );
+        let text = &e.text;
+        for line in [
+            "\n\nBy Dana Whitfield • March 20, 2024, 2:31 p.m. ET\n\n",
+            "\n\nWASHINGTON — The Federal Reserve left its benchmark rate unchanged at 5.25%–5.5% on \
+             Wednesday, and officials’ median projection still shows three cuts this year.\n\n",
+            "\n\n“We’re not far from the point where it’ll be appropriate to dial back,” Chair Jerome \
+             Powell told reporters… adding that the committee wants “greater confidence” first.\n\n",
+            "Jerome Powell at the press conference\nJerome Powell speaks after the two-day meeting. \
+             Photo: Pool",
+            "The statement dropped the phrase ‘further policy firming’. Core PCE inflation ran at \
+             2.8%, so the gap a < b between inflation and the target is narrowing, though if x<3 per \
+             cent holds for months the debate will shift.",
+            "Year Median rate\n2024 4.6%\n2025 3.9%",
+            "the S&P 500 closed at a record 5,224. Futures now price a cut by June with odds of 74%.",
+            "Two-year yield   4.59%  -0.06\nTen-year yield   4.27%  -0.02",
+            "© 2024 Markets Daily. All rights reserved.",
+        ] {
+            assert!(text.contains(line), "{line:?} not in\n{text}");
+        }
+        for gone in [
+            "dataLayer",
+            "font-size",
+            "renderAd",
+            "NewsArticle",
+            "site header",
+            "JavaScript",
+            "&mdash;",
+            "&nbsp;",
+            "&#",
+        ] {
+            assert!(!text.contains(gone), "{gone:?} in\n{text}");
+        }
+        let sections: Vec<&str> = e.sections.iter().map(|(_, s)| s.as_str()).collect();
+        assert_eq!(
+            sections,
+            [
+                "Fed holds rates steady as inflation cools",
+                "Fed holds rates steady as inflation cools › What changed in the statement",
+                "Fed holds rates steady as inflation cools › What changed in the statement › The dot plot",
+                "Fed holds rates steady as inflation cools › Market reaction",
+            ]
+        );
+        assert_eq!(section_of(&e, "Home | Markets"), "", "before the first heading");
+        assert_eq!(section_of(&e, "2025 3.9%"), sections[2]);
+        assert_eq!(section_of(&e, "Two-year yield"), sections[3]);
+    }
+
+    #[test]
+    fn fixture_old_style_html() {
+        let e = html(include_str!("../../../tests/fixtures/kb-docs/glossary.html"));
+        assert_eq!(e.title.as_deref(), Some("Glossary of fixed-income terms | Learn"));
+        let text = &e.text;
+        assert!(
+            text.starts_with("Fixed-income glossary\n\nTerms used in our bond research"),
+            "{text}"
+        );
+        for line in [
+            "Last reviewed 2023\u{2011}11\u{2011}30.\n",
+            "The curvature of a bond’s price–yield relationship. When convexity is positive and \
+             yields fall by Δy, the price rises",
+            "Macaulay duration\nThe weighted average time to the cash flows, in years.\nModified \
+             duration\nMacaulay duration ÷ (1 + y/k); it measures price sensitivity.",
+            "i.e. −8.5% × notional when the rate change is small (Δy<0.5%).",
+            "quoted in basis points (1 bp = 0.01%). Note that 5 <= 7 and 3 <> 4 are not tags.",
+            "Spreads widen when credit risk rises: see the chart.\n",
+        ] {
+            assert!(text.contains(line), "{line:?} not in\n{text}");
+        }
+        assert!(text.ends_with("© Learn & Invest, 1999–2023 ©"), "{text}");
+        for gone in ["browser is old", "not shown", "nor this", "spreads.html", "500bp"] {
+            assert!(!text.contains(gone), "{gone:?} in\n{text}");
+        }
+        assert_eq!(section_of(&e, "Modified duration"), "Fixed-income glossary › Duration");
+        assert_eq!(section_of(&e, "basis points"), "Fixed-income glossary › Spread");
+    }
+
+    /// Markup that hides no text around it, for the survival property.
+    const MARKDOWN_BITS: [&str; 24] = [
+        "#",
+        "##",
+        "\n",
+        "\n\n",
+        "**",
+        "_",
+        "`",
+        ">",
+        "-",
+        "1.",
+        "|",
+        "\n---\n",
+        "\n===\n",
+        "```",
+        "~~~",
+        "    ",
+        "[",
+        "](http://x.example)",
+        "![",
+        "<b>",
+        "</b>",
+        "<div>",
+        "&amp;",
+        "<",
+    ];
+    const HTML_BITS: [&str; 24] = [
+        "<p>",
+        "</p>",
+        "<br/>",
+        "<h2>",
+        "</h2>",
+        "<div class=\"a > b\">",
+        "</div>",
+        "<td>",
+        "<tr>",
+        "<!-- gone -->",
+        "<script>var s = '</p>';</script>",
+        "<style>p{}</style>",
+        "<pre>",
+        "</pre>",
+        "&amp;",
+        "&rsquo;",
+        "&#8217;",
+        "<",
+        "x<3",
+        "a < b",
+        "<=",
+        "\n",
+        "<img alt=\"pic\">",
+        "&",
+    ];
+
+    fn doc(bits: &'static [&'static str]) -> impl Strategy<Value = (String, Vec<String>)> {
+        prop::collection::vec(("[a-z]{3,8}", prop::sample::select(bits)), 0..40).prop_map(|parts| {
+            let words: Vec<String> = parts.iter().map(|(w, _)| w.clone()).collect();
+            let mut doc = String::from("Start");
+            for (w, bit) in &parts {
+                doc.push(' ');
+                doc.push_str(bit);
+                doc.push(' ');
+                doc.push_str(w);
+            }
+            (doc, words)
+        })
+    }
+
+    fn well_formed(e: &Extracted) {
+        let mut last = None;
+        for (at, section) in &e.sections {
+            assert!(*at < e.text.len() && e.text.is_char_boundary(*at), "{at} in {:?}", e.text);
+            assert!(last.is_none_or(|l| l < *at), "offsets ascend");
+            assert!(!section.is_empty());
+            last = Some(*at);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn no_input_panics(s in "\\PC*", bytes in prop::collection::vec(any::<u8>(), 0..300)) {
+            for e in [markdown(&s), html(&s), html(&String::from_utf8_lossy(&bytes))] {
+                well_formed(&e);
+            }
+            let _ = csv(&bytes, 100);
+        }
+
+        #[test]
+        fn markup_like_input_does_not_panic(
+            parts in prop::collection::vec(prop::sample::select(
+                ["<", ">", "</", "<!--", "-->", "\"", "'", "=", "&", "#", ";", "<a", "<h1>", "</h1>",
+                 "<pre>", "<script>", "</script", "`", "```", "*", "\n", "|", "---", "[", "]", "(", ")"]
+                 .to_vec()), 0..60)
+        ) {
+            let s = parts.concat();
+            well_formed(&markdown(&s));
+            well_formed(&html(&s));
+        }
+
+        #[test]
+        fn markdown_text_outside_markup_survives((source, words) in doc(&MARKDOWN_BITS)) {
+            let e = markdown(&source);
+            well_formed(&e);
+            for w in &words {
+                prop_assert!(e.text.contains(w.as_str()), "{w:?} lost from {source:?}: {:?}", e.text);
+            }
+        }
+
+        #[test]
+        fn html_text_outside_markup_survives((source, words) in doc(&HTML_BITS)) {
+            let e = html(&source);
+            well_formed(&e);
+            for w in &words {
+                prop_assert!(e.text.contains(w.as_str()), "{w:?} lost from {source:?}: {:?}", e.text);
+            }
+        }
     }
 }
