@@ -281,7 +281,14 @@ impl TestApp {
     pub async fn subscribe(&self, dashboard_id: &str) -> (Ws, Value) {
         let mut ws = self.ws().await;
         ws_send(&mut ws, json!({"type": "subscribe", "dashboardId": dashboard_id})).await;
-        let snap = ws_next(&mut ws).await;
+        // Every connection hears `dashboards.changed` for any write, so writers racing the
+        // subscription may get theirs in before the snapshot.
+        let snap = loop {
+            let msg = ws_next(&mut ws).await;
+            if msg["type"] != "dashboards.changed" {
+                break msg;
+            }
+        };
         assert_eq!(snap["type"], "dashboard.snapshot", "{snap}");
         (ws, snap)
     }
