@@ -82,7 +82,7 @@ impl Sealer {
         rand::rng().fill_bytes(&mut nonce);
         // Encryption fails only past the cipher's length limit (256 GiB): unreachable here.
         let sealed =
-            self.cipher.encrypt(XNonce::from_slice(&nonce), plain.as_bytes()).unwrap_or_default();
+            self.cipher.encrypt(&XNonce::from(nonce), plain.as_bytes()).unwrap_or_default();
         let mut out = String::with_capacity(PREFIX.len() + 2 * (NONCE + sealed.len()));
         out.push_str(PREFIX);
         for b in nonce.iter().chain(&sealed) {
@@ -105,8 +105,8 @@ impl Sealer {
             })
             .collect::<Result<Vec<u8>, _>>()?;
         let (nonce, body) = bytes.split_at(NONCE);
-        let plain =
-            self.cipher.decrypt(XNonce::from_slice(nonce), body).map_err(|_| SealError::Open)?;
+        let nonce = XNonce::try_from(nonce).map_err(|_| SealError::Open)?;
+        let plain = self.cipher.decrypt(&nonce, body).map_err(|_| SealError::Open)?;
         String::from_utf8(plain).map_err(|_| SealError::Open)
     }
 }
