@@ -890,6 +890,28 @@ mod tests {
         assert_eq!(section_of(&e, "basis points"), "Fixed-income glossary › Spread");
     }
 
+    #[test]
+    fn adversarial_html_is_scanned_in_linear_time() {
+        // Each of these made a naive scanner rescan to the end at every `<` (quadratic: minutes
+        // at this size); all finish at once here.
+        let n = 100_000;
+        for (source, kept) in [
+            ("<a".repeat(n), true),
+            ("<a =\">\" ".repeat(n), true),
+            (format!("{}>", "<a x='".repeat(n)), false),
+            ("</a".repeat(n), true),
+            ("<!".repeat(n), true),
+            (format!("<p>{}</p>", "x<3 ".repeat(n)), true),
+        ] {
+            let started = std::time::Instant::now();
+            let e = html(&source);
+            assert_eq!(!e.text.is_empty(), kept, "{}", &source[..20]);
+            assert!(started.elapsed() < std::time::Duration::from_secs(20), "{}", &source[..20]);
+        }
+        let md = format!("{}\n\n{}", "> ".repeat(n / 10), "[a](".repeat(n));
+        let _ = markdown(&md);
+    }
+
     /// Markup that hides no text around it, for the survival property.
     const MARKDOWN_BITS: [&str; 24] = [
         "#",
