@@ -63,12 +63,21 @@ pub struct SdkConfig {
     /// (`BOARDSMITH_DATA_FALLBACK=1`); off by default, so a failing source is an error, not a
     /// silent switch to another (possibly demo) provider.
     pub fallback: bool,
+    /// Most bytes the response cache holds (`BOARDSMITH_SDK_CACHE_BYTES`; default 256 MiB):
+    /// answers' JSON text plus a small overhead each. `0` caches nothing (identical calls in
+    /// flight are still coalesced).
+    pub cache_bytes: Option<usize>,
 }
+
+/// Variable setting [`SdkConfig::cache_bytes`].
+pub const CACHE_BYTES_VAR: &str = "BOARDSMITH_SDK_CACHE_BYTES";
 
 impl SdkConfig {
     /// Configuration from the process environment: `BOARDSMITH_SDK_SPEC`,
     /// `BOARDSMITH_DATA_FILES`, `BOARDSMITH_ASOF` (RFC 3339), `BOARDSMITH_OUTBOUND_ALLOW`
-    /// (comma-separated), `BOARDSMITH_OUTBOUND_ALLOW_PRIVATE`, `BOARDSMITH_OFFLINE`, `BOARDSMITH_DATA_FALLBACK`.
+    /// (comma-separated), `BOARDSMITH_OUTBOUND_ALLOW_PRIVATE`, `BOARDSMITH_OFFLINE`,
+    /// `BOARDSMITH_DATA_FALLBACK`, `BOARDSMITH_SDK_CACHE_BYTES` (a value that is not a number of
+    /// bytes is ignored with a warning).
     pub fn from_env() -> Self {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
         Self {
@@ -95,6 +104,13 @@ impl SdkConfig {
                 .is_some_and(|v| matches!(v.as_str(), "1" | "true" | "yes")),
             fallback: var(provider::FALLBACK_VAR)
                 .is_some_and(|v| matches!(v.as_str(), "1" | "true" | "yes")),
+            cache_bytes: var(CACHE_BYTES_VAR).and_then(|v| {
+                let n = v.trim().parse().ok();
+                if n.is_none() {
+                    tracing::warn!("{CACHE_BYTES_VAR}={v} is not a number of bytes: ignored");
+                }
+                n
+            }),
         }
     }
 

@@ -197,10 +197,11 @@ impl Sdk {
                 (p.provider, Gate { bucket, breaker: limit::Breaker::default() })
             })
             .collect();
+        let cache = cache::Cache::new(config.cache_bytes.unwrap_or(cache::DEFAULT_BUDGET));
         Ok(Self {
             registry,
             config,
-            cache: cache::Cache::default(),
+            cache,
             http,
             upstream_calls: AtomicU64::new(0),
             gates,
