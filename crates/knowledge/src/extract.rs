@@ -552,7 +552,12 @@ impl Page<'_> {
     /// Block elements end the line (or the paragraph); inline ones change nothing.
     fn break_at(&mut self, name: &str) {
         if let Some((_, h)) = self.heading.as_mut() {
-            if BLOCKS.contains(&name) || LINES.contains(&name) {
+            // A block after the heading's text ends it (a missing `</h2>` must not make the rest
+            // of the page a heading); before it (`<h1><div>Logo</div></h1>`) it is part of it.
+            if BLOCKS.contains(&name) && !h.trim().is_empty() {
+                self.close_heading();
+                self.b.block_break();
+            } else if BLOCKS.contains(&name) || LINES.contains(&name) {
                 h.push(' ');
             }
         } else if BLOCKS.contains(&name) {
@@ -713,6 +718,10 @@ mod tests {
         assert_eq!(section_of(&e, "three"), "A › C");
         assert_eq!(section_of(&e, "two"), "A › B");
         assert_eq!(e.title, None, "only <title> titles HTML");
+        // An unclosed heading ends at the next block; a block before its text is part of it.
+        let e = html("<h2>Rates<p>Held.</p><h1><div>Logo</div></h1><p>Body</p>");
+        assert_eq!(e.text, "Rates\n\nHeld.\n\nLogo\n\nBody");
+        assert_eq!((section_of(&e, "Held"), section_of(&e, "Body")), ("Rates", "Logo"));
     }
 
     #[test]
