@@ -40,6 +40,7 @@ pub fn print_line(args: std::fmt::Arguments<'_>) {
 /// `boardsmith migrate-store --to URL`: the embedded store of BOARDSMITH_DATA, the chat
 /// files (MEMORY_CHAT_DIR) and the uploads (`<data>/uploads/`) copied into PostgreSQL and
 /// verified (see `store::copy`); a damaged chat line or upload is named on stderr and skipped.
+#[base::boxed(?Send)]
 pub async fn migrate_store(to: &str) -> anyhow::Result<ExitCode> {
     use crate::agent::memory::{MemoryConfig, read_chat_files};
     use crate::store::copy::{ChatLines, UploadCopy};
@@ -155,6 +156,7 @@ pub fn load_sdk() -> anyhow::Result<Arc<Sdk>> {
 }
 
 /// Starts a sandbox pool whose workers are this executable.
+#[base::boxed]
 pub async fn start_sandbox(
     sdk: Arc<Sdk>,
     workers: Option<usize>,
@@ -171,6 +173,7 @@ pub async fn start_sandbox(
 
 /// `boardsmith serve`: starts everything, serves until SIGINT/SIGTERM, then drains requests,
 /// stops the pool and makes the store's final commit.
+#[base::boxed]
 pub async fn serve(no_auth: bool) -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe().context("locating the boardsmith executable")?;
     // One file descriptor per WebSocket: use the hard limit.
@@ -212,8 +215,8 @@ pub async fn serve(no_auth: bool) -> anyhow::Result<ExitCode> {
 /// `boardsmith mcp`: the MCP server on stdin/stdout over the data directory, until the client
 /// closes stdin or SIGINT/SIGTERM; then the store's final commit. Logs go to stderr (stdout is
 /// the protocol's).
+#[base::boxed]
 pub async fn mcp(read_only: bool) -> anyhow::Result<ExitCode> {
-    use rmcp::ServiceExt as _;
     let exe = std::env::current_exe().context("locating the boardsmith executable")?;
     let mut config = crate::app::AppConfig::from_env(exe);
     if read_only {
@@ -223,27 +226,20 @@ pub async fn mcp(read_only: bool) -> anyhow::Result<ExitCode> {
     let app = crate::app::App::start(config).await.map_err(|e| {
         if format!("{e:#}").contains("already open") {
             e.context(format!(
-                "{} is in use, most likely by a running Boardsmith server: stop it, give this                  command another BOARDSMITH_DATA, or connect the MCP client to the server's                  streamable HTTP endpoint (http://127.0.0.1:8080/mcp with the token from                  `boardsmith token`)",
+                "{} is in use, most likely by a running Boardsmith server: stop it, give this \
+                 command another BOARDSMITH_DATA, or connect the MCP client to the server's \
+                 streamable HTTP endpoint (http://127.0.0.1:8080/mcp with the token from \
+                 `boardsmith token`)",
                 data.display()
             ))
         } else {
             e
         }
     })?;
-    let served = crate::mcp::McpServer::stdio(app.mcp.clone())
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|e| anyhow::anyhow!("starting MCP on stdio: {e}"));
-    let result = match served {
-        Ok(running) => {
-            let stop = app.shutdown_token();
-            tokio::select! {
-                ended = running.waiting() => ended.map(|_| ()).map_err(|e| anyhow::anyhow!("{e}")),
-                () = shutdown_signal(stop) => Ok(()),
-            }
-        }
-        Err(e) => Err(e),
-    };
+    let stop = app.shutdown_token();
+    tokio::spawn(shutdown_signal(stop.clone()));
+    let result =
+        crate::mcp::serve_stdio(app.mcp.clone(), stop).await.map_err(|e| anyhow::anyhow!(e));
     app.stop().await;
     result.map(|()| ExitCode::SUCCESS)
 }
@@ -286,6 +282,7 @@ pub fn token() -> anyhow::Result<ExitCode> {
 /// `None`): serves the script on 127.0.0.1, prints
 /// `mock-llm listening on http://127.0.0.1:PORT` on stdout, and runs until SIGINT/SIGTERM. A
 /// script that cannot be read or parsed exits 2 with the file and JSON path on stderr.
+#[base::boxed(?Send)]
 pub async fn mock_llm(script: Option<&Path>, port: u16) -> anyhow::Result<ExitCode> {
     use std::io::Write as _;
 
@@ -422,6 +419,7 @@ pub fn sdk_list(json: bool) -> anyhow::Result<ExitCode> {
 }
 
 /// `boardsmith sdk check [--json]`.
+#[base::boxed]
 pub async fn sdk_check(json: bool) -> anyhow::Result<ExitCode> {
     let sdk = load_sdk()?;
     let checks = sdk.check().await;
@@ -469,6 +467,7 @@ pub fn sdk_show(source: &str) -> anyhow::Result<ExitCode> {
 }
 
 /// `boardsmith run <kind> <file>`: the JSON outcome on stdout, exit 1 on a structured error.
+#[base::boxed]
 pub async fn run(
     kind: Kind,
     file: &Path,
@@ -559,6 +558,7 @@ fn load_tools(path: &Path) -> anyhow::Result<Vec<crate::llm::ToolDefinition>> {
 
 /// `boardsmith llm`: one streamed model call, its events printed as JSON lines. Exit 0 when the
 /// stream completes, 1 on a provider error, 2 on bad arguments or configuration.
+#[base::boxed(?Send)]
 pub async fn llm(args: LlmArgs) -> anyhow::Result<ExitCode> {
     use futures::StreamExt as _;
     use std::io::Write as _;

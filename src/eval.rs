@@ -335,6 +335,7 @@ async fn score(
 
 /// `boardsmith eval`: exit 0 when every request succeeded, 1 when some did not, 2 when nothing
 /// could run (no usable provider, bad case files).
+#[base::boxed]
 pub async fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     let llm = match llm_for(args.provider.as_deref(), args.model.as_deref()) {
         Ok(c) => c,

@@ -209,6 +209,7 @@ async fn measure(
 }
 
 /// Runs the cluster benchmark and prints its table.
+#[base::boxed]
 pub async fn cluster(
     subscribers: usize,
     rounds: usize,

@@ -428,6 +428,7 @@ fn stalled_turn() -> Turn {
 /// (and a quarter of that, paced, for per-delta latency), `concurrent` paced streams for
 /// per-delta latency under load, `streams` (and 2× and 4× that) paced streams for the largest
 /// gap between deltas, and `open` streams held open for memory.
+#[base::boxed]
 pub async fn gateway(
     rounds: usize,
     streams: usize,

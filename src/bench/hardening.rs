@@ -275,6 +275,7 @@ fn mb(bytes: u64) -> String {
 }
 
 /// Runs the benchmark (see the module doc).
+#[base::boxed]
 pub async fn hardening(
     initializes_n: usize,
     trickled: usize,

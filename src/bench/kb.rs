@@ -81,6 +81,7 @@ fn chunk_text(seed: usize) -> String {
 }
 
 /// Runs the benchmark: `chunks` chunks in documents of `per_doc` chunks each.
+#[base::boxed]
 pub async fn kb(
     chunks: usize,
     per_doc: usize,

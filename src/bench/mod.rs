@@ -69,6 +69,7 @@ async fn time_runs(sb: &Sandbox, code: &str, n: usize) -> anyhow::Result<Vec<Dur
 }
 
 /// Runs the sandbox benchmark with `iterations` samples per latency row.
+#[base::boxed]
 pub async fn sandbox(iterations: usize) -> anyhow::Result<ExitCode> {
     let sdk = cli::load_sdk()?;
     let n = iterations.max(10);
@@ -387,6 +388,7 @@ fn sma_in_process(n: usize) -> anyhow::Result<Vec<Duration>> {
 
 /// In-process breakdown (no IPC): realm creation and the typical panel's run, with sdk replies
 /// answered immediately from values fetched beforehand.
+#[base::boxed]
 pub async fn engine_breakdown(n: usize) -> anyhow::Result<Vec<(String, Duration, Duration)>> {
     use crate::sandbox::SdkHost;
     use crate::sandbox::engine::{self, Link, WorkerEnv};
@@ -606,6 +608,7 @@ type Client =
 
 /// Runs the dashboard benchmark: delivery latency to many subscribers, patch size, durable
 /// saves/s, refresh time and idle-connection memory.
+#[base::boxed]
 pub async fn dashboards(
     subscribers: usize,
     rounds: usize,
@@ -924,6 +927,7 @@ fn raw_body(kind: crate::llm::ProviderKind) -> serde_json::Value {
 
 /// Runs the provider-layer benchmark against the mock upstream on loopback: added latency per
 /// delta and time-to-first-event versus reading the mock directly, and parse throughput.
+#[base::boxed]
 pub async fn llm(rounds: usize) -> anyhow::Result<ExitCode> {
     use crate::llm::ProviderKind;
     let mut all = Vec::new();

@@ -52,6 +52,7 @@ fn klines_body(limit: usize) -> String {
 }
 
 /// Runs the benchmark and prints its table.
+#[base::boxed]
 pub async fn upstream(
     viewers: usize,
     panels: usize,

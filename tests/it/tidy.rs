@@ -23,7 +23,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     // Uploaded images over the store's rows; no HTTP, chats or models.
     ("uploads", &["base", "store"]),
     ("live", &["base", "dashboard", "sandbox"]),
-    ("dashboards", &["dashboard", "live", "store"]),
+    ("dashboards", &["base", "dashboard", "live", "store"]),
     // The runtime of every agent; chat memory on a shared store; nothing of dashboards.
     ("agent", &["base", "llm", "store", "uploads"]),
     ("knowledge", &["agent", "base", "llm", "sdk", "store"]),
@@ -305,6 +305,45 @@ fn write_problems(name: &str, src: &Path, shown_from: &Path) -> Vec<String> {
     problems
 }
 
+/// Public `async fn`s of a crate that another crate would compile again: every one whose
+/// signature has no type parameter must be `#[base::boxed]` (a generic one is compiled by its
+/// callers whatever we do). See ARCHITECTURE.md, "Async at crate boundaries".
+fn unboxed_async(src: &Path, shown_from: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    files.sort();
+    let mut problems = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for (n, line) in lines.iter().enumerate() {
+            let Some(rest) = line.trim_start().strip_prefix("pub async fn ") else { continue };
+            let signature: String =
+                lines[n..].iter().take_while(|l| !l.contains('{')).copied().collect();
+            let params = signature.split_once('(').map_or("", |(_, p)| p);
+            let type_params = rest
+                .split_once('<')
+                .filter(|(name, _)| !name.contains('('))
+                .is_some_and(|(_, g)| g.split(['>', ',']).any(|p| !p.trim().starts_with('\'')));
+            if type_params || params.split("->").next().unwrap_or_default().contains("impl ") {
+                continue;
+            }
+            let boxed = lines[..n]
+                .iter()
+                .rev()
+                .take_while(|l| {
+                    l.trim_start().starts_with("#[") || l.trim_start().starts_with("///")
+                })
+                .any(|l| l.contains("#[base::boxed"));
+            if !boxed {
+                let at = file.strip_prefix(shown_from).unwrap_or(&file).display();
+                problems.push(format!("{at}:{}: `pub async fn` without #[base::boxed]", n + 1));
+            }
+        }
+    }
+    problems
+}
+
 /// Every source tree of the workspace: each crate's `src` with its name, and the binary's.
 fn source_trees(root: &Path) -> Vec<(String, PathBuf)> {
     let mut trees = vec![("boardsmith".to_owned(), root.join("src"))];
@@ -347,6 +386,18 @@ fn only_dashboards_writes_dashboards_and_handlers_call_services() {
     let mut problems = Vec::new();
     for (name, src) in source_trees(root) {
         problems.extend(write_problems(&name, &src, root));
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn public_async_fns_are_boxed_at_crate_boundaries() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut problems = Vec::new();
+    for (name, src) in source_trees(root) {
+        if name != "boardsmith" {
+            problems.extend(unboxed_async(&src, root));
+        }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
@@ -405,4 +456,21 @@ fn the_checkers_see_what_they_must_refuse() {
         ]
     );
     assert!(write_problems("dashboards", &src, dir.path()).iter().all(|p| !p.contains("save")));
+
+    // An async fn another crate awaits must be boxed, unless its callers compile it anyway.
+    let boxing = dir.path().join("boxing");
+    std::fs::create_dir_all(&boxing).unwrap();
+    std::fs::write(
+        boxing.join("lib.rs"),
+        "pub async fn bare(x: &str) -> u8 { 1 }\n\
+         /// Doc.\n#[base::boxed]\npub async fn boxed<'a>(x: &'a str) {}\n\
+         pub async fn generic<T: Send>(x: T) {}\n\
+         pub async fn takes(f: impl Future<Output = ()>) {}\n\
+         pub(crate) async fn inner() {}\n",
+    )
+    .unwrap();
+    assert_eq!(
+        unboxed_async(&boxing, dir.path()),
+        ["boxing/lib.rs:1: `pub async fn` without #[base::boxed]"]
+    );
 }

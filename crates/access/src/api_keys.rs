@@ -205,6 +205,7 @@ fn now_ms() -> i64 {
 impl ApiKeys {
     /// The keys stored in `store`. A record that cannot be read is skipped with an error in
     /// the log (its key then fails to authenticate, which is the safe side).
+    #[base::boxed]
     pub async fn load(store: Arc<Store>, ledger: Arc<UsageLedger>) -> Result<Self, StoreError> {
         let keys = Self { store, ledger, by_hash: RwLock::new(HashMap::new()) };
         keys.reload().await?;
@@ -213,6 +214,7 @@ impl ApiKeys {
 
     /// Re-reads the stored keys (at start, and when another node of a shared store made or
     /// revoked one). An unchanged key keeps its entry, and with it its rate bucket.
+    #[base::boxed]
     pub async fn reload(&self) -> Result<(), StoreError> {
         let mut records = Vec::new();
         for value in self.store.api_keys().await? {
@@ -238,6 +240,7 @@ impl ApiKeys {
     }
 
     /// Makes a key; its secret is in the answer and nowhere else.
+    #[base::boxed]
     pub async fn create(&self, request: NewKeyRequest) -> Result<CreatedKey, KeyError> {
         let name = request.name.trim();
         if name.is_empty() || name.chars().count() > MAX_NAME_LEN {
@@ -314,6 +317,7 @@ impl ApiKeys {
 
     /// Revokes a key: it is kept (and listed) but refused from now on. Revoking a revoked key
     /// changes nothing.
+    #[base::boxed]
     pub async fn revoke(&self, id: &str) -> Result<KeyView, KeyError> {
         let entry = self
             .read()

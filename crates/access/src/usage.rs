@@ -199,6 +199,7 @@ pub struct UsageLedger {
 
 impl UsageLedger {
     /// The rows stored in `store`; an unreadable one is logged and skipped.
+    #[base::boxed]
     pub async fn load(store: Arc<Store>) -> Result<Self, StoreError> {
         let node = store.node_id().map(str::to_owned);
         let ledger = Self { store, node, state: Mutex::new(State::default()) };
@@ -264,6 +265,7 @@ impl UsageLedger {
     }
 
     /// Writes the rows counted since the last flush (all in one durable commit each).
+    #[base::boxed]
     pub async fn flush(&self) -> Result<(), StoreError> {
         let rows: Vec<(RowKey, String, serde_json::Value)> = {
             let mut s = self.lock();
@@ -301,19 +303,24 @@ impl UsageLedger {
     }
 
     /// Flushes every [`FLUSH_EVERY`] until `shutdown`, then once more.
-    pub async fn run_flusher(self: Arc<Self>, shutdown: CancellationToken) {
-        loop {
-            tokio::select! {
-                () = shutdown.cancelled() => break,
-                () = tokio::time::sleep(FLUSH_EVERY) => {}
+    pub fn run_flusher(
+        self: Arc<Self>,
+        shutdown: CancellationToken,
+    ) -> base::BoxFuture<'static, ()> {
+        Box::pin(async move {
+            loop {
+                tokio::select! {
+                    () = shutdown.cancelled() => break,
+                    () = tokio::time::sleep(FLUSH_EVERY) => {}
+                }
+                if let Err(e) = self.flush().await {
+                    tracing::error!(error = %e, "writing usage failed; retrying at the next flush");
+                }
             }
             if let Err(e) = self.flush().await {
-                tracing::error!(error = %e, "writing usage failed; retrying at the next flush");
+                tracing::error!(error = %e, "writing usage at shutdown failed");
             }
-        }
-        if let Err(e) = self.flush().await {
-            tracing::error!(error = %e, "writing usage at shutdown failed");
-        }
+        })
     }
 
     /// The totals of the days `from..=to`, grouped by `group_by` (no grouping: one row),

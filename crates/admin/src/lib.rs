@@ -291,6 +291,7 @@ impl Admin {
     /// Loads what is stored and applies it. A stored definition that no longer applies (a
     /// key sealed under another key file, a provider the file now lacks) is logged and left
     /// out rather than keeping the server from starting.
+    #[base::boxed]
     pub async fn load(
         store: Arc<Store>,
         models: Arc<Models>,
@@ -312,6 +313,7 @@ impl Admin {
 
     /// Reads the stored definitions and applies them (at start, and when another node of a
     /// shared store changed one), leniently: what does not apply is logged and left out.
+    #[base::boxed]
     pub async fn reload(&self) -> Result<(), AdminError> {
         let mut guard = self.state.lock().await;
         let mut state = State::default();
@@ -393,6 +395,7 @@ impl Admin {
     // ---- providers ----------------------------------------------------------------------
 
     /// Every configured provider (file, environment and admin), in resolution order.
+    #[base::boxed]
     pub async fn providers(&self) -> Vec<ProviderView> {
         let state = self.state.lock().await;
         let config = self.models.config();
@@ -424,6 +427,7 @@ impl Admin {
     }
 
     /// Creates or replaces the provider `key`; the answer is its view.
+    #[base::boxed]
     pub async fn put_provider(
         &self,
         key: &str,
@@ -480,6 +484,7 @@ impl Admin {
 
     /// Removes the provider defined here as `key` (a file's or the environment's of the same
     /// name comes back), and the model entries defined here for it.
+    #[base::boxed]
     pub async fn delete_provider(&self, key: &str) -> Result<(), AdminError> {
         let mut state = self.state.lock().await;
         let id = format!("provider:{key}");
@@ -516,6 +521,7 @@ impl Admin {
     // ---- models ---------------------------------------------------------------------------
 
     /// The model entries defined here.
+    #[base::boxed]
     pub async fn models(&self) -> Vec<ModelSpec> {
         let state = self.state.lock().await;
         state
@@ -529,6 +535,7 @@ impl Admin {
     }
 
     /// Creates or replaces the entry of `spec.provider`/`spec.id`.
+    #[base::boxed]
     pub async fn put_model(&self, spec: ModelSpec) -> Result<ModelSpec, AdminError> {
         let mut state = self.state.lock().await;
         let record = Record::Model { spec: spec.clone() };
@@ -538,6 +545,7 @@ impl Admin {
     }
 
     /// Removes the entry defined here for `provider`/`id`.
+    #[base::boxed]
     pub async fn delete_model(&self, provider: &str, id: &str) -> Result<(), AdminError> {
         let mut state = self.state.lock().await;
         let rid = model_id(provider, id);
@@ -553,6 +561,7 @@ impl Admin {
     // ---- settings -------------------------------------------------------------------------
 
     /// The settings and what is in force.
+    #[base::boxed]
     pub async fn settings(&self) -> SettingsView {
         let state = self.state.lock().await;
         self.settings_view(&state)
@@ -568,6 +577,7 @@ impl Admin {
     }
 
     /// Replaces the settings.
+    #[base::boxed]
     pub async fn put_settings(&self, mut settings: Settings) -> Result<SettingsView, AdminError> {
         let mut state = self.state.lock().await;
         settings.default_model =
@@ -581,6 +591,7 @@ impl Admin {
     // ---- agents ---------------------------------------------------------------------------
 
     /// Every agent of the catalog, with where its definition comes from.
+    #[base::boxed]
     pub async fn agents(&self) -> Vec<AgentView> {
         let state = self.state.lock().await;
         let snap = self.catalog.snapshot();
@@ -629,6 +640,7 @@ impl Admin {
     }
 
     /// The definition in force for agent `key` as JSON (a stored one, else the file's).
+    #[base::boxed]
     pub async fn agent(&self, key: &str) -> Result<Value, AdminError> {
         let state = self.state.lock().await;
         if let Some(Record::Agent { text, .. }) = state.records.get(&format!("agent:{key}")) {
@@ -643,6 +655,7 @@ impl Admin {
 
     /// Creates or replaces agent `key` with `definition`, validated exactly as an agent file:
     /// every problem is named in the error, and nothing is saved.
+    #[base::boxed]
     pub async fn put_agent(&self, key: &str, definition: &Value) -> Result<AgentView, AdminError> {
         let mut state = self.state.lock().await;
         let text = serde_json::to_string_pretty(definition)
@@ -673,6 +686,7 @@ impl Admin {
     }
 
     /// Removes the definition stored for agent `key` (the file's or built-in comes back).
+    #[base::boxed]
     pub async fn delete_agent(&self, key: &str) -> Result<(), AdminError> {
         let mut state = self.state.lock().await;
         let id = format!("agent:{key}");
@@ -710,6 +724,7 @@ impl Admin {
     // ---- prompt templates -----------------------------------------------------------------
 
     /// Every prompt template, by name.
+    #[base::boxed]
     pub async fn prompts(&self) -> Vec<PromptTemplate> {
         let state = self.state.lock().await;
         state
@@ -723,6 +738,7 @@ impl Admin {
     }
 
     /// One prompt template.
+    #[base::boxed]
     pub async fn prompt(&self, name: &str) -> Result<PromptTemplate, AdminError> {
         let state = self.state.lock().await;
         match state.records.get(&format!("prompt:{name}")) {
@@ -732,6 +748,7 @@ impl Admin {
     }
 
     /// Creates or replaces a template; agents that refer to it take the new text at once.
+    #[base::boxed]
     pub async fn put_prompt(
         &self,
         name: &str,
@@ -755,6 +772,7 @@ impl Admin {
     }
 
     /// Removes a template no loaded agent refers to (otherwise 409 naming them).
+    #[base::boxed]
     pub async fn delete_prompt(&self, name: &str) -> Result<(), AdminError> {
         let mut state = self.state.lock().await;
         let id = format!("prompt:{name}");
@@ -785,6 +803,7 @@ impl Admin {
     }
 
     /// Template `name`'s text with its placeholders filled from `vars`.
+    #[base::boxed]
     pub async fn render_prompt(
         &self,
         name: &str,

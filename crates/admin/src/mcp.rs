@@ -108,12 +108,14 @@ fn validate(file: &McpServerFile) -> Result<McpServer, AdminError> {
 
 impl Admin {
     /// Every MCP server defined here, by name.
+    #[base::boxed]
     pub async fn mcp_servers(&self) -> Vec<McpServerView> {
         self.state.lock().await.mcp_servers().map(McpServerView::of).collect()
     }
 
     /// Creates or replaces the MCP server `name`; `input.name` may be left out (else it must
     /// be `name`).
+    #[base::boxed]
     pub async fn put_mcp_server(
         &self,
         name: &str,
@@ -142,6 +144,7 @@ impl Admin {
     }
 
     /// Removes the MCP server `name` (agents listing it find it missing when they run).
+    #[base::boxed]
     pub async fn delete_mcp_server(&self, name: &str) -> Result<(), AdminError> {
         let mut state = self.state.lock().await;
         let id = format!("mcp:{name}");

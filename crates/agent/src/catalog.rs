@@ -564,6 +564,7 @@ struct Inner {
 impl Catalog {
     /// Creates the directories if missing, loads the catalog, then watches and polls
     /// them in a background task. Needs a tokio runtime.
+    #[base::boxed]
     pub async fn start(config: CatalogConfig) -> Result<Arc<Catalog>, CatalogError> {
         let prep = config.clone();
         tokio::task::spawn_blocking(move || create_dirs(&prep))
@@ -610,6 +611,7 @@ impl Catalog {
     }
 
     /// Re-reads all three directories now and returns the resulting snapshot.
+    #[base::boxed]
     pub async fn reload_now(&self) -> Arc<CatalogSnapshot> {
         for section in Section::ALL {
             self.inner.reload(section, true).await;
@@ -619,6 +621,7 @@ impl Catalog {
 
     /// Replaces the agent definitions kept in the store (key → JSON text) and reloads the
     /// agents: each wins over the file and the built-in of its name until it is removed.
+    #[base::boxed]
     pub async fn set_stored_agents(
         &self,
         agents: BTreeMap<String, Arc<str>>,
@@ -630,6 +633,7 @@ impl Catalog {
     }
 
     /// Replaces the prompt templates and reloads the agents, which take the new texts.
+    #[base::boxed]
     pub async fn set_prompt_templates(&self, templates: Templates) -> Arc<CatalogSnapshot> {
         *self.inner.templates.write().unwrap_or_else(std::sync::PoisonError::into_inner) =
             Arc::new(templates);

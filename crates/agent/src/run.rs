@@ -77,6 +77,7 @@ enum Stop {
 }
 
 /// Runs one turn of an agent. Emits `run.start` first and exactly one terminal event last.
+#[base::boxed]
 pub async fn run(input: RunInput, deps: &RunDeps, sink: &EventSink) -> RunOutcome {
     run_inner(input, deps, sink, None, None).await
 }
@@ -86,6 +87,7 @@ pub async fn run(input: RunInput, deps: &RunDeps, sink: &EventSink) -> RunOutcom
 /// `task.complete` / `task.fail` (a cancel or timeout is a `task.fail` naming it). The enclosing
 /// run sends its own `run.start` and terminal event. A frame that does not `announce` leaves
 /// `task.start` and the task's end to the caller.
+#[base::boxed]
 pub async fn run_task(
     input: RunInput,
     deps: &RunDeps,
@@ -99,6 +101,7 @@ pub async fn run_task(
 /// [`run`], also recording every model response (with the stream ids its blocks were emitted
 /// under, its timing and usage) and every tool result into `recorder` for chat memory (the
 /// caller finishes and appends it).
+#[base::boxed]
 pub async fn run_recorded(
     input: RunInput,
     deps: &RunDeps,

@@ -449,34 +449,39 @@ impl AgentService {
     /// Takes a slot of the agent run cap for an agent run outside this service's queries (a
     /// workflow's `llm` or `agent` node), waiting up to `wait` for one to free; past that,
     /// [`QueryError::Busy`] naming the cap. Team members take none: their team is one run.
-    pub async fn task_slot(self: &Arc<Self>, wait: Duration) -> Result<TaskSlot, QueryError> {
-        let deadline = tokio::time::Instant::now() + wait;
-        loop {
-            // Registered before looking, so a slot freed in between still wakes this wait.
-            let freed = self.slot_freed.notified();
-            tokio::pin!(freed);
-            freed.as_mut().enable();
-            let held = {
-                let runs = lock(&self.live);
-                let held = runs.len() + self.task_slots.load(Ordering::Acquire);
-                if held < self.config.max_runs {
-                    self.task_slots.fetch_add(1, Ordering::AcqRel);
-                    return Ok(TaskSlot { service: Arc::clone(self) });
-                }
-                held
-            };
-            tokio::select! {
-                () = &mut freed => {}
-                () = tokio::time::sleep_until(deadline) => {
-                    return Err(QueryError::Busy(format!(
-                        "no agent run slot freed within {} ms: {held} agent runs are in \
-                         progress (workflow nodes included), the most this server runs at once \
-                         (AGENT_MAX_RUNS)",
-                        wait.as_millis()
-                    )));
+    pub fn task_slot<'a>(
+        self: &'a Arc<Self>,
+        wait: Duration,
+    ) -> base::BoxFuture<'a, Result<TaskSlot, QueryError>> {
+        Box::pin(async move {
+            let deadline = tokio::time::Instant::now() + wait;
+            loop {
+                // Registered before looking, so a slot freed in between still wakes this wait.
+                let freed = self.slot_freed.notified();
+                tokio::pin!(freed);
+                freed.as_mut().enable();
+                let held = {
+                    let runs = lock(&self.live);
+                    let held = runs.len() + self.task_slots.load(Ordering::Acquire);
+                    if held < self.config.max_runs {
+                        self.task_slots.fetch_add(1, Ordering::AcqRel);
+                        return Ok(TaskSlot { service: Arc::clone(self) });
+                    }
+                    held
+                };
+                tokio::select! {
+                    () = &mut freed => {}
+                    () = tokio::time::sleep_until(deadline) => {
+                        return Err(QueryError::Busy(format!(
+                            "no agent run slot freed within {} ms: {held} agent runs are in \
+                             progress (workflow nodes included), the most this server runs at once \
+                             (AGENT_MAX_RUNS)",
+                            wait.as_millis()
+                        )));
+                    }
                 }
             }
-        }
+        })
     }
 
     /// Number of runs in progress.
@@ -502,167 +507,180 @@ impl AgentService {
 
     /// Checks `request`, resolves agent and model, and starts the run. Errors come before any
     /// event exists.
-    pub async fn start(self: &Arc<Self>, request: QueryRequest) -> Result<Stream, QueryError> {
-        let message = request.message.trim();
-        if message.is_empty() {
-            return Err(QueryError::Invalid("`message` must be a non-empty string".into()));
-        }
-        let new_chat = request.chat_id.as_deref().is_none_or(|c| c.trim().is_empty());
-        let chat_id = match request.chat_id.as_deref().map(str::trim) {
-            None | Some("") => uuid::Uuid::now_v7().to_string(),
-            Some(id) => {
-                validate_chat_id(id).map_err(|e| QueryError::Invalid(format!("`chatId`: {e}")))?;
-                id.to_owned()
+    pub fn start<'a>(
+        self: &'a Arc<Self>,
+        request: QueryRequest,
+    ) -> base::BoxFuture<'a, Result<Stream, QueryError>> {
+        Box::pin(async move {
+            let message = request.message.trim();
+            if message.is_empty() {
+                return Err(QueryError::Invalid("`message` must be a non-empty string".into()));
             }
-        };
-        let has_images = request.images.as_ref().is_some_and(|i| !i.is_empty());
-        if has_images && matches!(request.busy, Some(Busy::Steer | Busy::FollowUp)) {
-            // A running run takes text only: its next model call is already being built.
-            return Err(QueryError::Param {
-                param: "images".into(),
-                message: "images go with a message of its own, not one that steers or follows \
-                          up a running run (`busy`: `wait`)"
-                    .into(),
-            });
-        }
-        if !new_chat && let Some(mode @ (Busy::Steer | Busy::FollowUp)) = request.busy {
-            if let Some(stream) = self.queue_into_running(&chat_id, mode, message) {
-                return Ok(stream);
+            let new_chat = request.chat_id.as_deref().is_none_or(|c| c.trim().is_empty());
+            let chat_id = match request.chat_id.as_deref().map(str::trim) {
+                None | Some("") => uuid::Uuid::now_v7().to_string(),
+                Some(id) => {
+                    validate_chat_id(id)
+                        .map_err(|e| QueryError::Invalid(format!("`chatId`: {e}")))?;
+                    id.to_owned()
+                }
+            };
+            let has_images = request.images.as_ref().is_some_and(|i| !i.is_empty());
+            if has_images && matches!(request.busy, Some(Busy::Steer | Busy::FollowUp)) {
+                // A running run takes text only: its next model call is already being built.
+                return Err(QueryError::Param {
+                    param: "images".into(),
+                    message: "images go with a message of its own, not one that steers or follows \
+                              up a running run (`busy`: `wait`)"
+                        .into(),
+                });
             }
-            if let Some(stream) = self.queue_elsewhere(&chat_id, mode, message).await {
-                return Ok(stream);
+            if !new_chat && let Some(mode @ (Busy::Steer | Busy::FollowUp)) = request.busy {
+                if let Some(stream) = self.queue_into_running(&chat_id, mode, message) {
+                    return Ok(stream);
+                }
+                if let Some(stream) = self.queue_elsewhere(&chat_id, mode, message).await {
+                    return Ok(stream);
+                }
             }
-        }
-        let agent_key = match request.agent_key.as_deref().map(str::trim) {
-            None | Some("") => self.config.default_agent.clone(),
-            Some(k) => k.to_owned(),
-        };
-        let snapshot = self.catalog.snapshot();
-        let agent = snapshot
-            .agent(&agent_key)
-            .ok_or_else(|| QueryError::UnknownAgent(agent_key.clone()))?;
-        let connected = self
-            .model_for(&agent)
-            .map_err(|error| QueryError::Model { agent: agent_key.clone(), error })?;
-        let images = self
-            .attach(request.images.as_deref().unwrap_or_default(), &connected, &agent_key)
-            .await?;
-        let vision = connected.model.vision;
-        let primary = resolved(connected);
-        let (provider, model, context_tokens, reasoning) = (
-            Arc::clone(&primary.provider),
-            primary.model.clone(),
-            primary.context_tokens,
-            primary.reasoning,
-        );
-        let summarizer = match agent.summary_model.as_deref() {
-            None => primary.clone(),
-            Some(reference) => {
-                let (p, m) = reference.split_once('/').unwrap_or((reference, ""));
-                let c = self.models.connect_with_provider(p, m).map_err(|e| QueryError::Model {
+            let agent_key = match request.agent_key.as_deref().map(str::trim) {
+                None | Some("") => self.config.default_agent.clone(),
+                Some(k) => k.to_owned(),
+            };
+            let snapshot = self.catalog.snapshot();
+            let agent = snapshot
+                .agent(&agent_key)
+                .ok_or_else(|| QueryError::UnknownAgent(agent_key.clone()))?;
+            let connected = self
+                .model_for(&agent)
+                .map_err(|error| QueryError::Model { agent: agent_key.clone(), error })?;
+            let images = self
+                .attach(request.images.as_deref().unwrap_or_default(), &connected, &agent_key)
+                .await?;
+            let vision = connected.model.vision;
+            let primary = resolved(connected);
+            let (provider, model, context_tokens, reasoning) = (
+                Arc::clone(&primary.provider),
+                primary.model.clone(),
+                primary.context_tokens,
+                primary.reasoning,
+            );
+            let summarizer = match agent.summary_model.as_deref() {
+                None => primary.clone(),
+                Some(reference) => {
+                    let (p, m) = reference.split_once('/').unwrap_or((reference, ""));
+                    let c =
+                        self.models.connect_with_provider(p, m).map_err(|e| QueryError::Model {
+                            agent: agent_key.clone(),
+                            error: LlmError::Config {
+                                message: format!("summaryModel `{reference}`: {e}"),
+                            },
+                        })?;
+                    resolved(c)
+                }
+            };
+            let resolver = self
+                .with_fallbacks(&agent, primary, !images.is_empty())
+                .map_err(|error| QueryError::Model { agent: agent_key.clone(), error })?
+                .map(|r| Arc::new(r) as Arc<dyn ModelResolver>);
+            let run_id = uuid::Uuid::now_v7().to_string();
+            let hooks = self.hooks.as_ref().map(|make| {
+                make(&RunContext {
                     agent: agent_key.clone(),
-                    error: LlmError::Config { message: format!("summaryModel `{reference}`: {e}") },
-                })?;
-                resolved(c)
+                    caller: request.caller.clone(),
+                    model: format!("{}/{model}", provider.key()),
+                })
+            });
+            let query = Query {
+                request_id: request
+                    .request_id
+                    .filter(|r| !r.trim().is_empty())
+                    .unwrap_or_else(|| run_id.clone()),
+                chat_id: chat_id.clone(),
+                role: request.role.unwrap_or_else(|| "user".to_owned()),
+                message: request.message.clone(),
+                agent_key: Some(agent_key),
+                references: request.references,
+                params: request.params,
+                scene: request.scene,
+                stream: request.stream,
+            };
+            let live = Arc::new(LiveRun {
+                chat_id: chat_id.clone(),
+                // A sequential, parallel or routing team has no loop of its own to take a message.
+                steerable: agent.policy.budget.max_model_calls > 1
+                    && agent.team.as_ref().is_none_or(|t| t.kind == TeamKind::Supervisor),
+                ..LiveRun::default()
+            });
+            {
+                // Checked and taken under one lock, before any event exists.
+                let mut runs = lock(&self.live);
+                let held = runs.len() + self.task_slots.load(Ordering::Acquire);
+                if held >= self.config.max_runs {
+                    return Err(QueryError::Busy(format!(
+                        "{held} agent runs are in progress (workflow nodes included), the most this \
+                         server runs at once (AGENT_MAX_RUNS); try again when one has finished"
+                    )));
+                }
+                let of_chat = runs.values().filter(|r| r.chat_id == chat_id).count();
+                if of_chat >= self.config.max_runs_per_chat {
+                    return Err(QueryError::Busy(format!(
+                        "chat `{chat_id}` already has {of_chat} runs in progress or waiting \
+                         (AGENT_MAX_RUNS_PER_CHAT); wait for them or cancel one"
+                    )));
+                }
+                runs.insert(run_id.clone(), Arc::clone(&live));
             }
-        };
-        let resolver = self
-            .with_fallbacks(&agent, primary, !images.is_empty())
-            .map_err(|error| QueryError::Model { agent: agent_key.clone(), error })?
-            .map(|r| Arc::new(r) as Arc<dyn ModelResolver>);
-        let run_id = uuid::Uuid::now_v7().to_string();
-        let hooks = self.hooks.as_ref().map(|make| {
-            make(&RunContext {
-                agent: agent_key.clone(),
-                caller: request.caller.clone(),
-                model: format!("{}/{model}", provider.key()),
+            let (sink, events) = match self.logs.start(&run_id).and_then(|sink| {
+                let events = sink.subscribe(0)?;
+                Ok((sink, events))
+            }) {
+                Ok(pair) => pair,
+                Err(e) => {
+                    lock(&self.live).remove(&run_id);
+                    return Err(e.into());
+                }
+            };
+            let reader = Reader::attach(Arc::clone(&live), self.config.disconnect_grace);
+            let input = RunInput {
+                run_id: run_id.clone(),
+                chat_id: chat_id.clone(),
+                tools: RunInput::tools_from(&snapshot, &agent),
+                agent,
+                history: request
+                    .prior
+                    .into_iter()
+                    .map(super::message::AgentMessage::from)
+                    .collect(),
+                user_message: request.message,
+                user_images: images.iter().filter_map(image_block).collect(),
+                provider,
+                model,
+                context_tokens,
+                reasoning,
+            };
+            let service = Arc::clone(self);
+            tokio::spawn(async move {
+                service
+                    .drive(
+                        input,
+                        (query, images),
+                        new_chat,
+                        sink,
+                        &live,
+                        Extras { hooks, resolver, summarizer, vision, caller: request.caller },
+                    )
+                    .await;
+                lock(&service.live).remove(&run_id);
+                service.slot_freed.notify_waiters();
+            });
+            Ok(Stream {
+                run_id: events.run_id().to_owned(),
+                chat_id,
+                events,
+                queued: None,
+                _reader: Some(reader),
             })
-        });
-        let query = Query {
-            request_id: request
-                .request_id
-                .filter(|r| !r.trim().is_empty())
-                .unwrap_or_else(|| run_id.clone()),
-            chat_id: chat_id.clone(),
-            role: request.role.unwrap_or_else(|| "user".to_owned()),
-            message: request.message.clone(),
-            agent_key: Some(agent_key),
-            references: request.references,
-            params: request.params,
-            scene: request.scene,
-            stream: request.stream,
-        };
-        let live = Arc::new(LiveRun {
-            chat_id: chat_id.clone(),
-            // A sequential, parallel or routing team has no loop of its own to take a message.
-            steerable: agent.policy.budget.max_model_calls > 1
-                && agent.team.as_ref().is_none_or(|t| t.kind == TeamKind::Supervisor),
-            ..LiveRun::default()
-        });
-        {
-            // Checked and taken under one lock, before any event exists.
-            let mut runs = lock(&self.live);
-            let held = runs.len() + self.task_slots.load(Ordering::Acquire);
-            if held >= self.config.max_runs {
-                return Err(QueryError::Busy(format!(
-                    "{held} agent runs are in progress (workflow nodes included), the most this \
-                     server runs at once (AGENT_MAX_RUNS); try again when one has finished"
-                )));
-            }
-            let of_chat = runs.values().filter(|r| r.chat_id == chat_id).count();
-            if of_chat >= self.config.max_runs_per_chat {
-                return Err(QueryError::Busy(format!(
-                    "chat `{chat_id}` already has {of_chat} runs in progress or waiting \
-                     (AGENT_MAX_RUNS_PER_CHAT); wait for them or cancel one"
-                )));
-            }
-            runs.insert(run_id.clone(), Arc::clone(&live));
-        }
-        let (sink, events) = match self.logs.start(&run_id).and_then(|sink| {
-            let events = sink.subscribe(0)?;
-            Ok((sink, events))
-        }) {
-            Ok(pair) => pair,
-            Err(e) => {
-                lock(&self.live).remove(&run_id);
-                return Err(e.into());
-            }
-        };
-        let reader = Reader::attach(Arc::clone(&live), self.config.disconnect_grace);
-        let input = RunInput {
-            run_id: run_id.clone(),
-            chat_id: chat_id.clone(),
-            tools: RunInput::tools_from(&snapshot, &agent),
-            agent,
-            history: request.prior.into_iter().map(super::message::AgentMessage::from).collect(),
-            user_message: request.message,
-            user_images: images.iter().filter_map(image_block).collect(),
-            provider,
-            model,
-            context_tokens,
-            reasoning,
-        };
-        let service = Arc::clone(self);
-        tokio::spawn(async move {
-            service
-                .drive(
-                    input,
-                    (query, images),
-                    new_chat,
-                    sink,
-                    &live,
-                    Extras { hooks, resolver, summarizer, vision, caller: request.caller },
-                )
-                .await;
-            lock(&service.live).remove(&run_id);
-            service.slot_freed.notify_waiters();
-        });
-        Ok(Stream {
-            run_id: events.run_id().to_owned(),
-            chat_id,
-            events,
-            queued: None,
-            _reader: Some(reader),
         })
     }
 

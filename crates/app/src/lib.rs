@@ -217,6 +217,7 @@ pub fn templates() -> Vec<(String, serde_json::Value)> {
 
 impl App {
     /// Opens the store, starts the pool and the scheduler, loads templates on first start.
+    #[base::boxed]
     pub async fn start(config: AppConfig) -> anyhow::Result<Arc<Self>> {
         // Before anything records a metric (the recorder is the process's, installed once).
         base::telemetry::exporter();
@@ -448,6 +449,7 @@ impl App {
     /// Whether a load balancer should send this node requests: not while it drains, nor while
     /// its store does not answer. `Ok` names the store's engine and this node's id in a shared
     /// store; `Err` says why not.
+    #[base::boxed]
     pub async fn ready(&self) -> Result<(&'static str, Option<String>), String> {
         if self.draining.load(std::sync::atomic::Ordering::Acquire) {
             return Err("draining: this node is shutting down".into());
@@ -467,6 +469,7 @@ impl App {
     }
 
     /// Stops background work, the pool and the store (final durable commit).
+    #[base::boxed]
     pub async fn stop(&self) {
         self.shutdown.cancel();
         if let Err(e) = self.usage.flush().await {

@@ -306,6 +306,7 @@ impl DashboardContext {
     }
 
     /// The context text of a chat (`None` when its session cannot be read).
+    #[base::boxed]
     pub async fn text(&self, chat_id: &str) -> Option<String> {
         let session = self.tools.session(Some(chat_id)).await.ok()?;
         let mut text = String::from("Dashboard Context\n");

@@ -326,6 +326,7 @@ impl Tools {
     }
 
     /// Dispatches a call by tool name with JSON input; the output as JSON.
+    #[base::boxed]
     pub async fn call(
         &self,
         tool: &str,
@@ -338,6 +339,7 @@ impl Tools {
     }
 
     /// [`Tools::call`] for a known tool, with what it wrote.
+    #[base::boxed]
     pub async fn call_tool(
         &self,
         tool: DashboardTool,
@@ -376,6 +378,7 @@ impl Tools {
 
     /// [`Tools::call`] with the output capped for a model's context ([`cap::cap`], default
     /// [`cap::DEFAULT_MAX_TOKENS`]): what the agent sends back to the model.
+    #[base::boxed]
     pub async fn call_for_model(
         &self,
         tool: DashboardTool,
@@ -387,11 +390,13 @@ impl Tools {
     }
 
     /// The session's state.
+    #[base::boxed]
     pub async fn session(&self, session: Option<&str>) -> Result<SessionState, ToolError> {
         Ok(self.sessions.get(session).await?)
     }
 
     /// `search`: runs the code over the spec.
+    #[base::boxed]
     pub async fn search(&self, input: SearchInput) -> SearchOutput {
         match self.sandbox.run_search(&input.code).await {
             Ok(out) => SearchOutput { results: out.value, error: None },
@@ -427,6 +432,7 @@ impl Tools {
 
     /// `execute`: builds a state, validates it, test-runs every panel, saves (new dashboard, or
     /// a new version of `dashboard_id`), pushes to subscribers and makes it the active one.
+    #[base::boxed]
     pub async fn execute(
         &self,
         input: ExecuteInput,
@@ -501,6 +507,7 @@ impl Tools {
     }
 
     /// `get_state`: the summary (default) or the full state; makes the dashboard active.
+    #[base::boxed]
     pub async fn get_state(
         &self,
         input: GetStateInput,
@@ -531,6 +538,7 @@ impl Tools {
     /// `mutate`: applies `async (state) => newState` to a copy of the current state, diffs,
     /// validates, test-runs changed panels, saves, pushes — all under the dashboard's writer
     /// lock, so no other write (REST, revert, another agent) lands in between.
+    #[base::boxed]
     pub async fn mutate(
         &self,
         input: MutateInput,

@@ -40,6 +40,7 @@ impl Sessions {
         Self { store, lock: tokio::sync::Mutex::new(()) }
     }
 
+    #[base::boxed]
     pub async fn get(&self, session: Option<&str>) -> Result<SessionState, StoreError> {
         let key = session.unwrap_or(DEFAULT_SESSION);
         Ok(match self.store.get_session(key).await? {
@@ -65,6 +66,7 @@ impl Sessions {
     }
 
     /// Makes `id` the active dashboard and remembers it.
+    #[base::boxed]
     pub async fn touch(
         &self,
         session: Option<&str>,
@@ -84,6 +86,7 @@ impl Sessions {
     }
 
     /// Forgets a deleted dashboard; the most recent remaining one becomes active.
+    #[base::boxed]
     pub async fn forget(&self, session: Option<&str>, id: &str) -> Result<(), StoreError> {
         self.update(session, |s| {
             s.dashboards.retain(|d| d.id != id);

@@ -150,27 +150,32 @@ impl Dashboards {
     }
 
     /// All dashboards, most recently updated first.
+    #[base::boxed]
     pub async fn list(&self, include_deleted: bool) -> Result<Vec<DashboardListItem>, StoreError> {
         self.store.list(include_deleted).await
     }
 
     /// The current version (also of deleted dashboards; check `deleted`).
+    #[base::boxed]
     pub async fn get(&self, id: &str) -> Result<DashboardRecord, StoreError> {
         self.store.get(id).await
     }
 
     /// One past version.
+    #[base::boxed]
     pub async fn get_version(&self, id: &str, version: u64) -> Result<DashboardRecord, StoreError> {
         self.store.get_version(id, version).await
     }
 
     /// The history, oldest first.
+    #[base::boxed]
     pub async fn versions(&self, id: &str) -> Result<Vec<VersionInfo>, StoreError> {
         self.store.versions(id).await
     }
 
     /// The current version of a live (not deleted) dashboard, made known to the live layer so
     /// results produced from it are kept and pushed.
+    #[base::boxed]
     pub async fn current(
         &self,
         id: &str,
@@ -186,6 +191,7 @@ impl Dashboards {
 
     /// Re-runs `panel` (or every panel) of a live dashboard with the default values, publishes
     /// the results to subscribers and returns them. `Ok(None)`: the dashboard has no such panel.
+    #[base::boxed]
     pub async fn refresh(
         &self,
         id: &str,
@@ -207,6 +213,7 @@ impl Dashboards {
 
     /// The latest result of every panel of a live dashboard (default values); panels that never
     /// ran are run first.
+    #[base::boxed]
     pub async fn data(&self, id: &str) -> Result<PanelResults, StoreError> {
         let (rec, state) = self.current(id).await?;
         let slots = self.live.slots(id);
@@ -223,11 +230,13 @@ impl Dashboards {
     }
 
     /// Runs panel code once outside any dashboard; `None` when the preview cap is reached.
+    #[base::boxed]
     pub async fn preview(&self, code: &str, vars: &Map<String, Value>) -> Option<PanelRun> {
         self.live.preview(code, vars).await
     }
 
     /// Waits for `id`'s writer lock: this node's, then (shared store) the cluster's.
+    #[base::boxed]
     pub async fn lock(&self, id: &str) -> Result<WriteLock, StoreError> {
         let guard = self.local_lock(id).await;
         let cluster = self.store.lock_dashboard(id).await?;
@@ -249,6 +258,7 @@ impl Dashboards {
 
     /// Creates a dashboard at version 1 (with `id` if given and unused) and records `runs`,
     /// its panels' results, so viewers get them without running the panels again.
+    #[base::boxed]
     pub async fn create(
         &self,
         id: Option<&str>,
@@ -268,6 +278,7 @@ impl Dashboards {
     }
 
     /// Copies the current state into a new dashboard (optionally retitled).
+    #[base::boxed]
     pub async fn duplicate(
         &self,
         id: &str,
@@ -280,6 +291,7 @@ impl Dashboards {
 
     /// Saves `edit` as the next version under `lock`, then publishes it. The edit must start
     /// from the current version ([`StoreError::Conflict`] otherwise: read it under the lock).
+    #[base::boxed]
     pub async fn save(
         &self,
         lock: &WriteLock,
@@ -300,6 +312,7 @@ impl Dashboards {
 
     /// A person's edit (REST): `state` as the version after `base_version`, which must be the
     /// current one; the added and modified panels run before the version is published.
+    #[base::boxed]
     pub async fn edit(
         &self,
         id: &str,
@@ -318,6 +331,7 @@ impl Dashboards {
     }
 
     /// Saves the state of `to_version` as a new version and publishes it.
+    #[base::boxed]
     pub async fn revert(&self, id: &str, to_version: u64) -> Result<Saved, StoreError> {
         let lock = self.lock(id).await?;
         let before = self.store.get(id).await?;
@@ -339,6 +353,7 @@ impl Dashboards {
 
     /// Soft-deletes (restorable) and tells subscribers; `purge` also removes the dashboard and
     /// its history for good.
+    #[base::boxed]
     pub async fn delete(&self, id: &str, purge: bool) -> Result<(), StoreError> {
         let _lock = self.lock(id).await?;
         self.store.delete(id).await?;
@@ -351,6 +366,7 @@ impl Dashboards {
     }
 
     /// Undoes a delete (idempotent; no new version).
+    #[base::boxed]
     pub async fn restore(&self, id: &str) -> Result<DashboardRecord, StoreError> {
         let _lock = self.lock(id).await?;
         let record = self.store.restore(id).await?;
@@ -361,30 +377,35 @@ impl Dashboards {
     /// Brings other nodes' writes to this node (a shared store; returns at once otherwise)
     /// until `shutdown` fires: each notice is applied on a task of its own, which reads the
     /// store under the dashboard's local lock, so publishing is in order however notices race.
-    pub async fn follow(self: Arc<Self>, shutdown: tokio_util::sync::CancellationToken) {
-        let Some(mut notices) = self.store.notices() else { return };
-        loop {
-            let notice = tokio::select! {
-                () = shutdown.cancelled() => return,
-                n = notices.recv() => n,
-            };
-            let this = self.clone();
-            match notice {
-                Ok(Notice::Dashboard { id, kind }) => {
-                    tokio::spawn(async move { this.apply(&id, kind).await });
+    pub fn follow(
+        self: Arc<Self>,
+        shutdown: tokio_util::sync::CancellationToken,
+    ) -> base::BoxFuture<'static, ()> {
+        Box::pin(async move {
+            let Some(mut notices) = self.store.notices() else { return };
+            loop {
+                let notice = tokio::select! {
+                    () = shutdown.cancelled() => return,
+                    n = notices.recv() => n,
+                };
+                let this = self.clone();
+                match notice {
+                    Ok(Notice::Dashboard { id, kind }) => {
+                        tokio::spawn(async move { this.apply(&id, kind).await });
+                    }
+                    Ok(Notice::Resync) | Err(broadcast::error::RecvError::Lagged(_)) => {
+                        tokio::spawn(async move { this.resync().await });
+                    }
+                    Ok(Notice::PanelResult { id, panel, data }) => {
+                        tokio::spawn(async move { this.adopt_result(&id, &panel, data).await });
+                    }
+                    // Records are their owners' business (key ring, admin, workflows), runs the
+                    // cluster's (`agent::cluster`).
+                    Ok(_) => {}
+                    Err(broadcast::error::RecvError::Closed) => return,
                 }
-                Ok(Notice::Resync) | Err(broadcast::error::RecvError::Lagged(_)) => {
-                    tokio::spawn(async move { this.resync().await });
-                }
-                Ok(Notice::PanelResult { id, panel, data }) => {
-                    tokio::spawn(async move { this.adopt_result(&id, &panel, data).await });
-                }
-                // Records are their owners' business (key ring, admin, workflows), runs the
-                // cluster's (`agent::cluster`).
-                Ok(_) => {}
-                Err(broadcast::error::RecvError::Closed) => return,
             }
-        }
+        })
     }
 
     /// Another node changed `id`: catch this node's viewers up, then announce it here.
@@ -471,6 +492,7 @@ impl Dashboards {
     }
 
     /// Stops the store (final durable commit; later writes answer [`StoreError::Closed`]).
+    #[base::boxed]
     pub async fn shutdown(&self) {
         self.store.shutdown().await;
     }
@@ -483,7 +505,7 @@ struct Leases {
 }
 
 impl RefreshCoordinator for Leases {
-    fn claim(&self, watched: Vec<String>) -> futures::future::BoxFuture<'_, Vec<String>> {
+    fn claim(&self, watched: Vec<String>) -> base::BoxFuture<'_, Vec<String>> {
         Box::pin(async move {
             self.store.claim_refresh(&watched, self.ttl).await.unwrap_or_else(|e| {
                 // Refreshing nothing is the safe side: another node may hold the leases.
@@ -499,7 +521,7 @@ impl RefreshCoordinator for Leases {
         version: u64,
         panel: &'a str,
         run: &'a PanelRun,
-    ) -> futures::future::BoxFuture<'a, ()> {
+    ) -> base::BoxFuture<'a, ()> {
         Box::pin(async move {
             if let Err(e) = self.store.put_panel_result(id, panel, version, &run.to_shared()).await
             {

@@ -57,6 +57,7 @@ impl LabeledSet {
     }
 
     /// Adds every document to base `kb`; returns slug by document id.
+    #[base::boxed]
     pub async fn ingest(
         &self,
         knowledge: &Knowledge,
@@ -73,6 +74,7 @@ impl LabeledSet {
 
     /// Mean recall@k over the queries (the share of each query's relevant documents among
     /// the documents of its top `k` chunks), and the mode that answered.
+    #[base::boxed]
     pub async fn recall(
         &self,
         knowledge: &Knowledge,

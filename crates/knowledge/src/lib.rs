@@ -410,6 +410,7 @@ fn check_text(field: &str, value: &str, max_chars: usize) -> Result<String, Know
 
 impl Knowledge {
     /// Opens (or creates) the index and rebuilds the catalog and vectors from it.
+    #[base::boxed]
     pub async fn open(
         config: KnowledgeConfig,
         models: Arc<Models>,
@@ -507,6 +508,7 @@ impl Knowledge {
     }
 
     /// Makes a base; names are unique.
+    #[base::boxed]
     pub async fn create(
         &self,
         name: &str,
@@ -561,6 +563,7 @@ impl Knowledge {
     }
 
     /// Deletes a base with all its documents, chunks and vectors.
+    #[base::boxed]
     pub async fn delete(&self, id: &str) -> Result<KnowledgeBase, KnowledgeError> {
         let _w = self.writes.lock().await;
         let base = self.get(id)?;
@@ -594,6 +597,7 @@ impl Knowledge {
 
     /// Adds a document: extracts its text, chunks it, embeds the chunks (when a model is
     /// configured) and commits record and chunks at once.
+    #[base::boxed]
     pub async fn add(&self, kb: &str, new: NewDocument) -> Result<DocumentInfo, KnowledgeError> {
         self.get(kb)?;
         let max = self.config.limits.max_document_bytes;
@@ -704,6 +708,7 @@ impl Knowledge {
     }
 
     /// Deletes a document of base `kb` with its chunks and vectors.
+    #[base::boxed]
     pub async fn delete_document(
         &self,
         kb: &str,
@@ -856,6 +861,7 @@ impl Knowledge {
     /// The `k` best chunks for `query` in the bases `kbs` (ids), best first: BM25, fused with
     /// vector similarity when an embedding model is configured. An embedding failure falls
     /// back to BM25 (the answer's `mode` says so).
+    #[base::boxed]
     pub async fn search(
         &self,
         kbs: &[String],
@@ -947,6 +953,7 @@ impl Knowledge {
     }
 
     /// Chunks in the index (all bases).
+    #[base::boxed]
     pub async fn chunk_count(&self) -> u64 {
         let index = self.index.clone();
         blocking(move || Ok(index.chunk_count())).await.unwrap_or(0)

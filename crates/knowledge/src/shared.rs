@@ -16,6 +16,7 @@ use store::Store;
 impl Knowledge {
     /// Opens this node's cache of the bases in `store` (shared by several nodes) and brings it
     /// up to date.
+    #[base::boxed]
     pub async fn open_shared(
         config: KnowledgeConfig,
         models: Arc<Models>,
@@ -28,6 +29,7 @@ impl Knowledge {
     }
 
     /// Brings this node's cache up to date with the store (nothing to do without one).
+    #[base::boxed]
     pub async fn sync(&self) -> Result<(), KnowledgeError> {
         let Some(store) = &self.shared else { return Ok(()) };
         let _w = self.writes.lock().await;
@@ -90,6 +92,7 @@ pub struct KbCopy {
 
 /// Copies the embedded index under `kb_dir` (`<data>/kb`) into `store`, which must hold no
 /// knowledge base yet, and reads it back to prove it.
+#[base::boxed]
 pub async fn copy_index(kb_dir: &std::path::Path, store: &Store) -> Result<KbCopy, KnowledgeError> {
     use sha2::{Digest, Sha256};
     if !store.kb_catalog().await.map_err(shared_err)?.bases.is_empty() {

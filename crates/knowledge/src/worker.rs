@@ -179,6 +179,7 @@ impl DocParser {
     }
 
     /// The text of a PDF, at most `max_text_bytes` of it (past that: [`ParseLimit::Text`]).
+    #[base::boxed]
     pub async fn pdf(&self, bytes: &[u8], max_text_bytes: usize) -> Result<Extracted, ParseError> {
         let limits = self.config.limits;
         let wall = Duration::from_millis(limits.wall_ms);

@@ -282,7 +282,7 @@ impl LiveConfig {
 pub trait RefreshCoordinator: Send + Sync {
     /// Of the dashboards this node's viewers watch, those this node refreshes now (claiming
     /// free ones, keeping its own).
-    fn claim(&self, watched: Vec<String>) -> futures::future::BoxFuture<'_, Vec<String>>;
+    fn claim(&self, watched: Vec<String>) -> base::BoxFuture<'_, Vec<String>>;
     /// A scheduled run's result (default values) of `version`, for the other nodes.
     fn share<'a>(
         &'a self,
@@ -290,7 +290,7 @@ pub trait RefreshCoordinator: Send + Sync {
         version: u64,
         panel: &'a str,
         run: &'a PanelRun,
-    ) -> futures::future::BoxFuture<'a, ()>;
+    ) -> base::BoxFuture<'a, ()>;
 }
 
 /// Counters for tests and diagnostics.
@@ -422,6 +422,7 @@ impl Live {
 
     /// Runs one panel's code now (one run per panel at a time; bounded overall), without
     /// publishing.
+    #[base::boxed]
     pub async fn run_panel(
         &self,
         dashboard_id: &str,
@@ -434,6 +435,7 @@ impl Live {
     /// Runs panel code that belongs to no dashboard (preview); `None` when
     /// [`LiveConfig::max_previews`] previews are running already (the caller says so rather
     /// than queue: a queue of previews is what starved everyone else).
+    #[base::boxed]
     pub async fn preview(&self, code: &str, vars: &Map<String, Value>) -> Option<PanelRun> {
         let _slot = self.previews.try_acquire().ok()?;
         Some(self.runner.preview(code, vars).await)
@@ -681,6 +683,7 @@ impl Live {
 
     /// Runs `panels` of `state` with the default values (a new version's added and modified
     /// panels, before it is published).
+    #[base::boxed]
     pub async fn run_panels(
         &self,
         id: &str,
@@ -754,27 +757,29 @@ impl Live {
 
     /// Re-runs panels everywhere (REST refresh): with the default values for the default view,
     /// and as fresh runs queued on one viewer of every other view (its values, its run budget).
-    pub async fn refresh_panels(
-        self: &Arc<Self>,
-        id: &str,
-        state: &DashboardState,
-        panels: &[Panel],
-    ) {
-        {
-            let map = self.lock();
-            if let Some(w) = map.get(id) {
-                let dashboard: Arc<str> = id.into();
-                for key in w.views.keys().filter(|k| &***k != DEFAULT_VIEW) {
-                    let Some(rep) = w.subscribers.iter().find(|s| s.view == *key) else {
-                        continue;
-                    };
-                    for p in panels {
-                        rep.viewer.enqueue(&self.counters, &dashboard, &p.id, true);
+    pub fn refresh_panels<'a>(
+        self: &'a Arc<Self>,
+        id: &'a str,
+        state: &'a DashboardState,
+        panels: &'a [Panel],
+    ) -> base::BoxFuture<'a, ()> {
+        Box::pin(async move {
+            {
+                let map = self.lock();
+                if let Some(w) = map.get(id) {
+                    let dashboard: Arc<str> = id.into();
+                    for key in w.views.keys().filter(|k| &***k != DEFAULT_VIEW) {
+                        let Some(rep) = w.subscribers.iter().find(|s| s.view == *key) else {
+                            continue;
+                        };
+                        for p in panels {
+                            rep.viewer.enqueue(&self.counters, &dashboard, &p.id, true);
+                        }
                     }
                 }
             }
-        }
-        self.refresh_default(id, state, panels).await;
+            self.refresh_default(id, state, panels).await;
+        })
     }
 
     /// Re-runs panels with the default values and publishes their results to the default view
@@ -899,43 +904,45 @@ impl Live {
     /// The refresh scheduler: runs until `shutdown` fires. Only watched dashboards refresh;
     /// with a coordinator (several nodes), only those it says this node refreshes, and their
     /// results are handed to it for the other nodes.
-    pub async fn run_scheduler(
+    pub fn run_scheduler(
         self: Arc<Self>,
         tick: Duration,
         shutdown: tokio_util::sync::CancellationToken,
         coordinator: Option<Arc<dyn RefreshCoordinator>>,
-    ) {
-        let mut interval = tokio::time::interval(tick);
-        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
-                () = shutdown.cancelled() => return,
-                _ = interval.tick() => {}
+    ) -> base::BoxFuture<'static, ()> {
+        Box::pin(async move {
+            let mut interval = tokio::time::interval(tick);
+            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    () = shutdown.cancelled() => return,
+                    _ = interval.tick() => {}
+                }
+                let mut due = self.due();
+                if let Some(c) = &coordinator {
+                    let mine = c.claim(self.watched_ids()).await;
+                    due.retain(|(id, _, _)| mine.contains(id));
+                }
+                for (id, state, panels) in due {
+                    let (live, coordinator) = (self.clone(), coordinator.clone());
+                    tokio::spawn(async move {
+                        let Some(c) = coordinator else {
+                            return live.refresh_default(&id, &state, &panels).await;
+                        };
+                        let vars = live.vars(&id, &state);
+                        let version = live.held(&id).map_or(0, |(v, _)| v);
+                        let runs = futures::future::join_all(
+                            panels.iter().map(|p| live.runner.run_fresh(&id, p, &vars)),
+                        )
+                        .await;
+                        for (p, run) in panels.iter().zip(runs) {
+                            c.share(&id, version, &p.id, &run).await;
+                            live.record(&id, DEFAULT_VIEW, &p.id, run);
+                        }
+                    });
+                }
             }
-            let mut due = self.due();
-            if let Some(c) = &coordinator {
-                let mine = c.claim(self.watched_ids()).await;
-                due.retain(|(id, _, _)| mine.contains(id));
-            }
-            for (id, state, panels) in due {
-                let (live, coordinator) = (self.clone(), coordinator.clone());
-                tokio::spawn(async move {
-                    let Some(c) = coordinator else {
-                        return live.refresh_default(&id, &state, &panels).await;
-                    };
-                    let vars = live.vars(&id, &state);
-                    let version = live.held(&id).map_or(0, |(v, _)| v);
-                    let runs = futures::future::join_all(
-                        panels.iter().map(|p| live.runner.run_fresh(&id, p, &vars)),
-                    )
-                    .await;
-                    for (p, run) in panels.iter().zip(runs) {
-                        c.share(&id, version, &p.id, &run).await;
-                        live.record(&id, DEFAULT_VIEW, &p.id, run);
-                    }
-                });
-            }
-        }
+        })
     }
 }
 

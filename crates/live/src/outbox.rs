@@ -148,6 +148,7 @@ impl Outbox {
     }
 
     /// Waits for events and takes all queued ones, or the reason the queue was closed.
+    #[base::boxed]
     pub async fn next(&self) -> Result<Vec<OutboxItem>, Closed> {
         loop {
             {

@@ -132,11 +132,13 @@ impl Runner {
     }
 
     /// A recent result for the same code and vars, or a new run.
+    #[base::boxed]
     pub async fn run(&self, dashboard: &str, panel: &Panel, vars: &Map<String, Value>) -> PanelRun {
         self.run_inner(dashboard, panel, vars, false).await
     }
 
     /// Always runs (refresh), still one run per panel at a time.
+    #[base::boxed]
     pub async fn run_fresh(
         &self,
         dashboard: &str,
@@ -177,6 +179,7 @@ impl Runner {
     }
 
     /// Runs code that belongs to no dashboard (preview); no cache.
+    #[base::boxed]
     pub async fn preview(&self, code: &str, vars: &Map<String, Value>) -> PanelRun {
         self.execute(code, None, vars).await
     }

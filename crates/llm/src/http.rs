@@ -116,6 +116,7 @@ impl Transport {
     }
 
     /// GETs a URL and returns the JSON body (health checks, model lists).
+    #[base::boxed]
     pub async fn get_json(
         &self,
         provider: &str,
@@ -141,6 +142,7 @@ impl Transport {
     /// arrived. Retryable failures up to that point are retried with jittered exponential
     /// backoff, waiting at least the provider's `Retry-After`; after the first byte nothing is
     /// ever re-sent.
+    #[base::boxed]
     pub async fn post_stream(
         &self,
         provider: &str,
@@ -182,6 +184,7 @@ impl Transport {
     /// POSTs a JSON body and returns the JSON response (embeddings), at most `max_bytes`
     /// long, with the same retries and first-byte timeout as [`Self::post_stream`] and the
     /// idle timeout between chunks.
+    #[base::boxed]
     pub async fn post_json(
         &self,
         provider: &str,

@@ -127,6 +127,7 @@ impl Models {
     /// Embeds `inputs` with `model_ref` (`provider/model`: the provider's key as configured,
     /// the model id sent as is), in batches of [`super::provider::MAX_EMBED_BATCH`], one
     /// vector per input in order. `BOARDSMITH_MODEL` does not apply: it routes chat models.
+    #[base::boxed]
     pub async fn embed(
         &self,
         model_ref: &str,

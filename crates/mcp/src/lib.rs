@@ -11,6 +11,7 @@
 //! - `prompts`: "build a dashboard for …" and "fix the failing panels of …".
 //! - `http`: the tower service mounted at `/mcp`.
 //! - `sessions`: its sessions per credential and in all, capped, and closed when idle.
+//! - [`serve_stdio`]: the same handler on stdin/stdout, for `boardsmith mcp`.
 //!
 //! Writes go through `dashboard_agent::Tools` (and so through `dashboards`), like the agent's:
 //! a dashboard made over MCP reaches the web app as one made in chat does. Must not know the
@@ -25,3 +26,21 @@ mod sessions;
 pub use http::service as http_service;
 pub use server::{McpServer, Shared, ToolSet};
 pub use sessions::SessionLimits;
+
+/// Serves MCP on stdin/stdout (`boardsmith mcp`) until the client closes stdin or `stop` is
+/// cancelled. Errors are the protocol's, as text for the command line.
+#[base::boxed]
+pub async fn serve_stdio(
+    shared: std::sync::Arc<Shared>,
+    stop: tokio_util::sync::CancellationToken,
+) -> Result<(), String> {
+    use rmcp::ServiceExt as _;
+    let running = McpServer::stdio(shared)
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| format!("starting MCP on stdio: {e}"))?;
+    tokio::select! {
+        ended = running.waiting() => ended.map(|_| ()).map_err(|e| e.to_string()),
+        () = stop.cancelled() => Ok(()),
+    }
+}

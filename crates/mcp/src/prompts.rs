@@ -38,6 +38,7 @@ pub fn list() -> Vec<Prompt> {
 }
 
 /// The prompt `name` with `arguments`.
+#[base::boxed]
 pub async fn get(
     dashboards: &Dashboards,
     name: &str,

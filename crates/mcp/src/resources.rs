@@ -62,6 +62,7 @@ pub fn touched(change: &Change) -> (Vec<String>, bool) {
 }
 
 /// Every concrete resource: the list, each live dashboard, each data source.
+#[base::boxed]
 pub async fn list(dashboards: &Dashboards, sdk: &Sdk) -> Result<Vec<Resource>, ErrorData> {
     let mut out = vec![
         Resource::new(DASHBOARDS, "dashboards")
@@ -107,6 +108,7 @@ pub fn templates() -> Vec<ResourceTemplate> {
 }
 
 /// Reads `uri`.
+#[base::boxed]
 pub async fn read(
     dashboards: &Dashboards,
     sdk: &Sdk,

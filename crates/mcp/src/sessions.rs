@@ -87,6 +87,7 @@ fn caller_name(principal: Option<&Principal>) -> Arc<str> {
 }
 
 /// Middleware on `/mcp`: serves the request with its caller known to [`Sessions`].
+#[base::boxed]
 pub async fn with_caller(
     req: axum::extract::Request,
     next: axum::middleware::Next,

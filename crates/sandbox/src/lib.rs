@@ -367,11 +367,13 @@ impl std::fmt::Debug for Sandbox {
 
 impl Sandbox {
     /// Starts the pool; returns once every worker is warm.
+    #[base::boxed]
     pub async fn start(config: SandboxConfig, host: Arc<dyn SdkHost>) -> Result<Self, ExecError> {
         Ok(Self { pool: Arc::new(pool::Pool::start(config, host).await?) })
     }
 
     /// Runs `search` code: the body of an async function with a frozen `spec` in scope.
+    #[base::boxed]
     pub async fn run_search(&self, code: &str) -> Result<Outcome, ExecError> {
         self.run(JobKind::Search, code, None).await
     }
@@ -402,6 +404,7 @@ impl Sandbox {
     /// Runs builder code. Without `state` (execute) the code is the body of an async function
     /// returning a DashboardState; with `state` (mutate) it is `async (state) => newState`,
     /// applied to a copy. `utils` is in scope, `sdk` is not.
+    #[base::boxed]
     pub async fn run_builder(
         &self,
         code: &str,
@@ -411,6 +414,7 @@ impl Sandbox {
     }
 
     /// Runs panel code: the body of an async function with `sdk`, `utils` and frozen `vars`.
+    #[base::boxed]
     pub async fn run_panel(&self, code: &str, ctx: &PanelContext) -> Result<Outcome, ExecError> {
         self.run(JobKind::Panel, code, Some(Value::Object(ctx.vars.clone()))).await
     }
@@ -418,6 +422,7 @@ impl Sandbox {
     /// Checks that panel code parses, without running it (parsing untrusted code is also kept
     /// out of the server: deep nesting would overflow the parser's native stack). Returns the
     /// syntax error with its line and column.
+    #[base::boxed]
     pub async fn check_syntax(&self, code: &str) -> Result<(), ExecError> {
         self.run(JobKind::Check, code, None).await.map(|_| ())
     }
@@ -433,6 +438,7 @@ impl Sandbox {
     }
 
     /// Kills every worker; pending executions fail.
+    #[base::boxed]
     pub async fn shutdown(&self) {
         self.pool.shutdown().await;
     }

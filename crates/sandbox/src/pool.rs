@@ -89,6 +89,7 @@ enum End {
 }
 
 impl Pool {
+    #[base::boxed]
     pub async fn start(config: SandboxConfig, host: Arc<dyn SdkHost>) -> Result<Self, ExecError> {
         let spec = serde_json::value::to_raw_value(&host.spec())
             .map_err(|e| internal(format!("spec is not serializable: {e}")))?;
@@ -126,6 +127,7 @@ impl Pool {
         }
     }
 
+    #[base::boxed]
     pub async fn shutdown(&self) {
         self.closed.store(true, Ordering::SeqCst);
         self.permits.close();
@@ -136,50 +138,52 @@ impl Pool {
         }
     }
 
-    pub async fn run(
-        self: &Arc<Self>,
+    pub fn run<'a>(
+        self: &'a Arc<Self>,
         kind: JobKind,
-        code: &str,
+        code: &'a str,
         input: Option<Value>,
-    ) -> Result<Outcome, ExecError> {
-        let limits = &self.config.limits;
-        precheck(code, limits)?;
-        let started = Instant::now();
-        let deadline_len = limits.deadline(kind);
-        let _permit = self
-            .permits
-            .acquire()
-            .await
-            .map_err(|_| ExecError::new(ErrorKind::Runtime, "sandbox is shut down"))?;
-        let mut worker = match self.take_idle() {
-            Some(w) => w,
-            None => self.spawn().await?,
-        };
-        let job =
-            ToWorker::Job { kind, code: code.to_owned(), input: input.unwrap_or(Value::Null) };
-        // The deadline bounds execution, not the wait for a free worker.
-        let deadline = tokio::time::Instant::now() + deadline_len;
-        let end = self.drive(&mut worker, &job, deadline, deadline_len).await;
-        self.counters.executions.fetch_add(1, Ordering::Relaxed);
-        match end {
-            End::Answered(mut r, retire) => {
-                if retire {
-                    self.counters.retired.fetch_add(1, Ordering::Relaxed);
-                    kill(&mut worker).await;
+    ) -> base::BoxFuture<'a, Result<Outcome, ExecError>> {
+        Box::pin(async move {
+            let limits = &self.config.limits;
+            precheck(code, limits)?;
+            let started = Instant::now();
+            let deadline_len = limits.deadline(kind);
+            let _permit = self
+                .permits
+                .acquire()
+                .await
+                .map_err(|_| ExecError::new(ErrorKind::Runtime, "sandbox is shut down"))?;
+            let mut worker = match self.take_idle() {
+                Some(w) => w,
+                None => self.spawn().await?,
+            };
+            let job =
+                ToWorker::Job { kind, code: code.to_owned(), input: input.unwrap_or(Value::Null) };
+            // The deadline bounds execution, not the wait for a free worker.
+            let deadline = tokio::time::Instant::now() + deadline_len;
+            let end = self.drive(&mut worker, &job, deadline, deadline_len).await;
+            self.counters.executions.fetch_add(1, Ordering::Relaxed);
+            match end {
+                End::Answered(mut r, retire) => {
+                    if retire {
+                        self.counters.retired.fetch_add(1, Ordering::Relaxed);
+                        kill(&mut worker).await;
+                        self.replace_in_background();
+                    } else {
+                        self.put_idle(worker);
+                    }
+                    if let Ok(o) = &mut r {
+                        o.duration = started.elapsed();
+                    }
+                    r
+                }
+                End::Lost(e) => {
                     self.replace_in_background();
-                } else {
-                    self.put_idle(worker);
+                    Err(e)
                 }
-                if let Ok(o) = &mut r {
-                    o.duration = started.elapsed();
-                }
-                r
             }
-            End::Lost(e) => {
-                self.replace_in_background();
-                Err(e)
-            }
-        }
+        })
     }
 
     /// Sends the job and serves the worker until it answers, dies, or the deadline passes.

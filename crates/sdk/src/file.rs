@@ -80,6 +80,7 @@ pub enum FileFormat {
 }
 
 /// Reads and converts the file (on a blocking thread).
+#[base::boxed]
 pub async fn read(
     data_dir: Option<&Path>,
     backing: &FileBacking,

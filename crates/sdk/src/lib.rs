@@ -124,6 +124,7 @@ pub struct Sdk {
 impl Sdk {
     /// Fetches a page for a reader (a knowledge-base `{url}` document) through the same
     /// client and outbound policy as every `http` backing; see [`http::Client::get_document`].
+    #[base::boxed]
     pub async fn fetch_document(
         &self,
         url: &str,
@@ -240,6 +241,7 @@ impl Sdk {
     /// time). When the provider is unavailable (down, or its breaker open) and the user allowed
     /// fallback (`BOARDSMITH_DATA_FALLBACK=1`), the next provider in the order serves instead,
     /// and its answer names it; a forced provider never falls back.
+    #[base::boxed]
     pub async fn call(
         &self,
         source: &str,
@@ -449,6 +451,7 @@ impl Sdk {
     /// Calls each live HTTP provider once, concurrently, with the default params of the first
     /// method it can serve with them (forcing that provider), and reports how it went. For
     /// `boardsmith sdk check`: whether this machine reaches its providers.
+    #[base::boxed]
     pub async fn check(&self) -> Vec<Check> {
         let mut probes: Vec<(String, String, String)> = Vec::new();
         for src in self.registry.sources() {

@@ -130,11 +130,12 @@ impl ServerLimits {
 
 /// Serves `router` on `listener` until `shutdown` completes, then lets every connection finish
 /// its current request and waits for them.
+#[base::boxed]
 pub async fn serve(
     listener: TcpListener,
     router: Router,
     limits: ServerLimits,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    shutdown: futures::future::BoxFuture<'static, ()>,
 ) -> std::io::Result<()> {
     let permits = Arc::new(Semaphore::new(limits.max_connections));
     let shares = Shares::new(limits.shares());

@@ -62,6 +62,7 @@ pub fn cookie_name(port: u16) -> String {
 }
 
 /// The middleware (`axum::middleware::from_fn_with_state`).
+#[base::boxed]
 pub async fn guard(State(gate): State<Arc<Gate>>, mut req: Request, next: Next) -> Response {
     let mut response = match check(&gate, &req) {
         Ok(Pass::Go(principal, authenticated)) => {

@@ -292,7 +292,7 @@ pub async fn serve(
     limits: crate::connections::ServerLimits,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
-    crate::connections::serve(listener, router, limits, shutdown).await?;
+    crate::connections::serve(listener, router, limits, Box::pin(shutdown)).await?;
     Ok(())
 }
 

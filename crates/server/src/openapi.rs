@@ -143,6 +143,7 @@ static JSON: LazyLock<Vec<u8>> =
         (status = "default", response = ErrorBody),
     )
 )]
+#[base::boxed]
 pub async fn openapi_json() -> Response {
     ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], JSON.as_slice())
         .into_response()

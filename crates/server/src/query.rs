@@ -107,6 +107,7 @@ pub struct Collected {
         (status = "default", response = crate::envelope::ErrorBody),
     )
 )]
+#[base::boxed]
 pub async fn query(
     State(app): State<Arc<App>>,
     Extension(principal): Extension<Principal>,

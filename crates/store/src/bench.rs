@@ -47,11 +47,13 @@ pub fn sample_state(title: &str, n: u64, bytes: usize) -> DashboardState {
 /// Opens a store in `dir`, runs `writers` tasks that each save ~20 KB states to their own
 /// dashboard for `seconds`, shuts the store down and answers durable saves per second. The data
 /// stays in `dir` (every save is a ~20 KB version: use a scratch directory).
+#[base::boxed]
 pub async fn bench_saves(dir: &Path, writers: usize, seconds: f64) -> Result<f64, StoreError> {
     bench_saves_with(dir, writers, seconds, StoreOptions::default()).await
 }
 
 /// [`bench_saves`] with explicit group-commit tuning.
+#[base::boxed]
 pub async fn bench_saves_with(
     dir: &Path,
     writers: usize,
@@ -62,6 +64,7 @@ pub async fn bench_saves_with(
 }
 
 /// [`bench_saves`] on an open store (either engine), shut down at the end.
+#[base::boxed]
 pub async fn bench_saves_on(
     store: Arc<Store>,
     writers: usize,

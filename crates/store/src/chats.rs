@@ -49,6 +49,7 @@ impl Store {
     /// already has a line past it: then nothing is written and the answer is `None` (read the
     /// new lines and decide again). Appends to one chat are serialized cluster-wide, so a
     /// chat's ids grow in the order its lines commit.
+    #[base::boxed]
     pub async fn append_chat_line(
         &self,
         chat_id: &str,
@@ -61,22 +62,26 @@ impl Store {
 
     /// A chat's lines after the one with id `after` (0: all of them), in order; none for an
     /// unknown chat.
+    #[base::boxed]
     pub async fn chat_lines(&self, chat_id: &str, after: i64) -> Result<Vec<ChatLine>, StoreError> {
         self.chat_engine()?.chat_lines(chat_id, after).await
     }
 
     /// The lines of any chats with these ids, by id.
+    #[base::boxed]
     pub async fn chat_lines_by_id(&self, ids: &[i64]) -> Result<Vec<ChatLine>, StoreError> {
         self.chat_engine()?.chat_lines_by_id(ids).await
     }
 
     /// Every chat with at least one line, by chat id.
+    #[base::boxed]
     pub async fn chat_index(&self) -> Result<Vec<ChatSpan>, StoreError> {
         self.chat_engine()?.chat_index().await
     }
 
     /// Writes a chat's lines (with their times) in order, in one transaction; the target of
     /// `boardsmith migrate-store`. A chat that already has lines is refused.
+    #[base::boxed]
     pub async fn import_chat(
         &self,
         chat_id: &str,

@@ -207,11 +207,13 @@ impl Embedded {
     }
 
     /// Answers while the store is open.
+    #[base::boxed]
     pub async fn ping(&self) -> Result<(), StoreError> {
         if self.closed.load(Ordering::Acquire) { Err(StoreError::Closed) } else { Ok(()) }
     }
 
     /// True when the store holds no dashboards at all (first start: load templates).
+    #[base::boxed]
     pub async fn is_empty(&self) -> Result<bool, StoreError> {
         self.read(|txn| {
             let t = txn.open_table(DASHBOARDS).map_err(|e| storage("open dashboards", e))?;
@@ -222,6 +224,7 @@ impl Embedded {
 
     /// Creates a dashboard at version 1 with a fresh id (or `id` if given and unused; an id in
     /// use answers `Conflict { expected: 0, actual: <its version> }`).
+    #[base::boxed]
     pub async fn create(
         &self,
         id: Option<&str>,
@@ -238,6 +241,7 @@ impl Embedded {
     }
 
     /// Saves a new version based on `base_version`.
+    #[base::boxed]
     pub async fn save(
         &self,
         id: &str,
@@ -269,18 +273,21 @@ impl Embedded {
     }
 
     /// The current version (also of deleted dashboards; check `deleted`).
+    #[base::boxed]
     pub async fn get(&self, id: &str) -> Result<DashboardRecord, StoreError> {
         let id = id.to_owned();
         self.read(move |txn| read_record(txn, &id, None)).await
     }
 
     /// One past version.
+    #[base::boxed]
     pub async fn get_version(&self, id: &str, version: u64) -> Result<DashboardRecord, StoreError> {
         let id = id.to_owned();
         self.read(move |txn| read_record(txn, &id, Some(version))).await
     }
 
     /// The history, oldest first.
+    #[base::boxed]
     pub async fn versions(&self, id: &str) -> Result<Vec<VersionInfo>, StoreError> {
         let id = id.to_owned();
         self.read(move |txn| {
@@ -311,6 +318,7 @@ impl Embedded {
     }
 
     /// All dashboards, most recently updated first.
+    #[base::boxed]
     pub async fn list(&self, include_deleted: bool) -> Result<Vec<DashboardListItem>, StoreError> {
         self.read(move |txn| {
             let t = txn.open_table(DASHBOARDS).map_err(|e| storage("open dashboards", e))?;
@@ -339,21 +347,25 @@ impl Embedded {
     }
 
     /// Saves the state of `to_version` as a new version (history is never rewritten).
+    #[base::boxed]
     pub async fn revert(&self, id: &str, to_version: u64) -> Result<DashboardRecord, StoreError> {
         self.write_record(Op::Revert { id: id.to_owned(), to: to_version }).await
     }
 
     /// Soft-deletes (restorable; idempotent; no new version).
+    #[base::boxed]
     pub async fn delete(&self, id: &str) -> Result<(), StoreError> {
         self.write(Op::Delete { id: id.to_owned() }).await.map(|_| ())
     }
 
     /// Undoes a delete (idempotent; no new version).
+    #[base::boxed]
     pub async fn restore(&self, id: &str) -> Result<DashboardRecord, StoreError> {
         self.write_record(Op::Restore { id: id.to_owned() }).await
     }
 
     /// Copies the current state into a new dashboard (optionally retitled).
+    #[base::boxed]
     pub async fn duplicate(
         &self,
         id: &str,
@@ -365,12 +377,14 @@ impl Embedded {
 
     /// Removes a deleted dashboard and its whole history for good (frees its bytes).
     /// [`StoreError::NotDeleted`] for a dashboard that is not deleted.
+    #[base::boxed]
     pub async fn purge(&self, id: &str) -> Result<(), StoreError> {
         self.write(Op::Purge { id: id.to_owned() }).await.map(|_| ())
     }
 
     /// Stores a record, replacing the one of its kind with its id (acked after the durable
     /// commit).
+    #[base::boxed]
     pub async fn put_record(
         &self,
         kind: Record,
@@ -382,11 +396,13 @@ impl Embedded {
     }
 
     /// Removes a record; an absent one is not an error.
+    #[base::boxed]
     pub async fn delete_record(&self, kind: Record, id: &str) -> Result<(), StoreError> {
         self.write(Op::DeleteRecord { kind, id: id.to_owned() }).await.map(|_| ())
     }
 
     /// One record.
+    #[base::boxed]
     pub async fn record(&self, kind: Record, id: &str) -> Result<Option<Value>, StoreError> {
         let id = id.to_owned();
         self.read(move |txn| {
@@ -402,6 +418,7 @@ impl Embedded {
     }
 
     /// Every record of a kind with its id, by id order.
+    #[base::boxed]
     pub async fn records(&self, kind: Record) -> Result<Vec<(String, Value)>, StoreError> {
         self.read(move |txn| {
             let t = txn.open_table(table_of(kind)).map_err(|e| storage("open records", e))?;
@@ -421,6 +438,7 @@ impl Embedded {
     /// Stops accepting writes (later calls answer [`StoreError::Closed`]), drains the writer
     /// (every queued write is committed durably and answered), joins it and closes the file so
     /// the directory can be reopened. Idempotent.
+    #[base::boxed]
     pub async fn shutdown(&self) {
         self.closed.store(true, Ordering::Release);
         // Dropping the only sender lets the writer drain the queue and exit.

@@ -20,16 +20,19 @@ fn embedded() -> StoreError {
 
 impl Store {
     /// Stores (or replaces) a base's record.
+    #[base::boxed]
     pub async fn kb_put_base(&self, id: &str, meta: &str) -> Result<(), StoreError> {
         on_shared!(self, Err(embedded()), p => p.kb_put_base(id, meta).await)
     }
 
     /// Deletes a base's record and its documents'.
+    #[base::boxed]
     pub async fn kb_delete_base(&self, id: &str) -> Result<(), StoreError> {
         on_shared!(self, Err(embedded()), p => p.kb_delete_base(id).await)
     }
 
     /// Stores a document's record and chunks (JSON), if its base still exists.
+    #[base::boxed]
     pub async fn kb_put_document(
         &self,
         kb: &str,
@@ -41,16 +44,19 @@ impl Store {
     }
 
     /// Deletes a document's record and chunks.
+    #[base::boxed]
     pub async fn kb_delete_document(&self, id: &str) -> Result<(), StoreError> {
         on_shared!(self, Err(embedded()), p => p.kb_delete_document(id).await)
     }
 
     /// Every base and document record (not the chunks).
+    #[base::boxed]
     pub async fn kb_catalog(&self) -> Result<KbCatalog, StoreError> {
         on_shared!(self, Err(embedded()), p => p.kb_catalog().await)
     }
 
     /// A document's chunks (JSON), if it exists.
+    #[base::boxed]
     pub async fn kb_chunks(&self, id: &str) -> Result<Option<String>, StoreError> {
         on_shared!(self, Err(embedded()), p => p.kb_chunks(id).await)
     }

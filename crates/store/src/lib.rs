@@ -459,11 +459,13 @@ impl Store {
     /// Connects to PostgreSQL at `url` (`postgres://user@host:port/db`), applies the schema
     /// migrations this build knows (refusing a database whose schema is newer) and starts
     /// listening for other nodes' notices.
+    #[base::boxed]
     pub async fn connect(url: &str, options: StoreOptions) -> Result<Self, StoreError> {
         Self::connect_with(url, options, &SharedOptions::default()).await
     }
 
     /// [`Store::connect`] with the TLS trust and NATS of `shared`.
+    #[base::boxed]
     pub async fn connect_with(
         url: &str,
         options: StoreOptions,
@@ -488,6 +490,7 @@ impl Store {
     /// Waits for `id`'s cluster-wide writer lock (held until the guard drops; a node that dies
     /// releases it with its connection); `None` for the embedded store, whose one process
     /// is the only writer.
+    #[base::boxed]
     pub async fn lock_dashboard(&self, id: &str) -> Result<Option<ClusterLock>, StoreError> {
         match &self.engine {
             Engine::Embedded(_) => Ok(None),
@@ -506,6 +509,7 @@ impl Store {
     /// Of `ids`, the dashboards whose scheduled refreshes this node does for the next `ttl`
     /// (a shared store's leases: kept while renewed, taken over when they lapse); all of them
     /// on the embedded store.
+    #[base::boxed]
     pub async fn claim_refresh(
         &self,
         ids: &[String],
@@ -519,6 +523,7 @@ impl Store {
 
     /// Shares a panel's latest result (JSON of `version`) with the other nodes; nothing to do
     /// on the embedded store.
+    #[base::boxed]
     pub async fn put_panel_result(
         &self,
         id: &str,
@@ -533,6 +538,7 @@ impl Store {
     }
 
     /// A panel's latest shared result: its version and JSON.
+    #[base::boxed]
     pub async fn panel_result(
         &self,
         id: &str,
@@ -554,6 +560,7 @@ impl Store {
 
     /// Answers when the store can serve (a readiness check): open, and for PostgreSQL the
     /// database answering.
+    #[base::boxed]
     pub async fn ping(&self) -> Result<(), StoreError> {
         on_engine!(self.ping())
     }
@@ -567,12 +574,14 @@ impl Store {
     }
 
     /// True when the store holds no dashboards at all (first start: load templates).
+    #[base::boxed]
     pub async fn is_empty(&self) -> Result<bool, StoreError> {
         on_engine!(self.is_empty())
     }
 
     /// Creates a dashboard at version 1 with a fresh id (or `id` if given and unused; an id in
     /// use answers `Conflict { expected: 0, actual: <its version> }`).
+    #[base::boxed]
     pub async fn create(
         &self,
         id: Option<&str>,
@@ -583,6 +592,7 @@ impl Store {
     }
 
     /// Saves a new version based on `base_version`.
+    #[base::boxed]
     pub async fn save(
         &self,
         id: &str,
@@ -594,41 +604,49 @@ impl Store {
     }
 
     /// The current version (also of deleted dashboards; check `deleted`).
+    #[base::boxed]
     pub async fn get(&self, id: &str) -> Result<DashboardRecord, StoreError> {
         on_engine!(self.get(id))
     }
 
     /// One past version.
+    #[base::boxed]
     pub async fn get_version(&self, id: &str, version: u64) -> Result<DashboardRecord, StoreError> {
         on_engine!(self.get_version(id, version))
     }
 
     /// The history, oldest first.
+    #[base::boxed]
     pub async fn versions(&self, id: &str) -> Result<Vec<VersionInfo>, StoreError> {
         on_engine!(self.versions(id))
     }
 
     /// All dashboards, most recently updated first.
+    #[base::boxed]
     pub async fn list(&self, include_deleted: bool) -> Result<Vec<DashboardListItem>, StoreError> {
         on_engine!(self.list(include_deleted))
     }
 
     /// Saves the state of `to_version` as a new version (history is never rewritten).
+    #[base::boxed]
     pub async fn revert(&self, id: &str, to_version: u64) -> Result<DashboardRecord, StoreError> {
         on_engine!(self.revert(id, to_version))
     }
 
     /// Soft-deletes (restorable; idempotent; no new version).
+    #[base::boxed]
     pub async fn delete(&self, id: &str) -> Result<(), StoreError> {
         on_engine!(self.delete(id))
     }
 
     /// Undoes a delete (idempotent; no new version).
+    #[base::boxed]
     pub async fn restore(&self, id: &str) -> Result<DashboardRecord, StoreError> {
         on_engine!(self.restore(id))
     }
 
     /// Copies the current state into a new dashboard (optionally retitled).
+    #[base::boxed]
     pub async fn duplicate(
         &self,
         id: &str,
@@ -639,12 +657,14 @@ impl Store {
 
     /// Removes a deleted dashboard and its whole history for good (frees its bytes).
     /// [`StoreError::NotDeleted`] for a dashboard that is not deleted.
+    #[base::boxed]
     pub async fn purge(&self, id: &str) -> Result<(), StoreError> {
         on_engine!(self.purge(id))
     }
 
     /// Stores a record, replacing the one of its kind with its id (acked after the durable
     /// commit).
+    #[base::boxed]
     pub async fn put_record(
         &self,
         kind: Record,
@@ -655,108 +675,129 @@ impl Store {
     }
 
     /// Removes a record; an absent one is not an error.
+    #[base::boxed]
     pub async fn delete_record(&self, kind: Record, id: &str) -> Result<(), StoreError> {
         on_engine!(self.delete_record(kind, id))
     }
 
     /// One record.
+    #[base::boxed]
     pub async fn record(&self, kind: Record, id: &str) -> Result<Option<Value>, StoreError> {
         on_engine!(self.record(kind, id))
     }
 
     /// Every record of a kind, by id order.
+    #[base::boxed]
     pub async fn records(&self, kind: Record) -> Result<Vec<Value>, StoreError> {
         Ok(self.records_with_ids(kind).await?.into_iter().map(|(_, v)| v).collect())
     }
 
     /// Every record of a kind with its id, by id order.
+    #[base::boxed]
     pub async fn records_with_ids(&self, kind: Record) -> Result<Vec<(String, Value)>, StoreError> {
         on_engine!(self.records(kind))
     }
 
     /// Stores a session's state (active dashboard, dashboards it created).
+    #[base::boxed]
     pub async fn put_session(&self, session: &str, value: Value) -> Result<(), StoreError> {
         self.put_record(Record::Session, session, &value).await
     }
 
     /// Reads a session's state.
+    #[base::boxed]
     pub async fn get_session(&self, session: &str) -> Result<Option<Value>, StoreError> {
         self.record(Record::Session, session).await
     }
 
     /// Stores an API key's record (created or changed), replacing the one with its id.
+    #[base::boxed]
     pub async fn put_api_key(&self, id: &str, value: Value) -> Result<(), StoreError> {
         self.put_record(Record::ApiKey, id, &value).await
     }
 
     /// Every stored API key record, by id order.
+    #[base::boxed]
     pub async fn api_keys(&self) -> Result<Vec<Value>, StoreError> {
         self.records(Record::ApiKey).await
     }
 
     /// Stores a usage row, replacing the one with its id.
+    #[base::boxed]
     pub async fn put_usage_row(&self, id: &str, value: Value) -> Result<(), StoreError> {
         self.put_record(Record::Usage, id, &value).await
     }
 
     /// Every stored usage row, by id order.
+    #[base::boxed]
     pub async fn usage_rows(&self) -> Result<Vec<Value>, StoreError> {
         self.records(Record::Usage).await
     }
 
     /// Stores an admin definition (`provider:KEY`, `agent:KEY`, ...), replacing the one with
     /// its id.
+    #[base::boxed]
     pub async fn put_admin(&self, id: &str, value: Value) -> Result<(), StoreError> {
         self.put_record(Record::Admin, id, &value).await
     }
 
     /// Removes an admin definition; an absent one is not an error.
+    #[base::boxed]
     pub async fn delete_admin(&self, id: &str) -> Result<(), StoreError> {
         self.delete_record(Record::Admin, id).await
     }
 
     /// Every stored admin definition, by id order.
+    #[base::boxed]
     pub async fn admin_records(&self) -> Result<Vec<Value>, StoreError> {
         self.records(Record::Admin).await
     }
 
     /// Stores a workflow definition made through the API, replacing the one with its id.
+    #[base::boxed]
     pub async fn put_workflow(&self, id: &str, value: Value) -> Result<(), StoreError> {
         self.put_record(Record::Workflow, id, &value).await
     }
 
     /// Removes a workflow definition; an absent one is not an error.
+    #[base::boxed]
     pub async fn delete_workflow(&self, id: &str) -> Result<(), StoreError> {
         self.delete_record(Record::Workflow, id).await
     }
 
     /// Every stored workflow definition, by id order.
+    #[base::boxed]
     pub async fn workflows(&self) -> Result<Vec<Value>, StoreError> {
         self.records(Record::Workflow).await
     }
 
     /// Stores a workflow run's state (acknowledged after the durable commit).
+    #[base::boxed]
     pub async fn put_workflow_run(&self, id: &str, value: Value) -> Result<(), StoreError> {
         self.put_record(Record::WorkflowRun, id, &value).await
     }
 
     /// Removes a workflow run's state; an absent one is not an error.
+    #[base::boxed]
     pub async fn delete_workflow_run(&self, id: &str) -> Result<(), StoreError> {
         self.delete_record(Record::WorkflowRun, id).await
     }
 
     /// One workflow run's state.
+    #[base::boxed]
     pub async fn workflow_run(&self, id: &str) -> Result<Option<Value>, StoreError> {
         self.record(Record::WorkflowRun, id).await
     }
 
     /// Every stored workflow run, by id order (ids are time-ordered).
+    #[base::boxed]
     pub async fn workflow_runs(&self) -> Result<Vec<Value>, StoreError> {
         self.records(Record::WorkflowRun).await
     }
 
     /// Writes a dashboard's whole history as it was (see [`copy`]); PostgreSQL only, the
     /// target of `boardsmith migrate-store`.
+    #[base::boxed]
     pub async fn import(&self, history: &copy::History) -> Result<(), StoreError> {
         match &self.engine {
             Engine::Embedded(_) => Err(StoreError::Storage(
@@ -770,6 +811,7 @@ impl Store {
     /// ones under way: the embedded engine drains its writer, commits and closes the file so
     /// the directory can be reopened; PostgreSQL closes its pools and its listener.
     /// Idempotent.
+    #[base::boxed]
     pub async fn shutdown(&self) {
         on_engine!(self.shutdown())
     }

@@ -81,27 +81,32 @@ fn not_shared() -> StoreError {
 
 impl Store {
     /// Says this node is alive (nothing to do on the embedded store).
+    #[base::boxed]
     pub async fn heartbeat(&self) -> Result<(), StoreError> {
         on_shared!(self, Ok(()), p => p.heartbeat().await)
     }
 
     /// Forgets this node at a clean stop, so its unfinished runs are lost at once.
+    #[base::boxed]
     pub async fn leave(&self) -> Result<(), StoreError> {
         on_shared!(self, Ok(()), p => p.leave().await)
     }
 
     /// Writes a batch of this node's run events and run states, and tells followers.
+    #[base::boxed]
     pub async fn write_runs(&self, batch: &RunBatch) -> Result<(), StoreError> {
         on_shared!(self, Err(not_shared()), p => p.write_runs(batch).await)
     }
 
     /// A run's registry row (`alive`: how recent its owner's heartbeat must be).
+    #[base::boxed]
     pub async fn run(&self, run_id: &str, alive: Duration) -> Result<Option<RunRow>, StoreError> {
         on_shared!(self, Ok(None), p => p.run(run_id, alive).await)
     }
 
     /// The newest run in progress on `chat_id` owned by another live node (of those whose
     /// id sorts before `before`, when given: run ids are time-ordered).
+    #[base::boxed]
     pub async fn running_run_of_chat(
         &self,
         chat_id: &str,
@@ -112,6 +117,7 @@ impl Store {
     }
 
     /// Up to `limit` stored events (seq, JSON) of a run after `after`.
+    #[base::boxed]
     pub async fn run_events(
         &self,
         run_id: &str,
@@ -123,11 +129,13 @@ impl Store {
 
     /// Marks lost the running runs of nodes silent for longer than `alive`; each row's
     /// `last_seq` is the seq reserved for its closing event ([`Store::close_lost_run`]).
+    #[base::boxed]
     pub async fn reap_runs(&self, alive: Duration) -> Result<Vec<RunRow>, StoreError> {
         on_shared!(self, Ok(Vec::new()), p => p.reap_runs(alive).await)
     }
 
     /// Appends the closing event of a reaped run.
+    #[base::boxed]
     pub async fn close_lost_run(
         &self,
         run_id: &str,
@@ -138,6 +146,7 @@ impl Store {
     }
 
     /// Drops runs ended before `retention` and events beyond `max_events` per run.
+    #[base::boxed]
     pub async fn prune_runs(
         &self,
         retention: Duration,
@@ -147,6 +156,7 @@ impl Store {
     }
 
     /// Files a request for the node that owns `run_id`; returns its id.
+    #[base::boxed]
     pub async fn request(
         &self,
         node: &str,
@@ -158,6 +168,7 @@ impl Store {
     }
 
     /// A pending request addressed to this node: (run, kind, body).
+    #[base::boxed]
     pub async fn request_for_me(
         &self,
         id: i64,
@@ -166,11 +177,13 @@ impl Store {
     }
 
     /// Answers a request addressed to this node.
+    #[base::boxed]
     pub async fn answer(&self, id: i64, answer: &str) -> Result<(), StoreError> {
         on_shared!(self, Err(not_shared()), p => p.answer(id, answer).await)
     }
 
     /// The answer to a request this node filed, once there is one.
+    #[base::boxed]
     pub async fn answer_of(&self, id: i64) -> Result<Option<String>, StoreError> {
         on_shared!(self, Ok(None), p => p.answer_of(id).await)
     }

@@ -116,6 +116,7 @@ impl Store {
 
     /// Stores `content` under `id`. Putting an id again keeps the first content and time
     /// (an id names one content) and takes the new name and MIME type.
+    #[base::boxed]
     pub async fn put_upload(
         &self,
         id: &str,
@@ -130,6 +131,7 @@ impl Store {
     /// Stores `content` under `id` for `holder` within `quota` ([`decide`]), as one
     /// transaction across nodes; a refused put writes nothing.
     #[allow(clippy::too_many_arguments)]
+    #[base::boxed]
     pub async fn put_upload_held(
         &self,
         id: &str,
@@ -146,6 +148,7 @@ impl Store {
     }
 
     /// Deletes upload `id` for `by` ([`release`]; `None`: whoever holds it).
+    #[base::boxed]
     pub async fn delete_upload(
         &self,
         id: &str,
@@ -155,16 +158,19 @@ impl Store {
     }
 
     /// An upload's name, type and size, without its bytes; `None` for an unknown id.
+    #[base::boxed]
     pub async fn upload_info(&self, id: &str) -> Result<Option<StoredUpload>, StoreError> {
         self.upload_engine()?.upload_info(id).await
     }
 
     /// An upload with its bytes; `None` for an unknown id.
+    #[base::boxed]
     pub async fn upload(&self, id: &str) -> Result<Option<(StoredUpload, Vec<u8>)>, StoreError> {
         self.upload_engine()?.upload(id).await
     }
 
     /// Every upload (without bytes), by id.
+    #[base::boxed]
     pub async fn upload_index(&self) -> Result<Vec<StoredUpload>, StoreError> {
         self.upload_engine()?.upload_index().await
     }

@@ -291,6 +291,7 @@ impl Uploads {
     }
 
     /// [`Uploads::put_as`] for the owner.
+    #[base::boxed]
     pub async fn put(
         &self,
         mime: &str,
@@ -303,6 +304,7 @@ impl Uploads {
     /// Checks and stores `bytes` declared as `mime`, named `name` (cleaned; a default from the
     /// type when empty), held by API key `key` (`None`: the owner), within the quota and the
     /// key's share; refused whole otherwise.
+    #[base::boxed]
     pub async fn put_as(
         &self,
         key: Option<&str>,
@@ -370,6 +372,7 @@ impl Uploads {
     /// Deletes upload `id` for API key `key`, which may delete only what it uploaded (its
     /// hold goes; the upload goes with its last holder); `None` (the owner or an admin key)
     /// deletes it whoever uploaded it.
+    #[base::boxed]
     pub async fn delete(&self, id: &str, key: Option<&str>) -> Result<(), UploadError> {
         let id = parse_id(id)?;
         let verdict = match &self.backend {
@@ -408,6 +411,7 @@ impl Uploads {
     }
 
     /// An upload's metadata.
+    #[base::boxed]
     pub async fn info(&self, id: &str) -> Result<UploadInfo, UploadError> {
         let id = parse_id(id)?;
         match &self.backend {
@@ -423,6 +427,7 @@ impl Uploads {
     }
 
     /// An upload's metadata and content.
+    #[base::boxed]
     pub async fn read(&self, id: &str) -> Result<(UploadInfo, Vec<u8>), UploadError> {
         let id = parse_id(id)?;
         match &self.backend {

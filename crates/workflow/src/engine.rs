@@ -70,6 +70,7 @@ enum End {
 }
 
 /// Runs the attempt to its end; returns the run's final status.
+#[base::boxed]
 pub async fn execute(mut x: Execution) -> RunStatus {
     let run_id = x.record.run_id.clone();
     x.sink.emit(EventBody::RunStart { run_id: run_id.clone(), chat_id: run_id.clone() });

@@ -218,6 +218,7 @@ impl std::fmt::Debug for Workflows {
 impl Workflows {
     /// Loads the stored definitions and marks runs a dead process left `running` as
     /// `interrupted`.
+    #[base::boxed]
     pub async fn start(
         deps: Deps,
         store: Arc<Store>,
@@ -252,6 +253,7 @@ impl Workflows {
 
     /// Re-reads the definitions made through the API (at start, and when another node of a
     /// shared store changed one).
+    #[base::boxed]
     pub async fn reload(&self) -> Result<(), WorkflowError> {
         let mut stored = BTreeMap::new();
         for v in self.store.workflows().await? {
@@ -325,6 +327,7 @@ impl Workflows {
     }
 
     /// Every workflow with whether it validates here.
+    #[base::boxed]
     pub async fn list(&self) -> Vec<Summary> {
         let cx = self.check_context();
         self.entries()
@@ -347,6 +350,7 @@ impl Workflows {
     }
 
     /// The workflow `id`.
+    #[base::boxed]
     pub async fn get(&self, id: &str) -> Result<Entry, WorkflowError> {
         self.entries()
             .await
@@ -355,6 +359,7 @@ impl Workflows {
     }
 
     /// Creates a workflow through the API; its `id` must not be taken by another API one.
+    #[base::boxed]
     pub async fn create(&self, def: WorkflowDef) -> Result<Entry, WorkflowError> {
         let Some(id) = def.id.clone() else {
             return Err(WorkflowError::Invalid(vec![Issue::workflow("id", "required")]));
@@ -368,6 +373,7 @@ impl Workflows {
     }
 
     /// Creates or replaces the API definition `id` (it wins over a file or built-in).
+    #[base::boxed]
     pub async fn put(&self, id: &str, mut def: WorkflowDef) -> Result<Entry, WorkflowError> {
         if def.id.as_deref().is_some_and(|given| given != id) {
             return Err(WorkflowError::Invalid(vec![Issue::workflow(
@@ -391,6 +397,7 @@ impl Workflows {
     }
 
     /// Deletes the API definition `id` (a file's or built-in of that id comes back).
+    #[base::boxed]
     pub async fn delete(&self, id: &str) -> Result<(), WorkflowError> {
         let exists = self.stored.read().unwrap_or_else(PoisonError::into_inner).contains_key(id);
         if !exists {
@@ -409,69 +416,76 @@ impl Workflows {
 
     /// Starts a run of workflow `id` with `inputs`; refused (before any event) when the
     /// workflow or the inputs are invalid.
-    pub async fn run(
-        self: &Arc<Self>,
-        id: &str,
+    pub fn run<'a>(
+        self: &'a Arc<Self>,
+        id: &'a str,
         inputs: Map<String, Value>,
         caller: Option<String>,
-    ) -> Result<Started, WorkflowError> {
-        let entry = self.get(id).await?;
-        let graph = validate::validate(&entry.definition, &self.check_context())
-            .map_err(WorkflowError::Invalid)?;
-        let inputs =
-            def::resolve_inputs(&entry.definition, &inputs).map_err(WorkflowError::Invalid)?;
-        let run_id = uuid::Uuid::now_v7().to_string();
-        let now = now_ms();
-        let record = RunRecord {
-            run_id: run_id.clone(),
-            workflow_id: entry.id,
-            definition: entry.definition,
-            inputs,
-            caller,
-            status: RunStatus::Running,
-            finished: Vec::new(),
-            steps: 0,
-            usage: Default::default(),
-            attempts: 1,
-            stream_id: run_id.clone(),
-            error: None,
-            started_at: now,
-            updated_at: now,
-        };
-        self.launch(graph, record).await
+    ) -> base::BoxFuture<'a, Result<Started, WorkflowError>> {
+        Box::pin(async move {
+            let entry = self.get(id).await?;
+            let graph = validate::validate(&entry.definition, &self.check_context())
+                .map_err(WorkflowError::Invalid)?;
+            let inputs =
+                def::resolve_inputs(&entry.definition, &inputs).map_err(WorkflowError::Invalid)?;
+            let run_id = uuid::Uuid::now_v7().to_string();
+            let now = now_ms();
+            let record = RunRecord {
+                run_id: run_id.clone(),
+                workflow_id: entry.id,
+                definition: entry.definition,
+                inputs,
+                caller,
+                status: RunStatus::Running,
+                finished: Vec::new(),
+                steps: 0,
+                usage: Default::default(),
+                attempts: 1,
+                stream_id: run_id.clone(),
+                error: None,
+                started_at: now,
+                updated_at: now,
+            };
+            self.launch(graph, record).await
+        })
     }
 
     /// Continues a failed, cancelled or interrupted run from its finished nodes (they are
     /// not run again) in a new event stream (`<runId>.<attempt>`).
-    pub async fn resume(self: &Arc<Self>, run_id: &str) -> Result<Started, WorkflowError> {
-        let mut record = self
-            .runs
-            .get(run_id)
-            .await?
-            .ok_or_else(|| WorkflowError::NotFound(format!("no workflow run `{run_id}`")))?;
-        if self.slots.contains(run_id) {
-            return Err(WorkflowError::Conflict(format!("workflow run `{run_id}` is running")));
-        }
-        if !record.status.resumable() {
-            return Err(WorkflowError::Conflict(format!(
-                "workflow run `{run_id}` is {:?}; only failed, cancelled or interrupted runs \
-                 resume",
-                record.status
-            )));
-        }
-        let graph = validate::validate(&record.definition, &self.check_context())
-            .map_err(WorkflowError::Invalid)?;
-        record.attempts += 1;
-        record.stream_id = format!("{run_id}.{}", record.attempts);
-        record.status = RunStatus::Running;
-        record.error = None;
-        record.updated_at = now_ms();
-        self.launch(graph, record).await
+    pub fn resume<'a>(
+        self: &'a Arc<Self>,
+        run_id: &'a str,
+    ) -> base::BoxFuture<'a, Result<Started, WorkflowError>> {
+        Box::pin(async move {
+            let mut record =
+                self.runs.get(run_id).await?.ok_or_else(|| {
+                    WorkflowError::NotFound(format!("no workflow run `{run_id}`"))
+                })?;
+            if self.slots.contains(run_id) {
+                return Err(WorkflowError::Conflict(format!("workflow run `{run_id}` is running")));
+            }
+            if !record.status.resumable() {
+                return Err(WorkflowError::Conflict(format!(
+                    "workflow run `{run_id}` is {:?}; only failed, cancelled or interrupted runs \
+                     resume",
+                    record.status
+                )));
+            }
+            let graph = validate::validate(&record.definition, &self.check_context())
+                .map_err(WorkflowError::Invalid)?;
+            record.attempts += 1;
+            record.stream_id = format!("{run_id}.{}", record.attempts);
+            record.status = RunStatus::Running;
+            record.error = None;
+            record.updated_at = now_ms();
+            self.launch(graph, record).await
+        })
     }
 
     /// The node running the event stream `stream_id` died (a shared store): if that stream is
     /// a workflow run's current attempt and the record still says `running`, the run becomes
     /// `interrupted`, resumable on any node.
+    #[base::boxed]
     pub async fn stream_lost(&self, stream_id: &str) -> Result<(), WorkflowError> {
         let run_id = stream_id.split_once('.').map_or(stream_id, |(run, _)| run);
         if self.slots.contains(run_id) {
@@ -545,6 +559,7 @@ impl Workflows {
     }
 
     /// A run's state.
+    #[base::boxed]
     pub async fn run_state(&self, run_id: &str) -> Result<RunView, WorkflowError> {
         self.runs
             .get(run_id)

@@ -27,6 +27,7 @@ pub struct MemberResult {
 }
 
 /// Runs `agent` on `message` as the node's task; the answer text and the tokens used.
+#[base::boxed]
 pub async fn run_member(
     agent: TaskAgent,
     message: String,

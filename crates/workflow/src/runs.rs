@@ -178,6 +178,7 @@ impl Runs {
     }
 
     /// Commits `record` durably.
+    #[base::boxed]
     pub async fn save(&self, record: &RunRecord) -> Result<(), StoreError> {
         let value = serde_json::to_value(record)
             .map_err(|e| StoreError::Storage(format!("encoding workflow run: {e}")))?;
@@ -185,6 +186,7 @@ impl Runs {
     }
 
     /// The record of `run_id`.
+    #[base::boxed]
     pub async fn get(&self, run_id: &str) -> Result<Option<RunRecord>, StoreError> {
         match self.store.workflow_run(run_id).await? {
             None => Ok(None),
@@ -196,6 +198,7 @@ impl Runs {
 
     /// At start: marks runs left `running` as `interrupted` and deletes the oldest finished
     /// runs beyond [`RUNS_KEPT`]. Returns how many were interrupted.
+    #[base::boxed]
     pub async fn recover(&self) -> Result<usize, StoreError> {
         let mut records: Vec<RunRecord> = self
             .store

@@ -214,6 +214,7 @@ impl Subscription {
 
     /// The next event; `Ok(None)` once the run has finished and every event was read.
     /// [`StreamError::Evicted`] when this reader fell further behind than the buffer holds.
+    #[base::boxed]
     pub async fn next(&mut self) -> Result<Option<Arc<Event>>, StreamError> {
         loop {
             {

@@ -380,6 +380,7 @@ impl ChatMemory {
 
     /// Waits for exclusive use of a chat; the runtime holds it for a whole run so the runs of
     /// one chat never overlap.
+    #[base::boxed]
     pub async fn lock_chat(&self, chat_id: &str) -> Result<ChatLock, MemoryError> {
         validate_chat_id(chat_id)?;
         let mutex = {
@@ -395,12 +396,14 @@ impl ChatMemory {
     /// Appends a run under the chat's lock (waits for a run in progress to release it). While
     /// holding a [`ChatLock`] of that chat, append through [`ChatLock::append`] instead: this
     /// would wait for the lock you hold.
+    #[base::boxed]
     pub async fn append(&self, record: RunRecord) -> Result<RunRecord, MemoryError> {
         self.lock_chat(&record.chat_id).await?.append(record).await
     }
 
     /// Loads a chat ([`MemoryError::NotFound`] if it has no file, or no row). Readers do not
     /// take the chat lock: appends are whole lines.
+    #[base::boxed]
     pub async fn load(&self, chat_id: &str) -> Result<LoadedChat, MemoryError> {
         validate_chat_id(chat_id)?;
         if let Backend::Shared(shared) = &self.inner.backend {
@@ -416,6 +419,7 @@ impl ChatMemory {
     }
 
     /// The readable runs of a chat, oldest first (none for a new chat).
+    #[base::boxed]
     pub async fn runs(&self, chat_id: &str) -> Result<Vec<RunRecord>, MemoryError> {
         match self.load(chat_id).await {
             Ok(loaded) => Ok(loaded.runs),
@@ -426,12 +430,14 @@ impl ChatMemory {
 
     /// The model context of a chat: [`replay_messages`] over its last `window` runs (none for
     /// a new chat).
+    #[base::boxed]
     pub async fn replay(&self, chat_id: &str) -> Result<Vec<Message>, MemoryError> {
         Ok(replay_messages(&self.runs(chat_id).await?, self.inner.config.window))
     }
 
     /// Every chat with at least one readable run, most recently updated first (ties by id).
     /// Derived from the files (or rows); unchanged chats are answered from a cache.
+    #[base::boxed]
     pub async fn list_chats(&self) -> Result<Vec<ChatSummary>, MemoryError> {
         if let Backend::Shared(shared) = &self.inner.backend {
             return shared.list_chats().await;
@@ -454,6 +460,7 @@ impl ChatMemory {
 
     /// A chat's history for `GET /api/chat`: [`snapshot_events`], and with
     /// `include_raw_messages` every stored message with its `runId`.
+    #[base::boxed]
     pub async fn chat_detail(
         &self,
         chat_id: &str,
@@ -512,17 +519,20 @@ impl ChatLock {
 
     /// The chat's readable runs (see [`ChatMemory::runs`]); none for a chat with no stored
     /// run yet (its run then sends `chat.start`).
+    #[base::boxed]
     pub async fn runs(&self) -> Result<Vec<RunRecord>, MemoryError> {
         self.memory.runs(&self.chat_id).await
     }
 
     /// Loads the chat (see [`ChatMemory::load`]).
+    #[base::boxed]
     pub async fn load(&self) -> Result<LoadedChat, MemoryError> {
         self.memory.load(&self.chat_id).await
     }
 
     /// Appends a run of this chat as one line (`system` dropped when unchanged since the last
     /// one stored); returns the record as written.
+    #[base::boxed]
     pub async fn append(&self, record: RunRecord) -> Result<RunRecord, MemoryError> {
         if record.chat_id != self.chat_id {
             return Err(MemoryError::WrongChat {

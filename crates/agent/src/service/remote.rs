@@ -94,6 +94,7 @@ impl AgentService {
     /// Resumes a run's events after a `Last-Event-ID` (`<runId>:<seq>`), on this node or,
     /// through the shared store, from the node that runs it. The reader counts as attached
     /// while the run goes on.
+    #[base::boxed]
     pub async fn resume(&self, last_event_id: &str) -> Result<Stream, QueryError> {
         let events = self.resume_events(last_event_id).await?;
         let run_id = events.run_id().to_owned();
@@ -105,6 +106,7 @@ impl AgentService {
 
     /// The events of any stream in the run logs (agent or workflow run) after a
     /// `Last-Event-ID`, here or from the node that has it.
+    #[base::boxed]
     pub async fn resume_events(&self, last_event_id: &str) -> Result<Subscription, QueryError> {
         match self.logs.resume(last_event_id) {
             // Unknown here, or older than what this node keeps of it: the run's node may
@@ -125,6 +127,7 @@ impl AgentService {
 
     /// Releases the frontend tool `tool_id` of `run_id` with `payload`, on this node or the
     /// one running it.
+    #[base::boxed]
     pub async fn submit(
         &self,
         run_id: &str,

@@ -68,6 +68,7 @@ impl AgentService {
     /// Runs `request` as a task of its enclosing run, streaming into `sink` (that run's log).
     /// Always reports: an agent that does not exist, is a team, or has no usable model gets a
     /// `task.start` and a `task.fail` naming why.
+    #[base::boxed]
     pub async fn run_task(
         &self,
         request: TaskRequest,

@@ -158,6 +158,7 @@ impl FrontendSubmits {
     /// after `timeout` (default: [`FrontendSubmits::default_timeout`]), or
     /// [`ToolError::Cancelled`] after [`FrontendSubmits::cancel_run`]. A second wait for the
     /// same tool while one is pending is an invalid-arguments error.
+    #[base::boxed]
     pub async fn wait(
         &self,
         run_id: &str,
@@ -231,6 +232,7 @@ impl PendingSubmit {
     /// Waits for the submit: `payload.params` (or `{}`); [`ToolError::NoAnswer`] after
     /// `timeout` (default: the hub's); [`ToolError::Cancelled`] when `cancel` fires or the run
     /// is cancelled on the hub.
+    #[base::boxed]
     pub async fn wait(
         mut self,
         timeout: Option<Duration>,

@@ -253,6 +253,7 @@ pub struct MockLlm {
 
 impl MockLlm {
     /// Starts the mock on `127.0.0.1:port` (0 = any free port).
+    #[base::boxed]
     pub async fn start(script: Script, port: u16) -> std::io::Result<Self> {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
         let addr = listener.local_addr()?;

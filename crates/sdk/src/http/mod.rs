@@ -223,6 +223,7 @@ impl Client {
     /// GETs `url` under the same outbound policy as every backing (allowed hosts, no
     /// non-public address unless configured, each redirect hop checked), within `timeout`
     /// and `max_bytes` (a longer body is an error, not a truncation).
+    #[base::boxed]
     pub async fn get_document(
         &self,
         url: &str,
@@ -401,6 +402,7 @@ struct Failure {
 ///
 /// With a `pace` bucket (the provider's rate limit) each attempt waits its turn, at most
 /// [`MAX_PACE_WAIT`], and a `Retry-After` holds the bucket for every caller.
+#[base::boxed]
 pub async fn fetch(
     client: &Client,
     backing: &HttpBacking,

@@ -239,6 +239,7 @@ impl Resolver {
     }
 
     /// Resolves and filters one name.
+    #[base::boxed]
     pub async fn resolve_name(&self, name: &str) -> Result<Vec<IpAddr>, ResolveError> {
         let addrs = (self.lookup)(name.to_owned()).await.map_err(ResolveError::Lookup)?;
         if self.outbound.private_allowed(name) {

@@ -96,6 +96,7 @@ pub fn viewers(app: &App) -> usize {
         (status = "default", response = crate::envelope::ErrorBody),
     )
 )]
+#[base::boxed]
 pub async fn upgrade(
     State(app): State<Arc<App>>,
     ws: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,

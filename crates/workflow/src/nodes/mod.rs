@@ -224,6 +224,7 @@ macro_rules! kinds {
             }
 
             /// Runs the node.
+            #[base::boxed]
             pub async fn run(&self, ctx: &NodeCtx) -> Result<NodeResult, NodeError> {
                 match self { $(Self::$variant(c) => $module::run(c, ctx).await),* }
             }

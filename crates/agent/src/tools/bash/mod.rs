@@ -218,6 +218,7 @@ impl BashTool {
     }
 
     /// Whether the sandbox works on this host: probed once, then cached. `Err` says why not.
+    #[base::boxed]
     pub async fn probe(&self) -> Result<(), Unavailable> {
         self.sandbox().await.map(|_| ())
     }
@@ -247,6 +248,7 @@ impl BashTool {
     /// `program.env`. Its program file and `program.read_only` are bound read-only, so a
     /// program installed outside `/usr` can run. stdin, stdout and stderr are piped for the
     /// caller. Dropping the returned [`Confined`] kills it.
+    #[base::boxed]
     pub async fn spawn_confined(&self, program: &ConfinedProgram<'_>) -> Result<Confined, String> {
         let sandbox =
             self.sandbox().await.map_err(|e| format!("the sandbox is unavailable: {e}"))?;
@@ -314,6 +316,7 @@ impl BashTool {
 
     /// Runs a command in the sandbox, with or without the network. Cancelling `cancel` kills
     /// the sandbox and answers [`ToolError::Cancelled`]; so does dropping the future.
+    #[base::boxed]
     pub async fn run(
         &self,
         command: &str,

@@ -321,6 +321,7 @@ impl From<String> for Unavailable {
 impl Sandbox {
     /// Checks that bwrap builds the sandbox on this host by running `true` in it. The error
     /// says why not, for the model and the log.
+    #[base::boxed]
     pub async fn probe(bwrap: &Path, limits: &ShellLimits) -> Result<Self, Unavailable> {
         let bwrap = &find_program(bwrap).ok_or_else(|| {
             format!(
@@ -503,6 +504,7 @@ impl Prepared {
     /// the cgroup, which the caller removes once the command is over. `keep_stdin`: the
     /// child's stdin stays open for the caller (an MCP server reads its requests there)
     /// instead of being closed after the go-ahead.
+    #[base::boxed]
     pub async fn started(
         &mut self,
         child: &mut tokio::process::Child,
@@ -627,6 +629,7 @@ impl Cgroup {
 
     /// Removes the cgroup once its processes are gone (they die with the pid namespace);
     /// if they take longer than a second, [`Drop`] goes on trying.
+    #[base::boxed]
     pub async fn remove(self) {
         for _ in 0..50 {
             if std::fs::remove_dir(&self.dir).is_ok() {

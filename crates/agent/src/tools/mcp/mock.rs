@@ -156,6 +156,7 @@ impl ServerHandler for MockMcp {
 }
 
 /// `boardsmith mock-mcp`: serves the mock on stdin/stdout until the client goes away.
+#[base::boxed]
 pub async fn serve_stdio() -> anyhow::Result<()> {
     let server = MockMcp { state: Arc::default(), stdio: true };
     let running = server.serve(rmcp::transport::stdio()).await?;

@@ -146,6 +146,7 @@ impl McpHub {
     /// The tools of `servers` for a run starting now: connects those not connected (all at
     /// once, each for at most the connect timeout). A server that cannot be reached is left
     /// out with its reason in [`RunMcpTools::unavailable`].
+    #[base::boxed]
     pub async fn tools_for(&self, servers: &[McpServer]) -> RunMcpTools {
         let mut out = RunMcpTools::default();
         let servers: Vec<McpServer> = {
