@@ -318,8 +318,10 @@ fn unboxed_async(src: &Path, shown_from: &Path) -> Vec<String> {
         let lines: Vec<&str> = text.lines().collect();
         for (n, line) in lines.iter().enumerate() {
             let Some(rest) = line.trim_start().strip_prefix("pub async fn ") else { continue };
-            let signature: String =
-                lines[n..].iter().take_while(|l| !l.contains('{')).copied().collect();
+            // Up to the body's opening brace (the line holding it included).
+            let end =
+                lines[n..].iter().position(|l| l.contains('{')).map_or(lines.len(), |e| n + e);
+            let signature: String = lines[n..=end.min(lines.len() - 1)].concat();
             let params = signature.split_once('(').map_or("", |(_, p)| p);
             let type_params = rest
                 .split_once('<')
