@@ -314,3 +314,30 @@ async fn a_name_rebound_to_loopback_is_refused_at_connect_time() {
     assert_eq!(out, json!({"ok": true}));
     assert_eq!(l.hits(), 1);
 }
+
+#[tokio::test]
+async fn a_name_that_does_not_resolve_is_asked_once_not_retried() {
+    use boardsmith::sdk::http::{self, Outbound, outbound};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let asked = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&asked);
+    let lookup: outbound::Lookup = Arc::new(move |name: String| {
+        counter.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async move {
+            Err(std::io::Error::other(format!("failed to lookup address information: {name}")))
+        })
+    });
+    // Retries are on (the default two) and would be spent on a refused connection.
+    let spec = probe("http://down.example/x");
+    let boardsmith::sdk::Backing::Http(backing) = &spec.backing else { unreachable!() };
+    let mut o = Outbound::new(vec![], false);
+    o.declare(&reqwest::Url::parse(&backing.url).unwrap());
+    let client = http::Client::with_lookup(o, lookup).unwrap();
+    let err = http::fetch(&client, backing, &serde_json::Map::new(), &|_| None, None)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("cannot resolve down.example"), "{err}");
+    assert!(!err.contains("attempts"), "a DNS failure is not retried: {err}");
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+}

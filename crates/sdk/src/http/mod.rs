@@ -72,7 +72,7 @@ pub struct HttpBacking {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
     /// Retries on connect errors, timeouts, 429 and 5xx (default [`DEFAULT_RETRIES`]); other
-    /// 4xx are never retried.
+    /// 4xx, and a name that does not resolve, are never retried.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retries: Option<u32>,
     /// First backoff delay in milliseconds (default [`DEFAULT_RETRY_BASE_MS`]).
@@ -705,6 +705,16 @@ async fn attempt_once(
                 retry_after: None,
                 refused: None,
             }
+        } else if let Some(dns) = unresolved(&e) {
+            // Not retried: the resolver has just answered, and its answer would not change
+            // within a backoff (the circuit breaker decides when to ask again).
+            Failure {
+                message: format!("request to {label} failed: {dns}"),
+                retryable: false,
+                provider_side: true,
+                retry_after: None,
+                refused: None,
+            }
         } else {
             Failure {
                 message: format!("request to {label} failed: {}", root_cause(&e)),
@@ -774,6 +784,18 @@ fn refusal(e: &reqwest::Error) -> Option<Refused> {
     while let Some(err) = cur {
         if let Some(r) = err.downcast_ref::<Refused>() {
             return Some(r.clone());
+        }
+        cur = err.source();
+    }
+    None
+}
+
+/// The failed name lookup behind a transport error, if that is what it was.
+fn unresolved(e: &reqwest::Error) -> Option<&outbound::NameNotResolved> {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if let Some(n) = err.downcast_ref::<outbound::NameNotResolved>() {
+            return Some(n);
         }
         cur = err.source();
     }

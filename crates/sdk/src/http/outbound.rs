@@ -276,6 +276,17 @@ pub enum ResolveError {
     Lookup(std::io::Error),
 }
 
+/// A name that did not resolve: the provider cannot be reached from here, and asking again at
+/// once gets the same answer, so the SDK does not retry it.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot resolve {host}: {source}")]
+pub struct NameNotResolved {
+    /// The name looked up.
+    pub host: String,
+    /// What the resolver said.
+    pub source: std::io::Error,
+}
+
 impl Resolve for Resolver {
     fn resolve(&self, name: Name) -> Resolving {
         let me = Self { outbound: Arc::clone(&self.outbound), lookup: Arc::clone(&self.lookup) };
@@ -286,7 +297,9 @@ impl Resolve for Resolver {
                     Ok(addrs)
                 }
                 Err(ResolveError::Refused(r)) => Err(r.into()),
-                Err(ResolveError::Lookup(e)) => Err(e.into()),
+                Err(ResolveError::Lookup(e)) => {
+                    Err(NameNotResolved { host: name.as_str().to_owned(), source: e }.into())
+                }
             }
         })
     }
