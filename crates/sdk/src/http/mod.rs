@@ -705,7 +705,7 @@ async fn attempt_once(
                 retry_after: None,
                 refused: None,
             }
-        } else if let Some(dns) = unresolved(&e) {
+        } else if let Some(dns) = cause::<outbound::NameNotResolved>(&e) {
             // Not retried: the resolver has just answered, and its answer would not change
             // within a backoff (the circuit breaker decides when to ask again).
             Failure {
@@ -778,28 +778,22 @@ fn too_large(label: &str) -> Failure {
     }
 }
 
-/// The outbound refusal behind a transport error (from the resolver or the redirect policy).
-fn refusal(e: &reqwest::Error) -> Option<Refused> {
+/// The error of type `T` somewhere in a transport error's chain of causes: the outbound
+/// policy's [`Refused`] or a failed name lookup travel inside reqwest's and hyper's errors.
+fn cause<T: std::error::Error + 'static>(e: &reqwest::Error) -> Option<&T> {
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(err) = cur {
-        if let Some(r) = err.downcast_ref::<Refused>() {
-            return Some(r.clone());
+        if let Some(found) = err.downcast_ref::<T>() {
+            return Some(found);
         }
         cur = err.source();
     }
     None
 }
 
-/// The failed name lookup behind a transport error, if that is what it was.
-fn unresolved(e: &reqwest::Error) -> Option<&outbound::NameNotResolved> {
-    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(err) = cur {
-        if let Some(n) = err.downcast_ref::<outbound::NameNotResolved>() {
-            return Some(n);
-        }
-        cur = err.source();
-    }
-    None
+/// The outbound refusal behind a transport error (from the resolver or the redirect policy).
+fn refusal(e: &reqwest::Error) -> Option<Refused> {
+    cause::<Refused>(e).cloned()
 }
 
 /// The innermost error message (reqwest's own text would include the full URL).
