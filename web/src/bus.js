@@ -7,6 +7,10 @@
 //   'dashboards:changed' {}                 something was created/saved/deleted: reload lists
 //   'theme:changed'      {theme}            'light' | 'dark'; charts re-theme
 //   'chat:opened'        {chatId|null}      the chat pane now shows this chat (URL follows)
+//   'data:health'        {offline, fallback, canChange, providers}  a new GET /api/sdk/health
+//                                           answer (datahealth.js); panels and settings follow
+//   'settings:open'      {section?}         open the settings page (at 'providers', ...)
+//   'prefs:changed'      {key, value}       a preference of this browser changed (prefs.js)
 
 const handlers = new Map();
 

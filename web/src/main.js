@@ -20,7 +20,7 @@ app.innerHTML = `
       <button data-pane="chat">Chat</button>
     </nav>
     <span class="spacer"></span>
-    <button class="settings-toggle" title="Settings: providers, default model, API keys, usage" aria-label="Settings" aria-pressed="false">⚙&#xFE0E;<span class="label"> Settings</span></button>
+    <button class="settings-toggle" title="Settings: providers, default model, data providers, API keys, usage" aria-label="Settings" aria-pressed="false">⚙&#xFE0E;<span class="label"> Settings</span></button>
     <button class="theme-toggle" title="Switch theme" aria-label="Switch theme"></button>
   </header>
   <main class="app-main">
@@ -79,10 +79,10 @@ const chat = createChatPane($('.app-chat'), ctx);
 const settings = createSettings($('.app-settings'), { ...ctx, onClose: () => closeSettings() });
 
 // The settings page takes the place of the panes while open.
-function openSettings() {
+function openSettings(where = {}) {
   app.classList.add('settings-open');
   $('.settings-toggle').setAttribute('aria-pressed', 'true');
-  settings.open();
+  settings.open(where);
   if (!readHash().has('settings')) writeHash('settings', true);
 }
 function closeSettings() {
@@ -92,6 +92,8 @@ function closeSettings() {
   if (readHash().has('settings')) writeHash('settings', null);
 }
 $('.settings-toggle').addEventListener('click', () => (settings.isOpen() ? closeSettings() : openSettings()));
+// A part sends the user to a settings section (the chat's "no model is set up" note).
+bus.on('settings:open', ({ section } = {}) => openSettings({ section }));
 
 bus.on('dashboard:opened', ({ dashboardId }) => writeHash('d', dashboardId));
 bus.on('chat:opened', ({ chatId }) => writeHash('chat', chatId));

@@ -19,6 +19,18 @@ export function relativeTime(ms, now = Date.now()) {
   return new Date(ms).toLocaleDateString(undefined, { year: 'numeric', month: 'short', day: 'numeric' });
 }
 
+/**
+ * A clock time for a unix-ms time, as a trading screen says it: "10:02" today, "Nov 27, 10:02"
+ * on another day (local time).
+ */
+export function clockTime(ms, now = Date.now()) {
+  if (!Number.isFinite(ms)) return '';
+  const d = new Date(ms);
+  const time = d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+  if (d.toDateString() === new Date(now).toDateString()) return time;
+  return `${d.toLocaleDateString(undefined, { month: 'short', day: 'numeric' })}, ${time}`;
+}
+
 /** A local date-time string for a unix-ms time. */
 export function absoluteTime(ms) {
   return Number.isFinite(ms) ? new Date(ms).toLocaleString() : '';

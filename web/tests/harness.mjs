@@ -182,14 +182,23 @@ export async function closeBrowser() {
   browser = undefined;
 }
 
+/** The browser preferences (web/src/prefs.js) that list the demo and test agents in the chat. */
+export const SHOW_DEMO_AGENTS = { 'boardsmith.pref.showDemoAgents': 'true' };
+
 /**
  * A fresh page (own storage) at `width`×`height` that records console errors, uncaught
  * exceptions and requests to any host but the server in `page.errors`. With `signIn` (the
  * default) it first signs in to every running server the way a user does: it opens the
- * `/?token=` link, which sets the session cookie and redirects to `/`.
+ * `/?token=` link, which sets the session cookie and redirects to `/`. `storage` is put in
+ * localStorage before the app starts (e.g. SHOW_DEMO_AGENTS).
  */
-export async function newPage({ width = 1280, height = 800, colorScheme = 'light', signIn = true } = {}) {
+export async function newPage({ width = 1280, height = 800, colorScheme = 'light', signIn = true, storage = {} } = {}) {
   const context = await (await launchBrowser()).newContext({ viewport: { width, height }, colorScheme });
+  if (Object.keys(storage).length) {
+    await context.addInitScript((items) => {
+      for (const [k, v] of Object.entries(items)) localStorage.setItem(k, v);
+    }, storage);
+  }
   const page = await context.newPage();
   if (signIn) {
     for (const server of running) {

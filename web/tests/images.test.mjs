@@ -4,7 +4,7 @@
 // and shown as a thumbnail in the run, live and from the stored history.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, newPage, closeBrowser, screenshot } from './harness.mjs';
+import { startServer, newPage, closeBrowser, screenshot, SHOW_DEMO_AGENTS } from './harness.mjs';
 
 // A real 1×1 PNG, so the thumbnail decodes.
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
@@ -45,7 +45,8 @@ async function give(page, how, name) {
 }
 
 test('a pasted chart reaches the model and stays in the chat as a thumbnail', async () => {
-  const page = await newPage();
+  // demoModePlain is a demo agent: listed once the preference is on.
+  const page = await newPage({ storage: SHOW_DEMO_AGENTS });
   await page.goto(server.url);
   await page.selectOption('select.chat-agent', 'demoModePlain');
 

@@ -307,3 +307,24 @@ test('the MCP section gives this server\'s endpoint and client configurations th
   assert.deepEqual(page.errors, []);
   await page.close();
 });
+
+test('the chat lists user-facing agents; “Show demo and test agents” brings the rest, in this browser', async () => {
+  const page = await newPage();
+  await page.goto(server.url);
+  await page.waitForSelector('select.chat-agent option[value="dashboard"]', { state: 'attached' });
+  const listed = () => page.$$eval('select.chat-agent option', (os) => os.map((o) => o.value));
+  const before = await listed();
+  assert.ok(before.includes('dashboard') && before.includes('researchDesk'), before.join(', '));
+  assert.deepEqual(before.filter((k) => /^(demo|test)/i.test(k)), [], 'no demo or test agent by default');
+  await openSettings(page);
+  await page.waitForSelector('.settings-prefs[data-loaded]', { state: 'attached' });
+  await page.check('.settings-prefs input[name="showDemoAgents"]');
+  await page.click('.settings-close');
+  const after = await listed();
+  assert.ok(after.includes('demoModeReact') && after.includes('dashboard'), after.join(', '));
+  // A preference of this browser: a reload keeps it.
+  await page.reload();
+  await page.waitForSelector('select.chat-agent option[value="demoModeReact"]', { state: 'attached' });
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});

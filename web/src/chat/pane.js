@@ -4,14 +4,19 @@
 // updates, frontend tools) run for streamed events, never for history. Images pasted or dropped
 // onto the composer are uploaded at once (POST /api/uploads) and go with the next message as its
 // `images`; test hooks: `.chat-attachment[data-status=uploading|ready][data-upload-id]`.
+// The agent picker (`select.chat-agent`) lists user-facing agents only, unless the preference
+// "Show demo and test agents" is on (agents.js has the rule); a refusal for want of a model
+// points to Settings → Providers (render.js, `.chat-error[data-reason=no-model]`).
 import './chat.css';
 import { createModel, reduce, parseArgs } from './events.js';
 import { createRenderer } from './render.js';
 import { streamQuery, QueryError } from './stream.js';
 import { runAction } from './actions.js';
 import { pruneFrames } from './viewport.js';
+import { listedAgents } from './agents.js';
 import { timeAgo } from '../time.js';
 import { h } from '../dom.js';
+import { getPref } from '../prefs.js';
 
 const DEFAULT_AGENT = 'dashboard';
 const LIST_KEY = 'boardsmith.chat.listCollapsed';
@@ -90,6 +95,7 @@ export function createChatPane(el, { api, bus }) {
     onSubmit: (run, block, params) =>
       api.post('/api/submit', { runId: run.runId, toolId: block.id, chatId: chatId ?? undefined, payload: { params } }),
     onOpenDashboard: (dashboardId) => dashboardId && bus.emit('dashboard:open', { dashboardId }),
+    onOpenSettings: (section) => bus.emit('settings:open', { section }),
   });
 
   // Rendering: touched runs and blocks are redrawn once per animation frame.
@@ -190,9 +196,22 @@ export function createChatPane(el, { api, bus }) {
     return agentLoads.get(key);
   }
 
+  /** The picker's options: the listed agents, and always the one in use. */
+  function renderPicker() {
+    if (agentSel.disabled) return;
+    const listed = listedAgents(agents, { showDemo: !!getPref('showDemoAgents'), keep: agentKey });
+    agentSel.replaceChildren(...listed.map((a) => h('option', { value: a.key, title: a.description || null }, a.name || a.key)));
+    if (agentKey && listed.some((a) => a.key === agentKey)) agentSel.value = agentKey;
+  }
+  bus.on('prefs:changed', ({ key }) => {
+    if (key === 'showDemoAgents') renderPicker();
+  });
+
   function selectAgent(key) {
     if (!key) return;
     agentKey = key;
+    // An agent the picker does not list (a demo agent of a chat from history) joins it.
+    if (agents.length && ![...agentSel.options].some((o) => o.value === key)) renderPicker();
     if ([...agentSel.options].some((o) => o.value === key)) agentSel.value = key;
     loadAgentTools(key);
     updateEmpty();
@@ -202,12 +221,11 @@ export function createChatPane(el, { api, bus }) {
     .get('/api/agents')
     .then((list) => {
       agents = Array.isArray(list) ? list : [];
-      agentSel.replaceChildren();
-      for (const a of agents) {
-        agentSel.append(h('option', { value: a.key, title: a.description || null }, a.name || a.key));
-      }
       const wanted = agentKey && agents.some((a) => a.key === agentKey) ? agentKey : null;
-      const def = wanted || (agents.some((a) => a.key === DEFAULT_AGENT) ? DEFAULT_AGENT : agents[0]?.key);
+      const listed = listedAgents(agents, { showDemo: !!getPref('showDemoAgents') });
+      const def = wanted || (listed.some((a) => a.key === DEFAULT_AGENT) ? DEFAULT_AGENT : listed[0]?.key);
+      agentKey = def ?? null;
+      renderPicker();
       selectAgent(def);
     })
     .catch((e) => {

@@ -5,6 +5,7 @@
 // `.chat-thumb[data-upload-id]`, loaded from GET /api/uploads/{id}.
 import { setMarkdown, addCopyButton } from './markdown.js';
 import { splitViewports, validationOf, isFrontendType, errorMessage } from './events.js';
+import { isNoModelError } from './agents.js';
 import { mountViewport } from './viewport.js';
 import { h, safeUrl } from '../dom.js';
 
@@ -32,7 +33,7 @@ const STATUS_LABEL = { streaming: 'writing', running: 'running', done: 'done', e
 
 /**
  * `createRenderer(listEl, ctx)`; ctx: {api, toolInfo(name) → {kind, viewportKey}|null,
- * onSubmit(run, block, params) → Promise, onOpenDashboard(id)}.
+ * onSubmit(run, block, params) → Promise, onOpenDashboard(id), onOpenSettings(section)}.
  */
 export function createRenderer(listEl, ctx) {
   const runViews = new Map();
@@ -539,12 +540,23 @@ function makeDashboard(block, ctx) {
   };
 }
 
-function makeError() {
+function makeError(block, ctx) {
   const el = h('div.chat-error', { role: 'alert' });
   return {
     el,
     update(b) {
-      el.textContent = b.message;
+      if (!isNoModelError(b.message)) {
+        delete el.dataset.reason;
+        el.textContent = b.message;
+        return;
+      }
+      // No model can be used yet: say where to set one up; the server's words under Details.
+      el.dataset.reason = 'no-model';
+      el.replaceChildren(
+        h('span.chat-error-text', null, 'No model is set up yet. Add a provider and its API key in Settings → Providers, then send your message again.'),
+        ' ',
+        h('button.chat-open-settings', { type: 'button', onclick: () => ctx.onOpenSettings?.('providers') }, 'Open Settings → Providers'),
+        h('details.chat-error-details', null, h('summary', null, 'Details'), h('div', null, b.message)));
     },
   };
 }

@@ -6,14 +6,24 @@
 // panel's JSON): never a full re-render. panel.data/panel.error with seq ≤ the panel's last seq are
 // stale and dropped.
 //
+// Data health: panels whose provider fails (kept data shown as stale, or no data at all) are
+// summed up in a banner above the grid, grouped by provider ("2 panels show data from 10m ago —
+// Binance cannot be reached"), dismissable for the session until another provider joins, gone
+// once all are fine; and the header indicator says "Data delayed" instead of "Live" meanwhile.
+//
 // Test hooks: .dashboard-view[data-dashboard-id][data-version]; .dashboard-vars [name=<var>];
-// .live-status[data-state=open|connecting|closed]; panels: see panel.js.
+// .live-status[data-state=open|connecting|closed][data-health=ok|delayed] with .live-label
+// (Live | Data delayed | Connecting… | Offline) and its title; .dash-outage[data-count]
+// (hidden when all is well) > .dash-outage-line[data-provider] and .dash-outage-dismiss;
+// panels: see panel.js.
 import { applyPatch } from 'fast-json-patch';
 import { themeColors } from '../theme.js';
 import { h } from '../dom.js';
 import { json } from './format.js';
 import { createLive } from './live.js';
 import { createPanel } from './panel.js';
+import { bannerLines, liveIndicator } from './outage.js';
+import { currentHealth, loadHealth, setFallback } from '../datahealth.js';
 
 const ROW_HEIGHT = 80;
 
@@ -23,6 +33,7 @@ export function createDashboardView(el, { api, bus }) {
   const versionEl = h('span.dash-version');
   const statusDot = h('span.live-status', { dataset: { state: 'closed' }, role: 'status' },
     h('i.dot'), h('span.live-label', { text: 'Offline' }));
+  statusDot.dataset.health = 'ok';
   const refreshAll = h('button.dash-refresh-all', {
     type: 'button', title: 'Re-run every panel', text: 'Refresh all',
     onclick: () => {
@@ -32,6 +43,14 @@ export function createDashboardView(el, { api, bus }) {
   });
   const varsBar = h('div.dashboard-vars');
   const banner = h('div.dash-banner', { hidden: true });
+  // Provider trouble across the panels (see the header comment).
+  const outageLines = h('div.dash-outage-lines');
+  const outageBanner = h('div.dash-outage', { hidden: true, role: 'status' },
+    h('span.dash-outage-icon', { 'aria-hidden': 'true' }),
+    outageLines,
+    h('button.dash-outage-dismiss', {
+      type: 'button', text: 'Dismiss', title: 'Hide this notice for this session', onclick: () => dismissOutage(),
+    }));
   const grid = h('div.dashboard-grid');
   const empty = h('div.dash-empty', null,
     h('div.dash-empty-title', { text: 'No dashboard open' }),
@@ -42,7 +61,7 @@ export function createDashboardView(el, { api, bus }) {
   const footer = h('footer.dash-footer', null, 'Charts by ',
     h('a', { href: 'https://www.tradingview.com/', target: '_blank', rel: 'noopener noreferrer', text: 'TradingView Lightweight Charts™' }),
     ' and Apache ECharts');
-  const root = h('div.dashboard-view', { dataset: { dashboardId: '', version: '' } }, header, banner, grid, empty, footer);
+  const root = h('div.dashboard-view', { dataset: { dashboardId: '', version: '' } }, header, banner, outageBanner, grid, empty, footer);
   el.replaceChildren(root);
 
   // ---- model ------------------------------------------------------------------------------
@@ -59,15 +78,97 @@ export function createDashboardView(el, { api, bus }) {
 
   const live = createLive({ onMessage, onStatus });
 
+  let socket = 'closed';
+  let retryAt = null;
+  let troubles = [];
+  let sawTrouble = false; // this dashboard had provider trouble since it was opened
+
   function onStatus(s, info) {
-    statusDot.dataset.state = s;
-    const label = statusDot.querySelector('.live-label');
-    // The connection, not the data: whether numbers are real is said on each panel.
-    label.textContent = s === 'open' ? 'Connected' : s === 'connecting' ? 'Connecting…' : 'Offline';
-    statusDot.title = s === 'closed' && info.retryAt
-      ? `Disconnected; retrying in ${Math.max(1, Math.round((info.retryAt - Date.now()) / 1000))} s`
-      : s === 'open' ? 'Connected to the server: panels update as they change' : 'Connecting to the server';
+    socket = s;
+    retryAt = info.retryAt ?? null;
+    paintIndicator();
   }
+
+  /** The header indicator: the connection and whether the panels' data is current. */
+  function paintIndicator() {
+    const { label, health, title } = liveIndicator(socket, troubles, retryAt);
+    statusDot.dataset.state = socket;
+    statusDot.dataset.health = health;
+    statusDot.querySelector('.live-label').textContent = label;
+    statusDot.title = title;
+  }
+
+  // ---- data health: the banner and the indicator follow the panels ------------------------
+  let healthQueued = false;
+  /** A panel's state changed: recount once, after the current batch of messages. */
+  function panelChanged() {
+    if (healthQueued) return;
+    healthQueued = true;
+    queueMicrotask(() => {
+      healthQueued = false;
+      updateHealth();
+    });
+  }
+
+  function updateHealth() {
+    troubles = [...panels.values()].map((p) => p.trouble).filter(Boolean);
+    paintIndicator();
+    paintOutage();
+    // Whether to offer the fallback switch, and the providers' names: asked when it matters.
+    if (troubles.length || [...panels.values()].some((p) => p.hasRealSource)) loadHealth();
+  }
+
+  const dismissKey = () => `boardsmith.outageDismissed.${current}`;
+  function dismissedProviders() {
+    try {
+      return new Set(JSON.parse(sessionStorage.getItem(dismissKey()) ?? '[]'));
+    } catch {
+      return new Set();
+    }
+  }
+  function dismissOutage() {
+    try {
+      sessionStorage.setItem(dismissKey(), JSON.stringify([...new Set(troubles.map((t) => t.provider))]));
+    } catch {
+      /* storage unavailable: hidden until the next change */
+    }
+    outageBanner.hidden = true;
+    outageBanner.dataset.dismissed = 'true';
+  }
+
+  function paintOutage() {
+    const lines = bannerLines(troubles);
+    outageBanner.dataset.count = String(troubles.length);
+    if (lines.length) sawTrouble = true;
+    if (!lines.length) {
+      // Recovered (seen here, not merely not known yet while panels load): a later outage is
+      // news again.
+      if (sawTrouble) {
+        try { sessionStorage.removeItem(dismissKey()); } catch { /* storage unavailable */ }
+      }
+      delete outageBanner.dataset.dismissed;
+      outageBanner.hidden = true;
+      outageLines.replaceChildren();
+      return;
+    }
+    outageLines.replaceChildren(...lines.map((l) => h('div.dash-outage-line', { dataset: { provider: l.provider }, text: l.text })));
+    const dismissed = dismissedProviders();
+    outageBanner.hidden = lines.every((l) => dismissed.has(l.provider));
+    if (!outageBanner.hidden) delete outageBanner.dataset.dismissed;
+  }
+
+  /** The outage box's button: demo data for unreachable providers, then the failing panels again. */
+  async function useFallback() {
+    await setFallback(true);
+    if (!current) return;
+    for (const p of panels.values()) {
+      if (p.trouble && live.send({ type: 'refresh', dashboardId: current, panelId: p.id })) p.setLoading();
+    }
+  }
+
+  bus.on('data:health', (report) => {
+    for (const p of panels.values()) p.setHealth(report);
+  });
 
   function setMode(mode) {
     root.dataset.mode = mode; // empty | loading | live | deleted | missing
@@ -80,7 +181,7 @@ export function createDashboardView(el, { api, bus }) {
   function showBanner(kind, text, action) {
     banner.hidden = false;
     banner.dataset.kind = kind;
-    banner.replaceChildren(h('span', { text }), action ?? null);
+    banner.replaceChildren(h('span', { text }), ...(action ? [action] : []));
   }
   function hideBanner() {
     banner.hidden = true;
@@ -92,6 +193,12 @@ export function createDashboardView(el, { api, bus }) {
     for (const p of panels.values()) p.destroy();
     panels = new Map();
     grid.replaceChildren();
+    // Another dashboard: its own troubles (and its own dismissal) come with its panels.
+    troubles = [];
+    sawTrouble = false;
+    outageBanner.hidden = true;
+    outageLines.replaceChildren();
+    paintIndicator();
   }
 
   function open(dashboardId) {
@@ -210,8 +317,9 @@ export function createDashboardView(el, { api, bus }) {
     for (const [id, p] of panels) {
       const slot = msg.panels?.[id];
       if (!slot) { p.setLoading(); continue; }
-      if (slot.status === 'ok') {
-        if (slot.seq !== p.seq || !p.el.classList.contains('has-data') || p.el.dataset.status !== 'ok') {
+      if (slot.status === 'ok' || slot.status === 'stale') {
+        // A stale slot keeps the last good data with the current failure (`error`, `stale`).
+        if (slot.seq !== p.seq || !p.el.classList.contains('has-data') || p.el.dataset.status !== slot.status) {
           p.applyData(slot.data, slot.seq, slot.refreshedAt, slot);
         }
       } else if (slot.status === 'error') {
@@ -278,6 +386,7 @@ export function createDashboardView(el, { api, bus }) {
       if (!wanted.has(id)) {
         p.destroy();
         panels.delete(id);
+        panelChanged();
       }
     }
     const cols = Math.max(1, next.layout?.columns ?? 1);
@@ -285,7 +394,9 @@ export function createDashboardView(el, { api, bus }) {
     for (const def of next.panels ?? []) {
       let p = panels.get(def.id);
       if (!p) {
-        p = createPanel(def, { onRefresh, colors });
+        p = createPanel(def, { onRefresh, onChange: panelChanged, onFallback: useFallback, colors });
+        const report = currentHealth();
+        if (report) p.setHealth(report);
         panels.set(def.id, p);
       } else if (p.defJson !== json(def)) {
         p.setDef(def);
@@ -374,6 +485,7 @@ export function createDashboardView(el, { api, bus }) {
   });
   setInterval(() => {
     for (const p of panels.values()) p.tick();
+    if (troubles.length) paintOutage(); // "data from 10m ago" grows older
   }, 15_000);
 
   return {

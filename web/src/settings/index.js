@@ -1,11 +1,13 @@
 // The settings page (`#settings` in the URL, the gear in the header): providers and their keys,
-// the default model, API keys, how to connect MCP clients and usage, all through the admin API, so a new user never needs
-// an environment variable. createSettings(el, {api, bus}) → {open(), close(), isOpen()}.
+// the default model, the data providers' health and the demo-data switch, API keys, how to
+// connect MCP clients, usage and this browser's preferences, all through the API, so a new user
+// never needs an environment variable. createSettings(el, {api, bus}) → {open(), close(), isOpen()}.
 // Every section reloads from the server each time the page opens; a failed request shows the
 // server's message next to the field it names (form.js).
 //
 // Test hooks: `.settings-view[data-open]`, `.settings-close`, and each section's own (see
-// providers.js, model.js, keys.js, mcp.js, usage.js); sections set `data-loaded` once loaded.
+// providers.js, model.js, data.js, keys.js, mcp.js, usage.js, prefs.js); sections set
+// `data-loaded` once loaded. `open({section})` scrolls to `.settings-<section>`.
 import './settings.css';
 import { h } from '../dom.js';
 import { createProviders } from './providers.js';
@@ -13,6 +15,8 @@ import { createDefaultModel } from './model.js';
 import { createKeys } from './keys.js';
 import { createUsage } from './usage.js';
 import { createMcp } from './mcp.js';
+import { createDataProviders } from './data.js';
+import { createPrefs } from './prefs.js';
 
 export function createSettings(el, { api, bus, onClose }) {
   let toastEl = null;
@@ -32,13 +36,15 @@ export function createSettings(el, { api, bus, onClose }) {
   const keys = createKeys(parts);
   const usage = createUsage(parts);
   const mcp = createMcp();
+  const data = createDataProviders(parts);
+  const prefs = createPrefs();
 
   const root = h('div.settings-view', null,
     h('div.settings-head', null,
       h('h1', { text: 'Settings' }),
       h('span.spacer'),
       h('button.settings-close', { type: 'button', text: '✕ Close', title: 'Back to the dashboards (Esc)', onclick: () => onClose?.() })),
-    h('div.settings-body', null, providers.el, model.el, keys.el, mcp.el, usage.el));
+    h('div.settings-body', null, providers.el, model.el, data.el, keys.el, mcp.el, usage.el, prefs.el));
   el.replaceChildren(root);
 
   // A provider added or removed changes which models can be picked.
@@ -51,13 +57,19 @@ export function createSettings(el, { api, bus, onClose }) {
     return root.dataset.open !== undefined;
   }
 
-  function open() {
+  function open({ section } = {}) {
+    if (section) {
+      // Where a link sent the user (the chat's "no model" note: providers).
+      requestAnimationFrame(() => root.querySelector(`.settings-${CSS.escape(section)}`)?.scrollIntoView({ block: 'start' }));
+    }
     if (isOpen()) return;
     root.dataset.open = '';
     providers.load();
     model.load();
+    data.load();
     keys.load();
     usage.load();
+    prefs.load();
   }
 
   function close() {
