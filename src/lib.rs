@@ -20,6 +20,7 @@ pub use agent::cluster;
 pub use app;
 pub use base::config_file;
 pub use base::fs_private;
+pub use base::outage;
 pub use base::provenance;
 pub use base::telemetry;
 pub use base::text;

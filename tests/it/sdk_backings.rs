@@ -7,6 +7,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use boardsmith::outage::Cause;
 use boardsmith::sdk::http::{self, HttpBacking};
 use boardsmith::sdk::spec::parse_spec;
 use boardsmith::sdk::{Backing, Registry, Sdk, SdkConfig, SdkError, SourceSpec};
@@ -78,6 +79,14 @@ fn upstream_message(e: SdkError) -> String {
     match e {
         SdkError::Upstream { message, .. } => message,
         other => panic!("expected an upstream error, got {other:?}"),
+    }
+}
+
+/// A provider's failure: the model's message and why the provider failed.
+fn provider_failure(e: SdkError) -> (String, Cause) {
+    match e {
+        SdkError::Provider { message, outage, .. } => (message, outage.cause),
+        other => panic!("expected a provider failure, got {other:?}"),
     }
 }
 
@@ -262,7 +271,9 @@ async fn retries_give_up_with_the_last_status() {
     let srv = Server::start().await;
     srv.on("/api/v3/klines", vec![Reply::Body(503, "unavailable".into())]);
     let sdk = sdk(vec![spec_at("binance.json", &srv.origin)], &srv.origin);
-    let msg = upstream_message(sdk.call("binance", "klines", Value::Null).await.unwrap_err());
+    let (msg, cause) =
+        provider_failure(sdk.call("binance", "klines", Value::Null).await.unwrap_err());
+    assert_eq!(cause, Cause::ServerError);
     assert!(msg.contains("HTTP 503"), "{msg}");
     assert!(msg.contains("gave up after 3 attempts"), "{msg}");
     assert_eq!(srv.hits("/api/v3/klines"), 3);
@@ -302,7 +313,9 @@ async fn slow_upstream_times_out() {
     });
     let sdk = sdk(vec![spec], &srv.origin);
     let started = std::time::Instant::now();
-    let msg = upstream_message(sdk.call("binance", "klines", Value::Null).await.unwrap_err());
+    let (msg, cause) =
+        provider_failure(sdk.call("binance", "klines", Value::Null).await.unwrap_err());
+    assert_eq!(cause, Cause::Timeout);
     assert!(msg.contains("timed out (timeout 0.2 s)"), "{msg}");
     assert!(msg.contains("/api/v3/klines"), "{msg}");
     assert!(started.elapsed() < Duration::from_secs(2));
@@ -319,9 +332,10 @@ async fn connection_refused_is_reported() {
     let origin = format!("http://127.0.0.1:{port}");
     let mut spec = spec_at("binance.json", &origin);
     each_http(&mut spec, &|h| h.retries = Some(1));
-    let msg = upstream_message(
+    let (msg, cause) = provider_failure(
         sdk(vec![spec], &origin).call("binance", "klines", Value::Null).await.unwrap_err(),
     );
+    assert_eq!(cause, Cause::Unreachable);
     assert!(msg.contains(&format!("request to 127.0.0.1:{port}/api/v3/klines failed")), "{msg}");
     assert!(msg.contains("gave up after 2 attempts"), "{msg}");
 }
@@ -343,24 +357,27 @@ async fn malformed_bodies_name_what_was_expected_where() {
     let coingecko = spec_at("coingecko.json", &srv.origin);
     let sdk = sdk(vec![binance, coingecko], &srv.origin);
 
-    let msg = upstream_message(sdk.call("binance", "klines", Value::Null).await.unwrap_err());
+    let (msg, cause) =
+        provider_failure(sdk.call("binance", "klines", Value::Null).await.unwrap_err());
+    assert_eq!(cause, Cause::BadAnswer);
     assert!(
         msg.contains("expected an array at the top level, got an object with keys [code]"),
         "{msg}"
     );
 
-    let msg = upstream_message(sdk.call("binance", "ticker24h", Value::Null).await.unwrap_err());
+    let (msg, _) =
+        provider_failure(sdk.call("binance", "ticker24h", Value::Null).await.unwrap_err());
     assert!(msg.contains("is not valid JSON"), "{msg}");
     assert!(msg.contains("<html>maintenance</html>"), "{msg}");
 
-    let msg =
-        upstream_message(sdk.call("coingecko", "marketChart", Value::Null).await.unwrap_err());
+    let (msg, _) =
+        provider_failure(sdk.call("coingecko", "marketChart", Value::Null).await.unwrap_err());
     assert!(
         msg.contains("at `prices.1.1`: expected a number or numeric string, got string \"n/a\""),
         "{msg}"
     );
 
-    let msg = upstream_message(sdk.call("coingecko", "price", Value::Null).await.unwrap_err());
+    let (msg, _) = provider_failure(sdk.call("coingecko", "price", Value::Null).await.unwrap_err());
     assert!(msg.contains("expected an object at `error`"), "{msg}");
 }
 
@@ -393,7 +410,8 @@ async fn required_auth_missing_names_the_variable() {
     }))
     .unwrap();
     let sdk = sdk(vec![spec.clone()], &srv.origin);
-    let msg = upstream_message(sdk.call("keyed", "get", Value::Null).await.unwrap_err());
+    let (msg, cause) = provider_failure(sdk.call("keyed", "get", Value::Null).await.unwrap_err());
+    assert_eq!(cause, Cause::NeedsKey);
     assert!(msg.contains("environment variable KEYED_API_KEY is not set"), "{msg}");
     assert_eq!(srv.hits("/data"), 0);
 

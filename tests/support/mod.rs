@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use boardsmith::provenance::Provenance;
-use boardsmith::sandbox::{Limits, Sandbox, SandboxConfig, SdkAnswer, SdkHost};
+use boardsmith::sandbox::{Limits, Sandbox, SandboxConfig, SdkAnswer, SdkFailure, SdkHost};
 use boardsmith::sdk::{Sdk, SdkConfig};
 use boardsmith::server::connections::ServerLimits;
 use futures::future::BoxFuture;
@@ -76,7 +76,7 @@ impl SdkHost for TestHost {
         source: String,
         method: String,
         params: Value,
-    ) -> BoxFuture<'static, Result<Arc<SdkAnswer>, String>> {
+    ) -> BoxFuture<'static, Result<Arc<SdkAnswer>, SdkFailure>> {
         if source != "test" {
             return self.sdk.clone().call(source, method, params);
         }
@@ -89,7 +89,10 @@ impl SdkHost for TestHost {
                     json!({ "slept": ms })
                 }
                 "echo" => params,
-                _ => return Err(params["message"].as_str().unwrap_or("test failure").to_owned()),
+                _ => {
+                    let message = params["message"].as_str().unwrap_or("test failure");
+                    return Err(SdkFailure::call(message));
+                }
             };
             let provenance = Provenance {
                 provider: "test".into(),

@@ -141,6 +141,10 @@ pub struct Settings {
     /// `null` or empty: the file's.
     #[serde(default)]
     pub default_model: Option<String>,
+    /// Whether the next provider of a method (demo data, where that is next) serves while one
+    /// is unavailable, over `BOARDSMITH_DATA_FALLBACK` and `[data] fallback`; `null`: theirs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_fallback: Option<bool>,
 }
 
 /// The settings and what is in force.

@@ -340,6 +340,7 @@ impl App {
             .await
             .context("loading the admin definitions")?,
         );
+        sdk.set_fallback(admin.settings().await.settings.data_fallback);
         let agents = Arc::new(
             AgentService::new(
                 catalog.clone(),

@@ -30,7 +30,7 @@ use dashboard::{ChangeEntry, DashboardState, Panel};
 use sandbox::{ExecError, Sandbox};
 
 pub use outbox::{CLOSE_TOO_FAR_BEHIND, Closed, Outbox, OutboxItem};
-pub use runner::{PanelRun, RunStatus};
+pub use runner::{Good, Keeper, Kept, PanelRun, RunOk, RunStatus};
 pub use viewer::{Admission, Viewer, ViewerError, ViewerLimits};
 
 use viewer::Subscriber;
@@ -55,6 +55,21 @@ pub struct PanelSlot {
     /// When the data was produced (unix ms).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refreshed_at: Option<i64>,
+    /// Set when `status` is `stale`: the data shown is the last good data, and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale: Option<Stale>,
+}
+
+/// Why a panel shows its last good data instead of fresh data.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Stale {
+    /// When the data shown was produced (unix ms).
+    pub data_at: i64,
+    /// When the panel's runs started failing (unix ms).
+    pub failing_since: i64,
+    /// The analyst's sentence for the failure ("Binance cannot be reached").
+    pub reason: String,
 }
 
 /// The events pushed to subscribers, exactly as on the wire.
@@ -108,6 +123,13 @@ pub enum Event {
         duration_ms: f64,
         /// When it was produced (unix ms).
         refreshed_at: i64,
+        /// Set when this is the last good data, shown because the latest run failed for a
+        /// provider's reason.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        stale: Option<Stale>,
+        /// The latest run's failure, when `stale`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<ExecError>,
     },
     /// A panel run failed.
     #[serde(rename = "panel.error", rename_all = "camelCase")]
@@ -155,6 +177,9 @@ struct View {
     overrides: Map<String, Value>,
     slots: HashMap<String, PanelSlot>,
     last_run: HashMap<String, Instant>,
+    /// Panels whose runs fail for a provider's reason that may pass (down, slow, busy): how
+    /// many times in a row. They are run again on their own, backing off.
+    failures: HashMap<String, u32>,
     /// The serialized snapshot, shared by every subscriber of the view until the version, a
     /// panel result or the values change (many viewers opening a dashboard cost one
     /// serialization).
@@ -392,6 +417,12 @@ impl Live {
             limits: config.viewers,
             counters: viewer::Counters::default(),
         }
+    }
+
+    /// Keeps panels' last good results durably through `keeper` from now on (set once), so a
+    /// restart or another node can show them while a provider is down.
+    pub fn keep_with(&self, keeper: Arc<dyn Keeper>) {
+        self.runner.keep_with(keeper);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Watched>> {
@@ -723,13 +754,22 @@ impl Live {
         let slot = view.slots.entry(panel_id.to_owned()).or_insert_with(pending_slot);
         slot.seq = seq;
         view.last_run.insert(panel_id.to_owned(), Instant::now());
-        let event = match run.result {
-            Ok(ok) => {
+        let retry = run.result.as_ref().err().and_then(retry_after);
+        match retry {
+            Some(_) => *view.failures.entry(panel_id.to_owned()).or_insert(0) += 1,
+            None => {
+                view.failures.remove(panel_id);
+            }
+        }
+        let duration_ms = run.duration.as_secs_f64() * 1e3;
+        let event = match (run.result, run.kept) {
+            (Ok(ok), _) => {
                 slot.status = RunStatus::Ok;
                 slot.data = Some(ok.data.clone());
                 slot.provenance.clone_from(&ok.provenance);
                 slot.error = None;
                 slot.refreshed_at = Some(run.finished_at);
+                slot.stale = None;
                 Event::Data {
                     dashboard_id: id.to_owned(),
                     panel_id: panel_id.to_owned(),
@@ -737,13 +777,43 @@ impl Live {
                     data: ok.data,
                     row_count: ok.row_count,
                     provenance: ok.provenance,
-                    duration_ms: run.duration.as_secs_f64() * 1e3,
+                    duration_ms,
                     refreshed_at: run.finished_at,
+                    stale: None,
+                    error: None,
                 }
             }
-            Err(error) => {
+            (Err(error), Some(kept)) => {
+                let reason = error
+                    .outage
+                    .as_ref()
+                    .map_or_else(|| "the data provider failed".to_owned(), |o| o.summary.clone());
+                let stale =
+                    Stale { data_at: kept.good.at, failing_since: kept.failing_since, reason };
+                let ok = kept.good.ok;
+                slot.status = RunStatus::Stale;
+                slot.data = Some(ok.data.clone());
+                slot.provenance.clone_from(&ok.provenance);
+                slot.error = Some(error.clone());
+                slot.refreshed_at = Some(kept.good.at);
+                slot.stale = Some(stale.clone());
+                Event::Data {
+                    dashboard_id: id.to_owned(),
+                    panel_id: panel_id.to_owned(),
+                    seq,
+                    data: ok.data,
+                    row_count: ok.row_count,
+                    provenance: ok.provenance,
+                    duration_ms,
+                    refreshed_at: kept.good.at,
+                    stale: Some(stale),
+                    error: Some(error),
+                }
+            }
+            (Err(error), None) => {
                 slot.status = RunStatus::Error;
                 slot.error = Some(error.clone());
+                slot.stale = None;
                 Event::PanelError {
                     dashboard_id: id.to_owned(),
                     panel_id: panel_id.to_owned(),
@@ -864,12 +934,23 @@ impl Live {
                     .panels
                     .iter()
                     .filter(|p| {
-                        let Some(every) = p
+                        let every = p
                             .refresh
                             .as_deref()
                             .or(state.refresh.as_deref())
-                            .and_then(parse_interval)
-                        else {
+                            .and_then(parse_interval);
+                        // A panel failing for a provider's reason is retried sooner when its
+                        // schedule would wait longer (or it has none), so it recovers alone.
+                        let retry = view.failures.get(&p.id).map(|n| {
+                            let breaker = view
+                                .slots
+                                .get(&p.id)
+                                .and_then(|s| s.error.as_ref())
+                                .and_then(retry_after)
+                                .unwrap_or(RETRY_FIRST);
+                            retry_backoff(*n).max(breaker)
+                        });
+                        let Some(every) = [every, retry].into_iter().flatten().min() else {
                             return false;
                         };
                         view.last_run.get(&p.id).is_none_or(|t| now.duration_since(*t) >= every)
@@ -967,7 +1048,29 @@ fn pending_slot() -> PanelSlot {
         error: None,
         seq: 0,
         refreshed_at: None,
+        stale: None,
     }
+}
+
+/// Soonest a panel failing for a provider's reason is run again, and the longest it waits.
+const RETRY_FIRST: Duration = Duration::from_secs(2);
+const RETRY_MOST: Duration = Duration::from_secs(60);
+
+/// When a failed run is worth repeating without anyone asking: a provider that is down, slow
+/// or busy may answer later (its breaker says when it calls again). `None` for code failures
+/// and for a provider waiting on a setting (a key, a switch).
+fn retry_after(error: &ExecError) -> Option<Duration> {
+    let outage = error.outage.as_ref()?;
+    outage.cause.transient().then(|| {
+        let breaker = Duration::from_millis(outage.retry_in_ms.unwrap_or(0));
+        breaker.max(RETRY_FIRST)
+    })
+}
+
+/// The wait before the `n`th retry (from 1) of a failing panel: doubling from
+/// [`RETRY_FIRST`], at most [`RETRY_MOST`].
+fn retry_backoff(n: u32) -> Duration {
+    RETRY_FIRST.saturating_mul(1 << n.saturating_sub(1).min(5)).min(RETRY_MOST)
 }
 
 /// Moves a watched dashboard to a new version, dropping slots of panels that no longer exist.
@@ -976,6 +1079,7 @@ fn adopt(w: &mut Watched, version: u64, state: Arc<DashboardState>) {
         view.snapshot = None;
         view.slots.retain(|id, _| state.panels.iter().any(|p| &p.id == id));
         view.last_run.retain(|id, _| state.panels.iter().any(|p| &p.id == id));
+        view.failures.retain(|id, _| state.panels.iter().any(|p| &p.id == id));
     }
     w.version = version;
     w.state = Some(state);

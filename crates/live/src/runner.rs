@@ -25,8 +25,46 @@ pub enum RunStatus {
     Ok,
     /// The last run failed.
     Error,
+    /// The last run failed for a provider's reason, and the last good data is shown.
+    Stale,
     /// Not run yet.
     Pending,
+}
+
+/// A panel's last successful result, kept for when a later run fails for a provider's reason
+/// (in memory, and durably through a [`Keeper`]).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Good {
+    /// The data.
+    pub ok: RunOk,
+    /// When it was produced (unix ms).
+    pub at: i64,
+}
+
+/// The last good data a failed run falls back on, and since when the panel fails.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Kept {
+    /// The last good result.
+    pub good: Good,
+    /// When this panel's runs started failing (unix ms).
+    pub failing_since: i64,
+}
+
+/// Keeps panels' last good results durably, so a restart or another node has them (the
+/// dashboards layer implements it over the store). Keyed by dashboard, panel and the run's
+/// fingerprint (code and variable values).
+pub trait Keeper: Send + Sync {
+    /// Keeps `good` (fire and forget: a failure is logged, never slows the run).
+    fn keep(&self, dashboard: &str, panel: &str, fingerprint: &str, good: &Good);
+    /// The kept result, if any.
+    fn kept<'a>(
+        &'a self,
+        dashboard: &'a str,
+        panel: &'a str,
+        fingerprint: &'a str,
+    ) -> base::BoxFuture<'a, Option<Good>>;
 }
 
 /// A successful run's data.
@@ -50,6 +88,8 @@ pub struct PanelRun {
     pub duration: Duration,
     /// When it finished (unix ms).
     pub finished_at: i64,
+    /// When the run failed for a provider's reason: the last good data to show instead.
+    pub kept: Option<Kept>,
 }
 
 /// A [`PanelRun`] as JSON, for another node (see `live::RefreshCoordinator`).
@@ -62,6 +102,8 @@ struct SharedRun {
     error: Option<ExecError>,
     duration_ms: f64,
     finished_at: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    kept: Option<Kept>,
 }
 
 impl PanelRun {
@@ -76,6 +118,7 @@ impl PanelRun {
             error,
             duration_ms: self.duration.as_secs_f64() * 1e3,
             finished_at: self.finished_at,
+            kept: self.kept.clone(),
         };
         serde_json::to_string(&shared).unwrap_or_default()
     }
@@ -89,7 +132,7 @@ impl PanelRun {
             _ => return None,
         };
         let duration = Duration::from_secs_f64((s.duration_ms / 1e3).clamp(0.0, 3600.0));
-        Some(Self { result, duration, finished_at: s.finished_at })
+        Some(Self { result, duration, finished_at: s.finished_at, kept: s.kept })
     }
 }
 
@@ -102,6 +145,15 @@ pub(super) struct Runner {
     cache: Mutex<HashMap<Key, (u64, PanelRun, Instant)>>,
     /// Executions that reached the sandbox.
     executed: std::sync::atomic::AtomicU64,
+    /// Per panel: the last good result of its latest fingerprint, and since when it fails
+    /// (for its fingerprint).
+    good: Mutex<HashMap<Key, (u64, Good)>>,
+    failing: Mutex<HashMap<Key, (u64, i64)>>,
+    keeper: std::sync::OnceLock<Arc<dyn Keeper>>,
+}
+
+fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn fingerprint(panel: &Panel, vars: &Map<String, Value>) -> u64 {
@@ -118,7 +170,15 @@ impl Runner {
             locks: Mutex::default(),
             cache: Mutex::default(),
             executed: std::sync::atomic::AtomicU64::new(0),
+            good: Mutex::default(),
+            failing: Mutex::default(),
+            keeper: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Keeps last good results durably through `keeper` from now on (set once).
+    pub fn keep_with(&self, keeper: Arc<dyn Keeper>) {
+        let _ = self.keeper.set(keeper);
     }
 
     /// Executions that reached the sandbox since start (cache hits excluded).
@@ -170,12 +230,58 @@ impl Runner {
                 return run.clone();
             }
         }
-        let run = self.execute(&panel.code, Some(panel), vars).await;
+        let mut run = self.execute(&panel.code, Some(panel), vars).await;
+        self.remember(&key, fp, &mut run).await;
         self.cache
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(key, (fp, run.clone(), Instant::now()));
         run
+    }
+
+    /// Keeps a good result (in memory and through the keeper); gives a run that failed for a
+    /// provider's reason the last good result of the same code and values, if there is one.
+    async fn remember(&self, key: &Key, fp: u64, run: &mut PanelRun) {
+        let fingerprint = format!("{fp:016x}");
+        let error = match &run.result {
+            Ok(ok) => {
+                let good = Good { ok: ok.clone(), at: run.finished_at };
+                if let Some(k) = self.keeper.get() {
+                    k.keep(&key.0, &key.1, &fingerprint, &good);
+                }
+                locked(&self.good).insert(key.clone(), (fp, good));
+                locked(&self.failing).remove(key);
+                return;
+            }
+            Err(e) => e,
+        };
+        if error.kind != ErrorKind::Provider {
+            locked(&self.failing).remove(key);
+            return;
+        }
+        let failing_since = {
+            let mut failing = locked(&self.failing);
+            let entry = failing.entry(key.clone()).or_insert((fp, run.finished_at));
+            if entry.0 != fp {
+                *entry = (fp, run.finished_at);
+            }
+            entry.1
+        };
+        let held = locked(&self.good).get(key).filter(|(f, _)| *f == fp).map(|(_, g)| g.clone());
+        let good = match held {
+            Some(g) => Some(g),
+            None => match self.keeper.get() {
+                Some(k) => {
+                    let found = k.kept(&key.0, &key.1, &fingerprint).await;
+                    if let Some(g) = &found {
+                        locked(&self.good).insert(key.clone(), (fp, g.clone()));
+                    }
+                    found
+                }
+                None => None,
+            },
+        };
+        run.kept = good.map(|good| Kept { good, failing_since });
     }
 
     /// Runs code that belongs to no dashboard (preview); no cache.
@@ -210,6 +316,6 @@ impl Runner {
             Err(e) => Err(e),
         };
         base::telemetry::panel_run(result.is_ok());
-        PanelRun { result, duration: started.elapsed(), finished_at: super::unix_ms() }
+        PanelRun { result, duration: started.elapsed(), finished_at: super::unix_ms(), kept: None }
     }
 }

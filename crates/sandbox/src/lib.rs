@@ -31,6 +31,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use base::outage::Outage;
 use base::provenance::Provenance;
 
 pub use pool::PoolStats;
@@ -42,14 +43,43 @@ pub trait SdkHost: Send + Sync + 'static {
     fn catalog(&self) -> BTreeMap<String, Vec<String>>;
     /// The registry as `search` code sees it (`spec.sources`, `spec.utils`).
     fn spec(&self) -> Value;
-    /// Performs one call. The error message is shown to the model verbatim. The answer is
+    /// Performs one call. The failure's message is shown to the model verbatim. The answer is
     /// shared (a cached answer is not copied per call).
     fn call(
         self: Arc<Self>,
         source: String,
         method: String,
         params: Value,
-    ) -> BoxFuture<'static, Result<Arc<SdkAnswer>, String>>;
+    ) -> BoxFuture<'static, Result<Arc<SdkAnswer>, SdkFailure>>;
+    /// The outage to report when code ran out of time waiting on a call of `source.method`
+    /// (the provider that serves it did not answer); `None` when no provider is to blame.
+    fn waited_on(&self, _source: &str, _method: &str) -> Option<Outage> {
+        None
+    }
+}
+
+/// A failed `sdk` call: the message the code's `SdkError` carries, and when the data provider
+/// is to blame (not the call), the outage: an execution that ends on this error is then of
+/// kind [`ErrorKind::Provider`] and carries it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SdkFailure {
+    /// For the model: what failed and what to do.
+    pub message: String,
+    /// Set when the provider failed.
+    pub outage: Option<Outage>,
+}
+
+impl SdkFailure {
+    /// A failure of the call itself (no provider to blame).
+    pub fn call(message: impl Into<String>) -> Self {
+        Self { message: message.into(), outage: None }
+    }
+}
+
+impl From<String> for SdkFailure {
+    fn from(message: String) -> Self {
+        Self::call(message)
+    }
 }
 
 /// One answered `sdk` call: the value the code gets, and where it came from (collected per
@@ -201,8 +231,12 @@ pub enum ErrorKind {
     Runtime,
     /// A limit was exceeded; [`ExecError::limit`] says which.
     Limit,
-    /// An `sdk` call failed and the code did not handle it.
+    /// An `sdk` call failed for a reason of the call (unknown method, bad params, a request
+    /// the provider rejected) and the code did not handle it.
     Sdk,
+    /// A data provider failed (unreachable, not answering, busy, down, key refused): not the
+    /// code's fault; [`ExecError::outage`] says which provider and why.
+    Provider,
     /// The result cannot be turned into JSON (cyclic, BigInt) or has the wrong shape.
     Result,
 }
@@ -272,6 +306,9 @@ pub struct ExecError {
     /// Console output captured before the failure.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub logs: Vec<LogEntry>,
+    /// Set when `kind` is `provider`: the provider, its failure, a sentence for the analyst.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outage: Option<Outage>,
 }
 
 impl ExecError {
@@ -285,7 +322,13 @@ impl ExecError {
             stack: Vec::new(),
             limit: None,
             logs: Vec::new(),
+            outage: None,
         }
+    }
+
+    /// A provider's failure: kind [`ErrorKind::Provider`] with the outage.
+    pub fn provider(outage: Outage, message: impl Into<String>) -> Self {
+        Self { outage: Some(outage), ..Self::new(ErrorKind::Provider, message) }
     }
 
     /// A limit error.

@@ -22,7 +22,7 @@ use tokio::sync::Semaphore;
 use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 
 use super::protocol::{FromWorker, JobKind, ToWorker};
-use super::{ErrorKind, ExecError, Limit, Limits, Outcome, SandboxConfig, SdkHost};
+use super::{ErrorKind, ExecError, Limit, Limits, Outcome, SandboxConfig, SdkFailure, SdkHost};
 
 /// How long past the deadline a worker may take to answer. The worker interrupts its own
 /// code at the deadline (so the error names the line); a worker stuck in a native operation
@@ -201,6 +201,10 @@ impl Pool {
         let mut calls = 0u32;
         let mut origins = Vec::new();
         let mut inflight = FuturesUnordered::new();
+        // The calls not answered yet (to name the provider a deadline was spent waiting on),
+        // and the provider failures answered (to tell an uncaught `SdkError` of one apart).
+        let mut waiting: Vec<(u64, String, String)> = Vec::new();
+        let mut outages: Vec<(String, base::outage::Outage)> = Vec::new();
         loop {
             tokio::select! {
                 line = w.lines.next() => {
@@ -220,8 +224,9 @@ impl Pool {
                         Ok(FromWorker::Call { id, source, method, params }) => {
                             calls += 1;
                             let fut = if calls > limits.sdk_calls {
-                                Box::pin(futures::future::ready(Err("sdk call limit reached".to_owned())))
+                                Box::pin(futures::future::ready(Err(SdkFailure::call("sdk call limit reached"))))
                             } else {
+                                waiting.push((id, source.clone(), method.clone()));
                                 self.host.clone().call(source, method, params)
                             };
                             inflight.push(async move { (id, fut.await) });
@@ -232,7 +237,10 @@ impl Pool {
                                 Err(e) => Err(ExecError::new(ErrorKind::Result, format!("result is not JSON: {e}"))),
                             }, retire);
                         }
-                        Ok(FromWorker::Fail { error, retire }) => return End::Answered(Err(error), retire),
+                        Ok(FromWorker::Fail { error, retire }) => {
+                            let error = blame(error, &outages, &waiting, self.host.as_ref(), deadline_len);
+                            return End::Answered(Err(error), retire);
+                        }
                         Ok(FromWorker::Ready) | Err(_) => {
                             kill(w).await;
                             return End::Lost(internal(format!("protocol error from worker: {}", base::text::clip(&line, 200))));
@@ -247,12 +255,18 @@ impl Pool {
                     }
                     let mut bytes = Vec::new();
                     for (id, result) in ready {
+                        waiting.retain(|(w, ..)| *w != id);
                         let reply = match result {
                             Ok(answer) => {
                                 base::provenance::merge(&mut origins, answer.provenance.clone());
                                 ToWorker::Reply { id, ok: Some(answer.json().to_owned()), err: None }
                             }
-                            Err(e) => ToWorker::Reply { id, ok: None, err: Some(e) },
+                            Err(SdkFailure { message, outage }) => {
+                                if let Some(o) = outage {
+                                    outages.push((message.clone(), o));
+                                }
+                                ToWorker::Reply { id, ok: None, err: Some(message) }
+                            }
                         };
                         push_line(&mut bytes, &reply);
                     }
@@ -263,6 +277,9 @@ impl Pool {
                 () = tokio::time::sleep_until(deadline + KILL_GRACE) => {
                     kill(w).await;
                     self.counters.killed.fetch_add(1, Ordering::Relaxed);
+                    if let Some(e) = waited_out(&waiting, self.host.as_ref(), deadline_len) {
+                        return End::Lost(e);
+                    }
                     let mut e = ExecError::limit(
                         Limit::Deadline,
                         format!(
@@ -446,6 +463,46 @@ fn classify_death(
     };
     let detail = stderr.last().map(|l| format!(": {l}")).unwrap_or_default();
     ExecError::new(ErrorKind::Runtime, format!("sandbox worker crashed ({how}, {context}){detail}"))
+}
+
+/// An execution's error with the provider to blame when there is one: an uncaught `SdkError`
+/// whose call failed for a provider's reason, or a deadline spent waiting on a provider.
+fn blame(
+    mut error: ExecError,
+    outages: &[(String, base::outage::Outage)],
+    waiting: &[(u64, String, String)],
+    host: &dyn SdkHost,
+    deadline: Duration,
+) -> ExecError {
+    match error.kind {
+        ErrorKind::Sdk => {
+            if let Some((_, outage)) = outages.iter().find(|(m, _)| error.message.contains(m)) {
+                error.kind = ErrorKind::Provider;
+                error.outage = Some(outage.clone());
+            }
+            error
+        }
+        ErrorKind::Limit if error.limit == Some(Limit::Deadline) => {
+            waited_out(waiting, host, deadline).unwrap_or(error)
+        }
+        _ => error,
+    }
+}
+
+/// Out of time while a provider had not answered: the provider's failure, naming it.
+fn waited_out(
+    waiting: &[(u64, String, String)],
+    host: &dyn SdkHost,
+    deadline: Duration,
+) -> Option<ExecError> {
+    let outage = waiting.iter().find_map(|(_, src, m)| host.waited_on(src, m))?;
+    let message = format!(
+        "{} did not answer within the panel's {} ms deadline ({}); the code is not at fault",
+        outage.name,
+        deadline.as_millis(),
+        outage.details
+    );
+    Some(ExecError::provider(outage, message))
 }
 
 fn internal(msg: String) -> ExecError {

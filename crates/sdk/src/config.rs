@@ -67,7 +67,18 @@ pub struct SdkConfig {
     /// answers' JSON text plus a small overhead each. `0` caches nothing (identical calls in
     /// flight are still coalesced).
     pub cache_bytes: Option<usize>,
+    /// Longest one call waits for an HTTP provider before failing as not answering
+    /// (`BOARDSMITH_DATA_WAIT_MS`; default [`DEFAULT_WAIT`]). The request goes on in the
+    /// background and its answer fills the cache, so one slow provider holds no panel (nor its
+    /// sandbox worker) longer than this.
+    pub wait: Option<std::time::Duration>,
 }
+
+/// Variable setting [`SdkConfig::wait`] in milliseconds.
+pub const WAIT_VAR: &str = "BOARDSMITH_DATA_WAIT_MS";
+
+/// How long a call waits for a provider unless configured.
+pub const DEFAULT_WAIT: std::time::Duration = std::time::Duration::from_millis(1000);
 
 /// Variable setting [`SdkConfig::cache_bytes`].
 pub const CACHE_BYTES_VAR: &str = "BOARDSMITH_SDK_CACHE_BYTES";
@@ -77,7 +88,7 @@ impl SdkConfig {
     /// `BOARDSMITH_DATA_FILES`, `BOARDSMITH_ASOF` (RFC 3339), `BOARDSMITH_OUTBOUND_ALLOW`
     /// (comma-separated), `BOARDSMITH_OUTBOUND_ALLOW_PRIVATE`, `BOARDSMITH_OFFLINE`,
     /// `BOARDSMITH_DATA_FALLBACK`, `BOARDSMITH_SDK_CACHE_BYTES` (a value that is not a number of
-    /// bytes is ignored with a warning).
+    /// bytes is ignored with a warning), `BOARDSMITH_DATA_WAIT_MS`.
     pub fn from_env() -> Self {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
         Self {
@@ -111,7 +122,19 @@ impl SdkConfig {
                 }
                 n
             }),
+            wait: var(WAIT_VAR).and_then(|v| {
+                let n = v.trim().parse().ok().filter(|ms| *ms > 0);
+                if n.is_none() {
+                    tracing::warn!("{WAIT_VAR}={v} is not a number of milliseconds: ignored");
+                }
+                n.map(std::time::Duration::from_millis)
+            }),
         }
+    }
+
+    /// How long one call waits for an HTTP provider.
+    pub fn wait(&self) -> std::time::Duration {
+        self.wait.unwrap_or(DEFAULT_WAIT)
     }
 
     /// A variable: from `env`, else from the process environment when `use_env` is set.

@@ -11,6 +11,7 @@ pub mod builtin;
 mod cache;
 mod config;
 pub mod file;
+pub mod health;
 pub mod http;
 pub mod limit;
 pub mod provider;
@@ -26,8 +27,9 @@ use serde_json::Value;
 pub use provider::{ProviderSpec, Status};
 pub use spec::{Backing, MethodSpec, ParamSpec, ParamType, Registry, ReturnSpec, SourceSpec};
 
+use base::outage::{Cause, Outage};
 use base::provenance::Provenance;
-pub use config::SdkConfig;
+pub use config::{DEFAULT_WAIT, SdkConfig, WAIT_VAR};
 use sandbox::SdkAnswer;
 
 /// Spec files compiled into the binary.
@@ -85,7 +87,20 @@ pub enum SdkError {
     /// The SDK's own configuration is unusable (an invalid `BOARDSMITH_OUTBOUND_ALLOW` entry).
     #[error("invalid data-source configuration: {0}")]
     Config(String),
-    /// The backing failed (HTTP status, timeout, malformed body, missing file).
+    /// The provider failed: unreachable, not answering, busy, down, its key refused or
+    /// missing, its answer unreadable. Not the calling code's fault.
+    #[error("{source_name}.{method}: {message}")]
+    Provider {
+        /// The source.
+        source_name: String,
+        /// The method.
+        method: String,
+        /// What went wrong, for a model: host, status, attempts, what to do.
+        message: String,
+        /// The provider, the kind of failure and the analyst's sentence.
+        outage: Box<Outage>,
+    },
+    /// The backing failed otherwise (a request the provider rejected, a missing file).
     #[error("{source_name}.{method}: {message}")]
     Upstream {
         /// The source.
@@ -95,6 +110,21 @@ pub enum SdkError {
         /// What went wrong, including the HTTP status if any.
         message: String,
     },
+}
+
+impl SdkError {
+    /// The provider's failure, when a provider is to blame.
+    pub fn outage(&self) -> Option<&Outage> {
+        match self {
+            Self::Provider { outage, .. } => Some(outage),
+            _ => None,
+        }
+    }
+
+    /// Whether another provider may serve instead: this one is down, slow or busy.
+    fn unavailable(&self) -> bool {
+        self.outage().is_some_and(|o| o.cause.transient())
+    }
 }
 
 fn hint(suggestions: &[String], disabled_by: Option<&str>) -> String {
@@ -115,8 +145,13 @@ pub struct Sdk {
     cache: cache::Cache,
     http: http::Client,
     upstream_calls: AtomicU64,
-    /// Per HTTP provider: its rate limit and circuit breaker.
+    /// Per HTTP provider: its rate limit, circuit breaker and share of connections.
     gates: std::collections::BTreeMap<String, Gate>,
+    /// How each HTTP provider is doing.
+    health: health::Health,
+    /// Whether the next provider serves when one is unavailable: starts as the configuration's
+    /// [`SdkConfig::fallback`], switched at run time by an administrator.
+    fallback: std::sync::atomic::AtomicBool,
     /// This SDK's own `Arc` when built by [`Sdk::shared`]: background renewals run on it.
     me: std::sync::Weak<Sdk>,
 }
@@ -133,6 +168,51 @@ impl Sdk {
     ) -> Result<http::Fetched, http::Error> {
         self.http.get_document(url, max_bytes, timeout).await
     }
+}
+
+/// A provider's status for Settings → Data providers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HealthStatus {
+    /// Its last call succeeded.
+    Live,
+    /// Its last call failed.
+    Degraded,
+    /// It failed again and again: calls to it fail at once until a probe succeeds.
+    Down,
+    /// Not called since the server started.
+    Unknown,
+    /// It needs a key that is not set.
+    NeedsKey,
+    /// Switched off here (offline mode, or its switch).
+    Off,
+}
+
+/// One HTTP provider's health.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderHealth {
+    /// The provider (`binance`).
+    pub provider: String,
+    /// Its human-readable name.
+    pub name: String,
+    /// Its status.
+    pub status: HealthStatus,
+    /// Since when, last success, last failure, latency.
+    #[serde(flatten)]
+    pub record: health::Record,
+}
+
+/// Every HTTP provider's health, and the switches that decide what a failure leaves.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HealthReport {
+    /// Offline mode: demo data and files only.
+    pub offline: bool,
+    /// Whether the next provider (often demo data) serves when one is unavailable.
+    pub fallback: bool,
+    /// The providers, by name.
+    pub providers: Vec<ProviderHealth>,
 }
 
 /// How one provider answered `boardsmith sdk check`.
@@ -152,19 +232,16 @@ pub struct Check {
 }
 
 /// How calls to one HTTP provider are paced and cut off.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Gate {
     bucket: Option<limit::Bucket>,
     breaker: limit::Breaker,
+    /// Requests in flight to it: one provider never takes every connection.
+    slots: tokio::sync::Semaphore,
 }
 
-/// How serving with one provider failed.
-enum Served {
-    /// The provider is down, overloaded or its breaker is open: another may serve.
-    Unavailable(SdkError),
-    /// Anything else (bad params for it, a rejected request, a mapping error).
-    Other(SdkError),
-}
+/// Most requests in flight to one provider at once.
+pub const PROVIDER_SLOTS: usize = 8;
 
 impl std::fmt::Debug for Sdk {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -195,10 +272,16 @@ impl Sdk {
             .map(|p| {
                 let limit = registry.provider(&p.provider).and_then(|d| d.rate_limit);
                 let bucket = limit.map(|l| limit::Bucket::new(l.requests, l.per(), now));
-                (p.provider, Gate { bucket, breaker: limit::Breaker::default() })
+                let gate = Gate {
+                    bucket,
+                    breaker: limit::Breaker::default(),
+                    slots: tokio::sync::Semaphore::new(PROVIDER_SLOTS),
+                };
+                (p.provider, gate)
             })
             .collect();
         let cache = cache::Cache::new(config.cache_bytes.unwrap_or(cache::DEFAULT_BUDGET));
+        let fallback = std::sync::atomic::AtomicBool::new(config.fallback);
         Ok(Self {
             registry,
             config,
@@ -206,6 +289,8 @@ impl Sdk {
             http,
             upstream_calls: AtomicU64::new(0),
             gates,
+            health: health::Health::default(),
+            fallback,
             me: std::sync::Weak::new(),
         })
     }
@@ -230,6 +315,60 @@ impl Sdk {
         &self.registry
     }
 
+    /// Whether the next provider (demo data, where it is next) serves when one is unavailable.
+    pub fn fallback(&self) -> bool {
+        self.fallback.load(Ordering::Relaxed)
+    }
+
+    /// Switches [`Sdk::fallback`] from now on: an administrator's choice, or (`None`) the
+    /// configuration's.
+    pub fn set_fallback(&self, choice: Option<bool>) {
+        let on = choice.unwrap_or(self.config.fallback);
+        if self.fallback.swap(on, Ordering::Relaxed) != on {
+            tracing::info!(target: "sdk::health", "fallback to the next provider when one is unavailable: {}", if on { "on" } else { "off" });
+        }
+    }
+
+    /// Every HTTP provider with its status here (needs a key, off) and its health as calls
+    /// found it, in name order: what Settings → Data providers shows.
+    pub fn health(&self) -> HealthReport {
+        let mut providers: Vec<ProviderHealth> = Vec::new();
+        for src in self.registry.sources() {
+            for m in &src.methods {
+                for p in provider::providers_of(src, m) {
+                    if !matches!(p.backing, Backing::Http(_))
+                        || providers.iter().any(|h| h.provider == p.provider)
+                    {
+                        continue;
+                    }
+                    let record = self.health.get(&p.provider);
+                    let status = match self.status(src, &p) {
+                        Status::NeedsKey(_) => HealthStatus::NeedsKey,
+                        Status::Disabled(_) => HealthStatus::Off,
+                        Status::Live | Status::Demo => match record.state {
+                            health::State::Unknown => HealthStatus::Unknown,
+                            health::State::Live => HealthStatus::Live,
+                            health::State::Degraded => HealthStatus::Degraded,
+                            health::State::Down => HealthStatus::Down,
+                        },
+                    };
+                    let name = self
+                        .registry
+                        .provider(&p.provider)
+                        .map_or_else(|| p.provider.clone(), |d| d.display_name.clone());
+                    providers.push(ProviderHealth {
+                        provider: p.provider.clone(),
+                        name,
+                        status,
+                        record,
+                    });
+                }
+            }
+        }
+        providers.sort_by(|a, b| a.provider.cmp(&b.provider));
+        HealthReport { offline: self.config.offline, fallback: self.fallback(), providers }
+    }
+
     /// How many calls reached a backing (cache misses that were not coalesced).
     pub fn upstream_calls(&self) -> u64 {
         self.upstream_calls.load(Ordering::Relaxed)
@@ -241,6 +380,10 @@ impl Sdk {
     /// time). When the provider is unavailable (down, or its breaker open) and the user allowed
     /// fallback (`BOARDSMITH_DATA_FALLBACK=1`), the next provider in the order serves instead,
     /// and its answer names it; a forced provider never falls back.
+    ///
+    /// A provider's failure is [`SdkError::Provider`], with its [`Outage`]. An HTTP provider
+    /// that has not answered within [`SdkConfig::wait`] fails the call as not answering while
+    /// its request goes on in the background and fills the cache for the next call.
     #[base::boxed]
     pub async fn call(
         &self,
@@ -259,68 +402,161 @@ impl Sdk {
         let mut providers = provider::providers_of(src, m);
         let mut failed: Vec<String> = Vec::new();
         loop {
-            let chosen = provider::choose(src, providers.clone(), forced.as_deref(), &params, self)
-                .map_err(|e| {
-                    let mut message = e.to_string();
-                    if !failed.is_empty() {
-                        message = format!("{}; before that: {message}", failed.join("; "));
+            let chosen =
+                match provider::choose(src, providers.clone(), forced.as_deref(), &params, self) {
+                    Ok(chosen) => chosen,
+                    Err(e) => {
+                        let mut message = e.to_string();
+                        if !failed.is_empty() {
+                            message = format!("{}; before that: {message}", failed.join("; "));
+                        }
+                        return Err(self.unserved(src, m, &providers, &forced, &params, message));
                     }
-                    SdkError::Upstream {
-                        source_name: source.to_owned(),
-                        method: method.to_owned(),
-                        message,
-                    }
-                })?;
+                };
             match self.serve(src, m, &chosen, &params).await {
-                Err(Served::Unavailable(e)) if self.config.fallback && forced.is_none() => {
+                Err(e) if e.unavailable() && self.fallback() && forced.is_none() => {
                     failed.push(format!("{} failed: {e}", chosen.provider));
                     providers.retain(|p| p.provider != chosen.provider);
                 }
-                Err(Served::Unavailable(e) | Served::Other(e)) => return Err(e),
-                Ok(answer) => return Ok(answer),
+                other => return other,
             }
         }
     }
 
+    /// Why no provider serves a call: a provider's failure when the first one that applies
+    /// needs a key or is switched off, else the call's.
+    fn unserved(
+        &self,
+        src: &SourceSpec,
+        m: &MethodSpec,
+        providers: &[ProviderSpec],
+        forced: &Option<String>,
+        params: &serde_json::Map<String, Value>,
+        message: String,
+    ) -> SdkError {
+        let blocked = providers
+            .iter()
+            .filter(|p| forced.as_ref().is_none_or(|f| *f == p.provider))
+            .filter(|p| p.mismatch(params).is_none())
+            .find_map(|p| match self.status(src, p) {
+                Status::NeedsKey(var) => Some((p, Cause::NeedsKey, var)),
+                Status::Disabled(var) => Some((p, Cause::Off, var)),
+                Status::Live | Status::Demo => None,
+            });
+        match blocked {
+            Some((p, cause, var)) => {
+                let outage = self.outage(&p.provider, cause, message.clone(), None).setting(var);
+                self.provider_error(src, m, message, outage)
+            }
+            None => SdkError::Upstream {
+                source_name: src.name.clone(),
+                method: m.name.clone(),
+                message,
+            },
+        }
+    }
+
+    fn provider_error(
+        &self,
+        src: &SourceSpec,
+        m: &MethodSpec,
+        message: String,
+        outage: Outage,
+    ) -> SdkError {
+        SdkError::Provider {
+            source_name: src.name.clone(),
+            method: m.name.clone(),
+            message,
+            outage: Box::new(outage),
+        }
+    }
+
+    /// An outage of `provider` (its display name from its definition file).
+    fn outage(&self, provider: &str, cause: Cause, details: String, url: Option<&str>) -> Outage {
+        let name = self.registry.provider(provider).map_or(provider, |d| d.display_name.as_str());
+        let host = url.and_then(|u| reqwest::Url::parse(u).ok()?.host_str().map(str::to_owned));
+        Outage::new(provider, name, cause, details).host(host)
+    }
+
     /// Answers a call with one provider: cache (a stale HTTP answer is served at once while one
-    /// background fetch renews it), coalescing, then its backing.
+    /// background fetch renews it), coalescing, then its backing. An HTTP fetch runs as its own
+    /// task, waited on for at most [`SdkConfig::wait`].
     async fn serve(
         &self,
         src: &SourceSpec,
         m: &MethodSpec,
         chosen: &ProviderSpec,
         params: &serde_json::Map<String, Value>,
-    ) -> Result<Arc<SdkAnswer>, Served> {
+    ) -> Result<Arc<SdkAnswer>, SdkError> {
         base::telemetry::data_call(&chosen.provider);
         let now = self.config.asof.unwrap_or_else(Utc::now);
         // Builtin data is a pure function of (call, day): the day is part of the key so the
         // cache never serves yesterday's series after midnight.
         let key = cache::Key::new(&src.name, &m.name, &chosen.provider, params, now.date_naive());
         let ttl = std::time::Duration::from_secs(m.ttl_secs.unwrap_or(spec::DEFAULT_TTL_SECS));
-        if matches!(chosen.backing, Backing::Http(_))
-            && let Some((answer, renew)) = self.cache.stale(&key)
-        {
+        let Backing::Http(h) = &chosen.backing else {
+            return self.fill(key, ttl, src, m, chosen, params, now).await;
+        };
+        if let Some((answer, renew)) = self.cache.stale(&key) {
             if renew {
                 self.renew(src, m, chosen, params, key, ttl);
             }
             return Ok(answer);
         }
-        let unavailable = std::sync::atomic::AtomicBool::new(false);
-        let result = self
-            .cache
+        let Some(me) = self.me.upgrade() else {
+            return self.fill(key, ttl, src, m, chosen, params, now).await;
+        };
+        let (source, method) = (src.name.clone(), m.name.clone());
+        let (owned, args) = (chosen.clone(), params.clone());
+        // Not cancelled when this caller stops waiting: the answer fills the cache.
+        let task = tokio::spawn(async move {
+            let (src, m) = me.resolve(&source, &method)?;
+            me.fill(key, ttl, src, m, &owned, &args, now).await
+        });
+        let wait = self.config.wait();
+        match tokio::time::timeout(wait, task).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(lost)) => Err(SdkError::Upstream {
+                source_name: src.name.clone(),
+                method: m.name.clone(),
+                message: format!("the call was lost: {lost}"),
+            }),
+            Err(_) => {
+                let env = |k: &str| self.config.env(k);
+                let url = http::endpoint(h, params, &env);
+                let details = format!(
+                    "no answer from {} within {} ms; the request goes on in the background and \
+                     its answer serves the next call",
+                    url.as_deref().unwrap_or(&chosen.provider),
+                    wait.as_millis()
+                );
+                let outage =
+                    self.outage(&chosen.provider, Cause::Timeout, details.clone(), url.as_deref());
+                let message = format!("provider {} is not answering: {details}", chosen.provider);
+                Err(self.provider_error(src, m, message, outage.setting(config::WAIT_VAR)))
+            }
+        }
+    }
+
+    /// The cached answer, an identical call in flight, or a fetch from the backing.
+    #[allow(clippy::too_many_arguments)]
+    async fn fill(
+        &self,
+        key: cache::Key,
+        ttl: std::time::Duration,
+        src: &SourceSpec,
+        m: &MethodSpec,
+        chosen: &ProviderSpec,
+        params: &serde_json::Map<String, Value>,
+        now: DateTime<Utc>,
+    ) -> Result<Arc<SdkAnswer>, SdkError> {
+        self.cache
             .get_or_fetch(key, ttl, || async {
-                let fetched = self.fetch(src, m, chosen, params, now, &unavailable).await;
+                let fetched = self.fetch(src, m, chosen, params, now).await;
                 base::telemetry::data_fetch(&chosen.provider, fetched.is_ok());
                 fetched
             })
-            .await;
-        result.map_err(|e| {
-            if unavailable.load(Ordering::Relaxed) {
-                Served::Unavailable(e)
-            } else {
-                Served::Other(e)
-            }
-        })
+            .await
     }
 
     /// Fetches a stale answer's replacement in the background (on this SDK's own `Arc`; an SDK
@@ -343,8 +579,7 @@ impl Sdk {
         tokio::spawn(async move {
             let Ok((src, m)) = me.resolve(&source, &method) else { return };
             let now = me.config.asof.unwrap_or_else(Utc::now);
-            let unavailable = std::sync::atomic::AtomicBool::new(false);
-            match me.fetch(src, m, &chosen, &params, now, &unavailable).await {
+            match me.fetch(src, m, &chosen, &params, now).await {
                 Ok(answer) => me.cache.put(key, ttl, Arc::new(answer)),
                 Err(e) => {
                     tracing::debug!(%source, %method, error = %e, "renewing a stale answer failed");
@@ -354,8 +589,8 @@ impl Sdk {
         });
     }
 
-    /// One call to a provider's backing (no cache). Marks `unavailable` when the provider is
-    /// down or cut off, so the caller may fall back.
+    /// One call to a provider's backing (no cache). An HTTP provider's outcome feeds its
+    /// breaker and its health.
     async fn fetch(
         &self,
         src: &SourceSpec,
@@ -363,7 +598,6 @@ impl Sdk {
         chosen: &ProviderSpec,
         params: &serde_json::Map<String, Value>,
         now: DateTime<Utc>,
-        unavailable: &std::sync::atomic::AtomicBool,
     ) -> Result<SdkAnswer, SdkError> {
         let (source, method) = (src.name.as_str(), m.name.as_str());
         let backing = &chosen.backing;
@@ -384,45 +618,8 @@ impl Sdk {
                 Ok(SdkAnswer::new(value, provenance))
             }
             Backing::Http(h) => {
-                let gate = self.gates.get(&chosen.provider);
-                if let Some(g) = gate
-                    && let Err(open) = g.breaker.admit(std::time::Instant::now())
-                {
-                    unavailable.store(true, Ordering::Relaxed);
-                    return Err(upstream(format!("provider {} {open}", chosen.provider)));
-                }
+                let value = self.fetch_http(src, m, chosen, h, params).await?;
                 let env = |k: &str| self.config.env(k);
-                let pace = gate.and_then(|g| g.bucket.as_ref());
-                let fetched = http::fetch(&self.http, h, params, &env, pace).await;
-                if let Some(g) = gate {
-                    let outcome = match &fetched {
-                        Err(http::Error::Unavailable(m)) => Err(m.as_str()),
-                        _ => Ok(()),
-                    };
-                    g.breaker.record(std::time::Instant::now(), outcome);
-                }
-                let value = fetched.map_err(|e| match e {
-                    http::Error::Refused(refused) => SdkError::Refused {
-                        source_name: source.to_owned(),
-                        method: method.to_owned(),
-                        refused,
-                    },
-                    http::Error::Unavailable(m) => {
-                        unavailable.store(true, Ordering::Relaxed);
-                        let next = if self.config.fallback {
-                            ""
-                        } else {
-                            "; BOARDSMITH_DATA_FALLBACK=1 would let the next provider serve"
-                        };
-                        upstream(format!(
-                            "provider {} is unavailable: {m}; try again later{next}",
-                            chosen.provider
-                        ))
-                    }
-                    http::Error::Upstream(m) => {
-                        upstream(format!("provider {}: {m}", chosen.provider))
-                    }
-                })?;
                 let provenance = Provenance {
                     provider: chosen.provider.clone(),
                     demo: false,
@@ -445,6 +642,107 @@ impl Sdk {
                 };
                 Ok(SdkAnswer::new(value, provenance))
             }
+        }
+    }
+
+    /// One HTTP call through the provider's gate: its breaker (a provider known to be down
+    /// fails at once), its share of connections, its pace; the outcome recorded in its breaker
+    /// and health.
+    async fn fetch_http(
+        &self,
+        src: &SourceSpec,
+        m: &MethodSpec,
+        chosen: &ProviderSpec,
+        h: &http::HttpBacking,
+        params: &serde_json::Map<String, Value>,
+    ) -> Result<Value, SdkError> {
+        let provider = chosen.provider.as_str();
+        let env = |k: &str| self.config.env(k);
+        let url = http::endpoint(h, params, &env);
+        let gate = self.gates.get(provider);
+        if let Some(g) = gate
+            && let Err(open) = g.breaker.admit(std::time::Instant::now())
+        {
+            let last = self.health.get(provider).last_error;
+            let cause = last.as_ref().map_or(Cause::Unreachable, |o| o.cause);
+            let mut outage = self.outage(provider, cause, open.to_string(), url.as_deref());
+            outage.retry_in_ms = u64::try_from(open.retry_in.as_millis()).ok();
+            let outage = self.with_setting(outage);
+            let message = format!("provider {provider} {open}{}", self.fallback_hint());
+            return Err(self.provider_error(src, m, message, outage));
+        }
+        // Waiting for a slot counts against the caller's wait like the request itself.
+        let _slot = match gate {
+            Some(g) => g.slots.acquire().await.ok(),
+            None => None,
+        };
+        let pace = gate.and_then(|g| g.bucket.as_ref());
+        let started = std::time::Instant::now();
+        let fetched = http::fetch(&self.http, h, params, &env, pace).await;
+        let at = Utc::now().timestamp_millis();
+        let failure = match fetched {
+            Ok(value) => {
+                if let Some(g) = gate {
+                    g.breaker.record(std::time::Instant::now(), Ok(()));
+                }
+                self.health.success(provider, started.elapsed().as_secs_f64() * 1e3, at);
+                return Ok(value);
+            }
+            Err(http::Error::Refused(refused)) => {
+                return Err(SdkError::Refused {
+                    source_name: src.name.clone(),
+                    method: m.name.clone(),
+                    refused,
+                });
+            }
+            Err(http::Error::Upstream(message)) => {
+                return Err(SdkError::Upstream {
+                    source_name: src.name.clone(),
+                    method: m.name.clone(),
+                    message: format!("provider {provider}: {message}"),
+                });
+            }
+            Err(http::Error::Unavailable(message, cause)) => {
+                if let Some(g) = gate {
+                    g.breaker.record(std::time::Instant::now(), Err(&message));
+                }
+                let text = format!(
+                    "provider {provider} is unavailable: {message}; try again later{}",
+                    self.fallback_hint()
+                );
+                (text, message, cause)
+            }
+            Err(http::Error::Failed(message, cause)) => {
+                (format!("provider {provider}: {message}"), message, cause)
+            }
+        };
+        let (text, details, cause) = failure;
+        let outage = self.with_setting(self.outage(provider, cause, details, url.as_deref()));
+        let down = gate.is_some_and(|g| g.breaker.state().0 == "open");
+        self.health.failure(provider, &outage, down, at);
+        Err(self.provider_error(src, m, text, outage))
+    }
+
+    /// The model's hint after a provider failure: the variable that lets the next one serve.
+    fn fallback_hint(&self) -> &'static str {
+        if self.fallback() {
+            ""
+        } else {
+            "; BOARDSMITH_DATA_FALLBACK=1 would let the next provider serve"
+        }
+    }
+
+    /// The setting an operator may change about `outage`: the provider's key for a refused
+    /// one, else fallback to the next provider when it is off.
+    fn with_setting(&self, outage: Outage) -> Outage {
+        let key = self.registry.provider(&outage.provider).and_then(|d| d.key.as_ref());
+        match (outage.cause, key) {
+            (Cause::BadKey, Some(auth)) => {
+                let var = auth.env.clone();
+                outage.setting(var)
+            }
+            (c, _) if c.transient() && !self.fallback() => outage.setting(provider::FALLBACK_VAR),
+            _ => outage,
         }
     }
 
@@ -562,9 +860,21 @@ impl sandbox::SdkHost for Sdk {
         source: String,
         method: String,
         params: Value,
-    ) -> futures::future::BoxFuture<'static, Result<Arc<SdkAnswer>, String>> {
+    ) -> futures::future::BoxFuture<'static, Result<Arc<SdkAnswer>, sandbox::SdkFailure>> {
         Box::pin(async move {
-            Sdk::call(&self, &source, &method, params).await.map_err(|e| e.to_string())
+            Sdk::call(&self, &source, &method, params).await.map_err(|e| sandbox::SdkFailure {
+                message: e.to_string(),
+                outage: e.outage().cloned(),
+            })
         })
+    }
+
+    fn waited_on(&self, source: &str, method: &str) -> Option<Outage> {
+        let (src, m) = self.resolve(source, method).ok()?;
+        let p = provider::providers_of(src, m).into_iter().find(|p| {
+            matches!(p.backing, Backing::Http(_)) && self.status(src, p) == Status::Live
+        })?;
+        let details = format!("{source}.{method} was still waiting for {}", p.provider);
+        Some(self.with_setting(self.outage(&p.provider, Cause::Timeout, details, None)))
     }
 }

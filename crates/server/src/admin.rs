@@ -199,7 +199,9 @@ async fn get_settings(State(app): State<Arc<App>>) -> Response {
 )]
 async fn put_settings(State(app): State<Arc<App>>, body: Bytes) -> Result<Response, ApiError> {
     let settings: Settings = parse_body(&body)?;
-    Ok(ok(app.admin.put_settings(settings).await?))
+    let view = app.admin.put_settings(settings).await?;
+    app.sdk.set_fallback(view.settings.data_fallback);
+    Ok(ok(view))
 }
 
 /// Every agent, with where its definition comes from (`builtin`, `file`, `admin`).

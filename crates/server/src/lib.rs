@@ -26,6 +26,7 @@ pub mod ws;
 
 use std::sync::Arc;
 
+use axum::Extension;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
@@ -43,7 +44,7 @@ use dashboard::validate::parse_state;
 use envelope::{Envelope, ErrorBody};
 pub use error::{ApiError, created, ok, parse_body};
 use routes::Need::Public;
-use routes::{Routes, get, post};
+use routes::{Routes, get, post, put};
 
 type Api = State<Arc<App>>;
 type ApiResult = Result<Response, ApiError>;
@@ -157,6 +158,8 @@ async fn metrics(State(app): Api) -> ApiResult {
         call_tool,
         preview_panel,
         sdk_sources,
+        sdk_health,
+        sdk_fallback,
         list_templates,
         ws::upgrade,
     ),
@@ -247,6 +250,8 @@ pub fn api() -> Routes<Arc<App>> {
         .route("/api/tools/{tool}", post(Scope::Write, call_tool))
         .route("/api/panels/preview", post(Scope::Write, preview_panel))
         .route("/api/sdk/sources", get(Scope::Read, sdk_sources))
+        .route("/api/sdk/health", get(Scope::Read, sdk_health))
+        .route("/api/sdk/fallback", put(Scope::Admin, sdk_fallback))
         .route("/api/templates", get(Scope::Read, list_templates))
         .route("/ws", get(Scope::Read, crate::ws::upgrade))
         .merge(agents::routes())
@@ -768,6 +773,59 @@ async fn preview_panel(State(app): Api, body: Bytes) -> ApiResult {
 )]
 async fn sdk_sources(State(app): Api) -> ApiResult {
     Ok(ok(app.sdk.public_json()))
+}
+
+/// Every HTTP data provider's health, and whether the caller may switch fallback.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct DataHealth {
+    /// The providers and the switches.
+    #[serde(flatten)]
+    #[schema(value_type = Object)]
+    report: sdk::HealthReport,
+    /// Whether the caller may switch fallback (`PUT /api/sdk/fallback`).
+    can_change: bool,
+}
+
+/// How each data provider is doing: live, degraded, down, unknown, needs a key, off; its last
+/// success, last failure and latency.
+#[utoipa::path(
+    get,
+    path = "/api/sdk/health",
+    tag = "panels",
+    responses((status = 200, description = "The providers' health.", body = Envelope<DataHealth>), (status = "default", response = ErrorBody))
+)]
+async fn sdk_health(
+    State(app): Api,
+    Extension(principal): Extension<access::keys::Principal>,
+) -> ApiResult {
+    let can_change = principal.allows(Scope::Admin);
+    Ok(ok(DataHealth { report: app.sdk.health(), can_change }))
+}
+
+/// Whether the next provider (demo data, where that is next) serves while one is unavailable.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+struct Fallback {
+    /// On or off; `null`: as configured.
+    fallback: Option<bool>,
+}
+
+/// Switches fallback at run time (kept in the admin settings), and answers the health.
+#[utoipa::path(
+    put,
+    path = "/api/sdk/fallback",
+    tag = "panels",
+    request_body = Fallback,
+    responses((status = 200, description = "The providers' health.", body = Envelope<DataHealth>), (status = "default", response = ErrorBody))
+)]
+async fn sdk_fallback(State(app): Api, body: Bytes) -> ApiResult {
+    let Fallback { fallback } = parse_body(&body)?;
+    let mut settings = app.admin.settings().await.settings;
+    settings.data_fallback = fallback;
+    let view = app.admin.put_settings(settings).await?;
+    app.sdk.set_fallback(view.settings.data_fallback);
+    Ok(ok(DataHealth { report: app.sdk.health(), can_change: true }))
 }
 
 /// An example dashboard, to create from with `POST /api/dashboards {template}`.

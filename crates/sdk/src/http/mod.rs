@@ -23,6 +23,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use base::outage::Cause;
 use rand::Rng;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde::{Deserialize, Serialize};
@@ -238,7 +239,10 @@ impl Client {
             let resp =
                 self.inner.get(parsed.clone()).send().await.map_err(|e| match refusal(&e) {
                     Some(r) => Error::Refused(r),
-                    None => Error::Unavailable(format!("{label}: {}", root_cause(&e))),
+                    None => Error::Unavailable(
+                        format!("{label}: {}", root_cause(&e)),
+                        Cause::Unreachable,
+                    ),
                 })?;
             let status = resp.status();
             if !status.is_success() {
@@ -256,7 +260,8 @@ impl Client {
             let mut body = Vec::new();
             let mut stream = resp.bytes_stream();
             while let Some(chunk) = futures::StreamExt::next(&mut stream).await {
-                let chunk = chunk.map_err(|e| Error::Unavailable(format!("{label}: {e}")))?;
+                let chunk = chunk
+                    .map_err(|e| Error::Unavailable(format!("{label}: {e}"), Cause::Unreachable))?;
                 if body.len() + chunk.len() > max_bytes {
                     return Err(Error::Upstream(format!("{label}: larger than {max_bytes} bytes")));
                 }
@@ -265,7 +270,10 @@ impl Client {
             Ok(Fetched { url: final_url, content_type, bytes: body.into() })
         };
         tokio::time::timeout(timeout, work).await.map_err(|_| {
-            Error::Unavailable(format!("{label}: no complete answer within {timeout:?}"))
+            Error::Unavailable(
+                format!("{label}: no complete answer within {timeout:?}"),
+                Cause::Timeout,
+            )
         })?
     }
 }
@@ -282,8 +290,12 @@ pub enum Error {
     /// The provider failed on its side, after the retries: network, timeout, 429, 5xx, or 451
     /// (it refuses this region). These count towards its circuit breaker.
     #[error("{0}")]
-    Unavailable(String),
-    /// Anything else: spec, credential, a request it rejected, body or mapping.
+    Unavailable(String, Cause),
+    /// The provider is to blame but is not down: it refused the credential, its rate limit
+    /// here would wait too long, or its answer does not read as documented.
+    #[error("{0}")]
+    Failed(String, Cause),
+    /// Anything else: spec, a missing credential, a request it rejected.
     #[error("{0}")]
     Upstream(String),
 }
@@ -384,9 +396,9 @@ fn prepare(
 struct Failure {
     message: String,
     retryable: bool,
-    /// The provider's fault (it is down, slow, overloaded or refuses this region), as opposed
-    /// to a request it rejected.
-    provider_side: bool,
+    /// Set when the provider is to blame; a transient cause (it is down, slow, overloaded or
+    /// refuses this region) counts towards its breaker, as opposed to a request it rejected.
+    cause: Option<Cause>,
     /// Server-requested delay (`Retry-After` seconds), if any.
     retry_after: Option<Duration>,
     /// Set when the outbound policy stopped the attempt (never retried).
@@ -422,13 +434,13 @@ pub async fn fetch(
     client.outbound.check(&req.url, false)?;
     let body = send(client, backing, &req, pace).await?;
     let format = backing.response.format;
-    let mut json = mapping::parse_body(format, &body, &req.label).map_err(Error::Upstream)?;
+    let mut json = mapping::parse_body(format, &body, &req.label).map_err(bad_answer)?;
     if let Some(pages) = &backing.paginate {
         let total = mapping::select(&json, &pages.total_pages)
             .ok()
             .and_then(|v| convert::to_number(v)?.as_u64())
             .ok_or_else(|| {
-                Error::Upstream(format!(
+                bad_answer(format!(
                     "response from {}: expected the page count at `{}`",
                     req.label, pages.total_pages
                 ))
@@ -452,13 +464,17 @@ pub async fn fetch(
                 .extend_pairs(kept)
                 .append_pair(&pages.param, &page.to_string());
             let body = send(client, backing, &next, pace).await?;
-            let more = mapping::parse_body(format, &body, &req.label).map_err(Error::Upstream)?;
-            mapping::append_page(&mut json, &more, &select).map_err(|e| {
-                Error::Upstream(format!("response from {} page {page}: {e}", req.label))
-            })?;
+            let more = mapping::parse_body(format, &body, &req.label).map_err(bad_answer)?;
+            mapping::append_page(&mut json, &more, &select)
+                .map_err(|e| bad_answer(format!("response from {} page {page}: {e}", req.label)))?;
         }
     }
-    mapping::apply(&backing.response, &json, params, &req.label).map_err(Error::Upstream)
+    mapping::apply(&backing.response, &json, params, &req.label).map_err(bad_answer)
+}
+
+/// The provider's answer does not read as its documented response.
+fn bad_answer(message: String) -> Error {
+    Error::Failed(message, Cause::BadAnswer)
 }
 
 /// `params` plus the fields a lookup copies from the matching entry of its list.
@@ -599,11 +615,14 @@ where
                     Ok(wait) if wait.is_zero() => {}
                     Ok(wait) => tokio::time::sleep(wait).await,
                     Err(wait) => {
-                        return Err(Stop::Paced(Error::Upstream(format!(
-                            "{label}: too many requests to this provider right now (its rate \
-                             limit); try again in {} s",
-                            wait.as_secs().max(1)
-                        ))));
+                        return Err(Stop::Paced(Error::Failed(
+                            format!(
+                                "{label}: too many requests to this provider right now (its rate \
+                                 limit); try again in {} s",
+                                wait.as_secs().max(1)
+                            ),
+                            Cause::RateLimited,
+                        )));
                     }
                 }
             }
@@ -637,10 +656,10 @@ where
             let tries =
                 if made > 1 { format!(" (gave up after {made} attempts)") } else { String::new() };
             let message = format!("{}{tries}", f.message);
-            Err(if f.provider_side {
-                Error::Unavailable(message)
-            } else {
-                Error::Upstream(message)
+            Err(match f.cause {
+                Some(c) if c.transient() => Error::Unavailable(message, c),
+                Some(c) => Error::Failed(message, c),
+                None => Error::Upstream(message),
             })
         }
     }
@@ -693,7 +712,7 @@ async fn attempt_once(
             Failure {
                 message: r.to_string(),
                 retryable: false,
-                provider_side: false,
+                cause: None,
                 retry_after: None,
                 refused: Some(r),
             }
@@ -701,7 +720,7 @@ async fn attempt_once(
             Failure {
                 message: format!("request to {label} timed out (timeout {secs} s)"),
                 retryable: true,
-                provider_side: true,
+                cause: Some(Cause::Timeout),
                 retry_after: None,
                 refused: None,
             }
@@ -711,7 +730,7 @@ async fn attempt_once(
             Failure {
                 message: format!("request to {label} failed: {dns}"),
                 retryable: false,
-                provider_side: true,
+                cause: Some(Cause::Unreachable),
                 retry_after: None,
                 refused: None,
             }
@@ -719,7 +738,7 @@ async fn attempt_once(
             Failure {
                 message: format!("request to {label} failed: {}", root_cause(&e)),
                 retryable: e.is_connect() || e.is_request() || e.is_body(),
-                provider_side: true,
+                cause: Some(Cause::Unreachable),
                 retry_after: None,
                 refused: None,
             }
@@ -762,7 +781,12 @@ async fn attempt_once(
             snippet(&body)
         ),
         retryable: code == 429 || status.is_server_error(),
-        provider_side: code == 429 || code == 451 || status.is_server_error(),
+        cause: match code {
+            429 => Some(Cause::RateLimited),
+            401 | 403 => Some(Cause::BadKey),
+            451 | 500..=599 => Some(Cause::ServerError),
+            _ => None,
+        },
         retry_after,
         refused: None,
     })
@@ -772,7 +796,7 @@ fn too_large(label: &str) -> Failure {
     Failure {
         message: format!("response from {label} is larger than {} MiB", MAX_BODY_BYTES >> 20),
         retryable: false,
-        provider_side: false,
+        cause: Some(Cause::BadAnswer),
         retry_after: None,
         refused: None,
     }
@@ -850,7 +874,7 @@ mod tests {
         Failure {
             message: "HTTP 503 from x.com/a".to_owned(),
             retryable,
-            provider_side: true,
+            cause: Some(Cause::ServerError),
             retry_after,
             refused: None,
         }
@@ -882,18 +906,22 @@ mod tests {
         assert_eq!(made, 3);
         assert_eq!(
             r.unwrap_err(),
-            Error::Unavailable("HTTP 503 from x.com/a (gave up after 3 attempts)".into())
+            Error::Unavailable(
+                "HTTP 503 from x.com/a (gave up after 3 attempts)".into(),
+                Cause::ServerError
+            )
         );
         let (r, made) = run(2, 1, None, vec![Err(failure(true, None)), Ok(b"ok".to_vec())]).await;
         assert_eq!((r.unwrap(), made), (b"ok".to_vec(), 2));
         // Not retryable: one attempt, no count in the message; not the provider's fault.
         let mut rejected = failure(false, None);
-        rejected.provider_side = false;
+        rejected.cause = None;
         let (r, made) = run(2, 1, None, vec![Err(rejected)]).await;
         assert_eq!((r.unwrap_err(), made), (Error::Upstream("HTTP 503 from x.com/a".into()), 1));
         // No retries configured: one attempt.
         let (r, made) = run(0, 1, None, vec![Err(failure(true, None))]).await;
-        assert_eq!((r.unwrap_err(), made), (Error::Unavailable("HTTP 503 from x.com/a".into()), 1));
+        let down = Error::Unavailable("HTTP 503 from x.com/a".into(), Cause::ServerError);
+        assert_eq!((r.unwrap_err(), made), (down, 1));
     }
 
     #[test]
