@@ -13,8 +13,8 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::keys::{
-    self, ADMIN, API_KEYS, DASHBOARDS, META, SESSIONS, USAGE, VERSIONS, WORKFLOW_RUNS, WORKFLOWS,
-    decode_head, decode_version, version_key,
+    self, ADMIN, API_KEYS, DASHBOARDS, LAST_GOOD, LAST_GOOD_BY_AT, META, SESSIONS, USAGE, VERSIONS,
+    WORKFLOW_RUNS, WORKFLOWS, decode_head, decode_version, version_key,
 };
 use super::writer::{self, Batching, Meta, Op, Reply, Request};
 use super::{
@@ -68,6 +68,18 @@ fn stored_bytes(txn: &redb::WriteTransaction) -> Result<u64, StoreError> {
     Ok(used)
 }
 
+/// The bytes of all last good results, counted from their index (sizes only: no result is
+/// read) each time the store opens.
+fn last_good_bytes(txn: &redb::WriteTransaction) -> Result<u64, StoreError> {
+    let index = txn.open_table(LAST_GOOD_BY_AT).map_err(|e| storage("open last_good_by_at", e))?;
+    let mut used = 0u64;
+    for item in index.iter().map_err(|e| storage("count last good results", e))? {
+        used =
+            used.saturating_add(item.map_err(|e| storage("count last good results", e))?.1.value());
+    }
+    Ok(used)
+}
+
 /// The redb engine.
 pub(super) struct Embedded {
     path: PathBuf,
@@ -77,6 +89,8 @@ pub(super) struct Embedded {
     closed: AtomicBool,
     counters: Arc<Counters>,
     quotas: StoreQuotas,
+    /// The largest last good result kept.
+    last_good_entry_bytes: u64,
 }
 
 impl std::fmt::Debug for Embedded {
@@ -107,6 +121,9 @@ impl Embedded {
             txn.open_table(ADMIN).map_err(|e| storage("create table admin", e))?;
             txn.open_table(WORKFLOWS).map_err(|e| storage("create table workflows", e))?;
             txn.open_table(WORKFLOW_RUNS).map_err(|e| storage("create table workflow_runs", e))?;
+            txn.open_table(LAST_GOOD).map_err(|e| storage("create table last_good", e))?;
+            txn.open_table(LAST_GOOD_BY_AT)
+                .map_err(|e| storage("create table last_good_by_at", e))?;
             let mut meta = txn.open_table(META).map_err(|e| storage("create table meta", e))?;
             let existing = meta
                 .get(FORMAT_KEY)
@@ -128,11 +145,13 @@ impl Embedded {
             }
         }
         let used = stored_bytes(&txn)?;
+        let last_good = last_good_bytes(&txn)?;
         txn.commit().map_err(|e| storage("commit table creation", e))?;
 
         let db = Arc::new(db);
         let counters = Arc::new(Counters::default());
         counters.stored_bytes.store(used, Ordering::Relaxed);
+        counters.last_good_bytes.store(last_good, Ordering::Relaxed);
         let (tx, rx) = mpsc::channel();
         let cfg = Batching {
             max_batch: options.max_batch,
@@ -144,7 +163,12 @@ impl Embedded {
             .spawn({
                 let db = Arc::clone(&db);
                 let counters = Arc::clone(&counters);
-                let usage = writer::Usage { used, quotas: options.quotas };
+                let usage = writer::Usage {
+                    used,
+                    quotas: options.quotas,
+                    last_good,
+                    last_good_budget: options.last_good_bytes,
+                };
                 move || writer::run(db, rx, cfg, counters, usage)
             })
             .map_err(|e| storage("spawn writer thread", e))?;
@@ -156,6 +180,7 @@ impl Embedded {
             closed: AtomicBool::new(false),
             counters,
             quotas: options.quotas,
+            last_good_entry_bytes: options.last_good_entry_bytes,
         })
     }
 
@@ -168,6 +193,7 @@ impl Embedded {
             largest_batch: c.largest_batch.load(Ordering::Relaxed),
             failed_batches: c.failed_batches.load(Ordering::Relaxed),
             stored_bytes: c.stored_bytes.load(Ordering::Relaxed),
+            last_good_bytes: c.last_good_bytes.load(Ordering::Relaxed),
         }
     }
 
@@ -431,6 +457,54 @@ impl Embedded {
                 out.push((id, value));
             }
             Ok(out)
+        })
+        .await
+    }
+
+    /// Keeps a panel's last good result (see [`crate::Store::put_last_good`]); a result over
+    /// the size bound never reaches the writer.
+    #[base::boxed]
+    pub async fn put_last_good(
+        &self,
+        dashboard: &str,
+        panel: &str,
+        fingerprint: &str,
+        run: &str,
+        at: i64,
+    ) -> Result<(), StoreError> {
+        if run.len() as u64 > self.last_good_entry_bytes {
+            return Ok(());
+        }
+        let op = writer::Op::PutLastGood {
+            dashboard: dashboard.to_owned(),
+            panel: panel.to_owned(),
+            fingerprint: fingerprint.to_owned(),
+            run: run.to_owned(),
+            at,
+        };
+        self.write(op).await.map(|_| ())
+    }
+
+    /// The kept result for (dashboard, panel, fingerprint): its JSON text and time.
+    #[base::boxed]
+    pub async fn last_good(
+        &self,
+        dashboard: &str,
+        panel: &str,
+        fingerprint: &str,
+    ) -> Result<Option<(String, i64)>, StoreError> {
+        let key = keys::last_good_key(dashboard, panel, fingerprint);
+        let what = format!("last good result of `{dashboard}` panel `{panel}` ({fingerprint})");
+        self.read(move |txn| {
+            let t = txn.open_table(LAST_GOOD).map_err(|e| storage("open last_good", e))?;
+            let Some(g) =
+                t.get(key.as_slice()).map_err(|e| storage(format!("read the {what}"), e))?
+            else {
+                return Ok(None);
+            };
+            let (at, run) = keys::decode_last_good(g.value()).map_err(|e| damaged(&what, e))?;
+            let run = std::str::from_utf8(run).map_err(|e| damaged(&what, e))?;
+            Ok(Some((run.to_owned(), at)))
         })
         .await
     }

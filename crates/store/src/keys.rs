@@ -14,6 +14,11 @@
 //! - `usage`: a row id (`["day","key","model","agent"]` as JSON text) -> JSON totals.
 //! - `workflows`: workflow id (`&str`) -> JSON bytes (definitions made through the API).
 //! - `workflow_runs`: run id (`&str`) -> JSON bytes (a workflow run's committed state).
+//! - `last_good`: [`last_good_key`] `(dashboard, panel, fingerprint)` -> [`encode_last_good`]:
+//!   a checksum, the time the result was produced and its JSON text. Each part of the key is
+//!   `u16 BE len | bytes`, so one panel's entries (and one dashboard's) are a contiguous range.
+//! - `last_good_by_at`: [`last_good_age_key`] `(at, last_good key)` -> the entry's `run` bytes:
+//!   the eviction order (oldest first) and what the running total is counted from on open.
 //! - `meta`: `&str` -> `&[u8]` (format version).
 
 use redb::TableDefinition;
@@ -39,6 +44,12 @@ pub(super) const WORKFLOWS: TableDefinition<'static, &str, &[u8]> =
 /// Workflow runs' committed state, by run id.
 pub(super) const WORKFLOW_RUNS: TableDefinition<'static, &str, &[u8]> =
     TableDefinition::new("workflow_runs");
+/// Panels' last good results by dashboard, panel and fingerprint.
+pub(super) const LAST_GOOD: TableDefinition<'static, &[u8], &[u8]> =
+    TableDefinition::new("last_good");
+/// The same entries by age (the oldest first), with their sizes.
+pub(super) const LAST_GOOD_BY_AT: TableDefinition<'static, &[u8], u64> =
+    TableDefinition::new("last_good_by_at");
 /// Store-level metadata.
 pub(super) const META: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("meta");
 
@@ -69,6 +80,94 @@ pub(super) fn version_of_key(key: &[u8]) -> Result<u64, String> {
         .ok_or_else(|| format!("version key of {} bytes is too short", key.len()))?;
     let arr: [u8; 8] = tail.try_into().map_err(|_| "version key tail".to_owned())?;
     Ok(u64::from_be_bytes(arr))
+}
+
+/// `u16 BE len | part` for each part. Callers check each part is at most [`MAX_ID_LEN`] bytes.
+fn length_prefixed(parts: &[&str]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(parts.iter().map(|p| 2 + p.len()).sum());
+    for part in parts {
+        let len = u16::try_from(part.len()).unwrap_or(u16::MAX);
+        k.extend_from_slice(&len.to_be_bytes());
+        k.extend_from_slice(part.as_bytes());
+    }
+    k
+}
+
+/// The key of a last good entry: `dashboard | panel | fingerprint`, each length-prefixed.
+pub(super) fn last_good_key(dashboard: &str, panel: &str, fingerprint: &str) -> Vec<u8> {
+    length_prefixed(&[dashboard, panel, fingerprint])
+}
+
+/// What every [`last_good_key`] of a panel starts with (and of no other panel).
+pub(super) fn last_good_panel_prefix(dashboard: &str, panel: &str) -> Vec<u8> {
+    length_prefixed(&[dashboard, panel])
+}
+
+/// What every [`last_good_key`] of a dashboard starts with (and of no other dashboard).
+pub(super) fn last_good_dashboard_prefix(dashboard: &str) -> Vec<u8> {
+    length_prefixed(&[dashboard])
+}
+
+/// `at` as 8 bytes that sort as the signed number does (sign bit flipped, BE).
+fn sortable_i64(at: i64) -> [u8; 8] {
+    (u64::from_ne_bytes(at.to_ne_bytes()) ^ (1 << 63)).to_be_bytes()
+}
+
+/// The key of an entry in the age index: `sortable at | last_good key`, so the oldest entry
+/// comes first (ties by key).
+pub(super) fn last_good_age_key(at: i64, key: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(8 + key.len());
+    k.extend_from_slice(&sortable_i64(at));
+    k.extend_from_slice(key);
+    k
+}
+
+/// The [`last_good_key`] inside a [`last_good_age_key`].
+pub(super) fn last_good_key_of_age_key(age_key: &[u8]) -> Result<&[u8], String> {
+    age_key.get(8..).ok_or_else(|| format!("age key of {} bytes is too short", age_key.len()))
+}
+
+/// `FORMAT_CHECKED | xxh3-64 of the rest u64 | at i64 | run (rest)`: like a version, damage on
+/// disk is an error on read, not stale data served as good.
+pub(super) fn encode_last_good(at: i64, run: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(1 + 8 + 8 + run.len());
+    v.push(FORMAT_CHECKED);
+    v.extend_from_slice(&[0; 8]);
+    v.extend_from_slice(&at.to_be_bytes());
+    v.extend_from_slice(run);
+    let sum = xxhash_rust::xxh3::xxh3_64(&v[9..]);
+    v[1..9].copy_from_slice(&sum.to_be_bytes());
+    v
+}
+
+/// The time in an [`encode_last_good`] value, read without the checksum (the writer orders and
+/// indexes entries by it; reads check it); `None` for a value too short or of another format.
+pub(super) fn last_good_at(bytes: &[u8]) -> Option<i64> {
+    match bytes.split_first() {
+        Some((&FORMAT_CHECKED, rest)) => {
+            Some(i64::from_be_bytes(rest.get(8..16)?.try_into().ok()?))
+        }
+        _ => None,
+    }
+}
+
+/// Inverse of [`encode_last_good`]: the time and the run's bytes, after checking the checksum.
+pub(super) fn decode_last_good(bytes: &[u8]) -> Result<(i64, &[u8]), String> {
+    let mut r = Reader(bytes);
+    match r.take(1)? {
+        [FORMAT_CHECKED] => {}
+        other => return Err(format!("unknown value format {other:?}")),
+    }
+    let stored = r.u64()?;
+    let actual = xxhash_rust::xxh3::xxh3_64(r.0);
+    if stored != actual {
+        return Err(format!(
+            "checksum mismatch (stored {stored:016x}, computed {actual:016x}): the value \
+             changed on disk after it was written"
+        ));
+    }
+    let at = r.i64()?;
+    Ok((at, r.0))
 }
 
 /// The current head of a dashboard.
@@ -224,6 +323,39 @@ mod tests {
         assert_eq!(vs, vec![1, 2, 256, 300, u64::MAX]);
         // Different ids never interleave: "a" < "ab" by the length prefix.
         assert!(version_key("a", u64::MAX) < version_key("ab", 0));
+    }
+
+    #[test]
+    fn last_good_keys_group_by_panel_and_age_keys_sort_by_time() {
+        let k = last_good_key("db_a", "p1", "ab12");
+        assert!(k.starts_with(&last_good_panel_prefix("db_a", "p1")));
+        assert!(k.starts_with(&last_good_dashboard_prefix("db_a")));
+        // A panel (or dashboard) whose id extends another's is not inside its range.
+        assert!(
+            !last_good_key("db_a", "p10", "ab").starts_with(&last_good_panel_prefix("db_a", "p1"))
+        );
+        assert!(
+            !last_good_key("db_ab", "p1", "ab").starts_with(&last_good_dashboard_prefix("db_a"))
+        );
+        let mut ages: Vec<Vec<u8>> =
+            [5i64, -3, i64::MAX, 0, i64::MIN].iter().map(|&at| last_good_age_key(at, &k)).collect();
+        ages.sort();
+        let firsts: Vec<[u8; 8]> = ages.iter().map(|a| a[..8].try_into().unwrap()).collect();
+        let want: Vec<[u8; 8]> =
+            [i64::MIN, -3, 0, 5, i64::MAX].iter().map(|&at| sortable_i64(at)).collect();
+        assert_eq!(firsts, want);
+        assert_eq!(last_good_key_of_age_key(&ages[0]).unwrap(), k.as_slice());
+        assert!(last_good_key_of_age_key(&[1, 2]).is_err());
+
+        let enc = encode_last_good(-7, b"{\"rows\":[]}");
+        assert_eq!(decode_last_good(&enc).unwrap(), (-7, b"{\"rows\":[]}".as_slice()));
+        assert_eq!(last_good_at(&enc), Some(-7));
+        assert_eq!(last_good_at(&enc[..16]), None);
+        let mut bad = enc.clone();
+        *bad.last_mut().unwrap() ^= 1;
+        assert!(decode_last_good(&bad).unwrap_err().starts_with("checksum mismatch"));
+        assert!(decode_last_good(&enc[..12]).is_err());
+        assert!(decode_last_good(&[]).is_err());
     }
 
     #[test]

@@ -21,6 +21,13 @@
 //!   `versions_kept` versions drops its oldest (so `versions` may start above 1). On the
 //!   embedded engine a write past `max_store_bytes` is [`StoreError::Full`] (PostgreSQL
 //!   manages its own space). `purge` removes a deleted dashboard for good.
+//! - Last good results ([`Store::put_last_good`], [`Store::last_good`]): a panel's last
+//!   successful result per (dashboard, panel, fingerprint), so a panel whose provider is down
+//!   can show it (stale) after a restart or on another node. Bounded by
+//!   [`StoreOptions::last_good_entry_bytes`] (a larger result is not kept),
+//!   [`LAST_GOOD_PER_PANEL`] fingerprints per panel and [`StoreOptions::last_good_bytes`] in
+//!   all (the oldest by `at` go first); not counted in `max_store_bytes`. `purge` removes a
+//!   dashboard's entries.
 //! - A shared store (PostgreSQL) also tells what other nodes committed ([`Store::notices`])
 //!   and holds a dashboard's cluster-wide writer lock ([`Store::lock_dashboard`]).
 
@@ -236,6 +243,12 @@ pub struct StoreOptions {
     pub batch_idle: Duration,
     /// What the store may hold.
     pub quotas: StoreQuotas,
+    /// The largest last good result kept ([`Store::put_last_good`]): a larger one is not
+    /// stored (1 MiB).
+    pub last_good_entry_bytes: u64,
+    /// Bytes all last good results together may hold (their JSON text): a put that takes
+    /// them past it drops the oldest (by their `at`) until they fit again (64 MiB).
+    pub last_good_bytes: u64,
 }
 
 impl Default for StoreOptions {
@@ -245,6 +258,8 @@ impl Default for StoreOptions {
             batch_window: Duration::from_millis(2),
             batch_idle: Duration::from_micros(100),
             quotas: StoreQuotas::default(),
+            last_good_entry_bytes: 1 << 20,
+            last_good_bytes: 64 << 20,
         }
     }
 }
@@ -263,6 +278,8 @@ pub struct StoreStats {
     pub failed_batches: u64,
     /// Bytes stored in versions and sessions (what `max_store_bytes` limits).
     pub stored_bytes: u64,
+    /// Bytes of last good results (what `last_good_bytes` limits; embedded store only).
+    pub last_good_bytes: u64,
 }
 
 #[derive(Debug, Default)]
@@ -272,6 +289,7 @@ struct Counters {
     largest_batch: AtomicU64,
     failed_batches: AtomicU64,
     stored_bytes: AtomicU64,
+    last_good_bytes: AtomicU64,
 }
 
 /// The kinds of whole JSON records kept by id.
@@ -391,6 +409,24 @@ fn check_id(id: &str) -> Result<(), StoreError> {
             "invalid dashboard id: must be 1..={} bytes",
             keys::MAX_ID_LEN
         )));
+    }
+    Ok(())
+}
+
+/// Fingerprints (last good results) kept per panel: putting another drops the panel's oldest.
+pub const LAST_GOOD_PER_PANEL: usize = 4;
+
+/// Whether a last good entry's key can be stored: a dashboard id as [`check_id`] wants, a panel
+/// id and a fingerprint of 1 to 256 bytes each.
+fn check_last_good_key(dashboard: &str, panel: &str, fingerprint: &str) -> Result<(), StoreError> {
+    check_id(dashboard)?;
+    for (what, part) in [("panel id", panel), ("fingerprint", fingerprint)] {
+        if part.is_empty() || part.len() > keys::MAX_ID_LEN {
+            return Err(StoreError::Storage(format!(
+                "invalid {what} for a last good result: must be 1..={} bytes",
+                keys::MAX_ID_LEN
+            )));
+        }
     }
     Ok(())
 }
@@ -548,6 +584,52 @@ impl Store {
             Engine::Embedded(_) => Ok(None),
             Engine::Postgres(p) => p.panel_result(id, panel).await,
         }
+    }
+
+    /// Keeps `run` (a panel's last successful result as JSON text, made by the live layer) for
+    /// (dashboard, panel, fingerprint) with the time it was produced (unix ms), durably on
+    /// either engine, so it can be shown (stale) while the panel's provider is down, after a
+    /// restart or on another node. Acknowledged after the durable commit.
+    ///
+    /// Bounds, enforced by the put itself:
+    /// - a `run` over [`StoreOptions::last_good_entry_bytes`] is not kept: `Ok`, and the entry
+    ///   already kept for the key stays;
+    /// - an entry whose `at` is older than the one kept for the key is ignored (two nodes
+    ///   racing); an equal or newer one replaces it;
+    /// - at most [`LAST_GOOD_PER_PANEL`] fingerprints per (dashboard, panel): past it the
+    ///   panel's oldest (by `at`) is dropped;
+    /// - past [`StoreOptions::last_good_bytes`] (the `run` texts of all entries) the oldest
+    ///   entries by `at`, of any dashboard, are dropped until the rest fit;
+    /// - nothing is kept for a dashboard the store does not hold (never created, or purged:
+    ///   [`Store::purge`] removes a dashboard's entries).
+    ///
+    /// A dashboard id, panel id or fingerprint that is empty or over 256 bytes is
+    /// [`StoreError::Storage`].
+    #[base::boxed]
+    pub async fn put_last_good(
+        &self,
+        dashboard: &str,
+        panel: &str,
+        fingerprint: &str,
+        run: &str,
+        at: i64,
+    ) -> Result<(), StoreError> {
+        check_last_good_key(dashboard, panel, fingerprint)?;
+        on_engine!(self.put_last_good(dashboard, panel, fingerprint, run, at))
+    }
+
+    /// The kept result for (dashboard, panel, fingerprint): its JSON text and time (unix ms).
+    #[base::boxed]
+    pub async fn last_good(
+        &self,
+        dashboard: &str,
+        panel: &str,
+        fingerprint: &str,
+    ) -> Result<Option<(String, i64)>, StoreError> {
+        if check_last_good_key(dashboard, panel, fingerprint).is_err() {
+            return Ok(None);
+        }
+        on_engine!(self.last_good(dashboard, panel, fingerprint))
     }
 
     /// Writer counters (commits, ops, largest batch).

@@ -232,3 +232,361 @@ async fn a_byte_changed_on_disk_is_reported_even_when_the_json_stays_valid() {
     assert_eq!(store.get("db_a").await.unwrap().state.title, "A2");
     store.shutdown().await;
 }
+
+/// A fresh PostgreSQL database (on 127.0.0.1:5432 with trust auth, or the server
+/// `BOARDSMITH_TEST_PG` names), dropped when the value is, passed or not.
+struct TestDb {
+    url: String,
+    name: String,
+}
+
+fn pg_admin_url() -> String {
+    std::env::var("BOARDSMITH_TEST_PG")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+}
+
+async fn pg_admin() -> tokio_postgres::Client {
+    let (client, conn) = tokio_postgres::connect(&pg_admin_url(), tokio_postgres::NoTls)
+        .await
+        .expect("PostgreSQL on 127.0.0.1:5432 (or BOARDSMITH_TEST_PG) is needed by this test");
+    tokio::spawn(conn);
+    client
+}
+
+impl TestDb {
+    async fn new() -> Self {
+        let name = format!("bs_store_test_{}", uuid::Uuid::now_v7().simple());
+        pg_admin().await.batch_execute(&format!("CREATE DATABASE {name}")).await.unwrap();
+        let base = pg_admin_url();
+        let cut = base.rfind('/').expect("a database in BOARDSMITH_TEST_PG");
+        Self { url: format!("{}/{name}", &base[..cut]), name }
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        let sql = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name);
+        // A thread and runtime of its own: drop may run inside (or outside) a runtime.
+        let _ = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
+            rt.block_on(async { pg_admin().await.batch_execute(&sql).await.ok() })
+        })
+        .join();
+    }
+}
+
+/// Runs `test` on a fresh store of each engine opened with `options`: the embedded one in a
+/// temporary directory, then PostgreSQL in a database of its own.
+async fn on_each_engine<F, Fut>(options: StoreOptions, test: F)
+where
+    F: Fn(std::sync::Arc<Store>) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let dir = tempfile::tempdir().unwrap();
+    eprintln!("engine: embedded");
+    let store = std::sync::Arc::new(Store::open_with(dir.path(), options).unwrap());
+    test(store.clone()).await;
+    store.shutdown().await;
+    let db = TestDb::new().await;
+    eprintln!("engine: postgres");
+    let store = std::sync::Arc::new(Store::connect(&db.url, options).await.unwrap());
+    test(store.clone()).await;
+    store.shutdown().await;
+}
+
+/// A run's JSON text of exactly `len` bytes, told apart by `tag`.
+fn run_of(tag: &str, len: usize) -> String {
+    let bare = format!("{{\"v\":\"{tag}\"}}");
+    assert!(len >= bare.len(), "{len} bytes cannot hold {bare}");
+    let text = format!("{{\"v\":\"{tag}{}\"}}", ".".repeat(len - bare.len()));
+    assert_eq!(text.len(), len);
+    text
+}
+
+/// Which of `fingerprints` of (dashboard, panel) have a kept result.
+async fn kept(store: &Store, dashboard: &str, panel: &str, fingerprints: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    for f in fingerprints {
+        if store.last_good(dashboard, panel, f).await.unwrap().is_some() {
+            out.push((*f).to_owned());
+        }
+    }
+    out
+}
+
+/// On the embedded store, the count of last good bytes is `expected`; PostgreSQL keeps none.
+fn assert_last_good_count(store: &Store, expected: u64) {
+    if !store.is_shared() {
+        assert_eq!(store.stats().last_good_bytes, expected);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn last_good_round_trips_by_dashboard_panel_and_fingerprint() {
+    on_each_engine(StoreOptions::default(), |store| async move {
+        store.create(Some("db_a"), state("A"), "create").await.unwrap();
+        store.create(Some("db_b"), state("B"), "create").await.unwrap();
+        assert_eq!(store.last_good("db_a", "p1", "ab12").await.unwrap(), None);
+        let run = r#"{"value":42,"rows":[{"x":"☃"}]}"#;
+        store.put_last_good("db_a", "p1", "ab12", run, 1_700_000_000_123).await.unwrap();
+        assert_eq!(
+            store.last_good("db_a", "p1", "ab12").await.unwrap(),
+            Some((run.to_owned(), 1_700_000_000_123))
+        );
+        // Another fingerprint, panel or dashboard is another key.
+        assert_eq!(store.last_good("db_a", "p1", "ab13").await.unwrap(), None);
+        assert_eq!(store.last_good("db_a", "p2", "ab12").await.unwrap(), None);
+        assert_eq!(store.last_good("db_b", "p1", "ab12").await.unwrap(), None);
+        assert_last_good_count(&store, run.len() as u64);
+        // Nothing is kept for a dashboard the store does not hold.
+        store.put_last_good("db_none", "p1", "ab12", run, 5).await.unwrap();
+        assert_eq!(store.last_good("db_none", "p1", "ab12").await.unwrap(), None);
+        assert_last_good_count(&store, run.len() as u64);
+        // Keys that cannot be stored: refused on put, absent on read.
+        let long = "f".repeat(257);
+        for (d, p, f) in [("db_a", "", "ab"), ("db_a", "p1", ""), ("db_a", "p1", long.as_str())] {
+            let err = store.put_last_good(d, p, f, run, 1).await.unwrap_err();
+            assert!(matches!(&err, StoreError::Storage(m) if m.contains("invalid")), "{err:?}");
+            assert_eq!(store.last_good(d, p, f).await.unwrap(), None);
+        }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_newer_last_good_replaces_the_kept_one_and_an_older_one_is_ignored() {
+    on_each_engine(StoreOptions::default(), |store| async move {
+        store.create(Some("db_a"), state("A"), "create").await.unwrap();
+        store.put_last_good("db_a", "p", "f", r#"{"v":1}"#, 100).await.unwrap();
+        store.put_last_good("db_a", "p", "f", r#"{"v":22}"#, 200).await.unwrap();
+        let now = store.last_good("db_a", "p", "f").await.unwrap();
+        assert_eq!(now, Some((r#"{"v":22}"#.to_owned(), 200)));
+        // A node that finished earlier writes late: ignored.
+        store.put_last_good("db_a", "p", "f", r#"{"v":3}"#, 150).await.unwrap();
+        assert_eq!(store.last_good("db_a", "p", "f").await.unwrap(), now);
+        assert_last_good_count(&store, 8);
+        // The same time: the later put wins.
+        store.put_last_good("db_a", "p", "f", r#"{"v":4444}"#, 200).await.unwrap();
+        let now = store.last_good("db_a", "p", "f").await.unwrap();
+        assert_eq!(now, Some((r#"{"v":4444}"#.to_owned(), 200)));
+        assert_last_good_count(&store, 10);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_last_good_result_over_the_entry_bound_is_not_kept_and_the_older_one_stays() {
+    let options = StoreOptions { last_good_entry_bytes: 20, ..StoreOptions::default() };
+    on_each_engine(options, |store| async move {
+        store.create(Some("db_a"), state("A"), "create").await.unwrap();
+        let fits = run_of("old", 20);
+        store.put_last_good("db_a", "p", "f", &fits, 10).await.unwrap();
+        assert_eq!(store.last_good("db_a", "p", "f").await.unwrap(), Some((fits.clone(), 10)));
+        // One byte more, and newer: Ok, not kept, the older entry stays.
+        store.put_last_good("db_a", "p", "f", &run_of("new", 21), 20).await.unwrap();
+        assert_eq!(store.last_good("db_a", "p", "f").await.unwrap(), Some((fits, 10)));
+        store.put_last_good("db_a", "p", "g", &run_of("new", 21), 20).await.unwrap();
+        assert_eq!(store.last_good("db_a", "p", "g").await.unwrap(), None);
+        assert_last_good_count(&store, 20);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifth_fingerprint_of_a_panel_drops_its_oldest() {
+    on_each_engine(StoreOptions::default(), |store| async move {
+        store.create(Some("db_a"), state("A"), "create").await.unwrap();
+        let all = ["f1", "f2", "f3", "f4", "f5", "f6"];
+        // Put out of time order: the oldest by `at` goes, not the first put.
+        for (f, at) in [("f2", 20), ("f1", 10), ("f4", 40), ("f3", 30)] {
+            store.put_last_good("db_a", "p1", f, &run_of(f, 10), at).await.unwrap();
+        }
+        // Another panel's entry, older than all of them, is not this panel's to drop.
+        store.put_last_good("db_a", "p2", "f0", &run_of("f0", 10), 1).await.unwrap();
+        assert_eq!(kept(&store, "db_a", "p1", &all).await, ["f1", "f2", "f3", "f4"]);
+        store.put_last_good("db_a", "p1", "f5", &run_of("f5", 10), 50).await.unwrap();
+        assert_eq!(kept(&store, "db_a", "p1", &all).await, ["f2", "f3", "f4", "f5"]);
+        assert_eq!(kept(&store, "db_a", "p2", &["f0"]).await, ["f0"]);
+        // A fifth older than the other four is itself the oldest.
+        store.put_last_good("db_a", "p1", "f6", &run_of("f6", 10), 5).await.unwrap();
+        assert_eq!(kept(&store, "db_a", "p1", &all).await, ["f2", "f3", "f4", "f5"]);
+        // Replacing one of the four drops nothing.
+        store.put_last_good("db_a", "p1", "f2", &run_of("f2", 10), 60).await.unwrap();
+        assert_eq!(kept(&store, "db_a", "p1", &all).await, ["f2", "f3", "f4", "f5"]);
+        assert_last_good_count(&store, 50);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_the_last_good_budget_the_oldest_entries_go_first_until_the_rest_fit() {
+    let options = StoreOptions { last_good_bytes: 100, ..StoreOptions::default() };
+    on_each_engine(options, |store| async move {
+        for id in ["db_a", "db_b", "db_c"] {
+            store.create(Some(id), state(id), "create").await.unwrap();
+        }
+        // (dashboard, panel, fingerprint) by letter.
+        let key = |k: &str| match k {
+            "A" => ("db_a", "p1", "a"),
+            "B" => ("db_b", "p1", "b"),
+            "C" => ("db_a", "p2", "c"),
+            "D" => ("db_c", "p1", "d"),
+            _ => ("db_b", "p9", "e"),
+        };
+        let present = |store: std::sync::Arc<Store>| async move {
+            let mut out = String::new();
+            for k in ["A", "B", "C", "D", "E"] {
+                let (d, p, f) = key(k);
+                if store.last_good(d, p, f).await.unwrap().is_some() {
+                    out.push_str(k);
+                }
+            }
+            out
+        };
+        let put = |store: std::sync::Arc<Store>, k: &'static str, len: usize, at: i64| async move {
+            let (d, p, f) = key(k);
+            store.put_last_good(d, p, f, &run_of(k, len), at).await.unwrap();
+        };
+        put(store.clone(), "A", 30, 300).await;
+        put(store.clone(), "B", 30, 100).await;
+        put(store.clone(), "C", 30, 200).await;
+        assert_eq!(present(store.clone()).await, "ABC");
+        assert_last_good_count(&store, 90);
+        // 120 bytes: the oldest (B) goes.
+        put(store.clone(), "D", 30, 400).await;
+        assert_eq!(present(store.clone()).await, "ACD");
+        assert_last_good_count(&store, 90);
+        // 140: C (200) goes, still 110: A (300) goes; 80 fit, so D stays.
+        put(store.clone(), "E", 50, 500).await;
+        assert_eq!(present(store.clone()).await, "DE");
+        assert_last_good_count(&store, 80);
+        // A replacement counts its new size only: 50 + 60 = 110, so E (500) goes.
+        put(store.clone(), "D", 60, 600).await;
+        assert_eq!(present(store.clone()).await, "D");
+        let (d, p, f) = key("D");
+        assert_eq!(store.last_good(d, p, f).await.unwrap(), Some((run_of("D", 60), 600)));
+        assert_last_good_count(&store, 60);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn purging_a_dashboard_removes_its_last_good_results() {
+    on_each_engine(StoreOptions::default(), |store| async move {
+        store.create(Some("db_a"), state("A"), "create").await.unwrap();
+        store.create(Some("db_b"), state("B"), "create").await.unwrap();
+        store.put_last_good("db_a", "p1", "f", r#"{"v":1}"#, 1).await.unwrap();
+        store.put_last_good("db_a", "p2", "f", r#"{"v":2}"#, 2).await.unwrap();
+        store.put_last_good("db_b", "p1", "f", r#"{"v":3}"#, 3).await.unwrap();
+        // A soft delete keeps them (a restore brings the dashboard back as it was).
+        store.delete("db_a").await.unwrap();
+        assert!(store.last_good("db_a", "p1", "f").await.unwrap().is_some());
+        store.purge("db_a").await.unwrap();
+        assert_eq!(store.last_good("db_a", "p1", "f").await.unwrap(), None);
+        assert_eq!(store.last_good("db_a", "p2", "f").await.unwrap(), None);
+        assert_eq!(
+            store.last_good("db_b", "p1", "f").await.unwrap(),
+            Some((r#"{"v":3}"#.to_owned(), 3))
+        );
+        assert_last_good_count(&store, 7);
+        // A refresh finishing after the purge keeps nothing, and a new dashboard with the same
+        // id starts without the old results.
+        store.put_last_good("db_a", "p1", "f", r#"{"v":4}"#, 4).await.unwrap();
+        store.create(Some("db_a"), state("A"), "create").await.unwrap();
+        assert_eq!(store.last_good("db_a", "p1", "f").await.unwrap(), None);
+        assert_eq!(store.last_good("db_a", "p2", "f").await.unwrap(), None);
+        assert_last_good_count(&store, 7);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn last_good_results_survive_reopening_and_their_count_is_read_back() {
+    let options = StoreOptions { last_good_bytes: 100, ..StoreOptions::default() };
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_with(dir.path(), options).unwrap();
+    store.create(Some("db_a"), state("A"), "create").await.unwrap();
+    for (f, at) in [("f1", 10), ("f2", 20), ("f3", 30)] {
+        store.put_last_good("db_a", "p", f, &run_of(f, 30), at).await.unwrap();
+    }
+    assert_eq!(store.stats().last_good_bytes, 90);
+    store.shutdown().await;
+
+    let store = Store::open_with(dir.path(), options).unwrap();
+    assert_eq!(store.last_good("db_a", "p", "f2").await.unwrap(), Some((run_of("f2", 30), 20)));
+    assert_eq!(store.stats().last_good_bytes, 90, "counted again on open");
+    // The budget goes on from the count: 120 bytes, so the oldest goes.
+    store.put_last_good("db_a", "q", "g", &run_of("g", 30), 40).await.unwrap();
+    assert_eq!(kept(&store, "db_a", "p", &["f1", "f2", "f3"]).await, ["f2", "f3"]);
+    assert_eq!(store.stats().last_good_bytes, 90);
+    store.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_node_reads_the_last_good_result_a_node_kept() {
+    let db = TestDb::new().await;
+    let a = Store::connect(&db.url, StoreOptions::default()).await.unwrap();
+    let b = Store::connect(&db.url, StoreOptions::default()).await.unwrap();
+    a.create(Some("db_a"), state("A"), "create").await.unwrap();
+    a.put_last_good("db_a", "p", "f", r#"{"v":1}"#, 10).await.unwrap();
+    assert_eq!(b.last_good("db_a", "p", "f").await.unwrap(), Some((r#"{"v":1}"#.to_owned(), 10)));
+    // Two nodes racing: the later result wins whichever commits last.
+    b.put_last_good("db_a", "p", "f", r#"{"v":3}"#, 30).await.unwrap();
+    a.put_last_good("db_a", "p", "f", r#"{"v":2}"#, 20).await.unwrap();
+    assert_eq!(a.last_good("db_a", "p", "f").await.unwrap(), Some((r#"{"v":3}"#.to_owned(), 30)));
+    // Nodes putting at once keep the per-panel bound.
+    let puts = (0..12).map(|i| {
+        let node = if i % 2 == 0 { &a } else { &b };
+        let f = format!("f{i:02}");
+        async move { node.put_last_good("db_a", "q", &f, r#"{"v":0}"#, 100 + i).await }
+    });
+    for r in futures::future::join_all(puts).await {
+        r.unwrap();
+    }
+    let fs: Vec<String> = (0..12).map(|i| format!("f{i:02}")).collect();
+    let fs: Vec<&str> = fs.iter().map(String::as_str).collect();
+    assert_eq!(kept(&a, "db_a", "q", &fs).await, ["f08", "f09", "f10", "f11"]);
+    a.shutdown().await;
+    b.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_damaged_last_good_result_is_reported_and_a_new_put_replaces_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    store.create(Some("db_a"), state("A"), "create").await.unwrap();
+    store.put_last_good("db_a", "p", "f", r#"{"v":123}"#, 10).await.unwrap();
+    store.put_last_good("db_a", "p", "g", r#"{"v":4}"#, 11).await.unwrap();
+    store.shutdown().await;
+    {
+        // The time bytes themselves change: the entry cannot even say where it is indexed.
+        let db = Database::create(dir.path().join(FILE_NAME)).unwrap();
+        let txn = db.begin_write().unwrap();
+        {
+            let mut t = txn.open_table(keys::LAST_GOOD).unwrap();
+            let key = keys::last_good_key("db_a", "p", "f");
+            let mut bytes = t.get(key.as_slice()).unwrap().unwrap().value().to_vec();
+            bytes[12] ^= 0x40;
+            t.insert(key.as_slice(), bytes.as_slice()).unwrap();
+        }
+        txn.commit().unwrap();
+    }
+    let store = Store::open(dir.path()).unwrap();
+    let err = store.last_good("db_a", "p", "f").await.unwrap_err();
+    assert!(
+        matches!(&err, StoreError::Damaged(m) if m.contains("db_a") && m.contains("checksum mismatch")),
+        "{err:?}"
+    );
+    assert_eq!(store.stats().last_good_bytes, 16);
+    store.put_last_good("db_a", "p", "f", r#"{"v":5}"#, 12).await.unwrap();
+    assert_eq!(
+        store.last_good("db_a", "p", "f").await.unwrap(),
+        Some((r#"{"v":5}"#.to_owned(), 12))
+    );
+    assert_eq!(store.stats().last_good_bytes, 14, "the damaged entry's bytes left the count");
+    assert_eq!(store.stats().failed_batches, 0);
+    store.shutdown().await;
+    let store = Store::open(dir.path()).unwrap();
+    assert_eq!(store.stats().last_good_bytes, 14, "no index entry of the damaged value is left");
+    store.shutdown().await;
+}

@@ -13,6 +13,11 @@
 //! `max_store_bytes` is `Full`; one that frees at least what it adds always passes) and saved
 //! in `meta` with the batch. A version past `versions_kept` is dropped by the write that
 //! makes it one too many.
+//!
+//! Last good results ([`Op::PutLastGood`]) have bounds of their own, also kept here: the
+//! bytes of all entries (`Usage::last_good`, counted from `last_good_by_at` on open), so a put
+//! over the budget drops the oldest entries from the front of that index without a scan, and
+//! [`LAST_GOOD_PER_PANEL`] entries per panel, trimmed by the put that adds one too many.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -23,11 +28,11 @@ use redb::{Database, Durability, ReadableTable, Table};
 use tokio::sync::oneshot;
 
 use super::keys::{
-    self, ADMIN, API_KEYS, DASHBOARDS, Head, META, SESSIONS, USAGE, VERSIONS, VersionHeader,
-    WORKFLOW_RUNS, WORKFLOWS, decode_head, decode_version, encode_head, encode_version,
-    version_key,
+    self, ADMIN, API_KEYS, DASHBOARDS, Head, LAST_GOOD, LAST_GOOD_BY_AT, META, SESSIONS, USAGE,
+    VERSIONS, VersionHeader, WORKFLOW_RUNS, WORKFLOWS, decode_head, decode_version, encode_head,
+    encode_last_good, encode_version, last_good_age_key, last_good_key, version_key,
 };
-use super::{Counters, Record, StoreError, StoreQuotas};
+use super::{Counters, LAST_GOOD_PER_PANEL, Record, StoreError, StoreQuotas};
 use dashboard::DashboardState;
 
 /// A write operation.
@@ -76,16 +81,27 @@ pub(super) enum Op {
         kind: Record,
         id: String,
     },
+    /// A panel's last good result (the size bound is checked before it gets here).
+    PutLastGood {
+        dashboard: String,
+        panel: String,
+        fingerprint: String,
+        run: String,
+        at: i64,
+    },
 }
 
 /// The `meta` key of the stored-bytes count.
 pub(super) const STORED_BYTES_KEY: &str = "stored_bytes";
 
-/// Bytes stored in versions and sessions, and the quotas they are held to.
+/// Bytes stored in versions and sessions, and the quotas they are held to; bytes of last good
+/// results and their budget.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Usage {
     pub used: u64,
     pub quotas: StoreQuotas,
+    pub last_good: u64,
+    pub last_good_budget: u64,
 }
 
 impl Usage {
@@ -184,6 +200,7 @@ fn run_batch(db: &Database, batch: Vec<Request>, counters: &Counters, usage: &mu
             // Only a committed batch moves the count (an aborted one wrote nothing).
             *usage = after;
             counters.stored_bytes.store(after.used, Ordering::Relaxed);
+            counters.last_good_bytes.store(after.last_good, Ordering::Relaxed);
             for (reply, res) in replies.into_iter().zip(results) {
                 // The caller may have gone away (cancelled future); its write is still durable.
                 let _ = reply.send(res);
@@ -223,6 +240,8 @@ struct Tables<'t> {
     admin: Table<'t, &'static str, &'static [u8]>,
     workflows: Table<'t, &'static str, &'static [u8]>,
     workflow_runs: Table<'t, &'static str, &'static [u8]>,
+    last_good: Table<'t, &'static [u8], &'static [u8]>,
+    last_good_by_at: Table<'t, &'static [u8], u64>,
     usage: Usage,
 }
 
@@ -273,6 +292,10 @@ fn apply_and_commit(
             workflow_runs: txn
                 .open_table(WORKFLOW_RUNS)
                 .map_err(|e| format!("open workflow_runs: {e}"))?,
+            last_good: txn.open_table(LAST_GOOD).map_err(|e| format!("open last_good: {e}"))?,
+            last_good_by_at: txn
+                .open_table(LAST_GOOD_BY_AT)
+                .map_err(|e| format!("open last_good_by_at: {e}"))?,
             usage,
         };
         let now = super::now_ms();
@@ -509,6 +532,9 @@ fn apply(t: &mut Tables<'_>, op: &Op, now: i64) -> Result<Reply, Fail> {
             }
             t.heads.remove(id.as_str()).map_err(|e| engine(format!("purge `{id}`"), e))?;
             t.usage.record(0, all.iter().map(|(_, len)| len).sum());
+            for (key, _) in last_good_range(t, &keys::last_good_dashboard_prefix(id))? {
+                remove_last_good(t, &key)?;
+            }
             Ok(Reply::Unit)
         }
         Op::PutRecord { kind, id, json } => {
@@ -535,7 +561,135 @@ fn apply(t: &mut Tables<'_>, op: &Op, now: i64) -> Result<Reply, Fail> {
             t.usage.record(0, old);
             Ok(Reply::Unit)
         }
+        Op::PutLastGood { dashboard, panel, fingerprint, run, at } => {
+            put_last_good(t, dashboard, panel, fingerprint, run.as_bytes(), *at)?;
+            Ok(Reply::Unit)
+        }
     }
+}
+
+/// Keeps a last good result: ignored for a dashboard that is not there or when the entry kept
+/// for the key is newer; then the panel's entries past [`LAST_GOOD_PER_PANEL`] and, past the
+/// budget, the oldest entries of all are dropped.
+fn put_last_good(
+    t: &mut Tables<'_>,
+    dashboard: &str,
+    panel: &str,
+    fingerprint: &str,
+    run: &[u8],
+    at: i64,
+) -> Result<(), Fail> {
+    if get_head(t, dashboard)?.is_none() {
+        return Ok(());
+    }
+    let key = last_good_key(dashboard, panel, fingerprint);
+    let kept = t
+        .last_good
+        .get(key.as_slice())
+        .map_err(|e| engine("read a last good result", e))?
+        .map(|g| verified_at(g.value()));
+    if let Some(kept) = kept {
+        if kept.is_some_and(|kept| kept > at) {
+            return Ok(());
+        }
+        remove_last_good(t, &key)?;
+    }
+    let size = run.len() as u64;
+    t.last_good
+        .insert(key.as_slice(), encode_last_good(at, run).as_slice())
+        .map_err(|e| engine("write a last good result", e))?;
+    t.last_good_by_at
+        .insert(last_good_age_key(at, &key).as_slice(), size)
+        .map_err(|e| engine("write a last good result", e))?;
+    t.usage.last_good = t.usage.last_good.saturating_add(size);
+
+    let mut panel_entries = last_good_range(t, &keys::last_good_panel_prefix(dashboard, panel))?;
+    if panel_entries.len() > LAST_GOOD_PER_PANEL {
+        // Oldest first; an entry whose time cannot be read goes first.
+        panel_entries.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
+        let extra = panel_entries.len() - LAST_GOOD_PER_PANEL;
+        for (key, _) in panel_entries.iter().take(extra) {
+            remove_last_good(t, key)?;
+        }
+    }
+    while t.usage.last_good > t.usage.last_good_budget {
+        let Some((age_key, size)) = t
+            .last_good_by_at
+            .pop_first()
+            .map_err(|e| engine("drop the oldest last good result", e))?
+            .map(|(k, v)| (k.value().to_vec(), v.value()))
+        else {
+            // The count says more than the index holds: the index is the truth.
+            t.usage.last_good = 0;
+            break;
+        };
+        // (An index key too short to name an entry is only dropped: this op has written
+        // already, so it may not fail alone now.)
+        if let Ok(key) = keys::last_good_key_of_age_key(&age_key) {
+            t.last_good.remove(key).map_err(|e| engine("drop the oldest last good result", e))?;
+        }
+        t.usage.last_good = t.usage.last_good.saturating_sub(size);
+    }
+    Ok(())
+}
+
+/// The time of a last good value that passes its checksum; `None` for a damaged one, which
+/// any put replaces and eviction drops first.
+fn verified_at(value: &[u8]) -> Option<i64> {
+    keys::decode_last_good(value).ok().map(|(at, _)| at)
+}
+
+/// A last good entry's key and its time (`None` when the value is damaged).
+type Entry = (Vec<u8>, Option<i64>);
+
+/// The last good entries whose keys start with `prefix`.
+fn last_good_range(t: &Tables<'_>, prefix: &[u8]) -> Result<Vec<Entry>, Fail> {
+    let range = t.last_good.range(prefix..).map_err(|e| engine("scan last good results", e))?;
+    let mut out = Vec::new();
+    for item in range {
+        let (k, v) = item.map_err(|e| engine("scan last good results", e))?;
+        if !k.value().starts_with(prefix) {
+            break;
+        }
+        out.push((k.value().to_vec(), verified_at(v.value())));
+    }
+    Ok(out)
+}
+
+/// Removes a last good entry and its index entry, and takes its bytes off the count. The index
+/// entry is found by the time in the value, or (a value damaged there) by a scan of the index.
+fn remove_last_good(t: &mut Tables<'_>, key: &[u8]) -> Result<(), Fail> {
+    let at = t
+        .last_good
+        .remove(key)
+        .map_err(|e| engine("remove a last good result", e))?
+        .and_then(|g| keys::last_good_at(g.value()));
+    let mut size = match at {
+        Some(at) => t
+            .last_good_by_at
+            .remove(last_good_age_key(at, key).as_slice())
+            .map_err(|e| engine("remove a last good result", e))?
+            .map(|g| g.value()),
+        None => None,
+    };
+    if size.is_none() {
+        let mut found = None;
+        for item in t.last_good_by_at.iter().map_err(|e| engine("scan the last good index", e))? {
+            let (k, v) = item.map_err(|e| engine("scan the last good index", e))?;
+            if keys::last_good_key_of_age_key(k.value()).is_ok_and(|k| k == key) {
+                found = Some((k.value().to_vec(), v.value()));
+                break;
+            }
+        }
+        if let Some((age_key, len)) = found {
+            t.last_good_by_at
+                .remove(age_key.as_slice())
+                .map_err(|e| engine("remove a last good result", e))?;
+            size = Some(len);
+        }
+    }
+    t.usage.last_good = t.usage.last_good.saturating_sub(size.unwrap_or(0));
+    Ok(())
 }
 
 fn create(

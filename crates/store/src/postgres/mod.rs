@@ -15,6 +15,7 @@
 mod bus;
 mod chats;
 mod kb;
+mod last_good;
 mod listen;
 mod runs;
 mod schema;
@@ -119,6 +120,9 @@ pub(super) struct Postgres {
     closed: AtomicBool,
     counters: Counters,
     quotas: StoreQuotas,
+    /// The largest last good result kept, and the bytes all of them may hold.
+    last_good_entry_bytes: u64,
+    last_good_bytes: u64,
     /// NATS, when panel results travel there (`BOARDSMITH_NATS_URL`).
     bus: Option<bus::Bus>,
 }
@@ -208,6 +212,8 @@ impl Postgres {
             closed: AtomicBool::new(false),
             counters: Counters::default(),
             quotas: options.quotas,
+            last_good_entry_bytes: options.last_good_entry_bytes,
+            last_good_bytes: options.last_good_bytes,
             bus,
         })
     }
@@ -236,6 +242,7 @@ impl Postgres {
             largest_batch: u64::from(c.commits.load(Ordering::Relaxed) > 0),
             failed_batches: c.failed_batches.load(Ordering::Relaxed),
             stored_bytes: 0,
+            last_good_bytes: 0,
         }
     }
 
@@ -666,6 +673,9 @@ impl Postgres {
         tx.execute("DELETE FROM dashboards WHERE id = $1", &[&id])
             .await
             .map_err(pg(format!("purge `{id}`")))?;
+        tx.execute("DELETE FROM last_good WHERE dashboard_id = $1", &[&id])
+            .await
+            .map_err(pg(format!("purge the last good results of `{id}`")))?;
         tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &self.notice(id, ChangeKind::Deleted)])
             .await
             .map_err(pg("notify"))?;

@@ -156,6 +156,26 @@ const MIGRATIONS: &[Migration] = &[
         CREATE INDEX upload_holders_by_holder ON upload_holders (holder);
     ",
     },
+    Migration {
+        version: 7,
+        name: "panels' last good results",
+        // `bytes` is the run's length in bytes (an `integer`: a text value is at most 1 GB, and
+        // its sum is a `bigint`, quicker than `numeric`), kept so the budget is summed from the
+        // age index alone (an index-only scan), never the texts.
+        sql: "
+        CREATE TABLE IF NOT EXISTS last_good (
+            dashboard_id text   NOT NULL,
+            panel_id     text   NOT NULL,
+            fingerprint  text   NOT NULL,
+            at           bigint NOT NULL,
+            bytes        integer NOT NULL,
+            run          text   NOT NULL,
+            PRIMARY KEY (dashboard_id, panel_id, fingerprint)
+        );
+        CREATE INDEX IF NOT EXISTS last_good_by_age
+            ON last_good (at, dashboard_id, panel_id, fingerprint) INCLUDE (bytes);
+    ",
+    },
 ];
 
 /// Any fixed key: the advisory lock migrations run under.
