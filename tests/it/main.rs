@@ -44,6 +44,7 @@ mod metrics;
 mod model_fallback;
 mod openai_api;
 mod openapi;
+mod outage;
 mod provider_gates;
 mod providers;
 mod scopes;

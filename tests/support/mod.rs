@@ -252,6 +252,12 @@ impl TestApp {
         (r.status().as_u16(), r.json().await.unwrap())
     }
 
+    /// PUT a JSON body, returning (status, envelope).
+    pub async fn put(&self, path: &str, body: Value) -> (u16, Value) {
+        let r = self.http.put(self.url(path)).json(&body).send().await.unwrap();
+        (r.status().as_u16(), r.json().await.unwrap())
+    }
+
     /// Calls a tool; panics unless the envelope says ok. Returns `data`.
     pub async fn tool(&self, name: &str, input: Value) -> Value {
         let (status, body) = self.post(&format!("/api/tools/{name}"), input).await;

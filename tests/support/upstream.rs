@@ -19,6 +19,8 @@ pub enum Reply {
     Text(u16, String),
     /// Sleep, then 200 with the body.
     Slow(Duration, String),
+    /// Accept the request and never answer.
+    Hang,
 }
 
 struct Hit {
@@ -49,9 +51,10 @@ async fn handle(State(up): State<Arc<Upstream>>, req: Request) -> Response {
             None => None,
         }
     };
+    // No connection outlives its request, so a stopped server refuses every later one.
     let send = |code: u16, kind: &'static str, body: String| {
         let status = StatusCode::from_u16(code).unwrap();
-        (status, [("content-type", kind)], body).into_response()
+        (status, [("content-type", kind), ("connection", "close")], body).into_response()
     };
     match reply {
         Some(Reply::Body(code, body)) => send(code, "application/json", body),
@@ -60,26 +63,53 @@ async fn handle(State(up): State<Arc<Upstream>>, req: Request) -> Response {
             tokio::time::sleep(d).await;
             send(200, "application/json", body)
         }
+        Some(Reply::Hang) => std::future::pending().await,
         None => send(404, "application/json", format!("{{\"error\":\"no route {path}\"}}")),
     }
+}
+
+fn serve(listener: tokio::net::TcpListener, up: Arc<Upstream>) -> tokio::task::JoinHandle<()> {
+    let app = Router::new().fallback(handle).with_state(up);
+    tokio::spawn(async move {
+        axum::serve(listener, app).await.unwrap();
+    })
 }
 
 /// The running server: its origin (`http://127.0.0.1:port`) and what it was asked.
 pub struct Server {
     pub origin: String,
     up: Arc<Upstream>,
+    addr: std::net::SocketAddr,
+    task: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 impl Server {
     pub async fn start() -> Self {
         let up = Arc::new(Upstream::default());
-        let app = Router::new().fallback(handle).with_state(up.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move {
-            axum::serve(listener, app).await.unwrap();
-        });
-        Self { origin: format!("http://{addr}"), up }
+        let task = Mutex::new(Some(serve(listener, up.clone())));
+        Self { origin: format!("http://{addr}"), up, addr, task }
+    }
+
+    /// Stops listening: connections to it are refused until [`Server::restart`].
+    pub fn stop(&self) {
+        if let Some(t) = self.task.lock().unwrap().take() {
+            t.abort();
+        }
+    }
+
+    /// Listens again on the same port, with the same script.
+    pub async fn restart(&self) {
+        self.stop();
+        let listener = loop {
+            match tokio::net::TcpListener::bind(self.addr).await {
+                Ok(l) => break l,
+                // The aborted task may not have dropped its listener yet.
+                Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+            }
+        };
+        *self.task.lock().unwrap() = Some(serve(listener, self.up.clone()));
     }
 
     /// Scripts the replies for `path` (the last one repeats).

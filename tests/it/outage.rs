@@ -1,0 +1,199 @@
+//! Panels when their data provider fails (issue 38), against the real server with Binance
+//! pointed at a loopback upstream through `BOARDSMITH_BINANCE_BASE_URL`: one that answers
+//! recorded responses and is then stopped and restarted, one that accepts and never answers,
+//! one that refuses. A provider's failure is told apart from the code's, names the provider
+//! in one plain sentence, keeps the last good data (marked stale, with its age), and the
+//! panel recovers alone when the provider answers again.
+
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use boardsmith::sdk::SdkConfig;
+use serde_json::{Value, json};
+
+use crate::support::upstream::{Reply, Server};
+use crate::support::{TestApp, asof, spawn_app_with, ws_until};
+
+const KLINES: &str = "/api/v3/klines";
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR")))
+        .unwrap()
+}
+
+/// The server with Binance at `origin`, and nothing cached (only `origin` is allowed out).
+async fn app_with_binance_at(origin: &str, dir: Arc<tempfile::TempDir>) -> TestApp {
+    let origin = origin.to_owned();
+    spawn_app_with(dir, false, move |c| {
+        c.sdk = SdkConfig {
+            asof: Some(asof()),
+            outbound_allow: vec![origin.clone()],
+            env: [("BOARDSMITH_BINANCE_BASE_URL".to_owned(), origin)].into(),
+            // Every run reaches the provider: a cached answer would hide the outage.
+            cache_bytes: Some(0),
+            ..SdkConfig::default()
+        };
+    })
+    .await
+}
+
+/// A dashboard with a Binance panel and a demo panel.
+async fn dashboard(app: &TestApp) -> String {
+    let state = json!({
+        "title": "Outage",
+        "layout": {"columns": 2},
+        "panels": [
+            {"id": "btc", "title": "BTC", "type": "table", "renderer": "custom",
+             "code": "return await sdk.crypto.getKline({ symbol: 'BTCUSDT', limit: 3 });"},
+            {"id": "demo", "title": "Demo", "type": "table", "renderer": "custom",
+             "code": "return [{ v: 1 }];"}
+        ]
+    });
+    let (status, body) = app.post("/api/dashboards", json!({"state": state})).await;
+    assert_eq!(status, 201, "{body}");
+    body["data"]["id"].as_str().unwrap().to_owned()
+}
+
+fn is_for(m: &Value, panel: &str) -> bool {
+    m["panelId"] == panel && (m["type"] == "panel.data" || m["type"] == "panel.error")
+}
+
+#[tokio::test]
+async fn a_panel_keeps_its_last_good_data_while_its_provider_is_down_and_recovers_alone() {
+    let srv = Server::start().await;
+    srv.on(KLINES, vec![Reply::Body(200, fixture("binance_klines.json"))]);
+    let app = app_with_binance_at(&srv.origin, Arc::new(tempfile::tempdir().unwrap())).await;
+    let id = dashboard(&app).await;
+    let (mut ws, _) = app.subscribe(&id).await;
+    let (good, _) = ws_until(&mut ws, |m| is_for(m, "btc")).await;
+    assert_eq!(good["type"], "panel.data", "{good}");
+    assert!(good.get("stale").is_none(), "{good}");
+    let fresh_data = good["data"].clone();
+    assert_eq!(fresh_data.as_array().unwrap().len(), 3);
+
+    // The provider goes away: the refresh keeps the data, marked stale with the reason.
+    srv.stop();
+    let (s, _) = app.post(&format!("/api/dashboards/{id}/refresh"), json!({})).await;
+    assert_eq!(s, 200);
+    let (stale, _) = ws_until(&mut ws, |m| is_for(m, "btc") && m.get("stale").is_some()).await;
+    assert_eq!(stale["type"], "panel.data", "{stale}");
+    assert_eq!(stale["data"], fresh_data, "the last good data, not invented");
+    assert_eq!(stale["refreshedAt"], good["refreshedAt"], "its age is the data's");
+    let reason = stale["stale"]["reason"].as_str().unwrap();
+    assert_eq!(reason, "Binance spot market data cannot be reached", "{stale}");
+    assert!(stale["stale"]["failingSince"].as_i64() >= good["refreshedAt"].as_i64());
+    let error = &stale["error"];
+    assert_eq!(error["kind"], "provider", "{error}");
+    assert_eq!(error["outage"]["provider"], "binance");
+    assert_eq!(error["outage"]["cause"], "unreachable");
+    assert_eq!(error["outage"]["host"], "127.0.0.1");
+    assert!(!error["outage"]["summary"].as_str().unwrap().contains("BOARDSMITH_"));
+    assert!(error["outage"]["details"].as_str().unwrap().contains("/api/v3/klines"), "{error}");
+
+    // REST says the same.
+    let (_, data) = app.get(&format!("/api/dashboards/{id}/data")).await;
+    let slot = &data["data"]["panels"]["btc"];
+    assert_eq!(slot["status"], "stale", "{data}");
+    assert_eq!(slot["data"], fresh_data);
+    assert_eq!(slot["stale"]["reason"], reason);
+
+    // Back: the panel recovers without anyone asking (it has no refresh schedule).
+    let hits = srv.hits(KLINES);
+    srv.restart().await;
+    let (back, skipped) = tokio::time::timeout(
+        Duration::from_secs(30),
+        ws_until(&mut ws, |m| {
+            is_for(m, "btc") && m["type"] == "panel.data" && m.get("stale").is_none()
+        }),
+    )
+    .await
+    .expect("recovery within 30 s");
+    assert_eq!(back["data"], fresh_data);
+    assert!(back["refreshedAt"].as_i64() > good["refreshedAt"].as_i64(), "fresh data: {back}");
+    assert!(srv.hits(KLINES) > hits);
+    assert!(skipped.iter().all(|m| m["type"] != "panel.error"), "{skipped:?}");
+    let (_, data) = app.get(&format!("/api/dashboards/{id}/data")).await;
+    assert_eq!(data["data"]["panels"]["btc"]["status"], "ok");
+
+    // The health of the provider followed: degraded while down, live again now.
+    let (_, health) = app.get("/api/sdk/health").await;
+    let binance = health["data"]["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["provider"] == "binance")
+        .cloned()
+        .unwrap();
+    assert_eq!(binance["status"], "live", "{binance}");
+    assert!(binance["lastSuccessAt"].as_i64().is_some());
+    assert_eq!(health["data"]["canChange"], true);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_hanging_provider_fails_as_not_answering_and_holds_no_other_panel() {
+    let srv = Server::start().await;
+    srv.on(KLINES, vec![Reply::Hang]);
+    let app = app_with_binance_at(&srv.origin, Arc::new(tempfile::tempdir().unwrap())).await;
+    let id = dashboard(&app).await;
+    let (mut ws, _) = app.subscribe(&id).await;
+    let (first, _) = ws_until(&mut ws, |m| is_for(m, "btc") || is_for(m, "demo")).await;
+    // The demo panel does not wait for the hanging one.
+    assert_eq!(
+        (first["panelId"].as_str(), first["type"].as_str()),
+        (Some("demo"), Some("panel.data"))
+    );
+    let (failed, _) = ws_until(&mut ws, |m| is_for(m, "btc")).await;
+    assert_eq!(failed["type"], "panel.error", "nothing kept yet: {failed}");
+    let error = &failed["error"];
+    assert_eq!(error["kind"], "provider", "the provider's fault, not the code's: {error}");
+    assert_eq!(error["outage"]["cause"], "timeout");
+    assert_eq!(error["outage"]["summary"], "Binance spot market data is not answering");
+    let message = error["message"].as_str().unwrap();
+    assert!(!message.contains("endless loops"), "{message}");
+    assert!(message.contains("not answering"), "{message}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_refusing_provider_is_cut_off_and_then_fails_at_once() {
+    // Bind then drop to get a port with nothing listening.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let origin = format!("http://127.0.0.1:{port}");
+    let app = app_with_binance_at(&origin, Arc::new(tempfile::tempdir().unwrap())).await;
+    let code = "return await sdk.crypto.getKline({ symbol: 'BTCUSDT', limit: 3 });";
+    let mut last = Value::Null;
+    // Each call tries three times; five calls open the breaker.
+    for _ in 0..6 {
+        let (_, body) = app.post("/api/panels/preview", json!({"code": code})).await;
+        last = body;
+    }
+    let error = &last["data"]["error"];
+    assert_eq!(error["kind"], "provider", "{last}");
+    assert_eq!(error["outage"]["cause"], "unreachable");
+    assert!(error["outage"]["retryInMs"].as_u64().unwrap() > 0, "breaker open: {error}");
+    let (_, health) = app.get("/api/sdk/health").await;
+    let binance = health["data"]["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["provider"] == "binance")
+        .cloned()
+        .unwrap();
+    assert_eq!(binance["status"], "down", "{binance}");
+    assert_eq!(binance["lastError"]["cause"], "unreachable");
+
+    // An administrator lets demo data serve meanwhile: the panel draws, marked demo.
+    let (s, body) = app.put("/api/sdk/fallback", json!({"fallback": true})).await;
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(body["data"]["fallback"], true);
+    let (_, body) = app.post("/api/panels/preview", json!({"code": code})).await;
+    assert!(body["data"]["error"].is_null(), "{body}");
+    assert_eq!(body["data"]["provenance"][0]["demo"], true, "{body}");
+    app.stop().await;
+}
