@@ -197,3 +197,34 @@ async fn a_refusing_provider_is_cut_off_and_then_fails_at_once() {
     assert_eq!(body["data"]["provenance"][0]["demo"], true, "{body}");
     app.stop().await;
 }
+
+#[tokio::test]
+async fn the_last_good_data_survives_a_restart_with_the_provider_down() {
+    let srv = Server::start().await;
+    srv.on(KLINES, vec![Reply::Body(200, fixture("binance_klines.json"))]);
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let app = app_with_binance_at(&srv.origin, dir.clone()).await;
+    let id = dashboard(&app).await;
+    let (mut ws, _) = app.subscribe(&id).await;
+    let (good, _) = ws_until(&mut ws, |m| is_for(m, "btc")).await;
+    assert_eq!(good["type"], "panel.data", "{good}");
+    // Kept in the background: wait until the store has it before stopping.
+    let started = std::time::Instant::now();
+    while app.app.store_stats().last_good_bytes == 0 {
+        assert!(started.elapsed() < Duration::from_secs(10), "never kept");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    drop(ws);
+    app.stop().await;
+
+    srv.stop();
+    let app = app_with_binance_at(&srv.origin, dir).await;
+    let (mut ws, _) = app.subscribe(&id).await;
+    let (stale, _) = ws_until(&mut ws, |m| is_for(m, "btc")).await;
+    assert_eq!(stale["type"], "panel.data", "kept data from the store: {stale}");
+    assert_eq!(stale["data"], good["data"]);
+    assert_eq!(stale["refreshedAt"], good["refreshedAt"]);
+    assert_eq!(stale["stale"]["dataAt"], good["refreshedAt"]);
+    assert_eq!(stale["error"]["outage"]["cause"], "unreachable");
+    app.stop().await;
+}

@@ -447,6 +447,11 @@ impl App {
         }))
     }
 
+    /// The store's counters (writer commits, bytes kept), for diagnostics and tests.
+    pub fn store_stats(&self) -> store::StoreStats {
+        self.store.stats()
+    }
+
     /// Whether a load balancer should send this node requests: not while it drains, nor while
     /// its store does not answer. `Ok` names the store's engine and this node's id in a shared
     /// store; `Err` says why not.

@@ -131,6 +131,7 @@ impl Dashboards {
     /// The service over `store` and `live`.
     pub fn new(store: Arc<Store>, live: Arc<Live>) -> Self {
         let (changes, _) = broadcast::channel(CHANGE_BACKLOG);
+        live.keep_with(Arc::new(Kept { store: store.clone() }));
         Self { store, live, locks: Mutex::new(HashMap::new()), changes }
     }
 
@@ -495,6 +496,45 @@ impl Dashboards {
     #[base::boxed]
     pub async fn shutdown(&self) {
         self.store.shutdown().await;
+    }
+}
+
+/// Panels' last good results, kept in the store (both engines, bounded there), so a restart
+/// or another node shows them while a provider is down.
+struct Kept {
+    store: Arc<Store>,
+}
+
+impl live::Keeper for Kept {
+    fn keep(&self, dashboard: &str, panel: &str, fingerprint: &str, good: &live::Good) {
+        let Ok(run) = serde_json::to_string(good) else { return };
+        let store = self.store.clone();
+        let (dashboard, panel, fingerprint) =
+            (dashboard.to_owned(), panel.to_owned(), fingerprint.to_owned());
+        let at = good.at;
+        tokio::spawn(async move {
+            if let Err(e) = store.put_last_good(&dashboard, &panel, &fingerprint, &run, at).await {
+                tracing::warn!(%dashboard, %panel, error = %e, "cannot keep a panel's last good data");
+            }
+        });
+    }
+
+    fn kept<'a>(
+        &'a self,
+        dashboard: &'a str,
+        panel: &'a str,
+        fingerprint: &'a str,
+    ) -> base::BoxFuture<'a, Option<live::Good>> {
+        Box::pin(async move {
+            match self.store.last_good(dashboard, panel, fingerprint).await {
+                Ok(Some((run, _))) => serde_json::from_str(&run).ok(),
+                Ok(None) => None,
+                Err(e) => {
+                    tracing::warn!(%dashboard, %panel, error = %e, "cannot read a panel's last good data");
+                    None
+                }
+            }
+        })
     }
 }
 

@@ -724,6 +724,18 @@ async fn attempt_once(
                 retry_after: None,
                 refused: None,
             }
+        } else if cause::<std::io::Error>(&e)
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
+        {
+            // Not retried either: nothing listens there, and a backoff would only make the
+            // panel wait (the breaker decides when to try again).
+            Failure {
+                message: format!("request to {label} failed: connection refused"),
+                retryable: false,
+                cause: Some(Cause::Unreachable),
+                retry_after: None,
+                refused: None,
+            }
         } else if let Some(dns) = cause::<outbound::NameNotResolved>(&e) {
             // Not retried: the resolver has just answered, and its answer would not change
             // within a backoff (the circuit breaker decides when to ask again).
