@@ -308,7 +308,7 @@ pub struct ExecError {
     pub logs: Vec<LogEntry>,
     /// Set when `kind` is `provider`: the provider, its failure, a sentence for the analyst.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub outage: Option<Outage>,
+    pub outage: Option<Box<Outage>>,
 }
 
 impl ExecError {
@@ -328,7 +328,7 @@ impl ExecError {
 
     /// A provider's failure: kind [`ErrorKind::Provider`] with the outage.
     pub fn provider(outage: Outage, message: impl Into<String>) -> Self {
-        Self { outage: Some(outage), ..Self::new(ErrorKind::Provider, message) }
+        Self { outage: Some(Box::new(outage)), ..Self::new(ErrorKind::Provider, message) }
     }
 
     /// A limit error.

@@ -478,7 +478,7 @@ fn blame(
         ErrorKind::Sdk => {
             if let Some((_, outage)) = outages.iter().find(|(m, _)| error.message.contains(m)) {
                 error.kind = ErrorKind::Provider;
-                error.outage = Some(outage.clone());
+                error.outage = Some(Box::new(outage.clone()));
             }
             error
         }
