@@ -3,6 +3,9 @@
 // Markdown through markdown.js (sanitized); nothing model-written reaches innerHTML otherwise.
 // A query's images (its `request.upload` events) show above its bubble as thumbnails,
 // `.chat-thumb[data-upload-id]`, loaded from GET /api/uploads/{id}.
+// A run's error is `.chat-error`; a refusal for want of a model (agents.js) is
+// `.chat-error[data-reason=no-model]`: where to set one up, `.chat-open-settings` (Settings →
+// Providers) and the server's words in `details.chat-error-details`.
 import { setMarkdown, addCopyButton } from './markdown.js';
 import { splitViewports, validationOf, isFrontendType, errorMessage } from './events.js';
 import { isNoModelError } from './agents.js';
