@@ -131,6 +131,37 @@ impl AppConfig {
     }
 }
 
+/// How long the start-up check waits for the live providers.
+const PROBE_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Calls each live data provider once at start (what `boardsmith sdk check` does), so their
+/// health is known before the first panel asks, and says in one line when none answers, with
+/// how to run without the network. Each failing provider also gets its own line from the
+/// SDK's health, once.
+async fn probe_providers(sdk: Arc<Sdk>) {
+    let Ok(checks) = tokio::time::timeout(PROBE_WITHIN, sdk.check()).await else {
+        tracing::info!(target: "sdk::health", "the start-up check of the data providers did not finish within {} s", PROBE_WITHIN.as_secs());
+        return;
+    };
+    if checks.is_empty() {
+        return; // offline, or no live provider configured
+    }
+    if checks.iter().any(|c| c.ok) {
+        let live = checks.iter().filter(|c| c.ok).count();
+        tracing::info!(target: "sdk::health", "{live} of {} live data providers answered at start", checks.len());
+        return;
+    }
+    tracing::warn!(
+        target: "sdk::health",
+        "no live data provider answered within {} s: panels that need one show their last good \
+         data or say it cannot be reached. To work without the network, start with \
+         BOARDSMITH_OFFLINE=1 (demo data only), or set BOARDSMITH_DATA_FALLBACK=1 (or switch \
+         on demo data in Settings -> Data providers) to let demo data serve while a provider is \
+         unreachable",
+        PROBE_WITHIN.as_secs()
+    );
+}
+
 /// `sdk` with the `[data]` section of the config file (`BOARDSMITH_CONFIG`, else
 /// `./boardsmith.toml`) under it, the environment winning; as is when it does not read the
 /// environment (tests, embedders).
@@ -223,6 +254,7 @@ impl App {
         base::telemetry::exporter();
         let sdk = Sdk::shared(with_data_file(config.sdk.clone())?)
             .context("loading data-source specs")?;
+        tokio::spawn(probe_providers(sdk.clone()));
         // Everything under the data dir is the server user's only (the libraries' files too),
         // and a data dir an older version made open to others is closed.
         base::fs_private::restrict_umask();
