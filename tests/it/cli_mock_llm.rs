@@ -302,3 +302,70 @@ async fn the_offline_demo_builds_fixes_and_edits_a_dashboard() {
     assert!(panels.values().all(|p| p["status"] == "ok"), "{panels:?}");
     app.stop().await;
 }
+
+/// The same demo with no network at all (every provider's base URL a closed loopback port):
+/// the news panel's source cannot be reached, and the agent does not end as if all were well:
+/// its answer says so, and the run's last event lists the failing panel.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_offline_demo_says_so_when_the_news_source_cannot_be_reached() {
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://127.0.0.1:{}", l.local_addr().unwrap().port())
+    };
+    let registry = boardsmith::sdk::Registry::embedded(&|_| true).unwrap();
+    let env: std::collections::BTreeMap<String, String> = registry
+        .provider_defs()
+        .map(|d| (boardsmith::sdk::provider::def::base_url_var(&d.name), closed.clone()))
+        .collect();
+    let mock =
+        boardsmith::llm::mock::MockLlm::start(boardsmith::llm::mock::MockLlm::demo().unwrap(), 0)
+            .await
+            .unwrap();
+    let url = mock.url();
+    let app = support::spawn_app_with(std::sync::Arc::new(tempfile::tempdir().unwrap()), false, {
+        move |c| {
+            c.llm = Some(support::llm_config(Some(&url)));
+            c.sdk = boardsmith::sdk::SdkConfig {
+                asof: Some(support::asof()),
+                outbound_allow: vec![closed.clone()],
+                env,
+                ..boardsmith::sdk::SdkConfig::default()
+            };
+        }
+    })
+    .await;
+    let ask = |message: &str| {
+        let body = json!({"message": message, "chatId": "demo", "stream": false});
+        app.post("/api/query", body)
+    };
+    let (status, body) = ask("Build me a gold dashboard").await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = ask("Add a gold news feed").await;
+    assert_eq!(status, 200, "{body}");
+    let events = body["data"]["events"].as_array().unwrap();
+    let update = events.iter().find(|e| e["type"] == "dashboard.update").unwrap();
+    let news = update["validation"]["panels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["panelId"] == "gold-news")
+        .cloned()
+        .unwrap();
+    assert_eq!(news["status"], "error", "{news}");
+    assert!(
+        news["error"].as_str().unwrap().starts_with("data provider failed, not the code (gdelt"),
+        "{news}"
+    );
+    let answer = body["data"]["answer"].as_str().unwrap_or_default().to_owned()
+        + &events
+            .iter()
+            .filter(|e| e["type"] == "content.delta")
+            .filter_map(|e| e["delta"].as_str())
+            .collect::<String>();
+    assert!(answer.contains("cannot be reached"), "the answer says so: {body}");
+    assert!(!answer.contains("Added a gold news table beside the chart."), "{answer}");
+    let complete = events.iter().find(|e| e["type"] == "run.complete").unwrap();
+    let failing = complete["failingPanels"].as_array().expect("failing panels listed");
+    assert!(failing.iter().any(|p| p["panelId"] == "gold-news"), "{complete}");
+    app.stop().await;
+}

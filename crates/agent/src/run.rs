@@ -196,6 +196,7 @@ async fn run_inner<'a>(
                 finish_reason: Some(reason.clone()),
                 // None when no provider reported any: "0 tokens" would be a claim.
                 usage: (runner.usage != llm::Usage::default()).then(|| (&runner.usage).into()),
+                failing_panels: crate::events::failing_panels(&runner.updates),
             });
         }
         RunEnd::Cancelled => {
@@ -258,6 +259,9 @@ struct Runner<'a> {
     unrecorded_system: Option<(String, bool)>,
     /// Set when this run is a task of an enclosing run ([`run_task`]).
     task: Option<TaskFrame>,
+    /// The `dashboard.update` events its tools returned, in order (for the panels still
+    /// failing at its end).
+    updates: Vec<EventBody>,
 }
 
 /// A plan as sent in `plan.create` / `plan.update`.
@@ -315,6 +319,7 @@ impl<'a> Runner<'a> {
             plan: None,
             unrecorded_system: None,
             task: None,
+            updates: Vec::new(),
         }
     }
 

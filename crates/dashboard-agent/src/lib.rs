@@ -273,9 +273,17 @@ impl std::fmt::Debug for Tools {
     }
 }
 
-/// `message (line L, column C)` for a model.
+/// `message (line L, column C)` for a model; a provider's failure says first that it is not
+/// the code's.
 pub fn describe(e: &ExecError) -> String {
-    let mut s = e.message.clone();
+    let mut s = match &e.outage {
+        Some(o) => format!(
+            "data provider failed, not the code ({}: {}); keep the panel, it fills in when the \
+             provider answers: {}",
+            o.provider, o.summary, e.message
+        ),
+        None => e.message.clone(),
+    };
     if let Some(limit) = e.limit {
         s.push_str(&format!(" [limit: {}]", limit.as_str()));
     }

@@ -473,7 +473,7 @@ impl Sdk {
 
     /// An outage of `provider` (its display name from its definition file).
     fn outage(&self, provider: &str, cause: Cause, details: String, url: Option<&str>) -> Outage {
-        let name = self.registry.provider(provider).map_or(provider, |d| d.display_name.as_str());
+        let name = self.registry.provider(provider).map_or(provider, |d| d.short());
         let host = url.and_then(|u| reqwest::Url::parse(u).ok()?.host_str().map(str::to_owned));
         Outage::new(provider, name, cause, details).host(host)
     }

@@ -225,6 +225,7 @@ pub async fn execute(mut x: Execution) -> RunStatus {
                 run_id: run_id.clone(),
                 finish_reason: Some("stop".to_owned()),
                 usage: Some(x.record.usage),
+                failing_panels: Vec::new(),
             },
         ),
         End::Cancelled => (RunStatus::Cancelled, EventBody::RunCancel { run_id: run_id.clone() }),

@@ -296,6 +296,10 @@ pub enum EventBody {
         /// only; a history replay has none).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         usage: Option<TokenUsage>,
+        /// Panels of the dashboards this run wrote whose last test run still fails: a run
+        /// never ends as if all were well while they do.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        failing_panels: Vec<FailingPanel>,
     },
     /// A run was cancelled.
     #[serde(rename = "run.cancel")]
@@ -610,6 +614,47 @@ pub enum EventBody {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         deleted: bool,
     },
+}
+
+/// A panel whose last test run in a run failed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FailingPanel {
+    /// Its dashboard.
+    pub dashboard_id: String,
+    /// The panel.
+    pub panel_id: String,
+    /// Its error, as the validation gave it.
+    pub error: String,
+}
+
+/// The panels still failing after `updates`, a run's `dashboard.update` events in order: each
+/// dashboard's last validation counts (a later version's test runs replace the earlier ones'
+/// for the panels it ran), a deleted dashboard has none.
+pub fn failing_panels<'a>(updates: impl IntoIterator<Item = &'a EventBody>) -> Vec<FailingPanel> {
+    let mut by_panel: std::collections::BTreeMap<(String, String), Option<String>> =
+        std::collections::BTreeMap::new();
+    for u in updates {
+        let EventBody::DashboardUpdate { dashboard_id, validation, deleted, .. } = u else {
+            continue;
+        };
+        if *deleted {
+            by_panel.retain(|(d, _), _| d != dashboard_id);
+            continue;
+        }
+        for p in validation.get("panels").and_then(Value::as_array).into_iter().flatten() {
+            let Some(panel) = p.get("panelId").and_then(Value::as_str) else { continue };
+            let error = (p.get("status").and_then(Value::as_str) != Some("success"))
+                .then(|| p.get("error").and_then(Value::as_str).unwrap_or("failed").to_owned());
+            by_panel.insert((dashboard_id.clone(), panel.to_owned()), error);
+        }
+    }
+    by_panel
+        .into_iter()
+        .filter_map(|((dashboard_id, panel_id), error)| {
+            Some(FailingPanel { dashboard_id, panel_id, error: error? })
+        })
+        .collect()
 }
 
 impl EventBody {

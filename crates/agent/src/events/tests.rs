@@ -409,3 +409,29 @@ async fn a_complete_follower_stays_readable_like_a_finished_run() {
     }
     assert_eq!(seqs, [2, 3]);
 }
+
+#[test]
+fn the_panels_still_failing_are_those_of_each_dashboards_last_validation() {
+    let update = |d: &str, panels: Value, deleted: bool| EventBody::DashboardUpdate {
+        dashboard_id: d.into(),
+        version: 1,
+        changes: json!([]),
+        validation: json!({ "panels": panels }),
+        deleted,
+    };
+    let fail = |p: &str| json!({"panelId": p, "status": "error", "error": format!("{p} broke")});
+    let pass = |p: &str| json!({"panelId": p, "status": "success"});
+    let updates = [
+        update("a", json!([fail("x"), fail("y")]), false),
+        update("a", json!([pass("x")]), false), // fixed x; y was not run again
+        update("b", json!([fail("z")]), false),
+        update("c", json!([fail("w")]), false),
+        update("c", Value::Null, true), // deleted
+    ];
+    let failing = failing_panels(&updates);
+    let ids: Vec<(&str, &str)> =
+        failing.iter().map(|f| (f.dashboard_id.as_str(), f.panel_id.as_str())).collect();
+    assert_eq!(ids, [("a", "y"), ("b", "z")]);
+    assert_eq!(failing[0].error, "y broke");
+    assert!(failing_panels(&[]).is_empty());
+}

@@ -214,6 +214,7 @@ pub fn snapshot_events(runs: &[RunRecord], action_tools: &BTreeSet<String>) -> V
                 run_id: run.run_id.clone(),
                 finish_reason: run.finish_reason.clone(),
                 usage: None,
+                failing_panels: Vec::new(),
             },
             run.updated_at.max(last),
         );

@@ -79,6 +79,9 @@ impl Runner<'_> {
                     if let Some(task) = &self.task {
                         event.adopt_task(&task.task_id);
                     }
+                    if matches!(event, EventBody::DashboardUpdate { .. }) {
+                        self.updates.push(event.clone());
+                    }
                     self.sink.emit(event);
                 }
             }

@@ -110,6 +110,7 @@ impl AgentService {
                     finish_reason: Some(reason.clone()),
                     usage: (outcome.usage != llm::Usage::default())
                         .then(|| (&outcome.usage).into()),
+                    failing_panels: Vec::new(),
                 });
             }
             RunEnd::Cancelled => {

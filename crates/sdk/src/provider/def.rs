@@ -21,6 +21,10 @@ pub struct ProviderDef {
     pub name: String,
     /// Human-readable name.
     pub display_name: String,
+    /// The name an analyst reads in one sentence ("Binance cannot be reached"), when the
+    /// display name is longer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub short_name: Option<String>,
     /// Its API documentation.
     pub docs: String,
     /// Its terms of use in one line, with where to read them.
@@ -50,6 +54,13 @@ pub struct RateLimit {
     pub requests: u32,
     /// The window in seconds.
     pub per_secs: f64,
+}
+
+impl ProviderDef {
+    /// The name for one sentence: the short name, else the display name.
+    pub fn short(&self) -> &str {
+        self.short_name.as_deref().unwrap_or(&self.display_name)
+    }
 }
 
 impl RateLimit {
