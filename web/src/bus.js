@@ -5,6 +5,9 @@
 //   'dashboard:open'     {dashboardId}      show this dashboard (chat's dashboard.update, the list)
 //   'dashboard:opened'   {dashboardId|null} the view now shows it (list highlights it, URL follows)
 //   'dashboards:changed' {}                 something was created/saved/deleted: reload lists
+//   'dashboard:panels'   {dashboardId, title, panels: [{id, title}]}  the view's dashboard's
+//                                           titles, on load and when they change (the chat
+//                                           names failing panels by title)
 //   'theme:changed'      {theme}            'light' | 'dark'; charts re-theme
 //   'chat:opened'        {chatId|null}      the chat pane now shows this chat (URL follows)
 //   'data:health'        {offline, fallback, canChange, providers}  a new GET /api/sdk/health

@@ -22,6 +22,15 @@ const addNews = `async (state) => {
   return state;
 }`;
 
+/** A panel whose code always fails: the run ends with it still failing. */
+const addQuote = `async (state) => {
+  state.panels.push({
+    id: 'desk-quote', title: 'Gold quote', type: 'metric_card', renderer: 'custom', layout: { w: 1, h: 2 },
+    code: "throw new Error('quote feed is down');",
+  });
+  return state;
+}`;
+
 /** A tool call on the first model call of a run, a text answer once its result is in. */
 function scenario(query, call, answer) {
   return [
@@ -43,6 +52,7 @@ export const script = {
   turns: [
     ...scenario('gold desk', { name: 'execute', arguments: { code: deskState } }, 'Your **gold desk** is ready: a daily chart with MA20.'),
     ...scenario('gold news', { name: 'mutate', arguments: { code: addNews } }, 'Added a gold news feed below the chart.'),
+    ...scenario('gold quote', { name: 'mutate', arguments: { code: addQuote } }, 'Added a gold quote card.'),
     ...scenario('Dark mode', { name: 'switch_theme', arguments: { theme: 'dark' } }, 'Switched to the dark theme.'),
     ...scenario('Ask me before deleting', {
       name: 'confirm_dialog',

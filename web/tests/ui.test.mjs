@@ -1,6 +1,7 @@
 // The browser app against a real server, in headless Chromium: example dashboards render, a
-// scripted chat builds and edits a dashboard live, panel.data updates charts in place, panel
-// errors show in their panel, actions and frontend tools work. Screenshots: target/screenshots/.
+// scripted chat builds and edits a dashboard live (and says which panels it left failing, also
+// after a reload), panel.data updates charts in place, panel errors show in their panel, actions
+// and frontend tools work. Screenshots: target/screenshots/.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
@@ -258,6 +259,40 @@ test('a scripted chat builds a dashboard, then a new panel appears without a rel
   assert.ok(news.length > 20, 'the feed shows items');
   assert.equal(await page.locator('.chat-tool[data-tool-name="mutate"] .chat-tool-validation').getAttribute('data-ok'), 'true');
   await screenshot(page, 'chat-build');
+  assert.equal(await page.locator('.run-failing').count(), 0, 'no note while every panel passes');
+
+  // A panel the run leaves failing: a note after its answer, the panel named by its title (the
+  // dashboard is in view), the error behind Details; still there when the chat is reloaded.
+  await page.fill('textarea.chat-input', 'Now add a gold quote card');
+  await page.click('.chat-send');
+  await page.waitForSelector('.chat-run[data-status="complete"] >> nth=2', { timeout: 30_000 });
+  const deskId = await page.getAttribute('.dashboard-view', 'data-dashboard-id');
+  const checkNote = async () => {
+    const note = page.locator('.chat-run').nth(2).locator('.run-failing');
+    assert.equal(await note.getAttribute('data-count'), '1');
+    assert.equal(await note.locator('.run-failing-count').innerText(), '1 panel still fails');
+    assert.equal(await page.locator('.chat-run').nth(2).locator('.chat-blocks > :last-child').getAttribute('class'), 'run-failing',
+      'after the answer');
+    const item = note.locator(`.run-failing-panel[data-panel-id="desk-quote"][data-dashboard-id="${deskId}"]`);
+    assert.equal(await item.getAttribute('data-failure'), 'code');
+    await page.waitForFunction(() => document.querySelector('.run-failing-name')?.textContent === 'Gold quote');
+    assert.ok(await item.locator('.run-failing-error').isHidden(), 'the error waits behind Details');
+    await item.locator('summary').click();
+    assert.match(await item.locator('.run-failing-error').innerText(), /quote feed is down/);
+    assert.equal(await page.locator('.run-failing').count(), 1, 'only the run that left it failing');
+    return note;
+  };
+  await checkNote();
+  await screenshot(page, 'chat-failing');
+  await page.reload();
+  await page.waitForSelector('.chat-run[data-status="complete"] >> nth=2', { timeout: 30_000 });
+  const note = await checkNote();
+  // Its button opens that dashboard.
+  const other = (await api.get('/api/dashboards')).find((d) => d.id !== deskId);
+  await page.evaluate((id) => window.boardsmith.view.open(id), other.id);
+  await page.waitForSelector(`.dashboard-view[data-dashboard-id="${other.id}"]`);
+  await note.locator(`.run-failing-open[data-dashboard-id="${deskId}"]`).click();
+  await page.waitForSelector(`.dashboard-view[data-dashboard-id="${deskId}"]`);
   assert.deepEqual(page.errors, []);
   await page.close();
 });

@@ -11,6 +11,12 @@
 //
 // Which tool saved a dashboard is known from the `dashboard.update` the server streams right
 // after that tool's `tool.result` (it sets the tool block's `dashboard`), never from tool names.
+//
+// A run that ends with panels still failing (`run.complete {failingPanels: [{dashboardId,
+// panelId, error}]}`) gets `run.failingPanels` and a `failing` block after its last answer. A
+// history replay's `run.complete` carries no list (the server does not store it), so there the
+// list is worked out from the run's own `dashboard.update` events, which history does keep, by
+// the server's rule (`failingPanelsOf`): live and reloaded, the same panels.
 
 /** A fresh, empty model. */
 export function createModel() {
@@ -28,6 +34,7 @@ function newRun(model, id, query) {
     byId: new Map(),
     error: null,
     finishReason: null,
+    failingPanels: [],
     startedAt: null,
     endedAt: null,
   };
@@ -170,7 +177,16 @@ export function reduce(model, ev) {
       if (ev.runId && !run.runId) run.runId = ev.runId;
       run.finishReason = ev.finishReason ?? null;
       settle(run, 'complete', ts);
-      return { run, runChanged: true };
+      // The panels still failing: the server's list when it sends one; else (a history replay,
+      // whose run.complete has none) the same rule over the run's own dashboard.update events.
+      run.failingPanels = Array.isArray(ev.failingPanels)
+        ? ev.failingPanels.map(failingPanel).filter(Boolean)
+        : failingPanelsOf(run);
+      if (!run.failingPanels.length) return { run, runChanged: true };
+      let block = run.blocks.find((b) => b.kind === 'failing');
+      if (block) block.panels = run.failingPanels;
+      else block = addBlock(run, { kind: 'failing', id: null, panels: run.failingPanels });
+      return { run, block, runChanged: true };
     }
     case 'run.cancel': {
       const run = runFor(model, ev.runId);
@@ -446,6 +462,66 @@ export function reduce(model, ev) {
     default:
       return null;
   }
+}
+
+/** A `failingPanels` entry with its fields as strings, or null when it names no panel. */
+function failingPanel(p) {
+  if (!p || typeof p !== 'object' || typeof p.panelId !== 'string' || !p.panelId) return null;
+  const error = p.error == null ? 'failed' : typeof p.error === 'string' ? p.error : errorMessage(p.error);
+  return { dashboardId: typeof p.dashboardId === 'string' ? p.dashboardId : '', panelId: p.panelId, error };
+}
+
+const passed = (status) => status === 'success' || status === 'ok';
+
+/**
+ * The panels still failing at the end of `run`, from its dashboard blocks in order, as the server
+ * works out `failingPanels`: each panel's last test run counts (a later version's run replaces an
+ * earlier one's), a deleted dashboard has none; sorted by dashboard, then panel.
+ */
+export function failingPanelsOf(run) {
+  const byPanel = new Map(); // `${dashboardId}\n${panelId}` → {dashboardId, panelId, error|null}
+  for (const b of run.blocks) {
+    if (b.kind !== 'dashboard' || typeof b.dashboardId !== 'string') continue;
+    if (b.deleted) {
+      for (const [k, v] of byPanel) if (v.dashboardId === b.dashboardId) byPanel.delete(k);
+      continue;
+    }
+    const panels = Array.isArray(b.validation?.panels) ? b.validation.panels : [];
+    for (const p of panels) {
+      if (typeof p?.panelId !== 'string') continue;
+      const error = passed(p.status) ? null : failingPanel({ ...p, dashboardId: b.dashboardId }).error;
+      byPanel.set(`${b.dashboardId}\n${p.panelId}`, { dashboardId: b.dashboardId, panelId: p.panelId, error });
+    }
+  }
+  const cmp = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+  return [...byPanel.values()]
+    .filter((p) => p.error != null)
+    .sort((a, b) => cmp(a.dashboardId, b.dashboardId) || cmp(a.panelId, b.panelId));
+}
+
+/** What a data provider's failure does, as `Provider.summary` words it (crates/base outage.rs). */
+const PROVIDER_STATES = [
+  'cannot be reached', 'is not answering', 'is limiting requests right now', 'is having problems on its side',
+  "did not accept this server's access key", 'needs an access key that is not set up',
+  'is not allowed on this server', 'is switched off on this server', 'sent data that could not be read',
+];
+
+/**
+ * A failing panel's error in plain words: `{provider, name, text}`. A data provider's failure
+ * (the validation's "data provider failed, not the code (<provider>: <sentence>); ...") reads
+ * "its data source cannot be reached (GDELT)" with `provider` its key; anything else is the
+ * panel's code failing, `provider` null. The error itself stays for a Details disclosure.
+ */
+export function failureWords(error) {
+  const text = typeof error === 'string' ? error : errorMessage(error);
+  const m = /^data provider failed, not the code \(([^:()]+): ([^()]*?)\)(?:;|$)/.exec(text);
+  if (!m) return { provider: null, name: null, text: 'its code failed' };
+  const provider = m[1].trim();
+  const sentence = m[2].trim();
+  const state = PROVIDER_STATES.find((s) => sentence.endsWith(` ${s}`));
+  if (!state) return { provider, name: null, text: `its data source failed: ${sentence || provider}` };
+  const name = sentence.slice(0, -state.length - 1).trim() || provider;
+  return { provider, name, text: `its data source ${state} (${name})` };
 }
 
 /** A tool call the run skipped because the user steered it (`{error: "skipped: ..."}`). */

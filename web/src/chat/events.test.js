@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, existsSync } from 'node:fs';
-import { createModel, reduce, splitViewports, parseViewport, toolFailed, toolSkipped, errorMessage } from './events.js';
+import { createModel, reduce, splitViewports, parseViewport, toolFailed, toolSkipped, errorMessage, failureWords } from './events.js';
 
 const SNAPS = new URL('../../../tests/it/snapshots/', import.meta.url);
 
@@ -275,4 +275,87 @@ test('a team run: each member is a task, and its blocks say who is speaking', ()
   ]);
   assert.equal(blocks[0].description, 'the economist');
   assert.equal(m.runs[0].status, 'error');
+});
+
+const GDELT_DOWN = 'data provider failed, not the code (gdelt: GDELT cannot be reached); keep the panel, it fills in '
+  + 'when the provider answers: SdkError: provider gdelt is unavailable (line 1, column 14)';
+
+test('a run that ends with panels still failing has them, and a note after its answer', () => {
+  const m = createModel();
+  reduce(m, { type: 'request.query', requestId: 'r', chatId: 'c', message: 'Add a gold news feed' });
+  reduce(m, { type: 'run.start', runId: 'r', chatId: 'c' });
+  reduce(m, { type: 'tool.start', toolId: 't', runId: 'r', toolName: 'mutate', toolType: 'backend' });
+  reduce(m, { type: 'tool.result', toolId: 't', result: { dashboard_id: 'd1' } });
+  reduce(m, { type: 'dashboard.update', dashboardId: 'd1', version: 2, changes: [], validation: {
+    allOk: false, panels: [{ panelId: 'gold-news', status: 'error', error: GDELT_DOWN }],
+  } });
+  reduce(m, { type: 'content.start', contentId: 'c1', runId: 'r' });
+  reduce(m, { type: 'content.delta', contentId: 'c1', delta: 'Its news source cannot be reached.' });
+  reduce(m, { type: 'content.end', contentId: 'c1' });
+  const failingPanels = [
+    { dashboardId: 'd1', panelId: 'gold-news', error: GDELT_DOWN },
+    { dashboardId: 'd1', panelId: 'gold-ratio', error: 'ReferenceError: x is not defined (line 2, column 1)' },
+  ];
+  const touched = reduce(m, { type: 'run.complete', runId: 'r', finishReason: 'stop', failingPanels });
+  const run = m.runs[0];
+  assert.equal(run.status, 'complete');
+  assert.deepEqual(run.failingPanels, failingPanels, 'the server\'s list, as sent');
+  assert.equal(touched.block.kind, 'failing');
+  assert.equal(touched.runChanged, true);
+  assert.deepEqual(run.blocks.map((b) => b.kind), ['tool', 'dashboard', 'content', 'failing'], 'after the answer');
+  assert.deepEqual(touched.block.panels, failingPanels);
+
+  // All well: no note.
+  const ok = createModel();
+  reduce(ok, { type: 'request.query', requestId: 'r', chatId: 'c', message: 'x' });
+  assert.equal(reduce(ok, { type: 'run.complete', runId: 'r' }).block, undefined);
+  assert.deepEqual(ok.runs[0].failingPanels, []);
+});
+
+test('a reloaded run (history has no failingPanels) finds them in its own dashboard updates', () => {
+  const update = (dashboardId, panels, deleted = false) =>
+    ({ type: 'dashboard.update', dashboardId, version: 1, changes: [], validation: deleted ? null : { panels }, deleted });
+  const fail = (panelId, error = `${panelId} broke`) => ({ panelId, status: 'error', error });
+  const pass = (panelId) => ({ panelId, status: 'success', rowCount: 3 });
+  const m = run([
+    { type: 'request.query', requestId: 'r1', chatId: 'c', message: 'build' },
+    { type: 'tool.snapshot', toolId: 't1', toolName: 'x', arguments: '{}' },
+    { type: 'tool.result', toolId: 't1', result: {} },
+    update('a', [fail('y'), fail('x')]),
+    update('a', [pass('x')]), // x fixed; y not run again: still failing
+    update('b', [fail('z', GDELT_DOWN)]),
+    update('c', [fail('w')]),
+    update('c', [], true), // deleted: its panels no longer count
+    { type: 'content.snapshot', contentId: 'r1_c', text: 'Done.' },
+    { type: 'run.complete', runId: 'r1', finishReason: 'stop' },
+    // A later run fixes y: its own run has nothing failing.
+    { type: 'request.query', requestId: 'r2', chatId: 'c', message: 'fix' },
+    update('a', [pass('y')]),
+    { type: 'run.complete', runId: 'r2', finishReason: 'stop' },
+  ]);
+  const [first, second] = m.runs;
+  assert.deepEqual(first.failingPanels, [
+    { dashboardId: 'a', panelId: 'y', error: 'y broke' },
+    { dashboardId: 'b', panelId: 'z', error: GDELT_DOWN },
+  ]);
+  assert.equal(first.blocks.at(-1).kind, 'failing');
+  assert.equal(first.blocks.at(-2).kind, 'content');
+  assert.deepEqual(second.failingPanels, []);
+  assert.ok(!second.blocks.some((b) => b.kind === 'failing'));
+});
+
+test('a failing panel\'s error in plain words: a provider outage is its data source, not its code', () => {
+  assert.deepEqual(failureWords(GDELT_DOWN), { provider: 'gdelt', name: 'GDELT', text: 'its data source cannot be reached (GDELT)' });
+  assert.deepEqual(
+    failureWords('data provider failed, not the code (binance: Binance is limiting requests right now); keep the panel'),
+    { provider: 'binance', name: 'Binance', text: 'its data source is limiting requests right now (Binance)' },
+  );
+  assert.deepEqual(
+    failureWords("data provider failed, not the code (tiingo: Tiingo did not accept this server's access key); keep"),
+    { provider: 'tiingo', name: 'Tiingo', text: "its data source did not accept this server's access key (Tiingo)" },
+  );
+  // A sentence this version does not know still reads as the source's.
+  assert.equal(failureWords('data provider failed, not the code (x: X melted); keep').text, 'its data source failed: X melted');
+  assert.deepEqual(failureWords('TypeError: bars.map is not a function (line 3, column 9)'), { provider: null, name: null, text: 'its code failed' });
+  assert.equal(failureWords({ message: 'boom' }).provider, null);
 });

@@ -7,6 +7,8 @@
 // The agent picker (`select.chat-agent`) lists user-facing agents only, unless the preference
 // "Show demo and test agents" is on (agents.js has the rule); a refusal for want of a model
 // points to Settings → Providers (render.js, `.chat-error[data-reason=no-model]`).
+// Panels a run left failing are noted after its answer (render.js, `.run-failing`), by their
+// titles once the dashboard view announces them ('dashboard:panels').
 import './chat.css';
 import { createModel, reduce, parseArgs } from './events.js';
 import { createRenderer } from './render.js';
@@ -96,6 +98,21 @@ export function createChatPane(el, { api, bus }) {
       api.post('/api/submit', { runId: run.runId, toolId: block.id, chatId: chatId ?? undefined, payload: { params } }),
     onOpenDashboard: (dashboardId) => dashboardId && bus.emit('dashboard:open', { dashboardId }),
     onOpenSettings: (section) => bus.emit('settings:open', { section }),
+    dashboardInfo: (id) => dashboardNames.get(id) ?? null,
+  });
+
+  // The titles of the dashboards the view has shown (this page), for the notes on panels a run
+  // left failing; a note about a dashboard whose titles just arrived is redrawn.
+  const dashboardNames = new Map(); // dashboardId → {title, panels: Map(panelId → title)}
+  bus.on('dashboard:panels', ({ dashboardId, title, panels }) => {
+    if (!dashboardId) return;
+    const named = (Array.isArray(panels) ? panels : []).filter((p) => p?.id && p.title).map((p) => [p.id, p.title]);
+    dashboardNames.set(dashboardId, { title: title || null, panels: new Map(named) });
+    for (const run of model.runs) {
+      for (const block of run.blocks) {
+        if (block.kind === 'failing' && block.panels.some((p) => p.dashboardId === dashboardId)) mark({ run, block });
+      }
+    }
   });
 
   // Rendering: touched runs and blocks are redrawn once per animation frame.

@@ -6,8 +6,13 @@
 // A run's error is `.chat-error`; a refusal for want of a model (agents.js) is
 // `.chat-error[data-reason=no-model]`: where to set one up, `.chat-open-settings` (Settings →
 // Providers) and the server's words in `details.chat-error-details`.
+// A run that ended with panels still failing (events.js `failing` block) says so after its
+// answer: `.run-failing[data-count]` ("1 panel still fails"), one
+// `.run-failing-panel[data-dashboard-id][data-panel-id][data-failure=provider|code]` a panel
+// (its title when the dashboard in view has it, else its id; what failed in plain words, the
+// error in `details.run-failing-details`) and `.run-failing-open[data-dashboard-id]` per dashboard.
 import { setMarkdown, addCopyButton } from './markdown.js';
-import { splitViewports, validationOf, isFrontendType, errorMessage } from './events.js';
+import { splitViewports, validationOf, isFrontendType, errorMessage, failureWords } from './events.js';
 import { isNoModelError } from './agents.js';
 import { mountViewport } from './viewport.js';
 import { h, safeUrl } from '../dom.js';
@@ -36,7 +41,8 @@ const STATUS_LABEL = { streaming: 'writing', running: 'running', done: 'done', e
 
 /**
  * `createRenderer(listEl, ctx)`; ctx: {api, toolInfo(name) → {kind, viewportKey}|null,
- * onSubmit(run, block, params) → Promise, onOpenDashboard(id), onOpenSettings(section)}.
+ * onSubmit(run, block, params) → Promise, onOpenDashboard(id), onOpenSettings(section),
+ * dashboardInfo(id) → {title, panels: Map(panelId → title)}|null (the dashboard in view)}.
  */
 export function createRenderer(listEl, ctx) {
   const runViews = new Map();
@@ -121,6 +127,7 @@ const MAKERS = {
   note: makeNote,
   source: makeSource,
   task: makeTask,
+  failing: makeFailing,
 };
 
 function makeReasoning(block) {
@@ -560,6 +567,71 @@ function makeError(block, ctx) {
         ' ',
         h('button.chat-open-settings', { type: 'button', onclick: () => ctx.onOpenSettings?.('providers') }, 'Open Settings → Providers'),
         h('details.chat-error-details', null, h('summary', null, 'Details'), h('div', null, b.message)));
+    },
+  };
+}
+
+/**
+ * The panels a run left failing, after its answer: how many, each with what failed in plain
+ * words (the error behind a disclosure), and a button to open its dashboard.
+ */
+function makeFailing(block, ctx) {
+  const el = h('div.run-failing', { role: 'status' });
+  let shownKey = null;
+  return {
+    el,
+    update(b) {
+      const panels = b.panels ?? [];
+      const byDashboard = new Map();
+      for (const p of panels) {
+        if (!byDashboard.has(p.dashboardId)) byDashboard.set(p.dashboardId, []);
+        byDashboard.get(p.dashboardId).push(p);
+      }
+      // Titles come from the dashboard in view, and may arrive after the run ended.
+      const groups = [...byDashboard].map(([dashboardId, list]) => {
+        const info = ctx.dashboardInfo?.(dashboardId) ?? null;
+        return {
+          dashboardId,
+          title: info?.title || null,
+          panels: list.map((p) => ({ ...p, title: info?.panels?.get(p.panelId) || null, words: failureWords(p.error) })),
+        };
+      });
+      const key = JSON.stringify(groups);
+      if (key === shownKey) return;
+      shownKey = key;
+      el.dataset.count = String(panels.length);
+      const n = panels.length;
+      const head = h('div.run-failing-head', null,
+        h('span.run-failing-icon', { 'aria-hidden': 'true' }, '⚠'),
+        h('span.run-failing-count', null, n === 1 ? '1 panel still fails' : `${n} panels still fail`));
+      const open = (g, label) => h('button.chat-link-button.run-failing-open', {
+        type: 'button', dataset: { dashboardId: g.dashboardId }, onclick: () => ctx.onOpenDashboard?.(g.dashboardId),
+      }, label);
+      const single = groups.length === 1;
+      if (single && groups[0].dashboardId) head.append(open(groups[0], 'Open dashboard'));
+      // Redrawn when titles arrive: a disclosure the user opened stays open.
+      const opened = new Set([...el.querySelectorAll('.run-failing-panel')]
+        .filter((li) => li.querySelector('details')?.open)
+        .map((li) => `${li.dataset.dashboardId}\n${li.dataset.panelId}`));
+      el.replaceChildren(head);
+      for (const g of groups) {
+        const list = h('ul.run-failing-panels');
+        for (const p of g.panels) {
+          const name = h('span.run-failing-name', { title: p.title ? p.panelId : null }, p.title || p.panelId);
+          list.append(h('li.run-failing-panel', {
+            dataset: { dashboardId: g.dashboardId, panelId: p.panelId, failure: p.words.provider ? 'provider' : 'code' },
+          }, h('details.run-failing-details', { open: opened.has(`${g.dashboardId}\n${p.panelId}`) },
+            h('summary', null, name, h('span.run-failing-what', null, `: ${p.words.text}`)),
+            h('pre.run-failing-error', null, p.error))));
+        }
+        if (single) {
+          el.append(list);
+        } else {
+          const label = g.title || g.dashboardId || 'a dashboard';
+          el.append(h('div.run-failing-group', { dataset: { dashboardId: g.dashboardId } },
+            h('div.run-failing-dashboard', null, h('span', null, label), g.dashboardId ? open(g, 'Open') : null), list));
+        }
+      }
     },
   };
 }

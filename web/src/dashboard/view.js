@@ -11,6 +11,9 @@
 // Binance cannot be reached"), dismissable for the session until another provider joins, gone
 // once all are fine; and the header indicator says "Data delayed" instead of "Live" meanwhile.
 //
+// The dashboard's title and panel titles are announced as 'dashboard:panels' when they load or
+// change (the chat names the panels a run left failing by them).
+//
 // Test hooks: .dashboard-view[data-dashboard-id][data-version]; .dashboard-vars [name=<var>];
 // .live-status[data-state=open|connecting|closed][data-health=ok|delayed] with .live-label
 // (Live | Data delayed | Connecting… | Offline) and its title; .dash-outage[data-count]
@@ -70,6 +73,7 @@ export function createDashboardView(el, { api, bus }) {
   let state = null;
   let vars = {};
   let varsJson = '';
+  let namesJson = ''; // the title and panel titles last announced as 'dashboard:panels'
   let deleted = false;
   let pendingVars = null;
   /** @type {Map<string, ReturnType<typeof createPanel>>} */
@@ -213,6 +217,7 @@ export function createDashboardView(el, { api, bus }) {
     state = null;
     vars = {};
     varsJson = '';
+    namesJson = '';
     deleted = false;
     pendingVars = null;
     root.dataset.dashboardId = dashboardId;
@@ -374,6 +379,7 @@ export function createDashboardView(el, { api, bus }) {
     root.dataset.version = String(nextVersion);
     versionEl.textContent = `v${nextVersion}`;
     if (!prev || prev.title !== next.title) titleEl.textContent = next.title ?? '';
+    announceNames(next);
     applyLayout(next.layout ?? {});
     const vj = json([next.variables ?? [], vars]);
     if (vj !== varsJson) {
@@ -413,6 +419,15 @@ export function createDashboardView(el, { api, bus }) {
     } else {
       grid.querySelector(':scope > .dash-no-panels')?.remove();
     }
+  }
+
+  /** Tells the other parts (the chat's failing-panel notes) the titles, when they changed. */
+  function announceNames(next) {
+    const names = (next.panels ?? []).map((p) => ({ id: p.id, title: p.title ?? '' }));
+    const nj = json([next.title ?? '', names]);
+    if (nj === namesJson) return;
+    namesJson = nj;
+    bus.emit('dashboard:panels', { dashboardId: current, title: next.title ?? '', panels: names });
   }
 
   function applyLayout(layout) {
