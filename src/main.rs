@@ -259,6 +259,9 @@ enum BenchTarget {
     },
     /// Upstream requests of one live dashboard watched by many viewers (a loopback provider
     /// counts them): at most one per panel per refresh interval.
+    /// The example dashboards with every data provider hanging or refusing (and offline as
+    /// the reference): time for each to settle, and for its demo panels to draw.
+    Outage,
     Upstream {
         /// Viewers (WebSockets) of the dashboard.
         #[arg(long, default_value_t = 200)]
@@ -283,9 +286,11 @@ fn main() -> ExitCode {
         Command::DocWorker => return boardsmith::knowledge::worker::main(),
         _ => {}
     }
+    // Warnings, and the data providers' changes of state (down, back) as they happen.
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "warn,sdk::health=info".into()),
         )
         .with_writer(std::io::stderr)
         .init();
@@ -320,6 +325,7 @@ fn main() -> ExitCode {
             Command::Bench {
                 target: BenchTarget::Upstream { viewers, panels, refresh, intervals },
             } => boardsmith::bench::upstream(viewers, panels, refresh, intervals).await,
+            Command::Bench { target: BenchTarget::Outage } => boardsmith::bench::outage().await,
             Command::MockMcp => {
                 boardsmith::agent::tools::mcp::mock::serve_stdio().await.map(|()| ExitCode::SUCCESS)
             }

@@ -23,11 +23,13 @@ mod cluster;
 mod gateway;
 mod hardening;
 mod kb;
+mod outage;
 mod upstream;
 pub use cluster::cluster;
 pub use gateway::gateway;
 pub use hardening::hardening;
 pub use kb::kb;
+pub use outage::outage;
 pub use upstream::upstream;
 
 /// The typical panel of the targets: two sdk calls in parallel, then an indicator.
@@ -473,6 +475,11 @@ struct ServerChild {
 }
 
 impl ServerChild {
+    /// Stops the child and keeps its data directory, to start another server on it.
+    fn into_dir(mut self) -> TempDir {
+        std::mem::replace(&mut self._dir, TempDir(std::path::PathBuf::new()))
+    }
+
     /// An HTTP client that sends the child's token.
     fn client(&self) -> anyhow::Result<reqwest::Client> {
         let mut headers = reqwest::header::HeaderMap::new();
@@ -525,7 +532,9 @@ struct TempDir(std::path::PathBuf);
 
 impl Drop for TempDir {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        if !self.0.as_os_str().is_empty() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
     }
 }
 

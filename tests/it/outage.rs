@@ -228,3 +228,49 @@ async fn the_last_good_data_survives_a_restart_with_the_provider_down() {
     assert_eq!(stale["error"]["outage"]["cause"], "unreachable");
     app.stop().await;
 }
+
+/// The log of a real `boardsmith serve` says once when a provider starts failing, once when it
+/// is down and once when it answers again, whatever the number of failing calls.
+#[tokio::test]
+async fn the_log_says_once_per_change_of_a_providers_state() {
+    let srv = Server::start().await;
+    srv.on(KLINES, vec![Reply::Body(200, fixture("binance_klines.json"))]);
+    let dir = tempfile::tempdir().unwrap();
+    // Every provider at the upstream (the start-up check must not reach real hosts).
+    let registry = boardsmith::sdk::Registry::embedded(&|_| true).unwrap();
+    let mut env: Vec<(&str, String)> = vec![
+        ("BOARDSMITH_OUTBOUND_ALLOW", srv.origin.trim_start_matches("http://").to_owned()),
+        ("BOARDSMITH_SDK_CACHE_BYTES", "0".to_owned()),
+    ];
+    let vars: Vec<String> = registry
+        .provider_defs()
+        .map(|d| boardsmith::sdk::provider::def::base_url_var(&d.name))
+        .collect();
+    env.extend(vars.iter().map(|v| (v.as_str(), srv.origin.clone())));
+    let node = crate::support::node::Node::start(dir.path(), "outage-token-0123456789", &env).await;
+    let code = "return await sdk.crypto.getKline({ symbol: 'BTCUSDT', limit: 3 });";
+    let preview = || node.send(reqwest::Method::POST, "/api/panels/preview", json!({"code": code}));
+    let (_, ok) = preview().await;
+    assert_eq!(ok["data"]["status"], "ok", "{ok}");
+
+    srv.stop();
+    for _ in 0..2 {
+        let (_, body) = preview().await;
+        assert_eq!(body["data"]["error"]["kind"], "provider", "{body}");
+    }
+    srv.restart().await;
+    let (_, ok) = preview().await;
+    assert_eq!(ok["data"]["status"], "ok", "{ok}");
+    srv.stop();
+    for _ in 0..8 {
+        let (_, body) = preview().await;
+        assert_eq!(body["data"]["error"]["kind"], "provider", "{body}");
+    }
+    let log = std::fs::read_to_string(dir.path().join("server.log")).unwrap();
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains("data provider binance")).collect();
+    let count = |s: &str| lines.iter().filter(|l| l.contains(s)).count();
+    assert_eq!(count("binance failed"), 2, "{lines:#?}");
+    assert_eq!(count("binance answers again"), 1, "{lines:#?}");
+    assert_eq!(count("binance is down"), 1, "{lines:#?}");
+    assert_eq!(lines.len(), 4, "one line per change of state, not per call: {lines:#?}");
+}
