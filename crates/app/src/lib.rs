@@ -413,6 +413,7 @@ impl App {
                 notices,
                 keys.clone(),
                 admin.clone(),
+                sdk.clone(),
                 workflows.clone(),
                 knowledge.clone(),
                 shutdown.clone(),
@@ -546,6 +547,7 @@ async fn follow_records(
     mut notices: tokio::sync::broadcast::Receiver<store::Notice>,
     keys: Arc<access::api_keys::ApiKeys>,
     admin: Arc<admin::Admin>,
+    sdk: Arc<Sdk>,
     workflows: Arc<workflow::Workflows>,
     knowledge: Arc<knowledge::Knowledge>,
     shutdown: CancellationToken,
@@ -571,7 +573,14 @@ async fn follow_records(
         for kind in kinds {
             let reloaded = match kind {
                 Record::ApiKey => keys.reload().await.map_err(|e| e.to_string()),
-                Record::Admin => admin.reload().await.map_err(|e| e.to_string()),
+                Record::Admin => match admin.reload().await {
+                    Ok(()) => {
+                        // An admin may have switched demo fallback on another node.
+                        sdk.set_fallback(admin.settings().await.settings.data_fallback);
+                        Ok(())
+                    }
+                    Err(e) => Err(e.to_string()),
+                },
                 Record::Workflow => workflows.reload().await.map_err(|e| e.to_string()),
                 Record::Session | Record::Usage | Record::WorkflowRun => Ok(()),
             };
