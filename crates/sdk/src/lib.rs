@@ -238,6 +238,11 @@ struct Gate {
     breaker: limit::Breaker,
     /// Requests in flight to it: one provider never takes every connection.
     slots: tokio::sync::Semaphore,
+    /// Set when a caller stopped waiting for it (it is not answering) until any of its requests
+    /// ends: meanwhile calls fail at once instead of each waiting [`SdkConfig::wait`] again.
+    stalled: std::sync::atomic::AtomicBool,
+    /// Wakes the callers waiting on it when it is found stalled.
+    stall: tokio::sync::Notify,
 }
 
 /// Most requests in flight to one provider at once.
@@ -276,6 +281,8 @@ impl Sdk {
                     bucket,
                     breaker: limit::Breaker::default(),
                     slots: tokio::sync::Semaphore::new(PROVIDER_SLOTS),
+                    stalled: std::sync::atomic::AtomicBool::new(false),
+                    stall: tokio::sync::Notify::new(),
                 };
                 (p.provider, gate)
             })
@@ -506,36 +513,94 @@ impl Sdk {
         let Some(me) = self.me.upgrade() else {
             return self.fill(key, ttl, src, m, chosen, params, now).await;
         };
+        let gate = self.gates.get(&chosen.provider);
+        // Registered before the flag is read, so a stall found meanwhile wakes this caller.
+        let mut notified = std::pin::pin!(gate.map(|g| g.stall.notified()));
+        if let Some(n) = notified.as_mut().as_pin_mut() {
+            n.enable();
+        }
+        let stalled = async {
+            match notified.as_mut().as_pin_mut() {
+                Some(n) => n.await,
+                None => std::future::pending().await,
+            }
+        };
+        let known_stalled = gate.is_some_and(|g| g.stalled.load(Ordering::Acquire));
         let (source, method) = (src.name.clone(), m.name.clone());
         let (owned, args) = (chosen.clone(), params.clone());
         // Not cancelled when this caller stops waiting: the answer fills the cache.
-        let task = tokio::spawn(async move {
+        let fetch = async move {
             let (src, m) = me.resolve(&source, &method)?;
             me.fill(key, ttl, src, m, &owned, &args, now).await
-        });
+        };
         let wait = self.config.wait();
-        match tokio::time::timeout(wait, task).await {
-            Ok(Ok(result)) => result,
-            Ok(Err(lost)) => Err(SdkError::Upstream {
-                source_name: src.name.clone(),
-                method: m.name.clone(),
-                message: format!("the call was lost: {lost}"),
-            }),
-            Err(_) => {
-                let env = |k: &str| self.config.env(k);
-                let url = http::endpoint(h, params, &env);
-                let details = format!(
-                    "no answer from {} within {} ms; the request goes on in the background and \
-                     its answer serves the next call",
-                    url.as_deref().unwrap_or(&chosen.provider),
-                    wait.as_millis()
-                );
-                let outage =
-                    self.outage(&chosen.provider, Cause::Timeout, details.clone(), url.as_deref());
-                let message = format!("provider {} is not answering: {details}", chosen.provider);
-                Err(self.provider_error(src, m, message, outage.setting(config::WAIT_VAR)))
+        if known_stalled {
+            // Its requests in flight will say when it answers; one more goes only while it has
+            // a free slot, so a stalled provider never piles up requests.
+            if gate.is_some_and(|g| g.slots.available_permits() > 0) {
+                tokio::spawn(fetch);
             }
+            return Err(self.not_answering(src, m, chosen, h, params, wait, true));
         }
+        let task = tokio::spawn(fetch);
+        tokio::select! {
+            joined = tokio::time::timeout(wait, task) => match joined {
+                Ok(Ok(result)) => result,
+                Ok(Err(lost)) => Err(SdkError::Upstream {
+                    source_name: src.name.clone(),
+                    method: m.name.clone(),
+                    message: format!("the call was lost: {lost}"),
+                }),
+                Err(_) => {
+                    if let Some(g) = gate
+                        && !g.stalled.swap(true, Ordering::AcqRel)
+                    {
+                        g.stall.notify_waiters();
+                    }
+                    Err(self.not_answering(src, m, chosen, h, params, wait, false))
+                }
+            },
+            () = stalled => Err(self.not_answering(src, m, chosen, h, params, wait, true)),
+        }
+    }
+
+    /// A call to `chosen` that stopped waiting for it: its own wait ran out, or (`known`) the
+    /// provider was found not answering by another call. Its health says so.
+    #[allow(clippy::too_many_arguments)]
+    fn not_answering(
+        &self,
+        src: &SourceSpec,
+        m: &MethodSpec,
+        chosen: &ProviderSpec,
+        h: &http::HttpBacking,
+        params: &serde_json::Map<String, Value>,
+        wait: std::time::Duration,
+        known: bool,
+    ) -> SdkError {
+        let env = |k: &str| self.config.env(k);
+        let url = http::endpoint(h, params, &env);
+        let place = url.as_deref().unwrap_or(&chosen.provider);
+        let details = if known {
+            format!(
+                "{place}: the provider is not answering (a request to it has waited over {} ms); \
+                 calls fail at once until it answers",
+                wait.as_millis()
+            )
+        } else {
+            format!(
+                "no answer from {place} within {} ms; the request goes on in the background and \
+                 its answer serves the next call",
+                wait.as_millis()
+            )
+        };
+        let outage = self
+            .outage(&chosen.provider, Cause::Timeout, details.clone(), url.as_deref())
+            .setting(config::WAIT_VAR);
+        if !known {
+            self.health.failure(&chosen.provider, &outage, false, Utc::now().timestamp_millis());
+        }
+        let message = format!("provider {} is not answering: {details}", chosen.provider);
+        self.provider_error(src, m, message, outage)
     }
 
     /// The cached answer, an identical call in flight, or a fetch from the backing.
@@ -680,6 +745,10 @@ impl Sdk {
         let started = std::time::Instant::now();
         let fetched = http::fetch(&self.http, h, params, &env, pace).await;
         let at = Utc::now().timestamp_millis();
+        if let Some(g) = gate {
+            // It answered (or failed otherwise): callers wait for it again.
+            g.stalled.store(false, Ordering::Release);
+        }
         let failure = match fetched {
             Ok(value) => {
                 if let Some(g) = gate {
