@@ -493,9 +493,19 @@ impl ServerChild {
         http: &reqwest::Client,
         state: serde_json::Value,
     ) -> anyhow::Result<(String, serde_json::Value)> {
+        self.create(http, serde_json::json!({ "state": state })).await
+    }
+
+    /// `POST /api/dashboards` with `body` (`{state}` or `{template}`): the new dashboard's id
+    /// and the created document (`data`).
+    async fn create(
+        &self,
+        http: &reqwest::Client,
+        body: serde_json::Value,
+    ) -> anyhow::Result<(String, serde_json::Value)> {
         let created: serde_json::Value = http
             .post(format!("http://{}/api/dashboards", self.addr))
-            .json(&serde_json::json!({ "state": state }))
+            .json(&body)
             .send()
             .await?
             .json()

@@ -60,7 +60,7 @@ pub async fn outage() -> anyhow::Result<ExitCode> {
     // The hanging upstream: accepts every request and never answers.
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let hanging = listener.local_addr()?;
-    let app = axum::Router::new().fallback(|| std::future::pending::<()>());
+    let app = axum::Router::new().fallback(std::future::pending::<()>);
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
@@ -131,17 +131,7 @@ pub async fn outage() -> anyhow::Result<ExitCode> {
 async fn settle(template: &str, env: &[(&str, &str)]) -> anyhow::Result<Settled> {
     let server = start_server_in(temp_dir("bench-outage")?, env).await?;
     let http = server.client()?;
-    let created: serde_json::Value = http
-        .post(format!("http://{}/api/dashboards", server.addr))
-        .json(&serde_json::json!({ "template": template }))
-        .send()
-        .await?
-        .json()
-        .await?;
-    let id = created["data"]["id"]
-        .as_str()
-        .ok_or_else(|| anyhow::anyhow!("create failed: {created}"))?
-        .to_owned();
+    let (id, created) = server.create(&http, serde_json::json!({ "template": template })).await?;
     let panels = created["data"]["state"]["panels"].as_array().map_or(0, Vec::len);
     // Creating ran every panel once (and opened breakers): the timing is of a fresh server on
     // the same data, as after a restart, with nothing cached and no breaker open.

@@ -56,6 +56,14 @@ async fn dashboard(app: &TestApp) -> String {
     body["data"]["id"].as_str().unwrap().to_owned()
 }
 
+/// `GET /api/sdk/health`, and its Binance row.
+async fn binance_health(app: &TestApp) -> (Value, Value) {
+    let (_, health) = app.get("/api/sdk/health").await;
+    let rows = health["data"]["providers"].as_array().unwrap();
+    let binance = rows.iter().find(|p| p["provider"] == "binance").cloned().unwrap();
+    (health, binance)
+}
+
 fn is_for(m: &Value, panel: &str) -> bool {
     m["panelId"] == panel && (m["type"] == "panel.data" || m["type"] == "panel.error")
 }
@@ -118,14 +126,7 @@ async fn a_panel_keeps_its_last_good_data_while_its_provider_is_down_and_recover
     assert_eq!(data["data"]["panels"]["btc"]["status"], "ok");
 
     // The health of the provider followed: degraded while down, live again now.
-    let (_, health) = app.get("/api/sdk/health").await;
-    let binance = health["data"]["providers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["provider"] == "binance")
-        .cloned()
-        .unwrap();
+    let (health, binance) = binance_health(&app).await;
     assert_eq!(binance["status"], "live", "{binance}");
     assert!(binance["lastSuccessAt"].as_i64().is_some());
     assert_eq!(health["data"]["canChange"], true);
@@ -177,14 +178,7 @@ async fn a_refusing_provider_is_cut_off_and_then_fails_at_once() {
     assert_eq!(error["kind"], "provider", "{last}");
     assert_eq!(error["outage"]["cause"], "unreachable");
     assert!(error["outage"]["retryInMs"].as_u64().unwrap() > 0, "breaker open: {error}");
-    let (_, health) = app.get("/api/sdk/health").await;
-    let binance = health["data"]["providers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["provider"] == "binance")
-        .cloned()
-        .unwrap();
+    let (_, binance) = binance_health(&app).await;
     assert_eq!(binance["status"], "down", "{binance}");
     assert_eq!(binance["lastError"]["cause"], "unreachable");
 

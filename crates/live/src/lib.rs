@@ -762,27 +762,9 @@ impl Live {
             }
         }
         let duration_ms = run.duration.as_secs_f64() * 1e3;
-        let event = match (run.result, run.kept) {
-            (Ok(ok), _) => {
-                slot.status = RunStatus::Ok;
-                slot.data = Some(ok.data.clone());
-                slot.provenance.clone_from(&ok.provenance);
-                slot.error = None;
-                slot.refreshed_at = Some(run.finished_at);
-                slot.stale = None;
-                Event::Data {
-                    dashboard_id: id.to_owned(),
-                    panel_id: panel_id.to_owned(),
-                    seq,
-                    data: ok.data,
-                    row_count: ok.row_count,
-                    provenance: ok.provenance,
-                    duration_ms,
-                    refreshed_at: run.finished_at,
-                    stale: None,
-                    error: None,
-                }
-            }
+        // Fresh data, or the last good data while the provider fails (with why and since when).
+        let shown = match (run.result, run.kept) {
+            (Ok(ok), _) => Ok((ok, run.finished_at, None)),
             (Err(error), Some(kept)) => {
                 let reason = error
                     .outage
@@ -790,13 +772,19 @@ impl Live {
                     .map_or_else(|| "the data provider failed".to_owned(), |o| o.summary.clone());
                 let stale =
                     Stale { data_at: kept.good.at, failing_since: kept.failing_since, reason };
-                let ok = kept.good.ok;
-                slot.status = RunStatus::Stale;
+                Ok((kept.good.ok, kept.good.at, Some((stale, error))))
+            }
+            (Err(error), None) => Err(error),
+        };
+        let event = match shown {
+            Ok((ok, at, stale)) => {
+                let (stale, error) = stale.unzip();
+                slot.status = if stale.is_some() { RunStatus::Stale } else { RunStatus::Ok };
                 slot.data = Some(ok.data.clone());
                 slot.provenance.clone_from(&ok.provenance);
-                slot.error = Some(error.clone());
-                slot.refreshed_at = Some(kept.good.at);
-                slot.stale = Some(stale.clone());
+                slot.error.clone_from(&error);
+                slot.refreshed_at = Some(at);
+                slot.stale.clone_from(&stale);
                 Event::Data {
                     dashboard_id: id.to_owned(),
                     panel_id: panel_id.to_owned(),
@@ -805,12 +793,12 @@ impl Live {
                     row_count: ok.row_count,
                     provenance: ok.provenance,
                     duration_ms,
-                    refreshed_at: kept.good.at,
-                    stale: Some(stale),
-                    error: Some(error),
+                    refreshed_at: at,
+                    stale,
+                    error,
                 }
             }
-            (Err(error), None) => {
+            Err(error) => {
                 slot.status = RunStatus::Error;
                 slot.error = Some(error.clone());
                 slot.stale = None;
