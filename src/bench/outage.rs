@@ -66,7 +66,7 @@ pub async fn outage() -> anyhow::Result<ExitCode> {
     });
     let refusing = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?;
     let registry = crate::sdk::Registry::embedded(&|_| true)?;
-    let vars = registry.base_url_vars();
+    let vars = crate::sdk::provider::base_url_vars(&registry);
 
     crate::outln!("example dashboards with every data provider unreachable (issue 38 targets)");
     crate::outln!(

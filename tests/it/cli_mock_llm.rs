@@ -314,7 +314,10 @@ async fn the_offline_demo_says_so_when_the_news_source_cannot_be_reached() {
     };
     let registry = boardsmith::sdk::Registry::embedded(&|_| true).unwrap();
     let env: std::collections::BTreeMap<String, String> =
-        registry.base_url_vars().into_iter().map(|v| (v, closed.clone())).collect();
+        boardsmith::sdk::provider::base_url_vars(&registry)
+            .into_iter()
+            .map(|v| (v, closed.clone()))
+            .collect();
     let mock =
         boardsmith::llm::mock::MockLlm::start(boardsmith::llm::mock::MockLlm::demo().unwrap(), 0)
             .await

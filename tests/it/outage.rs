@@ -236,7 +236,7 @@ async fn the_log_says_once_per_change_of_a_providers_state() {
         ("BOARDSMITH_OUTBOUND_ALLOW", srv.origin.trim_start_matches("http://").to_owned()),
         ("BOARDSMITH_SDK_CACHE_BYTES", "0".to_owned()),
     ];
-    let vars = registry.base_url_vars();
+    let vars = boardsmith::sdk::provider::base_url_vars(&registry);
     env.extend(vars.iter().map(|v| (v.as_str(), srv.origin.clone())));
     let node = crate::support::node::Node::start(dir.path(), "outage-token-0123456789", &env).await;
     let code = "return await sdk.crypto.getKline({ symbol: 'BTCUSDT', limit: 3 });";

@@ -164,3 +164,28 @@ async fn search_code_sees_the_frozen_spec_and_can_find_methods() {
     assert_eq!(out.value["utils"], true);
     assert!(out.value["n"].as_u64().unwrap() >= 30);
 }
+
+/// A panel that spends its deadline waiting on a provider fails as that provider's timeout,
+/// naming it, not as the code's endless loop; a loop that spends it is still the code's.
+#[tokio::test]
+async fn a_deadline_spent_waiting_on_a_provider_is_the_providers_timeout() {
+    let limits = boardsmith::sandbox::Limits {
+        panel_deadline: std::time::Duration::from_millis(300),
+        ..boardsmith::sandbox::Limits::default()
+    };
+    let sb = support::sandbox_with(1, limits).await;
+    let none = PanelContext::default();
+    let e = sb.run_panel("await sdk.test.sleep({ms: 5000}); return [];", &none).await.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Provider, "{e:?}");
+    let outage = e.outage.as_deref().unwrap();
+    assert_eq!(
+        (outage.provider.as_str(), outage.summary.as_str()),
+        ("test", "Test is not answering")
+    );
+    assert!(e.message.contains("did not answer within the panel's 300 ms deadline"), "{e}");
+    assert!(!e.message.contains("endless loops"), "{e}");
+
+    let e = sb.run_panel("while (true) {}", &none).await.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Limit, "{e:?}");
+    assert!(e.outage.is_none());
+}

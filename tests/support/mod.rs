@@ -71,6 +71,15 @@ impl SdkHost for TestHost {
         SdkHost::spec(self.sdk.as_ref())
     }
 
+    /// `sdk.test.sleep` plays a provider that does not answer.
+    fn waited_on(&self, source: &str, method: &str) -> Option<boardsmith::outage::Outage> {
+        if (source, method) != ("test", "sleep") {
+            return self.sdk.waited_on(source, method);
+        }
+        let cause = boardsmith::outage::Cause::Timeout;
+        Some(boardsmith::outage::Outage::new("test", "Test", cause, "sdk.test.sleep was asleep"))
+    }
+
     fn call(
         self: Arc<Self>,
         source: String,

@@ -243,7 +243,12 @@ struct Gate {
     stalled: std::sync::atomic::AtomicBool,
     /// Wakes the callers waiting on it when it is found stalled.
     stall: tokio::sync::Notify,
+    /// A background probe is calling it until it is back.
+    probing: std::sync::atomic::AtomicBool,
 }
+
+/// How long a provider that is down is probed in the background.
+const PROBE_FOR: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// Most requests in flight to one provider at once.
 pub const PROVIDER_SLOTS: usize = 8;
@@ -283,6 +288,7 @@ impl Sdk {
                     slots: tokio::sync::Semaphore::new(PROVIDER_SLOTS),
                     stalled: std::sync::atomic::AtomicBool::new(false),
                     stall: tokio::sync::Notify::new(),
+                    probing: std::sync::atomic::AtomicBool::new(false),
                 };
                 (p.provider, gate)
             })
@@ -789,7 +795,44 @@ impl Sdk {
         let outage = self.with_setting(self.outage(provider, cause, details, url.as_deref()));
         let down = gate.is_some_and(|g| g.breaker.state().0 == "open");
         self.health.failure(provider, &outage, down, at);
+        if down {
+            self.probe_until_back(src, m, chosen, params);
+        }
         Err(self.provider_error(src, m, text, outage))
+    }
+
+    /// A provider is down: calls the backing again in the background each time its breaker
+    /// lets one through, until it answers (or for an hour), so its health comes back without a
+    /// panel asking. One such probe per provider at a time.
+    fn probe_until_back(
+        &self,
+        src: &SourceSpec,
+        m: &MethodSpec,
+        chosen: &ProviderSpec,
+        params: &serde_json::Map<String, Value>,
+    ) {
+        let Some(g) = self.gates.get(&chosen.provider) else { return };
+        let Some(me) = self.me.upgrade() else { return };
+        if g.probing.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let (source, method) = (src.name.clone(), m.name.clone());
+        let (chosen, params) = (chosen.clone(), params.clone());
+        tokio::spawn(async move {
+            let started = std::time::Instant::now();
+            while started.elapsed() < PROBE_FOR {
+                tokio::time::sleep(limit::BREAKER_COOLDOWN + std::time::Duration::from_millis(100))
+                    .await;
+                let Ok((src, m)) = me.resolve(&source, &method) else { break };
+                let now = me.config.asof.unwrap_or_else(Utc::now);
+                if me.fetch(src, m, &chosen, &params, now).await.is_ok() {
+                    break;
+                }
+            }
+            if let Some(g) = me.gates.get(&chosen.provider) {
+                g.probing.store(false, Ordering::Release);
+            }
+        });
     }
 
     /// The model's hint after a provider failure: the variable that lets the next one serve.

@@ -370,19 +370,6 @@ impl Registry {
         self.providers.values()
     }
 
-    /// Every variable that points an `http` backing elsewhere (`BOARDSMITH_<PROVIDER>_BASE_URL`
-    /// and the ones backings name themselves): what tests, benches and air-gapped setups set
-    /// to reach no real host.
-    pub fn base_url_vars(&self) -> std::collections::BTreeSet<String> {
-        self.sources()
-            .flat_map(|s| s.methods.iter().flat_map(|m| crate::provider::providers_of(s, m)))
-            .filter_map(|p| match p.backing {
-                Backing::Http(h) => h.base_url_env,
-                _ => None,
-            })
-            .collect()
-    }
-
     /// Looks up a source.
     pub fn source(&self, name: &str) -> Option<&SourceSpec> {
         self.sources.get(name)

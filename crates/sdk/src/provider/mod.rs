@@ -93,6 +93,20 @@ pub fn providers_of(src: &SourceSpec, m: &MethodSpec) -> Vec<ProviderSpec> {
     }]
 }
 
+/// Every variable that points an `http` backing of `registry` elsewhere
+/// (`BOARDSMITH_<PROVIDER>_BASE_URL` and the ones backings name themselves): what tests, benches
+/// and air-gapped setups set to reach no real host.
+pub fn base_url_vars(registry: &Registry) -> std::collections::BTreeSet<String> {
+    registry
+        .sources()
+        .flat_map(|s| s.methods.iter().flat_map(|m| providers_of(s, m)))
+        .filter_map(|p| match p.backing {
+            super::Backing::Http(h) => h.base_url_env,
+            _ => None,
+        })
+        .collect()
+}
+
 /// Takes the `provider` param out of a call's params (it is not the method's own).
 pub fn take_forced(params: Value) -> Result<(Option<String>, Value), String> {
     let Value::Object(mut map) = params else { return Ok((None, params)) };
