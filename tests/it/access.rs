@@ -380,6 +380,7 @@ fn the_token_appears_only_in_the_sign_in_line() {
         .env("AGENT_TOOLS_EXTERNAL_DIR", dir.path().join("tools"))
         .env("AGENT_VIEWPORT_EXTERNAL_DIR", dir.path().join("viewports"))
         .env("BOARDSMITH_WORKERS", "1")
+        .env("BOARDSMITH_OFFLINE", "1")
         .env("RUST_LOG", "debug")
         .env_remove("BOARDSMITH_TOKEN")
         .current_dir(dir.path())

@@ -71,6 +71,7 @@ async fn a_nats_url_without_a_shared_store_is_refused_at_start() {
     let out = tokio::process::Command::new(crate::support::program())
         .arg("serve")
         .env_clear()
+        .env("BOARDSMITH_OFFLINE", "1")
         .env("BOARDSMITH_ADDR", "127.0.0.1:0")
         .env("BOARDSMITH_TOKEN", TOKEN)
         .env("BOARDSMITH_DATA", dir.path().join("data"))

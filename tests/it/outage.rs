@@ -23,14 +23,22 @@ fn fixture(name: &str) -> String {
         .unwrap()
 }
 
-/// The server with Binance at `origin`, and nothing cached (only `origin` is allowed out).
+/// The server with Binance (and every other provider) at `origin`, and nothing cached (only
+/// `origin` is allowed out).
 async fn app_with_binance_at(origin: &str, dir: Arc<tempfile::TempDir>) -> TestApp {
     let origin = origin.to_owned();
     spawn_app_with(dir, false, move |c| {
         c.sdk = SdkConfig {
             asof: Some(asof()),
             outbound_allow: vec![origin.clone()],
-            env: [("BOARDSMITH_BINANCE_BASE_URL".to_owned(), origin)].into(),
+            // Every provider at `origin` (unknown paths answer 404): the start-up check never
+            // reaches a real host.
+            env: boardsmith::sdk::provider::base_url_vars(
+                &boardsmith::sdk::Registry::embedded(&|_| true).unwrap(),
+            )
+            .into_iter()
+            .map(|v| (v, origin.clone()))
+            .collect(),
             // Every run reaches the provider: a cached answer would hide the outage.
             cache_bytes: Some(0),
             ..SdkConfig::default()
@@ -235,6 +243,7 @@ async fn the_log_says_once_per_change_of_a_providers_state() {
     let mut env: Vec<(&str, String)> = vec![
         ("BOARDSMITH_OUTBOUND_ALLOW", srv.origin.trim_start_matches("http://").to_owned()),
         ("BOARDSMITH_SDK_CACHE_BYTES", "0".to_owned()),
+        ("BOARDSMITH_OFFLINE", "0".to_owned()),
     ];
     let vars = boardsmith::sdk::provider::base_url_vars(&registry);
     env.extend(vars.iter().map(|v| (v.as_str(), srv.origin.clone())));

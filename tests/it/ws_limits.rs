@@ -528,6 +528,7 @@ impl Child {
         let child = std::process::Command::new(support::program())
             .arg("serve")
             .env_clear()
+            .env("BOARDSMITH_OFFLINE", "1")
             .env("BOARDSMITH_ADDR", &addr)
             .env("BOARDSMITH_TOKEN", &token)
             .env("BOARDSMITH_DATA", dir.path())

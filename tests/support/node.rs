@@ -33,6 +33,9 @@ impl Node {
             .env("AGENT_TOOLS_EXTERNAL_DIR", dir.join("tools"))
             .env("AGENT_VIEWPORT_EXTERNAL_DIR", dir.join("viewports"))
             .env("BOARDSMITH_WORKERS", "1")
+            // Tests never reach real hosts (the start-up check calls every live provider);
+            // a test that wants live providers points them at loopback and sets it to 0.
+            .env("BOARDSMITH_OFFLINE", "1")
             .current_dir(dir)
             .stdout(std::process::Stdio::null())
             .stderr(std::fs::File::create(dir.join("server.log")).unwrap());

@@ -4,7 +4,7 @@
 // The server binary is BOARDSMITH_BIN, else target/debug/boardsmith (built by `cargo test`).
 import { spawn } from 'node:child_process';
 import { mkdtemp, mkdir, writeFile, rm } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -23,6 +23,12 @@ const children = new Set();
 process.on('exit', () => {
   for (const child of children) child.kill('SIGKILL');
 });
+
+/** The data providers the server knows (`sdk-spec/providers/*.json`). */
+function providerNames() {
+  const dir = join(root, 'sdk-spec/providers');
+  return readdirSync(dir).filter((f) => f.endsWith('.json')).map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')).name);
+}
 
 /** Spawns `args` and resolves with the child once a line of `stream` matches `pattern`. */
 function spawnUntil(args, { cwd, env, stream, pattern, what }) {
@@ -87,6 +93,14 @@ export async function startServer({ script, agents = {}, files = {}, env: extraE
     BOARDSMITH_OFFLINE: '1',
     ...extraEnv,
   };
+  if (env.BOARDSMITH_OFFLINE === '0') {
+    // A live server's start-up check calls every provider: those the test did not point at
+    // loopback go to a loopback address the outbound policy refuses, never to a real host.
+    for (const name of providerNames()) {
+      const key = `BOARDSMITH_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_BASE_URL`;
+      env[key] ??= 'http://127.0.0.1:9';
+    }
+  }
   await mkdir(env.AGENT_EXTERNAL_DIR, { recursive: true });
   for (const [key, def] of Object.entries(agents)) {
     await writeFile(join(env.AGENT_EXTERNAL_DIR, `${key}.json`), JSON.stringify(def, null, 2));
