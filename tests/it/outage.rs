@@ -274,3 +274,39 @@ async fn the_log_says_once_per_change_of_a_providers_state() {
     assert_eq!(count("binance is down"), 1, "{lines:#?}");
     assert_eq!(lines.len(), 4, "one line per change of state, not per call: {lines:#?}");
 }
+
+/// A provider that is down is probed in the background each time its breaker lets a call
+/// through, so its health comes back when it answers again, without a panel asking.
+#[tokio::test]
+async fn a_provider_that_is_down_is_probed_until_it_answers_again() {
+    let srv = Server::start().await;
+    srv.on(KLINES, vec![Reply::Body(200, fixture("binance_klines.json"))]);
+    let config = SdkConfig {
+        asof: Some(asof()),
+        outbound_allow: vec![srv.origin.clone()],
+        env: [("BOARDSMITH_BINANCE_BASE_URL".to_owned(), srv.origin.clone())].into(),
+        cache_bytes: Some(0),
+        breaker_cooldown: Some(Duration::from_millis(200)),
+        ..SdkConfig::default()
+    };
+    let sdk = boardsmith::sdk::Sdk::shared(config).unwrap();
+    let status = |sdk: &boardsmith::sdk::Sdk| {
+        let report = serde_json::to_value(sdk.health()).unwrap();
+        let rows = report["providers"].as_array().unwrap().clone();
+        rows.into_iter().find(|p| p["provider"] == "binance").unwrap()["status"].clone()
+    };
+    srv.stop();
+    let params = json!({"symbol": "BTCUSDT", "limit": 3});
+    for _ in 0..5 {
+        sdk.call("crypto", "getKline", params.clone()).await.unwrap_err();
+    }
+    assert_eq!(status(&sdk), "down");
+    let hits = srv.hits(KLINES);
+    srv.restart().await;
+    let started = std::time::Instant::now();
+    while status(&sdk) != "live" {
+        assert!(started.elapsed() < Duration::from_secs(10), "still {}", status(&sdk));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(srv.hits(KLINES) > hits, "the probe reached it");
+}

@@ -72,6 +72,9 @@ pub struct SdkConfig {
     /// background and its answer fills the cache, so one slow provider holds no panel (nor its
     /// sandbox worker) longer than this.
     pub wait: Option<std::time::Duration>,
+    /// How long a provider's open circuit breaker refuses calls before one probe (default
+    /// [`crate::limit::BREAKER_COOLDOWN`]; tests and embedders shorten it).
+    pub breaker_cooldown: Option<std::time::Duration>,
 }
 
 /// Variable setting [`SdkConfig::wait`] in milliseconds.
@@ -129,12 +132,18 @@ impl SdkConfig {
                 }
                 n.map(std::time::Duration::from_millis)
             }),
+            breaker_cooldown: None,
         }
     }
 
     /// How long one call waits for an HTTP provider.
     pub fn wait(&self) -> std::time::Duration {
         self.wait.unwrap_or(DEFAULT_WAIT)
+    }
+
+    /// How long an open breaker refuses calls.
+    pub fn cooldown(&self) -> std::time::Duration {
+        self.breaker_cooldown.unwrap_or(crate::limit::BREAKER_COOLDOWN)
     }
 
     /// A variable: from `env`, else from the process environment when `use_env` is set.

@@ -284,7 +284,7 @@ impl Sdk {
                 let bucket = limit.map(|l| limit::Bucket::new(l.requests, l.per(), now));
                 let gate = Gate {
                     bucket,
-                    breaker: limit::Breaker::default(),
+                    breaker: limit::Breaker::new(limit::BREAKER_THRESHOLD, config.cooldown()),
                     slots: tokio::sync::Semaphore::new(PROVIDER_SLOTS),
                     stalled: std::sync::atomic::AtomicBool::new(false),
                     stall: tokio::sync::Notify::new(),
@@ -821,7 +821,7 @@ impl Sdk {
         tokio::spawn(async move {
             let started = std::time::Instant::now();
             while started.elapsed() < PROBE_FOR {
-                tokio::time::sleep(limit::BREAKER_COOLDOWN + std::time::Duration::from_millis(100))
+                tokio::time::sleep(me.config.cooldown() + std::time::Duration::from_millis(100))
                     .await;
                 let Ok((src, m)) = me.resolve(&source, &method) else { break };
                 let now = me.config.asof.unwrap_or_else(Utc::now);
