@@ -247,6 +247,43 @@ struct Gate {
     probing: std::sync::atomic::AtomicBool,
 }
 
+/// One call being served: the method, the provider chosen for it and the checked params.
+#[derive(Clone, Copy)]
+struct Call<'a> {
+    src: &'a SourceSpec,
+    m: &'a MethodSpec,
+    chosen: &'a ProviderSpec,
+    params: &'a serde_json::Map<String, Value>,
+}
+
+impl Call<'_> {
+    /// The call as owned values, for a task that outlives the caller.
+    fn owned(&self) -> OwnedCall {
+        OwnedCall {
+            source: self.src.name.clone(),
+            method: self.m.name.clone(),
+            chosen: self.chosen.clone(),
+            params: self.params.clone(),
+        }
+    }
+}
+
+/// A [`Call`] a background task keeps (a renewal, a probe, a fetch nobody waits for).
+struct OwnedCall {
+    source: String,
+    method: String,
+    chosen: ProviderSpec,
+    params: serde_json::Map<String, Value>,
+}
+
+impl OwnedCall {
+    /// The call again, on `sdk`'s registry.
+    fn on<'a>(&'a self, sdk: &'a Sdk) -> Result<Call<'a>, SdkError> {
+        let (src, m) = sdk.resolve(&self.source, &self.method)?;
+        Ok(Call { src, m, chosen: &self.chosen, params: &self.params })
+    }
+}
+
 /// How long a provider that is down is probed in the background.
 const PROBE_FOR: std::time::Duration = std::time::Duration::from_secs(3600);
 
@@ -426,7 +463,7 @@ impl Sdk {
                         return Err(self.unserved(src, m, &providers, &forced, &params, message));
                     }
                 };
-            match self.serve(src, m, &chosen, &params).await {
+            match self.serve(Call { src, m, chosen: &chosen, params: &params }).await {
                 Err(e) if e.unavailable() && self.fallback() && forced.is_none() => {
                     failed.push(format!("{} failed: {e}", chosen.provider));
                     providers.retain(|p| p.provider != chosen.provider);
@@ -494,13 +531,8 @@ impl Sdk {
     /// Answers a call with one provider: cache (a stale HTTP answer is served at once while one
     /// background fetch renews it), coalescing, then its backing. An HTTP fetch runs as its own
     /// task, waited on for at most [`SdkConfig::wait`].
-    async fn serve(
-        &self,
-        src: &SourceSpec,
-        m: &MethodSpec,
-        chosen: &ProviderSpec,
-        params: &serde_json::Map<String, Value>,
-    ) -> Result<Arc<SdkAnswer>, SdkError> {
+    async fn serve(&self, call: Call<'_>) -> Result<Arc<SdkAnswer>, SdkError> {
+        let Call { src, m, chosen, params } = call;
         base::telemetry::data_call(&chosen.provider);
         let now = self.config.asof.unwrap_or_else(Utc::now);
         // Builtin data is a pure function of (call, day): the day is part of the key so the
@@ -508,16 +540,16 @@ impl Sdk {
         let key = cache::Key::new(&src.name, &m.name, &chosen.provider, params, now.date_naive());
         let ttl = std::time::Duration::from_secs(m.ttl_secs.unwrap_or(spec::DEFAULT_TTL_SECS));
         let Backing::Http(h) = &chosen.backing else {
-            return self.fill(key, ttl, src, m, chosen, params, now).await;
+            return self.fill(key, ttl, call, now).await;
         };
         if let Some((answer, renew)) = self.cache.stale(&key) {
             if renew {
-                self.renew(src, m, chosen, params, key, ttl);
+                self.renew(call, key, ttl);
             }
             return Ok(answer);
         }
         let Some(me) = self.me.upgrade() else {
-            return self.fill(key, ttl, src, m, chosen, params, now).await;
+            return self.fill(key, ttl, call, now).await;
         };
         let gate = self.gates.get(&chosen.provider);
         // Registered before the flag is read, so a stall found meanwhile wakes this caller.
@@ -532,12 +564,11 @@ impl Sdk {
             }
         };
         let known_stalled = gate.is_some_and(|g| g.stalled.load(Ordering::Acquire));
-        let (source, method) = (src.name.clone(), m.name.clone());
-        let (owned, args) = (chosen.clone(), params.clone());
+        let owned = call.owned();
         // Not cancelled when this caller stops waiting: the answer fills the cache.
         let fetch = async move {
-            let (src, m) = me.resolve(&source, &method)?;
-            me.fill(key, ttl, src, m, &owned, &args, now).await
+            let call = owned.on(&me)?;
+            me.fill(key, ttl, call, now).await
         };
         let wait = self.config.wait();
         if known_stalled {
@@ -546,7 +577,7 @@ impl Sdk {
             if gate.is_some_and(|g| g.slots.available_permits() > 0) {
                 tokio::spawn(fetch);
             }
-            return Err(self.not_answering(src, m, chosen, h, params, wait, true));
+            return Err(self.not_answering(call, h, wait, true));
         }
         let task = tokio::spawn(fetch);
         tokio::select! {
@@ -563,26 +594,23 @@ impl Sdk {
                     {
                         g.stall.notify_waiters();
                     }
-                    Err(self.not_answering(src, m, chosen, h, params, wait, false))
+                    Err(self.not_answering(call, h, wait, false))
                 }
             },
-            () = stalled => Err(self.not_answering(src, m, chosen, h, params, wait, true)),
+            () = stalled => Err(self.not_answering(call, h, wait, true)),
         }
     }
 
     /// A call to `chosen` that stopped waiting for it: its own wait ran out, or (`known`) the
     /// provider was found not answering by another call. Its health says so.
-    #[allow(clippy::too_many_arguments)]
     fn not_answering(
         &self,
-        src: &SourceSpec,
-        m: &MethodSpec,
-        chosen: &ProviderSpec,
+        call: Call<'_>,
         h: &http::HttpBacking,
-        params: &serde_json::Map<String, Value>,
         wait: std::time::Duration,
         known: bool,
     ) -> SdkError {
+        let Call { src, m, chosen, params } = call;
         let env = |k: &str| self.config.env(k);
         let url = http::endpoint(h, params, &env);
         let place = url.as_deref().unwrap_or(&chosen.provider);
@@ -610,21 +638,17 @@ impl Sdk {
     }
 
     /// The cached answer, an identical call in flight, or a fetch from the backing.
-    #[allow(clippy::too_many_arguments)]
     async fn fill(
         &self,
         key: cache::Key,
         ttl: std::time::Duration,
-        src: &SourceSpec,
-        m: &MethodSpec,
-        chosen: &ProviderSpec,
-        params: &serde_json::Map<String, Value>,
+        call: Call<'_>,
         now: DateTime<Utc>,
     ) -> Result<Arc<SdkAnswer>, SdkError> {
         self.cache
             .get_or_fetch(key, ttl, || async {
-                let fetched = self.fetch(src, m, chosen, params, now).await;
-                base::telemetry::data_fetch(&chosen.provider, fetched.is_ok());
+                let fetched = self.fetch(call, now).await;
+                base::telemetry::data_fetch(&call.chosen.provider, fetched.is_ok());
                 fetched
             })
             .await
@@ -632,27 +656,19 @@ impl Sdk {
 
     /// Fetches a stale answer's replacement in the background (on this SDK's own `Arc`; an SDK
     /// not built by [`Sdk::shared`] has none and fetches on the next call instead).
-    fn renew(
-        &self,
-        src: &SourceSpec,
-        m: &MethodSpec,
-        chosen: &ProviderSpec,
-        params: &serde_json::Map<String, Value>,
-        key: cache::Key,
-        ttl: std::time::Duration,
-    ) {
+    fn renew(&self, call: Call<'_>, key: cache::Key, ttl: std::time::Duration) {
         let Some(me) = self.me.upgrade() else {
             self.cache.renewal_failed(&key);
             return;
         };
-        let (source, method) = (src.name.clone(), m.name.clone());
-        let (chosen, params) = (chosen.clone(), params.clone());
+        let owned = call.owned();
         tokio::spawn(async move {
-            let Ok((src, m)) = me.resolve(&source, &method) else { return };
+            let Ok(call) = owned.on(&me) else { return };
             let now = me.config.asof.unwrap_or_else(Utc::now);
-            match me.fetch(src, m, &chosen, &params, now).await {
+            match me.fetch(call, now).await {
                 Ok(answer) => me.cache.put(key, ttl, Arc::new(answer)),
                 Err(e) => {
+                    let (source, method) = (&owned.source, &owned.method);
                     tracing::debug!(%source, %method, error = %e, "renewing a stale answer failed");
                     me.cache.renewal_failed(&key);
                 }
@@ -662,14 +678,8 @@ impl Sdk {
 
     /// One call to a provider's backing (no cache). An HTTP provider's outcome feeds its
     /// breaker and its health.
-    async fn fetch(
-        &self,
-        src: &SourceSpec,
-        m: &MethodSpec,
-        chosen: &ProviderSpec,
-        params: &serde_json::Map<String, Value>,
-        now: DateTime<Utc>,
-    ) -> Result<SdkAnswer, SdkError> {
+    async fn fetch(&self, call: Call<'_>, now: DateTime<Utc>) -> Result<SdkAnswer, SdkError> {
+        let Call { src, m, chosen, params } = call;
         let (source, method) = (src.name.as_str(), m.name.as_str());
         let backing = &chosen.backing;
         let day = now.date_naive();
@@ -689,7 +699,7 @@ impl Sdk {
                 Ok(SdkAnswer::new(value, provenance))
             }
             Backing::Http(h) => {
-                let value = self.fetch_http(src, m, chosen, h, params).await?;
+                let value = self.fetch_http(call, h).await?;
                 let env = |k: &str| self.config.env(k);
                 let provenance = Provenance {
                     provider: chosen.provider.clone(),
@@ -719,14 +729,8 @@ impl Sdk {
     /// One HTTP call through the provider's gate: its breaker (a provider known to be down
     /// fails at once), its share of connections, its pace; the outcome recorded in its breaker
     /// and health.
-    async fn fetch_http(
-        &self,
-        src: &SourceSpec,
-        m: &MethodSpec,
-        chosen: &ProviderSpec,
-        h: &http::HttpBacking,
-        params: &serde_json::Map<String, Value>,
-    ) -> Result<Value, SdkError> {
+    async fn fetch_http(&self, call: Call<'_>, h: &http::HttpBacking) -> Result<Value, SdkError> {
+        let Call { src, m, chosen, params } = call;
         let provider = chosen.provider.as_str();
         let env = |k: &str| self.config.env(k);
         let url = http::endpoint(h, params, &env);
@@ -796,7 +800,7 @@ impl Sdk {
         let down = gate.is_some_and(|g| g.breaker.state().0 == "open");
         self.health.failure(provider, &outage, down, at);
         if down {
-            self.probe_until_back(src, m, chosen, params);
+            self.probe_until_back(call);
         }
         Err(self.provider_error(src, m, text, outage))
     }
@@ -804,32 +808,25 @@ impl Sdk {
     /// A provider is down: calls the backing again in the background each time its breaker
     /// lets one through, until it answers (or for an hour), so its health comes back without a
     /// panel asking. One such probe per provider at a time.
-    fn probe_until_back(
-        &self,
-        src: &SourceSpec,
-        m: &MethodSpec,
-        chosen: &ProviderSpec,
-        params: &serde_json::Map<String, Value>,
-    ) {
-        let Some(g) = self.gates.get(&chosen.provider) else { return };
+    fn probe_until_back(&self, call: Call<'_>) {
+        let Some(g) = self.gates.get(&call.chosen.provider) else { return };
         let Some(me) = self.me.upgrade() else { return };
         if g.probing.swap(true, Ordering::AcqRel) {
             return;
         }
-        let (source, method) = (src.name.clone(), m.name.clone());
-        let (chosen, params) = (chosen.clone(), params.clone());
+        let owned = call.owned();
         tokio::spawn(async move {
             let started = std::time::Instant::now();
             while started.elapsed() < PROBE_FOR {
                 tokio::time::sleep(me.config.cooldown() + std::time::Duration::from_millis(100))
                     .await;
-                let Ok((src, m)) = me.resolve(&source, &method) else { break };
+                let Ok(call) = owned.on(&me) else { break };
                 let now = me.config.asof.unwrap_or_else(Utc::now);
-                if me.fetch(src, m, &chosen, &params, now).await.is_ok() {
+                if me.fetch(call, now).await.is_ok() {
                     break;
                 }
             }
-            if let Some(g) = me.gates.get(&chosen.provider) {
+            if let Some(g) = me.gates.get(&owned.chosen.provider) {
                 g.probing.store(false, Ordering::Release);
             }
         });
