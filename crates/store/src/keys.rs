@@ -151,13 +151,8 @@ pub(super) fn last_good_at(bytes: &[u8]) -> Option<i64> {
     }
 }
 
-/// Inverse of [`encode_last_good`]: the time and the run's bytes, after checking the checksum.
-pub(super) fn decode_last_good(bytes: &[u8]) -> Result<(i64, &[u8]), String> {
-    let mut r = Reader(bytes);
-    match r.take(1)? {
-        [FORMAT_CHECKED] => {}
-        other => return Err(format!("unknown value format {other:?}")),
-    }
+/// Reads the checksum that follows a checked format byte and compares it with the rest.
+fn verify_checksum(r: &mut Reader<'_>) -> Result<(), String> {
     let stored = r.u64()?;
     let actual = xxhash_rust::xxh3::xxh3_64(r.0);
     if stored != actual {
@@ -165,6 +160,16 @@ pub(super) fn decode_last_good(bytes: &[u8]) -> Result<(i64, &[u8]), String> {
             "checksum mismatch (stored {stored:016x}, computed {actual:016x}): the value \
              changed on disk after it was written"
         ));
+    }
+    Ok(())
+}
+
+/// Inverse of [`encode_last_good`]: the time and the run's bytes, after checking the checksum.
+pub(super) fn decode_last_good(bytes: &[u8]) -> Result<(i64, &[u8]), String> {
+    let mut r = Reader(bytes);
+    match r.take(1)? {
+        [FORMAT_CHECKED] => verify_checksum(&mut r)?,
+        other => return Err(format!("unknown value format {other:?}")),
     }
     let at = r.i64()?;
     Ok((at, r.0))
@@ -247,16 +252,7 @@ pub(super) fn decode_version(bytes: &[u8]) -> Result<(VersionHeader<'_>, &[u8]),
     let mut r = Reader(bytes);
     match r.take(1)? {
         [FORMAT] => {}
-        [FORMAT_CHECKED] => {
-            let stored = r.u64()?;
-            let actual = xxhash_rust::xxh3::xxh3_64(r.0);
-            if stored != actual {
-                return Err(format!(
-                    "checksum mismatch (stored {stored:016x}, computed {actual:016x}): the value \
-                     changed on disk after it was written"
-                ));
-            }
-        }
+        [FORMAT_CHECKED] => verify_checksum(&mut r)?,
         other => return Err(format!("unknown value format {other:?}")),
     }
     let created_at = r.i64()?;
