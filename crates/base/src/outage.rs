@@ -24,8 +24,6 @@ pub enum Cause {
     BadKey,
     /// It needs a credential that is not set.
     NeedsKey,
-    /// This server's outbound policy does not allow its host.
-    Blocked,
     /// It is switched off here (offline mode, or its switch).
     Off,
     /// It answered with something that does not read as its documented response.
@@ -42,7 +40,6 @@ impl Cause {
             Self::ServerError => "server_error",
             Self::BadKey => "bad_key",
             Self::NeedsKey => "needs_key",
-            Self::Blocked => "blocked",
             Self::Off => "off",
             Self::BadAnswer => "bad_answer",
         }
@@ -120,7 +117,6 @@ pub fn summary(name: &str, cause: Cause) -> String {
         Cause::ServerError => format!("{name} is having problems on its side"),
         Cause::BadKey => format!("{name} did not accept this server's access key"),
         Cause::NeedsKey => format!("{name} needs an access key that is not set up"),
-        Cause::Blocked => format!("{name} is not allowed on this server"),
         Cause::Off => format!("{name} is switched off on this server"),
         Cause::BadAnswer => format!("{name} sent data that could not be read"),
     }

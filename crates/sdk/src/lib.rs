@@ -312,11 +312,8 @@ impl Sdk {
     pub fn with_registry(registry: Registry, config: SdkConfig) -> Result<Self, SdkError> {
         let http = http::Client::new(config.outbound(&registry)?).map_err(SdkError::Config)?;
         let now = std::time::Instant::now();
-        let gates = registry
-            .sources()
-            .flat_map(|s| s.methods.iter().flat_map(|m| provider::providers_of(s, m)))
-            .filter(|p| matches!(p.backing, Backing::Http(_)))
-            .map(|p| {
+        let gates = provider::every_http(&registry)
+            .map(|(_, _, p)| {
                 let limit = registry.provider(&p.provider).and_then(|d| d.rate_limit);
                 let bucket = limit.map(|l| limit::Bucket::new(l.requests, l.per(), now));
                 let gate = Gate {
@@ -383,37 +380,26 @@ impl Sdk {
     /// found it, in name order: what Settings → Data providers shows.
     pub fn health(&self) -> HealthReport {
         let mut providers: Vec<ProviderHealth> = Vec::new();
-        for src in self.registry.sources() {
-            for m in &src.methods {
-                for p in provider::providers_of(src, m) {
-                    if !matches!(p.backing, Backing::Http(_))
-                        || providers.iter().any(|h| h.provider == p.provider)
-                    {
-                        continue;
-                    }
-                    let record = self.health.get(&p.provider);
-                    let status = match self.status(src, &p) {
-                        Status::NeedsKey(_) => HealthStatus::NeedsKey,
-                        Status::Disabled(_) => HealthStatus::Off,
-                        Status::Live | Status::Demo => match record.state {
-                            health::State::Unknown => HealthStatus::Unknown,
-                            health::State::Live => HealthStatus::Live,
-                            health::State::Degraded => HealthStatus::Degraded,
-                            health::State::Down => HealthStatus::Down,
-                        },
-                    };
-                    let name = self
-                        .registry
-                        .provider(&p.provider)
-                        .map_or_else(|| p.provider.clone(), |d| d.display_name.clone());
-                    providers.push(ProviderHealth {
-                        provider: p.provider.clone(),
-                        name,
-                        status,
-                        record,
-                    });
-                }
+        for (src, _, p) in provider::every_http(&self.registry) {
+            if providers.iter().any(|h| h.provider == p.provider) {
+                continue;
             }
+            let record = self.health.get(&p.provider);
+            let status = match self.status(src, &p) {
+                Status::NeedsKey(_) => HealthStatus::NeedsKey,
+                Status::Disabled(_) => HealthStatus::Off,
+                Status::Live | Status::Demo => match record.state {
+                    health::State::Unknown => HealthStatus::Unknown,
+                    health::State::Live => HealthStatus::Live,
+                    health::State::Degraded => HealthStatus::Degraded,
+                    health::State::Down => HealthStatus::Down,
+                },
+            };
+            let name = self
+                .registry
+                .provider(&p.provider)
+                .map_or_else(|| p.provider.clone(), |d| d.display_name.clone());
+            providers.push(ProviderHealth { provider: p.provider, name, status, record });
         }
         providers.sort_by(|a, b| a.provider.cmp(&b.provider));
         HealthReport { offline: self.config.offline, fallback: self.fallback(), providers }
@@ -797,7 +783,7 @@ impl Sdk {
         };
         let (text, details, cause) = failure;
         let outage = self.with_setting(self.outage(provider, cause, details, url.as_deref()));
-        let down = gate.is_some_and(|g| g.breaker.state().0 == "open");
+        let down = gate.is_some_and(|g| g.breaker.is_open());
         self.health.failure(provider, &outage, down, at);
         if down {
             self.probe_until_back(call);
@@ -861,22 +847,16 @@ impl Sdk {
     #[base::boxed]
     pub async fn check(&self) -> Vec<Check> {
         let mut probes: Vec<(String, String, String)> = Vec::new();
-        for src in self.registry.sources() {
-            for m in &src.methods {
-                for p in provider::providers_of(src, m) {
-                    let fresh = !probes.iter().any(|(name, ..)| *name == p.provider);
-                    if !fresh
-                        || !matches!(p.backing, Backing::Http(_))
-                        || self.status(src, &p) != Status::Live
-                    {
-                        continue;
-                    }
-                    // Only a method whose defaults suffice and match the provider's patterns.
-                    let Ok(params) = validate::validate(src, m, Value::Null) else { continue };
-                    if p.applies(&params) {
-                        probes.push((p.provider.clone(), src.name.clone(), m.name.clone()));
-                    }
-                }
+        for (src, m, p) in provider::every_http(&self.registry) {
+            if probes.iter().any(|(name, ..)| *name == p.provider)
+                || self.status(src, &p) != Status::Live
+            {
+                continue;
+            }
+            // Only a method whose defaults suffice and match the provider's patterns.
+            let Ok(params) = validate::validate(src, m, Value::Null) else { continue };
+            if p.applies(&params) {
+                probes.push((p.provider.clone(), src.name.clone(), m.name.clone()));
             }
         }
         let runs = probes.into_iter().map(|(provider, source, method)| async move {

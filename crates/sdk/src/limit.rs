@@ -168,6 +168,14 @@ impl Breaker {
         *s = next;
     }
 
+    /// Whether it refuses calls now (open; half-open lets its one probe through).
+    pub fn is_open(&self) -> bool {
+        matches!(
+            *self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner),
+            BreakerState::Open { .. }
+        )
+    }
+
     /// `closed`, `open` or `half-open`, and the last failure if any (for `sdk check`).
     pub fn state(&self) -> (&'static str, Option<String>) {
         let s = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);

@@ -21,7 +21,6 @@ const SHORT = {
   server_error: 'having problems',
   bad_key: 'refused the access key',
   needs_key: 'needs an access key',
-  blocked: 'not allowed here',
   off: 'switched off',
   bad_answer: 'sent unreadable data',
 };

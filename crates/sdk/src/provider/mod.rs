@@ -93,14 +93,27 @@ pub fn providers_of(src: &SourceSpec, m: &MethodSpec) -> Vec<ProviderSpec> {
     }]
 }
 
+/// Every HTTP provider entry of `registry`, method by method, with its source and method (a
+/// provider serving several methods comes once for each).
+pub fn every_http(
+    registry: &Registry,
+) -> impl Iterator<Item = (&SourceSpec, &MethodSpec, ProviderSpec)> {
+    registry
+        .sources()
+        .flat_map(|s| {
+            s.methods
+                .iter()
+                .flat_map(move |m| providers_of(s, m).into_iter().map(move |p| (s, m, p)))
+        })
+        .filter(|(_, _, p)| matches!(p.backing, super::Backing::Http(_)))
+}
+
 /// Every variable that points an `http` backing of `registry` elsewhere
 /// (`BOARDSMITH_<PROVIDER>_BASE_URL` and the ones backings name themselves): what tests, benches
 /// and air-gapped setups set to reach no real host.
 pub fn base_url_vars(registry: &Registry) -> std::collections::BTreeSet<String> {
-    registry
-        .sources()
-        .flat_map(|s| s.methods.iter().flat_map(|m| providers_of(s, m)))
-        .filter_map(|p| match p.backing {
+    every_http(registry)
+        .filter_map(|(_, _, p)| match p.backing {
             super::Backing::Http(h) => h.base_url_env,
             _ => None,
         })
