@@ -3,6 +3,8 @@
 #![allow(dead_code)]
 
 pub mod node;
+/// One copy for the store's unit tests and these.
+#[path = "../../crates/store/src/test_db.rs"]
 pub mod pg;
 pub mod upstream;
 

@@ -51,6 +51,8 @@ mod keys;
 pub mod postgres;
 mod runs;
 #[cfg(test)]
+pub(crate) mod test_db;
+#[cfg(test)]
 mod tests;
 pub mod uploads;
 mod writer;

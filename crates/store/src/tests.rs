@@ -1,5 +1,6 @@
 //! Unit tests that need the table layout: corrupt values are errors, never panics.
 
+use crate::test_db::TestDb;
 use redb::{Database, ReadableDatabase, ReadableTable};
 
 use super::keys::{self, VERSIONS, VersionHeader, encode_version, version_key};
@@ -231,48 +232,6 @@ async fn a_byte_changed_on_disk_is_reported_even_when_the_json_stays_valid() {
     // The undamaged head still reads.
     assert_eq!(store.get("db_a").await.unwrap().state.title, "A2");
     store.shutdown().await;
-}
-
-/// A fresh PostgreSQL database (on 127.0.0.1:5432 with trust auth, or the server
-/// `BOARDSMITH_TEST_PG` names), dropped when the value is, passed or not.
-struct TestDb {
-    url: String,
-    name: String,
-}
-
-fn pg_admin_url() -> String {
-    std::env::var("BOARDSMITH_TEST_PG")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
-}
-
-async fn pg_admin() -> tokio_postgres::Client {
-    let (client, conn) = tokio_postgres::connect(&pg_admin_url(), tokio_postgres::NoTls)
-        .await
-        .expect("PostgreSQL on 127.0.0.1:5432 (or BOARDSMITH_TEST_PG) is needed by this test");
-    tokio::spawn(conn);
-    client
-}
-
-impl TestDb {
-    async fn new() -> Self {
-        let name = format!("bs_store_test_{}", uuid::Uuid::now_v7().simple());
-        pg_admin().await.batch_execute(&format!("CREATE DATABASE {name}")).await.unwrap();
-        let base = pg_admin_url();
-        let cut = base.rfind('/').expect("a database in BOARDSMITH_TEST_PG");
-        Self { url: format!("{}/{name}", &base[..cut]), name }
-    }
-}
-
-impl Drop for TestDb {
-    fn drop(&mut self) {
-        let sql = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name);
-        // A thread and runtime of its own: drop may run inside (or outside) a runtime.
-        let _ = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
-            rt.block_on(async { pg_admin().await.batch_execute(&sql).await.ok() })
-        })
-        .join();
-    }
 }
 
 /// Runs `test` on a fresh store of each engine opened with `options`: the embedded one in a

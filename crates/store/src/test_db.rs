@@ -1,6 +1,7 @@
 //! A fresh PostgreSQL database per test, on the server every machine here runs
 //! (127.0.0.1:5432, trust auth; `BOARDSMITH_TEST_PG` names another), dropped when the test
-//! ends, passed or not.
+//! ends, passed or not. Used by the store's unit tests and, through a `#[path]` module, by the
+//! black-box tests' `support::pg`.
 
 use tokio_postgres::NoTls;
 
@@ -26,6 +27,7 @@ async fn admin() -> tokio_postgres::Client {
 
 impl TestDb {
     /// Creates `bs_test_<uuid>`.
+    #[base::boxed]
     pub async fn new() -> Self {
         let name = format!("bs_test_{}", uuid::Uuid::now_v7().simple());
         admin().await.batch_execute(&format!("CREATE DATABASE {name}")).await.unwrap();
