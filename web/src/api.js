@@ -67,6 +67,7 @@ export const api = {
   get: (path) => call('GET', path),
   post: (path, body = {}) => call('POST', path, body),
   put: (path, body) => call('PUT', path, body),
+  patch: (path, body) => call('PATCH', path, body),
   del: (path) => call('DELETE', path),
   upload,
 };

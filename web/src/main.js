@@ -1,5 +1,6 @@
-// The app shell: header, the three panes (dashboard list, dashboard view, chat), the settings
-// page in their place, the theme, and the URL (`#d=<dashboardId>&chat=<chatId>`, plus
+// The app shell: header (with the account menu), the three panes (dashboard list, dashboard
+// view, chat), the settings page in their place, the theme, who is signed in (`GET /api/session`,
+// asked once and shared as a promise), and the URL (`#d=<dashboardId>&chat=<chatId>`, plus
 // `settings` while the settings page is open) so a reload reopens what was open.
 import './styles.css';
 import { api } from './api.js';
@@ -8,6 +9,7 @@ import { setTheme, currentTheme } from './theme.js';
 import { createDashboardList, createDashboardView } from './dashboard/index.js';
 import { createChatPane } from './chat/index.js';
 import { createSettings } from './settings/index.js';
+import { createAccountMenu } from './account.js';
 
 const app = document.getElementById('app');
 app.innerHTML = `
@@ -22,6 +24,7 @@ app.innerHTML = `
     <span class="spacer"></span>
     <button class="settings-toggle" title="Settings: providers, default model, data providers, API keys, usage" aria-label="Settings" aria-pressed="false">⚙&#xFE0E;<span class="label"> Settings</span></button>
     <button class="theme-toggle" title="Switch theme" aria-label="Switch theme"></button>
+    <span class="account-slot"></span>
   </header>
   <main class="app-main">
     <aside class="app-sidebar"></aside>
@@ -32,6 +35,9 @@ app.innerHTML = `
 
 const $ = (sel) => app.querySelector(sel);
 const ctx = { api, bus };
+// Who is signed in; null when nobody is (the 401 has brought up the sign-in screen) or the
+// server has no accounts.
+const session = api.get('/api/session').catch(() => null);
 
 // URL state: which dashboard and chat are open.
 function readHash() {
@@ -76,7 +82,8 @@ paintThemeButton();
 const list = createDashboardList($('.app-sidebar'), ctx);
 const view = createDashboardView($('.app-dashboard'), ctx);
 const chat = createChatPane($('.app-chat'), ctx);
-const settings = createSettings($('.app-settings'), { ...ctx, onClose: () => closeSettings() });
+const settings = createSettings($('.app-settings'), { ...ctx, session, onClose: () => closeSettings() });
+createAccountMenu($('.account-slot'), { api, session });
 
 // The settings page takes the place of the panes while open.
 function openSettings(where = {}) {
@@ -127,4 +134,4 @@ if (initial.get('d')) {
 }
 
 // A handle for the browser tests and the console; not an API.
-window.boardsmith = { api, bus, view, chat, list, settings, setTheme };
+window.boardsmith = { api, bus, view, chat, list, settings, setTheme, session };
