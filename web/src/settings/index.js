@@ -1,13 +1,15 @@
 // The settings page (`#settings` in the URL, the gear in the header): providers and their keys,
-// the default model, the data providers' health and the demo-data switch, API keys, how to
-// connect MCP clients, usage and this browser's preferences, all through the API, so a new user
-// never needs an environment variable. createSettings(el, {api, bus}) → {open(), close(), isOpen()}.
-// Every section reloads from the server each time the page opens; a failed request shows the
-// server's message next to the field it names (form.js).
+// the default model, the data providers' health and the demo-data switch, API keys, users and
+// the audit log (admins only), how to connect MCP clients, usage and this browser's preferences,
+// all through the API, so a new user never needs an environment variable.
+// createSettings(el, {api, bus, session}) → {open(), close(), isOpen()}, with `session` the
+// promise of `GET /api/session`. Every section reloads from the server each time the page opens;
+// a failed request shows the server's message next to the field it names (form.js). The admin
+// sections stay hidden, and are never requested, until the session says admin.
 //
 // Test hooks: `.settings-view[data-open]`, `.settings-close`, and each section's own (see
-// providers.js, model.js, data.js, keys.js, mcp.js, usage.js, prefs.js); sections set
-// `data-loaded` once loaded. `open({section})` scrolls to `.settings-<section>`.
+// providers.js, model.js, data.js, keys.js, users.js, audit.js, mcp.js, usage.js, prefs.js);
+// sections set `data-loaded` once loaded. `open({section})` scrolls to `.settings-<section>`.
 import './settings.css';
 import { h } from '../dom.js';
 import { createProviders } from './providers.js';
@@ -17,8 +19,11 @@ import { createUsage } from './usage.js';
 import { createMcp } from './mcp.js';
 import { createDataProviders } from './data.js';
 import { createPrefs } from './prefs.js';
+import { createUsers } from './users.js';
+import { createAudit } from './audit.js';
+import { isAdmin } from '../session.js';
 
-export function createSettings(el, { api, bus, onClose }) {
+export function createSettings(el, { api, bus, session = Promise.resolve(null), onClose }) {
   let toastEl = null;
   let toastTimer = null;
   function toast(text) {
@@ -38,17 +43,23 @@ export function createSettings(el, { api, bus, onClose }) {
   const mcp = createMcp();
   const data = createDataProviders(parts);
   const prefs = createPrefs();
+  const users = createUsers(parts);
+  const audit = createAudit(parts);
 
   const root = h('div.settings-view', null,
     h('div.settings-head', null,
       h('h1', { text: 'Settings' }),
       h('span.spacer'),
       h('button.settings-close', { type: 'button', text: '✕ Close', title: 'Back to the dashboards (Esc)', onclick: () => onClose?.() })),
-    h('div.settings-body', null, providers.el, model.el, data.el, keys.el, mcp.el, usage.el, prefs.el));
+    h('div.settings-body', null, providers.el, model.el, data.el, keys.el, users.el, audit.el, mcp.el, usage.el, prefs.el));
   el.replaceChildren(root);
 
   // A provider added or removed changes which models can be picked.
   bus.on('settings:providers-changed', () => model.load());
+  // A user added, changed or deleted is a new line in the audit log.
+  bus.on('settings:users-changed', () => {
+    if (isOpen() && !audit.el.hidden) audit.load();
+  });
   document.addEventListener('keydown', (e) => {
     if (e.key === 'Escape' && isOpen() && !e.defaultPrevented && !e.target.closest?.('input, textarea, select')) onClose?.();
   });
@@ -70,6 +81,13 @@ export function createSettings(el, { api, bus, onClose }) {
     keys.load();
     usage.load();
     prefs.load();
+    session.then((s) => {
+      if (!isAdmin(s) || !isOpen()) return;
+      users.el.hidden = false;
+      audit.el.hidden = false;
+      users.load(s);
+      audit.load();
+    });
   }
 
   function close() {
@@ -77,6 +95,7 @@ export function createSettings(el, { api, bus, onClose }) {
     delete root.dataset.open;
     // A key's secret is shown once: leaving the page forgets it.
     keys.hideSecret();
+    users.hideSecret();
   }
 
   return { open, close, isOpen };
