@@ -97,6 +97,10 @@ function changePassword(api) {
     h('div.form-actions', null, save, cancel));
   const dialog = h('dialog.password-dialog', { 'aria-label': 'Change your password' }, form);
   dialog.addEventListener('close', () => dialog.remove());
+  // Esc closes the dialog only, not the settings page behind it.
+  dialog.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape') e.stopPropagation();
+  });
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     await busy(save, async () => {
