@@ -85,13 +85,13 @@ export function createAccountMenu(el, { api, session }) {
 
 /** The change-password dialog: the current password and the new one, then done. */
 function changePassword(api) {
-  const current = h('input', { name: 'current', type: 'password', autocomplete: 'current-password', required: true });
+  const current = h('input', { name: 'current', type: 'password', autocomplete: 'current-password' });
   const password = h('input', { name: 'password', type: 'password', autocomplete: 'new-password', required: true });
   const save = h('button.primary.password-save', { type: 'submit', text: 'Change password' });
   const cancel = h('button.password-cancel', { type: 'button', text: 'Cancel', onclick: () => dialog.close() });
   const form = h('form.settings-form.password-form', null,
     h('h2', { text: 'Change your password' }),
-    field('Current password', 'current', current),
+    field('Current password', 'current', current, 'Empty if you have none yet (signed in with the token link).'),
     field('New password', 'password', password, 'At least 10 characters.'),
     formError(),
     h('div.form-actions', null, save, cancel));
@@ -105,10 +105,13 @@ function changePassword(api) {
     e.preventDefault();
     await busy(save, async () => {
       clearErrors(form);
-      await api.put('/api/session/password', { current: current.value, password: password.value });
+      // The server ends every other session of this person and gives this browser a new one.
+      const body = { password: password.value };
+      if (current.value) body.current = current.value;
+      await api.put('/api/session/password', body);
       form.replaceChildren(
         h('h2', { text: 'Password changed' }),
-        h('p', { role: 'status', text: 'Use the new password the next time you sign in.' }),
+        h('p', { role: 'status', text: 'Use it the next time you sign in. Your other browsers and devices are signed out.' }),
         h('div.form-actions', null, h('button.primary.password-done', { type: 'button', text: 'Done', onclick: () => dialog.close() })));
       form.querySelector('.password-done').focus();
     }, (err) => {

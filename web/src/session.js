@@ -14,10 +14,11 @@ export function isAdmin(session) {
 
 /**
  * The server runs with auth off (`--no-auth`): it answers for everyone as the owner by token,
- * with no session to end, so there is no account menu and no sign-out.
+ * with no session to end (no `expiresAt`, no `signedInWith`), so there is no account menu and
+ * no sign-out. (A browser never sends the server token itself: the token link makes a session.)
  */
 export function isAuthOff(session) {
-  return session?.via === 'token' && session?.user?.id === 'owner';
+  return session?.via === 'token' && session?.user?.id === 'owner' && session.expiresAt == null && session.signedInWith == null;
 }
 
 /** What to call a user: the display name, else the username. */

@@ -8,6 +8,7 @@ test('auth off is the owner by token; a signed-in admin is not', () => {
   assert.equal(isAuthOff(owner), true);
   assert.equal(isAdmin(owner), true);
   assert.equal(isAuthOff({ ...owner, via: 'session' }), false);
+  assert.equal(isAuthOff({ ...owner, expiresAt: 1_900_000_000_000 }), false, 'a session can be ended');
   assert.equal(isAuthOff({ user: { id: 'u1', username: 'ada', role: 'admin' }, via: 'token' }), false);
   assert.equal(isAuthOff(null), false);
 });
