@@ -24,6 +24,8 @@ test('missing parts show as a dash; a refused sign-in is marked failed', () => {
   assert.equal(r.detail, '{"username":"mallory"}');
   assert.equal(r.failed, true);
   assert.equal(auditRow({ kind: 'sign_in' }).time, '—');
+  assert.equal(auditRow({ kind: 'user_changed', target: 'u_1' }, new Map([['u_1', 'ada']])).target, 'ada', 'a user id reads as the username');
+  assert.equal(auditRow({ kind: 'user_deleted', target: 'u_2' }, new Map([['u_1', 'ada']])).target, 'u_2');
 });
 
 test('kinds the page does not know read as words', () => {
@@ -39,6 +41,7 @@ test('who acted: the username, an API key, or the user id', () => {
   assert.equal(actorText({ keyId: 'k9' }), 'key k9');
   assert.equal(actorText({ username: 'ada', keyId: 'k9' }), 'ada (key k9)');
   assert.equal(actorText({ userId: 'u1' }), 'u1');
+  assert.equal(actorText({ token: true }), 'server token');
   assert.equal(actorText({}), '—');
   assert.equal(actorText(undefined), '—');
 });

@@ -60,6 +60,7 @@ export function createSettings(el, { api, bus, session = Promise.resolve(null), 
   bus.on('settings:users-changed', () => {
     if (isOpen() && !audit.el.hidden) audit.load();
   });
+  bus.on('settings:users-loaded', ({ users: list }) => audit.setUsers(list));
   document.addEventListener('keydown', (e) => {
     if (e.key === 'Escape' && isOpen() && !e.defaultPrevented && !e.target.closest?.('input, textarea, select')) onClose?.();
   });

@@ -5,7 +5,8 @@
 // with crypto.getRandomValues and shown once) and deleting after a confirm. The signed-in admin's
 // own row offers none of these but the password: the server keeps the last admin, this page
 // keeps anyone from locking themselves out by a click. Each change emits
-// `settings:users-changed` on the bus (the audit log reloads).
+// `settings:users-changed` on the bus (the audit log reloads); each load `settings:users-loaded`
+// `{users}` (the audit log names its targets).
 //
 // Test hooks: `.settings-users[data-loaded]`; `form.users-add` (`input[name=username]`,
 // `select[name=role]`, `input[name=password|displayName|email]`, `.users-add-submit`);
@@ -56,7 +57,9 @@ export function createUsers({ api, bus, toast }) {
   async function load(session) {
     if (session) me = session.user?.id ?? null;
     try {
-      render(await api.get('/api/admin/users'));
+      const users = await api.get('/api/admin/users');
+      render(users);
+      bus.emit('settings:users-loaded', { users });
     } catch (e) {
       list.replaceChildren(h('div.form-error', { role: 'alert', text: `Could not load the users: ${e.message}` }));
     }
@@ -93,7 +96,7 @@ export function createUsers({ api, bus, toast }) {
       rowError);
     const tr = h('tr.users-row', { dataset: { userId: u.id, username: u.username, role: u.role, state } },
       h('td.users-username', null, h('strong', { text: u.username }), self ? h('span.muted', { text: ' (you)' }) : null,
-        u.hasPassword === false ? h('div.field-hint', { text: 'no password' }) : null),
+        u.hasPassword === false ? h('div.field-hint', { text: u.sso ? 'single sign-on' : 'no password' }) : null),
       h('td', { text: u.displayName || '—' }),
       h('td', null, roleSel),
       h('td', null, h(`span.users-state.state-${state}`, { text: state })),
