@@ -278,6 +278,182 @@ pub fn token() -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `boardsmith user …`.
+#[derive(Debug, clap::Subcommand)]
+pub enum UserCommand {
+    /// Make an account; prints its password when none is given (`--password-stdin` reads one).
+    Add {
+        /// Sign-in name (a-z 0-9 . _ @ -).
+        username: String,
+        /// admin, editor or viewer.
+        #[arg(long, default_value = "editor")]
+        role: String,
+        /// Read the password from the first line of stdin (else one is generated and printed).
+        #[arg(long)]
+        password_stdin: bool,
+        /// Name shown in the app.
+        #[arg(long)]
+        display_name: Option<String>,
+    },
+    /// List the accounts.
+    List {
+        /// JSON lines instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Disable an account (its sessions and keys stop working) or, with `--enable`, enable it.
+    Disable {
+        /// The account's name.
+        username: String,
+        /// Enable instead.
+        #[arg(long)]
+        enable: bool,
+    },
+    /// Give an account a new password (printed when generated) and sign it out everywhere.
+    ResetPassword {
+        /// The account's name.
+        username: String,
+        /// Read the password from the first line of stdin (else one is generated and printed).
+        #[arg(long)]
+        password_stdin: bool,
+    },
+}
+
+/// The store `serve` would open (PostgreSQL when BOARDSMITH_DATABASE_URL is set), for commands
+/// that change records; the embedded one says clearly when a running server holds it.
+async fn open_store() -> anyhow::Result<Arc<crate::store::Store>> {
+    use crate::store::{Store, StoreOptions};
+    let config = crate::app::AppConfig::from_env(std::path::PathBuf::from("boardsmith"));
+    let store = match &config.database_url {
+        Some(url) => {
+            let shared = crate::store::SharedOptions { nats_url: None, ..config.shared.clone() };
+            Store::connect_with(url, StoreOptions::default(), &shared)
+                .await
+                .context("connecting to PostgreSQL")?
+        }
+        None => Store::open(&config.data_dir).map_err(|e| {
+            let held = e.to_string().contains("already open")
+                || e.to_string().contains("Database already open");
+            if held {
+                anyhow::anyhow!(
+                    "{} is in use by a running Boardsmith server: stop it first, or manage users \
+                     in the web app (Settings → Users) or through /api/admin/users",
+                    config.data_dir.display()
+                )
+            } else {
+                anyhow::Error::new(e).context("opening the store")
+            }
+        })?,
+    };
+    Ok(Arc::new(store))
+}
+
+fn password_from_stdin() -> anyhow::Result<String> {
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line).context("reading the password from stdin")?;
+    Ok(line.trim_end_matches(['\r', '\n']).to_owned())
+}
+
+/// `boardsmith user add|list|disable|reset-password`.
+#[base::boxed]
+pub async fn user(command: UserCommand) -> anyhow::Result<ExitCode> {
+    use crate::access::audit::{Audit, AuditKind, AuditLimits, Event};
+    use crate::access::principal::{Principal, Role};
+    use crate::access::sessions::{SessionLimits, Sessions};
+    use crate::access::users::{NewUser, UserPatch, Users, generate_password};
+    let store = open_store().await?;
+    let users = Users::load(store.clone()).await?;
+    let audit = Audit::new(store.clone(), AuditLimits::default());
+    let sessions = Sessions::new(store.clone(), users.clone(), SessionLimits::default());
+    let find = |name: &str| {
+        users.by_name(name).ok_or_else(|| anyhow::anyhow!("no user `{name}` (`boardsmith user list`)"))
+    };
+    let code = match command {
+        UserCommand::Add { username, role, password_stdin, display_name } => {
+            let role = Role::parse(&role)
+                .ok_or_else(|| anyhow::anyhow!("--role must be admin, editor or viewer"))?;
+            let password = if password_stdin { Some(password_from_stdin()?) } else { None };
+            let made = users
+                .create(NewUser { username, password, role, display_name, email: None })
+                .await?;
+            audit
+                .record(
+                    Event::new(AuditKind::UserCreated)
+                        .by(&Principal::Owner)
+                        .target(made.user.id.to_string())
+                        .detail(format!("{} as {} (CLI)", made.user.username, made.user.role)),
+                )
+                .await;
+            crate::outln!("added {} ({}) as {}", made.user.username, made.user.id, made.user.role);
+            if let Some(p) = made.password {
+                crate::outln!("password: {p}");
+            }
+            ExitCode::SUCCESS
+        }
+        UserCommand::List { json } => {
+            for u in users.list() {
+                if json {
+                    crate::outln!("{}", serde_json::to_string(&u)?);
+                } else {
+                    crate::outln!(
+                        "{:<24} {:<7} {:<9} {}",
+                        u.username,
+                        u.role.as_str(),
+                        if u.disabled { "disabled" } else { "enabled" },
+                        u.id
+                    );
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        UserCommand::Disable { username, enable } => {
+            let u = find(&username)?;
+            let patch = UserPatch { disabled: Some(!enable), ..UserPatch::default() };
+            users.update(&u.id, patch).await?;
+            if !enable {
+                sessions.end_all(&u.id).await?;
+            }
+            let what = if enable { "enabled (CLI)" } else { "disabled (CLI)" };
+            audit
+                .record(
+                    Event::new(AuditKind::UserChanged)
+                        .by(&Principal::Owner)
+                        .target(u.id.to_string())
+                        .detail(what),
+                )
+                .await;
+            crate::outln!("{} {}", u.username, if enable { "enabled" } else { "disabled" });
+            ExitCode::SUCCESS
+        }
+        UserCommand::ResetPassword { username, password_stdin } => {
+            let u = find(&username)?;
+            let (password, generated) = if password_stdin {
+                (password_from_stdin()?, false)
+            } else {
+                (generate_password(), true)
+            };
+            let patch = UserPatch { password: Some(password.clone()), ..UserPatch::default() };
+            users.update(&u.id, patch).await?;
+            let ended = sessions.end_all(&u.id).await?;
+            audit
+                .record(
+                    Event::new(AuditKind::UserChanged)
+                        .by(&Principal::Owner)
+                        .target(u.id.to_string())
+                        .detail("password reset (CLI)"),
+                )
+                .await;
+            crate::outln!("{}: new password set, {ended} session(s) ended", u.username);
+            if generated {
+                crate::outln!("password: {password}");
+            }
+            ExitCode::SUCCESS
+        }
+    };
+    store.shutdown().await;
+    Ok(code)
+}
+
 /// `boardsmith mock-llm --script FILE --port N` (or `--demo`, the built-in offline demo, for
 /// `None`): serves the script on 127.0.0.1, prints
 /// `mock-llm listening on http://127.0.0.1:PORT` on stdout, and runs until SIGINT/SIGTERM. A

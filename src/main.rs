@@ -52,6 +52,13 @@ enum Command {
     /// Print the server's sign-in URL and token (BOARDSMITH_TOKEN, or the one generated in
     /// BOARDSMITH_DATA), for a browser or `Authorization: Bearer`.
     Token,
+    /// Manage user accounts in BOARDSMITH_DATA (or BOARDSMITH_DATABASE_URL's database): for
+    /// operators; admins use Settings → Users. The embedded store is held by a running server,
+    /// so stop it first (PostgreSQL needs no stop: every node sees the change at once).
+    User {
+        #[command(subcommand)]
+        command: cli::UserCommand,
+    },
     /// Inspect the data-source registry.
     Sdk {
         #[command(subcommand)]
@@ -305,6 +312,7 @@ fn main() -> ExitCode {
         match command {
             Command::Serve { no_auth } => cli::serve(no_auth).await,
             Command::Token => cli::token(),
+            Command::User { command } => cli::user(command).await,
             Command::MigrateStore { to } => cli::migrate_store(&to).await,
             Command::Mcp { read_only } => cli::mcp(read_only).await,
             Command::Sdk { command: SdkCommand::List { json } } => cli::sdk_list(json),

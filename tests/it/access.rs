@@ -287,12 +287,32 @@ async fn signing_in_sets_a_strict_http_only_cookie_and_drops_the_token_from_the_
         assert!(tls.ends_with("; Secure"), "{name}: {tls}");
     }
     let pair = cookie.split(';').next().unwrap().to_owned();
+    // The cookie is an opaque session id: never the token, and a new one at every sign-in.
+    let value = pair.split_once('=').unwrap().1;
+    assert_ne!(value, app.token());
+    assert!(!cookie.contains(app.token()));
+    let again = app.token_cookie().await;
+    assert_ne!(again, pair, "a new session id at every sign-in");
     let r = plain.get(app.url("/api/dashboards")).header("cookie", &pair).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::OK);
-    // Another port's cookie name, or a wrong value, is no credential.
-    let other = format!("boardsmith_session_1={}", app.token());
+    // The token link signed in as the first admin, made on first use.
+    let me: Value =
+        plain.get(app.url("/api/session")).header("cookie", &pair).send().await.unwrap().json().await.unwrap();
+    assert_eq!(me["data"]["user"]["username"], "admin", "{me}");
+    assert_eq!(me["data"]["user"]["role"], "admin");
+    assert_eq!(me["data"]["signedInWith"], "token");
+    // Another port's cookie name, the token as a cookie, or a wrong value, is no credential.
+    let other = format!("boardsmith_session_1={value}");
     let r = plain.get(app.url("/api/dashboards")).header("cookie", other).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+    let token_as_cookie = format!("{name}={}", app.token());
+    let r = plain
+        .get(app.url("/api/dashboards"))
+        .header("cookie", token_as_cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED, "the token is never a cookie");
 
     let r = plain.get(app.url("/?token=wrong-token-0123456789")).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::UNAUTHORIZED);

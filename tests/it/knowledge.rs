@@ -199,8 +199,7 @@ async fn bad_input_is_a_400_naming_the_field_and_multipart_is_guarded() {
         .unwrap();
     assert_eq!(r.status(), 403);
     // The session cookie alone (no bearer, no Origin) does not carry a multipart body.
-    let cookie =
-        format!("{}={}", boardsmith::server::guard::cookie_name(app.addr.port()), app.token());
+    let cookie = app.token_cookie().await;
     let r = post_form(&reqwest::Client::new(), app.url(&docs), &form)
         .header("cookie", cookie.clone())
         .send()

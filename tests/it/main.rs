@@ -5,6 +5,7 @@
 mod support;
 
 mod access;
+mod accounts;
 mod admin;
 mod agent_catalog;
 mod agent_memory;

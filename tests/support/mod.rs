@@ -232,6 +232,12 @@ pub async fn spawn_app_with_limits(
     TestApp { addr, app, http, dir, server_config, stop: Some(tx), server: Some(server) }
 }
 
+/// The `name=value` of a response's `Set-Cookie`.
+pub fn cookie_pair(r: &reqwest::Response) -> String {
+    let set = r.headers()[reqwest::header::SET_COOKIE].to_str().unwrap();
+    set.split(';').next().unwrap().to_owned()
+}
+
 /// A client that sends `Authorization: Bearer <token>` on every request.
 pub fn authed_client(token: &str) -> reqwest::Client {
     let mut headers = reqwest::header::HeaderMap::new();
@@ -279,6 +285,65 @@ impl TestApp {
     /// The server token (tests run with auth on).
     pub fn token(&self) -> &str {
         self.app.token.as_ref().expect("auth is on in tests").expose()
+    }
+
+    /// Signs in through the server token's link (as the first admin): the session cookie as
+    /// `name=value`, for a `Cookie` header.
+    pub async fn token_cookie(&self) -> String {
+        let plain =
+            reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+        let r = plain.get(self.url(&format!("/?token={}", self.token()))).send().await.unwrap();
+        assert_eq!(r.status(), 303);
+        cookie_pair(&r)
+    }
+
+    /// Signs `username` in with `password`: the session cookie as `name=value`.
+    pub async fn password_cookie(&self, username: &str, password: &str) -> String {
+        let r = reqwest::Client::new()
+            .post(self.url("/api/session"))
+            .json(&json!({"username": username, "password": password}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "signing {username} in");
+        cookie_pair(&r)
+    }
+
+    /// The status of a password sign-in.
+    pub async fn password_cookie_status(&self, username: &str, password: &str) -> u16 {
+        reqwest::Client::new()
+            .post(self.url("/api/session"))
+            .json(&json!({"username": username, "password": password}))
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16()
+    }
+
+    /// PATCH a JSON body with the server token, returning (status, envelope).
+    pub async fn patch(&self, path: &str, body: Value) -> (u16, Value) {
+        let r = self.http.patch(self.url(path)).json(&body).send().await.unwrap();
+        (r.status().as_u16(), r.json().await.unwrap())
+    }
+
+    /// A client that sends this session cookie (and no bearer) on every request.
+    pub fn cookie_client(&self, cookie: &str) -> reqwest::Client {
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert(reqwest::header::COOKIE, cookie.parse().unwrap());
+        reqwest::Client::builder().default_headers(headers).build().unwrap()
+    }
+
+    /// Makes a user through the admin API with the server token: their id.
+    pub async fn add_user(&self, username: &str, password: &str, role: &str) -> String {
+        let (status, body) = self
+            .post(
+                "/api/admin/users",
+                json!({"username": username, "password": password, "role": role}),
+            )
+            .await;
+        assert_eq!(status, 201, "{body}");
+        body["data"]["id"].as_str().unwrap().to_owned()
     }
 
     /// A signed-in WebSocket handshake request for `/ws`.

@@ -15,8 +15,10 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::keys::{NewKey, Principal, Scope, digest};
+use crate::keys::{NewKey, Scope, digest};
+use crate::principal::{Principal, UserId};
 use crate::usage::UsageLedger;
+use crate::users::Users;
 use sdk::limit::Bucket;
 use store::{Store, StoreError};
 
@@ -44,6 +46,9 @@ struct KeyRecord {
     rpm: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     revoked_at: Option<i64>,
+    /// Whose key it is; `None`: made with the server token (the first admin's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    user_id: Option<UserId>,
 }
 
 /// A key as listed: everything but its digest, plus when it was last used.
@@ -75,6 +80,10 @@ pub struct KeyView {
     /// Its last authenticated request since the server started, Unix milliseconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_used_at: Option<i64>,
+    /// Whose key it is (absent: made with the server token; the first admin's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
+    pub user_id: Option<UserId>,
 }
 
 /// What a new key may do and until when.
@@ -138,6 +147,9 @@ pub enum Refusal {
     /// Past its expiry.
     #[error("API key `{0}` has expired")]
     Expired(String),
+    /// The person it belongs to is disabled or gone.
+    #[error("API key `{0}` belongs to a user who is disabled or removed")]
+    OwnerGone(String),
     /// Over its requests per minute.
     #[error("API key `{prefix}` is limited to {rpm} requests per minute")]
     RateLimited {
@@ -179,6 +191,7 @@ impl Entry {
             rpm: r.rpm,
             revoked_at: r.revoked_at,
             last_used_at: (last > 0).then_some(last),
+            user_id: r.user_id.clone(),
         }
     }
 }
@@ -187,6 +200,8 @@ impl Entry {
 #[derive(Debug)]
 pub struct ApiKeys {
     store: Arc<Store>,
+    /// Whose keys they are: a key does no more than its person's role allows.
+    users: Arc<Users>,
     /// What each key has spent, for the budgets.
     ledger: Arc<UsageLedger>,
     /// By digest; replaced entries keep their bucket only if their limit is unchanged.
@@ -206,8 +221,12 @@ impl ApiKeys {
     /// The keys stored in `store`. A record that cannot be read is skipped with an error in
     /// the log (its key then fails to authenticate, which is the safe side).
     #[base::boxed]
-    pub async fn load(store: Arc<Store>, ledger: Arc<UsageLedger>) -> Result<Self, StoreError> {
-        let keys = Self { store, ledger, by_hash: RwLock::new(HashMap::new()) };
+    pub async fn load(
+        store: Arc<Store>,
+        ledger: Arc<UsageLedger>,
+        users: Arc<Users>,
+    ) -> Result<Self, StoreError> {
+        let keys = Self { store, users, ledger, by_hash: RwLock::new(HashMap::new()) };
         keys.reload().await?;
         Ok(keys)
     }
@@ -239,9 +258,14 @@ impl ApiKeys {
         self.by_hash.read().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Makes a key; its secret is in the answer and nowhere else.
+    /// Makes a key for `owner` (`None`: the server token's, i.e. the first admin's); its
+    /// secret is in the answer and nowhere else.
     #[base::boxed]
-    pub async fn create(&self, request: NewKeyRequest) -> Result<CreatedKey, KeyError> {
+    pub async fn create(
+        &self,
+        request: NewKeyRequest,
+        owner: Option<UserId>,
+    ) -> Result<CreatedKey, KeyError> {
         let name = request.name.trim();
         if name.is_empty() || name.chars().count() > MAX_NAME_LEN {
             return Err(KeyError::Invalid {
@@ -290,6 +314,7 @@ impl ApiKeys {
             budget_usd: request.budget_usd,
             rpm: request.rpm,
             revoked_at: None,
+            user_id: owner,
         };
         self.save(&record).await?;
         let entry = Arc::new(Entry::new(record));
@@ -371,7 +396,14 @@ impl ApiKeys {
         {
             return Err(Refusal::RateLimited { prefix: r.prefix.clone(), rpm, retry_after: wait });
         }
+        let user = match &r.user_id {
+            Some(id) => match self.users.get(id).filter(|u| !u.disabled) {
+                Some(u) => Some(u.person()),
+                None => return Err(Refusal::OwnerGone(r.prefix.clone())),
+            },
+            None => self.users.first_admin().map(|u| u.person()),
+        };
         entry.last_used.store(now, Relaxed);
-        Ok(Principal::Key { id: r.id.clone(), scopes: r.scopes.clone() })
+        Ok(Principal::Key { id: r.id.clone(), scopes: r.scopes.clone(), user })
     }
 }

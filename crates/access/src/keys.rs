@@ -1,6 +1,6 @@
 //! API keys as values and policy: the secret's format (`bsk-` and 43 base62 characters, 256
 //! bits), its stored form (a SHA-256 digest and a short prefix to recognise it by, never the
-//! secret), the scopes and who a request is ([`Principal`]).
+//! secret) and the scopes ([`crate::principal::Principal`] says who a request is).
 //!
 //! Knows nothing of HTTP or storage: `api_keys` keeps the records, each route declares the
 //! scope it needs where it is routed (`server::routes`) and `server::guard` applies it.
@@ -83,16 +83,22 @@ impl std::fmt::Debug for NewKey {
 }
 
 impl NewKey {
-    /// 256 random bits from the OS-seeded CSPRNG as 43 base62 characters.
+    /// A new key: `bsk-` and [`random_base62`].
     pub fn generate() -> Self {
-        let mut bytes = [0u8; 32];
-        rand::rng().fill_bytes(&mut bytes);
-        let mut n = base62(&bytes);
+        let mut n = random_base62();
         n.insert_str(0, KEY_PREFIX);
         let hash = digest(&n);
         let prefix = n.chars().take(KEY_PREFIX.len() + SHOWN).collect();
         Self { secret: n, hash, prefix }
     }
+}
+
+/// 256 random bits from the OS-seeded CSPRNG as 43 base62 characters: the secret part of
+/// keys, session cookies and share links.
+pub fn random_base62() -> String {
+    let mut bytes = [0u8; 32];
+    rand::rng().fill_bytes(&mut bytes);
+    base62(&bytes)
 }
 
 /// `bytes` as a base62 number of fixed width (43 digits hold 256 bits), by repeated division.
@@ -125,38 +131,6 @@ pub fn looks_like_key(s: &str) -> bool {
         .is_some_and(|rest| rest.len() == 43 && rest.bytes().all(|b| b.is_ascii_alphanumeric()))
 }
 
-/// Who a request is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Principal {
-    /// The server token (or its session cookie): everything.
-    Owner,
-    /// An API key.
-    Key {
-        /// The key's id.
-        id: String,
-        /// What it may do.
-        scopes: Vec<Scope>,
-    },
-}
-
-impl Principal {
-    /// Whether it may do what `scope` allows (`admin` allows everything).
-    pub fn allows(&self, scope: Scope) -> bool {
-        match self {
-            Self::Owner => true,
-            Self::Key { scopes, .. } => scopes.contains(&scope) || scopes.contains(&Scope::Admin),
-        }
-    }
-
-    /// The key's id (none for the owner).
-    pub fn key_id(&self) -> Option<&str> {
-        match self {
-            Self::Owner => None,
-            Self::Key { id, .. } => Some(id),
-        }
-    }
-}
-
 /// Whether `path` is `prefix` or lies below it (`/apix` is not under `/api`).
 pub fn under(path: &str, prefix: &str) -> bool {
     path.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
@@ -165,6 +139,7 @@ pub fn under(path: &str, prefix: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::principal::Principal;
 
     #[test]
     fn keys_are_long_random_and_stored_only_as_digests() {
@@ -215,9 +190,9 @@ mod tests {
     fn admin_allows_every_scope() {
         assert!(under("/api/x", "/api") && under("/api", "/api"));
         assert!(!under("/apix", "/api"), "a prefix is a whole segment");
-        let key = Principal::Key { id: "k".into(), scopes: vec![Scope::Read] };
+        let key = Principal::Key { id: "k".into(), scopes: vec![Scope::Read], user: None };
         assert!(key.allows(Scope::Read) && !key.allows(Scope::Write));
-        let admin = Principal::Key { id: "k".into(), scopes: vec![Scope::Admin] };
+        let admin = Principal::Key { id: "k".into(), scopes: vec![Scope::Admin], user: None };
         assert!(Scope::ALL.iter().all(|s| admin.allows(*s) && Principal::Owner.allows(*s)));
     }
 }

@@ -1,7 +1,11 @@
 //! Who may talk to the server: the policy behind `server::guard`.
 //!
-//! - **Credential**: one secret per server ([`token::ServerToken`]); programs send it as
-//!   `Authorization: Bearer`, browsers get a session cookie from the `/?token=` sign-in.
+//! - **Credentials**: people ([`users`]) sign in with a password, OpenID Connect or, for the
+//!   first admin, the server token's link, and their browsers hold an opaque session cookie
+//!   ([`sessions`]); programs send an API key ([`api_keys`], each belonging to a person and
+//!   never doing more than that person may) or the server's one secret
+//!   ([`token::ServerToken`], for the CLI and emergencies) as `Authorization: Bearer`.
+//!   [`principal::Principal`] is who a request is; [`audit`] records what they did.
 //! - **Host allowlist** (DNS rebinding): `127.0.0.1:PORT`, `localhost:PORT`, `[::1]:PORT`, the
 //!   bound address, and the operator's `allowed_hosts`.
 //! - **Origin allowlist** (CSRF, foreign pages, WebSocket hijacking): a present `Origin` must be
@@ -15,13 +19,19 @@
 //! strings.
 
 pub mod api_keys;
+pub mod attempts;
+pub mod audit;
 pub mod keys;
+pub mod principal;
+pub mod sessions;
 pub mod token;
 pub mod usage;
+pub mod users;
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 
@@ -56,6 +66,12 @@ struct ServerSection {
     allowed_hosts: Vec<String>,
     #[serde(default)]
     allowed_origins: Vec<String>,
+    /// Sessions end after this long unused (`"7d"`).
+    session_idle: Option<String>,
+    /// Sessions end this long after sign-in (`"30d"`).
+    session_max: Option<String>,
+    /// The server is reached through a TLS proxy: session cookies are always `Secure`.
+    behind_tls: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -76,6 +92,11 @@ pub struct AccessConfig {
     pub allowed_hosts: Vec<HostPattern>,
     /// Further browser origins (`scheme://host[:port]`).
     pub allowed_origins: Vec<Origin>,
+    /// How long sign-in sessions last (`BOARDSMITH_SESSION_IDLE`, `BOARDSMITH_SESSION_MAX`).
+    pub sessions: sessions::SessionLimits,
+    /// Always mark session cookies `Secure` (`BOARDSMITH_BEHIND_TLS=1`): the server is reached
+    /// through a TLS proxy that may not say so in `X-Forwarded-Proto`.
+    pub behind_tls: bool,
 }
 
 impl AccessConfig {
@@ -141,7 +162,37 @@ impl AccessConfig {
                 })
             })
             .collect::<Result<_, _>>()?;
-        Ok(Self { no_auth, token, allowed_hosts, allowed_origins })
+        let duration = |var: &str, key: &str, from_file: Option<String>, default: Duration| {
+            let (text, origin) = match (env(var), from_file) {
+                (Some(v), _) => (v, var.to_owned()),
+                (None, Some(v)) => (v, format!("[server] {key}")),
+                (None, None) => return Ok(default),
+            };
+            humantime::parse_duration(text.trim())
+                .ok()
+                .filter(|d| *d >= Duration::from_secs(60))
+                .ok_or_else(|| {
+                    AccessError::Config(format!(
+                        "{origin} must be a duration of at least a minute such as `12h` or `7d`, \
+                         got `{text}`"
+                    ))
+                })
+        };
+        let defaults = sessions::SessionLimits::default();
+        let sessions = sessions::SessionLimits {
+            idle: duration("BOARDSMITH_SESSION_IDLE", "session_idle", s.session_idle, defaults.idle)?,
+            absolute: duration(
+                "BOARDSMITH_SESSION_MAX",
+                "session_max",
+                s.session_max,
+                defaults.absolute,
+            )?,
+        };
+        let behind_tls = match env("BOARDSMITH_BEHIND_TLS") {
+            Some(v) => matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "on" | "yes"),
+            None => s.behind_tls.unwrap_or(false),
+        };
+        Ok(Self { no_auth, token, allowed_hosts, allowed_origins, sessions, behind_tls })
     }
 
     /// The token to require: the configured one, else the data directory's (created if
@@ -253,6 +304,7 @@ pub struct Access {
     port: u16,
     hosts: Vec<HostPattern>,
     origins: BTreeSet<Origin>,
+    behind_tls: bool,
 }
 
 impl Access {
@@ -293,12 +345,18 @@ impl Access {
         }
         let mut hosts = own;
         hosts.extend(config.allowed_hosts.iter().cloned());
-        Ok(Self { token, port, hosts, origins })
+        Ok(Self { token, port, hosts, origins, behind_tls: config.behind_tls })
     }
 
     /// The port the server listens on (names its session cookie).
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// Whether session cookies are always `Secure` (the operator says a TLS proxy is in
+    /// front).
+    pub fn behind_tls(&self) -> bool {
+        self.behind_tls
     }
 
     /// Whether a credential is required.

@@ -208,8 +208,16 @@ pub struct App {
     pub token: Option<ServerToken>,
     /// The MCP server's shared part (tools, resources, prompts).
     pub mcp: Arc<mcp::Shared>,
-    /// API keys: made, listed and revoked by the owner; checked on every request.
+    /// API keys: made, listed and revoked by their people; checked on every request.
     pub keys: Arc<access::api_keys::ApiKeys>,
+    /// User accounts.
+    pub users: Arc<access::users::Users>,
+    /// Signed-in browsers' sessions.
+    pub sessions: Arc<access::sessions::Sessions>,
+    /// Failed sign-ins, counted against guessing.
+    pub attempts: Arc<access::attempts::Attempts>,
+    /// Who did what: sign-ins, users, keys, shares, settings.
+    pub audit: Arc<access::audit::Audit>,
     /// Model calls counted per day, key, model and agent.
     pub usage: Arc<access::usage::UsageLedger>,
     /// Uploaded images (`<data>/uploads/`).
@@ -281,8 +289,16 @@ impl App {
         let usage = Arc::new(
             access::usage::UsageLedger::load(store.clone()).await.context("loading usage")?,
         );
+        let users =
+            access::users::Users::load(store.clone()).await.context("loading the user accounts")?;
+        let sessions =
+            access::sessions::Sessions::new(store.clone(), users.clone(), access.sessions);
+        let attempts = Arc::new(access::attempts::Attempts::new(
+            access::attempts::AttemptLimits::default(),
+        ));
+        let audit = access::audit::Audit::new(store.clone(), access::audit::AuditLimits::default());
         let keys = Arc::new(
-            access::api_keys::ApiKeys::load(store.clone(), usage.clone())
+            access::api_keys::ApiKeys::load(store.clone(), usage.clone(), users.clone())
                 .await
                 .context("loading the API keys")?,
         );
@@ -412,6 +428,8 @@ impl App {
             tokio::spawn(follow_records(
                 notices,
                 keys.clone(),
+                users.clone(),
+                sessions.clone(),
                 admin.clone(),
                 sdk.clone(),
                 workflows.clone(),
@@ -428,6 +446,7 @@ impl App {
             ));
         }
         tokio::spawn(usage.clone().run_flusher(shutdown.clone()));
+        tokio::spawn(sweep_people(sessions.clone(), audit.clone(), shutdown.clone()));
         if config.load_templates && dashboards.list(true).await?.is_empty() {
             // Nodes of a shared store may all find it empty at once: a template's id is then
             // derived from its name, so it is created once and the others' attempts conflict.
@@ -470,6 +489,10 @@ impl App {
             access,
             token,
             keys,
+            users,
+            sessions,
+            attempts,
+            audit,
             usage,
             uploads,
             workflows,
@@ -541,11 +564,34 @@ async fn interrupt_lost_workflows(
     }
 }
 
+/// Removes expired sessions and audit entries past retention, at start and then hourly.
+async fn sweep_people(
+    sessions: Arc<access::sessions::Sessions>,
+    audit: Arc<access::audit::Audit>,
+    shutdown: CancellationToken,
+) {
+    let mut every = tokio::time::interval(std::time::Duration::from_secs(3600));
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            _ = every.tick() => {}
+        }
+        if let Err(e) = sessions.sweep().await {
+            tracing::warn!(error = %e, "removing expired sessions failed");
+        }
+        if let Err(e) = audit.prune().await {
+            tracing::warn!(error = %e, "pruning the audit trail failed");
+        }
+    }
+}
+
 /// Another node of a shared store changed records this node keeps in memory: re-read them.
 /// After missed notices (a reconnect, a lag) every kind is re-read.
 async fn follow_records(
     mut notices: tokio::sync::broadcast::Receiver<store::Notice>,
     keys: Arc<access::api_keys::ApiKeys>,
+    users: Arc<access::users::Users>,
+    sessions: Arc<access::sessions::Sessions>,
     admin: Arc<admin::Admin>,
     sdk: Arc<Sdk>,
     workflows: Arc<workflow::Workflows>,
@@ -582,7 +628,16 @@ async fn follow_records(
                     Err(e) => Err(e.to_string()),
                 },
                 Record::Workflow => workflows.reload().await.map_err(|e| e.to_string()),
-                Record::Session | Record::Usage | Record::WorkflowRun => Ok(()),
+                Record::User => {
+                    // A role change or a disabled account must reach sessions read before it.
+                    sessions.forget_cached();
+                    users.reload().await.map_err(|e| e.to_string())
+                }
+                Record::SignIn => {
+                    sessions.forget_cached();
+                    Ok(())
+                }
+                Record::Session | Record::Usage | Record::WorkflowRun | Record::Audit => Ok(()),
             };
             if let Err(e) = reloaded {
                 tracing::warn!(kind = kind.key(), error = %e, "re-reading another node's change failed");

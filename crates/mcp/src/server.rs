@@ -31,7 +31,8 @@ use serde_json::{Map, Value, json};
 use tokio::sync::broadcast::error::RecvError;
 
 use super::{prompts, resources};
-use access::keys::{Principal, Scope};
+use access::keys::Scope;
+use access::principal::Principal;
 use dashboard_agent::backend::{input, tool_error};
 use dashboard_agent::{
     DashboardTool, ExecuteOutput, GetStateOutput, MutateOutput, SearchOutput, Tools, cap,
@@ -117,10 +118,11 @@ impl McpServer {
     }
 
     fn session(&self, principal: &Principal) -> String {
-        match (self.stdio, principal.key_id()) {
+        match (self.stdio, principal) {
             (true, _) => "mcp:stdio".to_owned(),
-            (false, Some(key)) => format!("mcp:{key}"),
-            (false, None) => "mcp".to_owned(),
+            (false, Principal::Owner) => "mcp".to_owned(),
+            (false, Principal::Key { id, .. }) => format!("mcp:{id}"),
+            (false, p @ Principal::User(_)) => format!("mcp:{}", p.holder()),
         }
     }
 

@@ -33,7 +33,7 @@ use rmcp::transport::streamable_http_server::session::{ServerSseMessage, Session
 use rmcp::transport::streamable_http_server::{RestoreOutcome, SessionId};
 use tokio_util::sync::CancellationToken;
 
-use access::keys::Principal;
+use access::principal::Principal;
 
 /// Bounds on MCP sessions.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,12 +78,9 @@ tokio::task_local! {
     static CALLER: Arc<str>;
 }
 
-/// The name sessions are booked under: `owner` for the server token, `key:ID` for a key.
+/// The name sessions are booked under ([`Principal::holder`]).
 fn caller_name(principal: Option<&Principal>) -> Arc<str> {
-    match principal.and_then(Principal::key_id) {
-        Some(id) => format!("key:{id}").into(),
-        None => Arc::from("owner"),
-    }
+    principal.map_or_else(|| Arc::from("owner"), |p| p.holder().into())
 }
 
 /// Middleware on `/mcp`: serves the request with its caller known to [`Sessions`].

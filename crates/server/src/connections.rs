@@ -145,9 +145,9 @@ pub async fn serve(
     let closing = CancellationToken::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
-        let tcp = tokio::select! {
+        let (tcp, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((tcp, _)) => tcp,
+                Ok(pair) => pair,
                 Err(e) => {
                     // EMFILE and friends: the condition passes as connections close.
                     tracing::warn!(error = %e, "accepting a connection failed");
@@ -167,7 +167,8 @@ pub async fn serve(
             continue;
         };
         let conn = Connection::new(shares.clone());
-        let service = Tagged { router: TowerToHyperService::new(router.clone()), conn, body };
+        let service =
+            Tagged { router: TowerToHyperService::new(router.clone()), conn, body, peer };
         let closing = closing.clone();
         let header_read_timeout = limits.header_read_timeout;
         connections.spawn(async move {
@@ -249,6 +250,8 @@ struct Tagged {
     router: TowerToHyperService<Router>,
     conn: Arc<Connection>,
     body: BodyLimits,
+    /// The client's address (sign-in limits and the audit trail read it as `ConnectInfo`).
+    peer: std::net::SocketAddr,
 }
 
 impl hyper::service::Service<Request<Incoming>> for Tagged {
@@ -259,6 +262,7 @@ impl hyper::service::Service<Request<Incoming>> for Tagged {
     fn call(&self, req: Request<Incoming>) -> Self::Future {
         let (mut parts, body) = req.into_parts();
         parts.extensions.insert(ConnectionTag(self.conn.clone()));
+        parts.extensions.insert(axum::extract::ConnectInfo(self.peer));
         // Most requests have no body: nothing to time, nothing to allocate.
         let expired = (!body.is_end_stream()).then(|| Arc::new(AtomicBool::new(false)));
         let body = Deadline::new(body, self.body, expired.clone());

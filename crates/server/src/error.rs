@@ -331,6 +331,22 @@ impl From<access::api_keys::KeyError> for ApiError {
     }
 }
 
+impl From<access::users::UserError> for ApiError {
+    fn from(e: access::users::UserError) -> Self {
+        use access::users::UserError;
+        match e {
+            UserError::Invalid { field, message } => {
+                Self::BadRequest { msg: message, data: serde_json::json!({ "param": field }) }
+            }
+            UserError::NotFound(_) => Self::NotFound(e.to_string()),
+            UserError::Taken(_) | UserError::LastAdmin => {
+                Self::Conflict { msg: e.to_string(), data: Value::Null }
+            }
+            UserError::Store(s) => s.into(),
+        }
+    }
+}
+
 impl From<SubmitError> for ApiError {
     fn from(e: SubmitError) -> Self {
         match e {

@@ -3,14 +3,19 @@
 //! 1. `Host` must name this server (403 otherwise): a DNS-rebound page sends its own name.
 //! 2. A present `Origin` must be one of ours (403): foreign pages, WebSocket hijacking. A
 //!    `Sec-Fetch-Site: cross-site` request is refused on writes and protected paths (403).
-//! 3. `GET /?token=T` is the sign-in: a valid token sets the session cookie and redirects to
-//!    `/` (the token leaves the address bar and the history); a wrong one gets a sign-in page.
-//! 4. `/api`, `/ws`, `/v1`, `/mcp` and `/metrics` need a credential (401): the server token (as
-//!    `Authorization: Bearer T` or the session cookie), which may do everything, or an API key
-//!    (`Bearer bsk-…`), which may do what its scopes allow (403 otherwise; the scope is the
-//!    one the route axum matched declares for the method, `server::routes`) at its rate (429
-//!    with `Retry-After`). The request carries its [`Principal`] on to the handler. The app
-//!    shell, its assets and `/healthz` are public.
+//! 3. `GET /?token=T` is the server token's sign-in link: a valid token signs the browser in as
+//!    the first admin (made on first use) with a new session and redirects to `/` (the token
+//!    leaves the address bar and the history); a wrong one gets a sign-in page. The token
+//!    itself never goes into a cookie.
+//! 4. `/api`, `/ws`, `/v1`, `/mcp` and `/metrics` need a credential (401): a session cookie
+//!    (a signed-in person, with their role), an API key (`Bearer bsk-…`: its scopes, capped by
+//!    its person's role, at its rate: 429 with `Retry-After`) or the server token as
+//!    `Authorization: Bearer T` (everything: the CLI, emergencies). What the route axum matched
+//!    declares for the method (`server::routes`) must be allowed (403 otherwise). The request
+//!    carries its [`Principal`] (and, for a session, its [`SessionInfo`]) on to the handler;
+//!    every request carries the [`SessionCookie`] settings for handlers that sign in or out.
+//!    A session replaced because its person's role changed gets its new cookie on this
+//!    response. The app shell, its assets, `/healthz` and the sign-in route are public.
 //! 5. A POST/PUT/PATCH with a body must say `Content-Type: application/json` (415): the
 //!    "simple" content types a page may send cross-origin without a preflight never reach a
 //!    handler. The one exception, `POST /api/uploads`, takes the raw image with its image type
@@ -28,6 +33,7 @@
 //! Every response gets `Referrer-Policy: no-referrer`, `X-Content-Type-Options: nosniff` and
 //! framing denied. The policy is `access::Access`; this module only applies it to requests.
 
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use axum::extract::{MatchedPath, Request, State};
@@ -39,7 +45,11 @@ use super::ApiError;
 use super::routes::RouteTable;
 use access::Access;
 use access::api_keys::{ApiKeys, Refusal};
-use access::keys::{Principal, Scope, looks_like_key};
+use access::audit::{Audit, AuditKind, Event};
+use access::keys::{Scope, looks_like_key};
+use access::principal::Principal;
+use access::sessions::{NewSession, Resolved, SessionInfo, Sessions, Via};
+use access::users::Users;
 
 /// What the guard checks requests against.
 #[derive(Debug)]
@@ -48,12 +58,15 @@ pub struct Gate {
     pub access: Access,
     /// API keys.
     pub keys: Arc<ApiKeys>,
+    /// Accounts (the token link signs in as the first admin).
+    pub users: Arc<Users>,
+    /// Signed-in browsers.
+    pub sessions: Arc<Sessions>,
+    /// Sign-ins recorded.
+    pub audit: Arc<Audit>,
     /// What each route and method needs (`server::routes`).
     pub routes: RouteTable,
 }
-
-/// How long the session cookie lasts (the token itself does not expire).
-const SESSION_MAX_AGE_SECS: u64 = 30 * 24 * 3600;
 
 /// The session cookie's name: per port, so two servers on one host keep separate sessions
 /// (cookies are not isolated by port).
@@ -61,22 +74,81 @@ pub fn cookie_name(port: u16) -> String {
     format!("boardsmith_session_{port}")
 }
 
+/// How this request's session cookie is named and marked: on every request, for the handlers
+/// that sign in and out.
+#[derive(Debug, Clone)]
+pub struct SessionCookie {
+    /// The cookie's name.
+    pub name: Arc<str>,
+    /// Mark it `Secure` (the request came through TLS, or the operator says a TLS proxy is in
+    /// front).
+    pub secure: bool,
+    /// The value the request sent, if any.
+    pub sent: Option<String>,
+}
+
+impl SessionCookie {
+    /// `Set-Cookie` for a new session.
+    pub fn set(&self, session: &NewSession) -> Option<HeaderValue> {
+        let max_age = (session.expires_at - chrono::Utc::now().timestamp_millis()).max(0) / 1000;
+        let secure = if self.secure { "; Secure" } else { "" };
+        HeaderValue::from_str(&format!(
+            "{}={}; Path=/; HttpOnly; SameSite=Strict; Max-Age={max_age}{secure}",
+            self.name, session.cookie
+        ))
+        .ok()
+    }
+
+    /// `Set-Cookie` that removes it.
+    pub fn clear(&self) -> Option<HeaderValue> {
+        let secure = if self.secure { "; Secure" } else { "" };
+        HeaderValue::from_str(&format!(
+            "{}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0{secure}",
+            self.name
+        ))
+        .ok()
+    }
+}
+
 /// The middleware (`axum::middleware::from_fn_with_state`).
 #[base::boxed]
 pub async fn guard(State(gate): State<Arc<Gate>>, mut req: Request, next: Next) -> Response {
-    let mut response = match check(&gate, &req) {
+    let jar = {
+        let headers = req.headers();
+        SessionCookie {
+            name: cookie_name(gate.access.port()).into(),
+            secure: gate.access.behind_tls() || over_tls(headers),
+            sent: cookie(headers, &cookie_name(gate.access.port())).map(str::to_owned),
+        }
+    };
+    let address = super::peer(&req);
+    // The session is read before the synchronous checks (it may need the store).
+    let session = match &jar.sent {
+        Some(c) if gate.access.auth_required() => gate.sessions.resolve(c).await,
+        _ => None,
+    };
+    let replaced = session.as_ref().and_then(|s| s.replaced.as_ref().and_then(|n| jar.set(n)));
+    let mut response = match check(&gate, &req, session.as_ref()) {
         Ok(Pass::Go(principal, authenticated)) => {
             match super::shares::hold(&req, &principal, authenticated) {
                 Ok(_in_flight) => {
                     req.extensions_mut().insert(principal);
+                    if let Some(s) = session {
+                        req.extensions_mut().insert(s.info);
+                    }
+                    req.extensions_mut().insert(jar);
                     next.run(req).await
                 }
                 Err(refused) => refused.into_response(),
             }
         }
+        Ok(Pass::TokenSignIn) => token_sign_in(&gate, address, &jar).await,
         Ok(Pass::Answer(early)) => early,
         Err(e) => e.into_response(),
     };
+    if let Some(cookie) = replaced {
+        response.headers_mut().append(header::SET_COOKIE, cookie);
+    }
     let h = response.headers_mut();
     h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
@@ -89,12 +161,14 @@ pub async fn guard(State(gate): State<Arc<Gate>>, mut req: Request, next: Next) 
 enum Pass {
     /// Go on to the handler, as this principal (`true`: it presented a credential).
     Go(Principal, bool),
-    /// Answer this (the sign-in, a 401 with its challenge).
+    /// Answer this (a wrong token's sign-in page, a 401 with its challenge).
     Answer(Response),
+    /// `GET /?token=` with the right token: sign in as the first admin.
+    TokenSignIn,
 }
 
 /// `Ok(Go)`: go on to the handler; `Ok(Answer(r))`: answer `r`; `Err`: refuse.
-fn check(gate: &Gate, req: &Request) -> Result<Pass, ApiError> {
+fn check(gate: &Gate, req: &Request, session: Option<&Resolved>) -> Result<Pass, ApiError> {
     let access = &gate.access;
     let headers = req.headers();
     let host = headers
@@ -139,11 +213,17 @@ fn check(gate: &Gate, req: &Request) -> Result<Pass, ApiError> {
         && *req.method() == Method::GET
         && let Some(token) = query_param(req.uri().query(), "token")
     {
-        return Ok(Pass::Answer(sign_in(access, token, over_tls(headers))));
+        if !access.auth_required() {
+            return Ok(Pass::Answer(home()));
+        }
+        if !access.token_matches(token) {
+            return Ok(Pass::Answer((StatusCode::UNAUTHORIZED, Html(SIGN_IN_PAGE)).into_response()));
+        }
+        return Ok(Pass::TokenSignIn);
     }
 
     let principal = if protected && access.auth_required() {
-        match principal(gate, headers) {
+        match principal(gate, headers, session) {
             Ok(p) => p,
             Err(e @ ApiError::Unauthorized(_)) => {
                 let mut r = e.into_response();
@@ -204,9 +284,13 @@ fn check(gate: &Gate, req: &Request) -> Result<Pass, ApiError> {
     Ok(Pass::Go(principal, protected && access.auth_required()))
 }
 
-/// Who the request is: the server token as a Bearer credential or the session cookie (the
-/// owner), or an API key. 401 without a usable credential; 429 for a key over its rate.
-fn principal(gate: &Gate, headers: &HeaderMap) -> Result<Principal, ApiError> {
+/// Who the request is: the server token as a Bearer credential (the owner), an API key, or the
+/// session's person. 401 without a usable credential; 429 for a key over its rate.
+fn principal(
+    gate: &Gate,
+    headers: &HeaderMap,
+    session: Option<&Resolved>,
+) -> Result<Principal, ApiError> {
     let access = &gate.access;
     let bearers: Vec<&str> = headers
         .get_all(header::AUTHORIZATION)
@@ -215,9 +299,7 @@ fn principal(gate: &Gate, headers: &HeaderMap) -> Result<Principal, ApiError> {
         .filter_map(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
         .map(str::trim)
         .collect();
-    let cookie_ok =
-        || cookie(headers, &cookie_name(access.port())).is_some_and(|t| access.token_matches(t));
-    if bearers.iter().any(|t| access.token_matches(t)) || cookie_ok() {
+    if bearers.iter().any(|t| access.token_matches(t)) {
         return Ok(Principal::Owner);
     }
     if let Some(key) = bearers.iter().find(|t| looks_like_key(t)) {
@@ -225,14 +307,19 @@ fn principal(gate: &Gate, headers: &HeaderMap) -> Result<Principal, ApiError> {
             Refusal::RateLimited { retry_after, .. } => {
                 ApiError::RateLimited { msg: refusal.to_string(), retry_after: Some(retry_after) }
             }
-            Refusal::Unknown | Refusal::Revoked(_) | Refusal::Expired(_) => {
-                ApiError::Unauthorized(refusal.to_string())
-            }
+            Refusal::Unknown
+            | Refusal::Revoked(_)
+            | Refusal::Expired(_)
+            | Refusal::OwnerGone(_) => ApiError::Unauthorized(refusal.to_string()),
         });
     }
+    if let Some(s) = session {
+        return Ok(Principal::User(s.person.clone()));
+    }
     Err(ApiError::Unauthorized(
-        "sign in: open the URL the server printed at start (`boardsmith token` prints it \
-         again), or send `Authorization: Bearer <token or API key>`"
+        "sign in: with your user name and password, or open the URL the server printed at \
+         start (`boardsmith token` prints it again); programs send `Authorization: Bearer \
+         <API key>`"
             .into(),
     ))
 }
@@ -249,24 +336,47 @@ fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
         .map(|(_, v)| v.trim_matches('"'))
 }
 
-/// `GET /?token=T`: the cookie and a redirect to `/`, or a sign-in page saying the token was
-/// wrong.
-/// `tls`: the request reached us through TLS (see [`over_tls`]): the cookie is then `Secure`,
-/// so the browser never sends it over plain HTTP.
-fn sign_in(access: &Access, token: &str, tls: bool) -> Response {
-    if !access.token_matches(token) {
-        return (StatusCode::UNAUTHORIZED, Html(SIGN_IN_PAGE)).into_response();
-    }
-    let mut r = (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response();
-    if access.auth_required() {
-        let cookie = format!(
-            "{}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age={SESSION_MAX_AGE_SECS}{}",
-            cookie_name(access.port()),
-            if tls { "; Secure" } else { "" }
-        );
-        if let Ok(v) = HeaderValue::from_str(&cookie) {
-            r.headers_mut().insert(header::SET_COOKIE, v);
+/// A redirect to the app.
+fn home() -> Response {
+    (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response()
+}
+
+/// `GET /?token=T` with the right token: a new session as the first admin (made now when there
+/// is none: the two-command quick start), its cookie and a redirect to `/`. A session the
+/// browser already had ends (a new id at every sign-in).
+async fn token_sign_in(gate: &Gate, address: Option<IpAddr>, jar: &SessionCookie) -> Response {
+    let admin = match gate.users.ensure_first_admin().await {
+        Ok((admin, made)) => {
+            if made {
+                tracing::info!(user = %admin.username, "made the first admin at the token sign-in");
+                let event = Event::new(AuditKind::UserCreated)
+                    .by(&Principal::Owner)
+                    .target(admin.id.to_string())
+                    .detail("first admin, at the server token's sign-in");
+                gate.audit.record(event).await;
+            }
+            admin
         }
+        Err(e) => return ApiError::from(e).into_response(),
+    };
+    if let Some(old) = &jar.sent {
+        gate.sessions.end(old).await;
+    }
+    let session = match gate.sessions.start(&admin, Via::Token, address).await {
+        Ok(s) => s,
+        Err(e) => return ApiError::from(e).into_response(),
+    };
+    if let Err(e) = gate.users.signed_in(&admin.id).await {
+        tracing::warn!(error = %e, "noting a sign-in failed");
+    }
+    let event = Event::new(AuditKind::SignIn)
+        .by(&Principal::User(admin.person()))
+        .from(address)
+        .detail("server token link");
+    gate.audit.record(event).await;
+    let mut r = home();
+    if let Some(cookie) = jar.set(&session) {
+        r.headers_mut().insert(header::SET_COOKIE, cookie);
     }
     r
 }
@@ -430,6 +540,27 @@ mod tests {
         assert!(!is_multipart(&headers(&[("content-type", "text/plain")])));
         assert!(!multipart_origin_ok(&headers(&[("cookie", "boardsmith_session_80=t")])));
         assert!(multipart_origin_ok(&headers(&[("authorization", "Bearer t")])));
+    }
+
+    #[test]
+    fn session_cookies_are_http_only_strict_and_secure_over_tls() {
+        let jar = SessionCookie { name: "boardsmith_session_80".into(), secure: false, sent: None };
+        let new = NewSession {
+            cookie: "c".repeat(43),
+            expires_at: chrono::Utc::now().timestamp_millis() + 3_600_000,
+        };
+        let set = jar.set(&new).unwrap();
+        let set = set.to_str().unwrap();
+        assert!(set.starts_with(&format!("boardsmith_session_80={}", "c".repeat(43))), "{set}");
+        assert!(set.contains("HttpOnly") && set.contains("SameSite=Strict") && !set.contains("Secure"));
+        let max_age: i64 = set.split("Max-Age=").nth(1).unwrap().parse().unwrap();
+        assert!((3590..=3600).contains(&max_age), "{max_age}");
+        let tls = SessionCookie { secure: true, ..jar };
+        assert!(tls.set(&new).unwrap().to_str().unwrap().ends_with("; Secure"));
+        assert!(tls.clear().unwrap().to_str().unwrap().contains("Max-Age=0"));
+        assert!(over_tls(&headers(&[("x-forwarded-proto", "https")])));
+        assert!(over_tls(&headers(&[("forwarded", "for=1.2.3.4;proto=https")])));
+        assert!(!over_tls(&headers(&[("x-forwarded-proto", "http")])));
     }
 
     #[test]

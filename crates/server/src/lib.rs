@@ -17,9 +17,11 @@ pub mod openai;
 pub mod openapi;
 pub mod query;
 pub mod routes;
+pub mod session;
 pub mod shares;
 pub mod uploads;
 pub mod usage;
+pub mod users;
 pub mod web;
 pub mod workflows;
 pub mod ws;
@@ -90,13 +92,14 @@ pub fn app(
         &config.limits.mcp_sessions,
         state.shutdown_token(),
     );
-    let keys = state.keys.clone();
+    let (keys, users, sessions, audit) =
+        (state.keys.clone(), state.users.clone(), state.sessions.clone(), state.audit.clone());
     // Every MCP message is a POST; which tools a key may call is decided per call (`write` for
     // `execute` and `mutate`), by the MCP server.
     let (router, table) = routes(state, config.web.clone())
         .nest("/mcp", Scope::Read, |router, prefix| router.nest_service(prefix, mcp))
         .into_parts();
-    let gate = Arc::new(guard::Gate { access, keys, routes: table });
+    let gate = Arc::new(guard::Gate { access, keys, users, sessions, audit, routes: table });
     // Per route, so the route template is known; outermost, so refusals are measured too.
     Ok(router
         .layer(axum::middleware::from_fn_with_state(gate, guard::guard))
@@ -222,6 +225,13 @@ async fn readyz(State(app): State<Arc<App>>) -> Result<Response, ApiError> {
     Ok(ok(Ready { status: "ready", store, node }))
 }
 
+/// The client's address, when the request came through the accept loop.
+pub(crate) fn peer(req: &axum::extract::Request) -> Option<std::net::IpAddr> {
+    req.extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|axum::extract::ConnectInfo(a)| a.ip())
+}
+
 /// Every route of the API, each method with the scope it needs (see `routes`); the web app's
 /// public routes are added by [`routes`] (they need its files).
 pub fn api() -> Routes<Arc<App>> {
@@ -257,6 +267,8 @@ pub fn api() -> Routes<Arc<App>> {
         .merge(agents::routes())
         .merge(openai::routes())
         .merge(keys::routes())
+        .merge(session::routes())
+        .merge(users::routes())
         .merge(admin::routes())
         .merge(usage::routes())
         .merge(uploads::routes())
@@ -797,7 +809,7 @@ struct DataHealth {
 )]
 async fn sdk_health(
     State(app): Api,
-    Extension(principal): Extension<access::keys::Principal>,
+    Extension(principal): Extension<access::principal::Principal>,
 ) -> ApiResult {
     let can_change = principal.allows(Scope::Admin);
     Ok(ok(DataHealth { report: app.sdk.health(), can_change }))

@@ -87,6 +87,8 @@ pub fn document() -> utoipa::openapi::OpenApi {
         super::Doc::openapi(),
         super::agents::Doc::openapi(),
         super::keys::Doc::openapi(),
+        super::session::Doc::openapi(),
+        super::users::Doc::openapi(),
         super::admin::Doc::openapi(),
         super::usage::Doc::openapi(),
         super::uploads::Doc::openapi(),
@@ -118,7 +120,7 @@ fn declare_scopes(doc: &mut utoipa::openapi::OpenApi, table: &RouteTable) {
         };
         if let Some(operation) = operation {
             operation.security = Some(match need {
-                Need::Public => vec![SecurityRequirement::default()],
+                Need::Public | Need::Open => vec![SecurityRequirement::default()],
                 Need::Scope(scope) => vec![
                     SecurityRequirement::new("bearer", [scope.as_str()]),
                     SecurityRequirement::new("session", Vec::<String>::new()),

@@ -18,7 +18,7 @@ use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 
 use super::{ApiError, ok, parse_body};
-use access::keys::Principal;
+use access::principal::Principal;
 use agent::events::{Event, Subscription, event_id};
 use agent::service::{Busy, QueryRequest, Stream};
 use app::App;

@@ -27,6 +27,9 @@ pub const PROTECTED: [&str; 5] = ["/api", "/ws", "/v1", "/mcp", "/metrics"];
 pub enum Need {
     /// Nothing: the app shell and its assets, health, the API's documents.
     Public,
+    /// Nothing, even under a credentialed prefix: the sign-in itself (`POST /api/session`),
+    /// whose handler decides.
+    Open,
     /// A credential that allows this scope (the server token and `admin` keys allow all).
     Scope(Scope),
 }
@@ -63,6 +66,7 @@ impl RouteTable {
             });
         match declared {
             Some(Need::Scope(scope)) => Some(scope),
+            Some(Need::Open) => None,
             _ if PROTECTED.iter().any(|p| under(path, p)) => Some(Scope::Admin),
             _ => None,
         }
@@ -218,6 +222,7 @@ mod tests {
             .route("/api/workflows/{id}", put(Scope::Admin, nothing))
             .route("/api/workflows/runs/{run}/cancel", post(Scope::Agents, nothing))
             .route("/api/odd", get(Need::Public, nothing))
+            .route("/api/session", post(Need::Open, nothing))
             .nest("/mcp", Scope::Read, |router, _| router)
             .into_parts()
             .1
@@ -260,11 +265,17 @@ mod tests {
         );
         assert_eq!(t.required(get, None, "/api/kb/x/search"), Some(Scope::Admin));
         assert_eq!(t.required(get, Some("/api/odd"), "/api/odd"), Some(Scope::Admin));
+        assert_eq!(t.required(&Method::POST, Some("/api/session"), "/api/session"), None);
+        assert_eq!(
+            t.required(get, Some("/api/session"), "/api/session"),
+            Some(Scope::Admin),
+            "only the declared method is open"
+        );
         assert_eq!(t.required(&Method::POST, Some("/mcp"), "/mcp"), Some(Scope::Read));
         assert_eq!(t.required(&Method::DELETE, None, "/mcp/x"), Some(Scope::Read));
         assert_eq!(t.required(get, Some("/"), "/"), None);
         assert_eq!(t.required(get, None, "/assets/app.js"), None);
         assert_eq!(t.required(get, None, "/apix"), None, "a prefix is a whole segment");
-        assert_eq!(t.entries().count(), 6);
+        assert_eq!(t.entries().count(), 7);
     }
 }

@@ -24,7 +24,7 @@ use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 
 use super::ApiError;
-use access::keys::Principal;
+use access::principal::Principal;
 
 /// Per-credential bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -206,12 +206,10 @@ impl Drop for Hold {
     }
 }
 
-/// The name a credential is counted under: `owner` for the server token, `key:ID` for a key.
+/// The name a credential is counted under: `owner` for the server token, `key:ID` for a key,
+/// `user:ID` for a person's browser sessions (all of them together).
 fn credential(principal: &Principal) -> Arc<str> {
-    match principal.key_id() {
-        Some(id) => format!("key:{id}").into(),
-        None => Arc::from("owner"),
-    }
+    principal.holder().into()
 }
 
 /// Counts a request of `principal` (when `authenticated`: it presented a credential) on its
@@ -260,7 +258,7 @@ mod tests {
     }
 
     fn key(id: &str) -> Principal {
-        Principal::Key { id: id.into(), scopes: vec![] }
+        Principal::Key { id: id.into(), scopes: vec![], user: None }
     }
 
     #[test]

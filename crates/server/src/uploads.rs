@@ -22,7 +22,8 @@ use utoipa::{IntoParams, OpenApi};
 use super::envelope::{Envelope, ErrorBody};
 use super::routes::{Routes, get, post};
 use super::{ApiError, ok};
-use access::keys::{Principal, Scope};
+use access::keys::Scope;
+use access::principal::Principal;
 use app::App;
 use uploads::{UploadError, UploadInfo};
 

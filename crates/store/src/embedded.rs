@@ -13,8 +13,8 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::keys::{
-    self, ADMIN, API_KEYS, DASHBOARDS, LAST_GOOD, LAST_GOOD_BY_AT, META, SESSIONS, USAGE, VERSIONS,
-    WORKFLOW_RUNS, WORKFLOWS, decode_head, decode_version, version_key,
+    self, ADMIN, API_KEYS, AUDIT, DASHBOARDS, LAST_GOOD, LAST_GOOD_BY_AT, META, SESSIONS, SIGN_INS,
+    USAGE, USERS, VERSIONS, WORKFLOW_RUNS, WORKFLOWS, decode_head, decode_version, version_key,
 };
 use super::writer::{self, Batching, Meta, Op, Reply, Request};
 use super::{
@@ -57,7 +57,7 @@ fn stored_bytes(txn: &redb::WriteTransaction) -> Result<u64, StoreError> {
     for item in versions.iter().map_err(|e| storage("count versions", e))? {
         used += item.map_err(|e| storage("count versions", e))?.1.value().len() as u64;
     }
-    for table in [SESSIONS, API_KEYS, USAGE, ADMIN, WORKFLOWS, WORKFLOW_RUNS] {
+    for table in Record::ALL.map(table_of) {
         let t = txn.open_table(table).map_err(|e| storage("open records", e))?;
         for item in t.iter().map_err(|e| storage("count records", e))? {
             used += item.map_err(|e| storage("count records", e))?.1.value().len() as u64;
@@ -115,12 +115,9 @@ impl Embedded {
         {
             txn.open_table(DASHBOARDS).map_err(|e| storage("create table dashboards", e))?;
             txn.open_table(VERSIONS).map_err(|e| storage("create table versions", e))?;
-            txn.open_table(SESSIONS).map_err(|e| storage("create table sessions", e))?;
-            txn.open_table(API_KEYS).map_err(|e| storage("create table api_keys", e))?;
-            txn.open_table(USAGE).map_err(|e| storage("create table usage", e))?;
-            txn.open_table(ADMIN).map_err(|e| storage("create table admin", e))?;
-            txn.open_table(WORKFLOWS).map_err(|e| storage("create table workflows", e))?;
-            txn.open_table(WORKFLOW_RUNS).map_err(|e| storage("create table workflow_runs", e))?;
+            for table in Record::ALL.map(table_of) {
+                txn.open_table(table).map_err(|e| storage("create a table of records", e))?;
+            }
             txn.open_table(LAST_GOOD).map_err(|e| storage("create table last_good", e))?;
             txn.open_table(LAST_GOOD_BY_AT)
                 .map_err(|e| storage("create table last_good_by_at", e))?;
@@ -595,7 +592,7 @@ fn read_record(
 }
 
 /// The table of a kind of record.
-fn table_of(kind: Record) -> redb::TableDefinition<'static, &'static str, &'static [u8]> {
+pub(super) fn table_of(kind: Record) -> redb::TableDefinition<'static, &'static str, &'static [u8]> {
     match kind {
         Record::Session => SESSIONS,
         Record::ApiKey => API_KEYS,
@@ -603,5 +600,8 @@ fn table_of(kind: Record) -> redb::TableDefinition<'static, &'static str, &'stat
         Record::Admin => ADMIN,
         Record::Workflow => WORKFLOWS,
         Record::WorkflowRun => WORKFLOW_RUNS,
+        Record::User => USERS,
+        Record::SignIn => SIGN_INS,
+        Record::Audit => AUDIT,
     }
 }

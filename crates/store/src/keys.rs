@@ -19,6 +19,8 @@
 //!   `u16 BE len | bytes`, so one panel's entries (and one dashboard's) are a contiguous range.
 //! - `last_good_by_at`: [`last_good_age_key`] `(at, last_good key)` -> the entry's `run` bytes:
 //!   the eviction order (oldest first) and what the running total is counted from on open.
+//! - `users`, `sign_ins`, `audit`: id (`&str`) -> JSON bytes (user accounts; sign-in sessions
+//!   by the digest of their cookie, never the cookie; audit entries by time-ordered id).
 //! - `meta`: `&str` -> `&[u8]` (format version).
 
 use redb::TableDefinition;
@@ -50,6 +52,12 @@ pub(super) const LAST_GOOD: TableDefinition<'static, &[u8], &[u8]> =
 /// The same entries by age (the oldest first), with their sizes.
 pub(super) const LAST_GOOD_BY_AT: TableDefinition<'static, &[u8], u64> =
     TableDefinition::new("last_good_by_at");
+/// User accounts by user id.
+pub(super) const USERS: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("users");
+/// Sign-in sessions by the digest of their cookie.
+pub(super) const SIGN_INS: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("sign_ins");
+/// Audit entries by id (time-ordered).
+pub(super) const AUDIT: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("audit");
 /// Store-level metadata.
 pub(super) const META: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("meta");
 

@@ -294,7 +294,8 @@ struct Counters {
     last_good_bytes: AtomicU64,
 }
 
-/// The kinds of whole JSON records kept by id.
+/// The kinds of whole JSON records kept by id. [`Record::ALL`] lists them in declaration
+/// order (the embedded engine indexes its tables by `kind as usize`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Record {
     /// A dashboard-tool session.
@@ -309,12 +310,27 @@ pub enum Record {
     Workflow,
     /// A workflow run's state.
     WorkflowRun,
+    /// A user account (`access::users`).
+    User,
+    /// A signed-in browser's session, by the digest of its cookie (`access::sessions`).
+    SignIn,
+    /// An entry of the audit trail (`access::audit`).
+    Audit,
 }
 
 impl Record {
     /// Every kind.
-    pub const ALL: [Self; 6] =
-        [Self::Session, Self::ApiKey, Self::Usage, Self::Admin, Self::Workflow, Self::WorkflowRun];
+    pub const ALL: [Self; 9] = [
+        Self::Session,
+        Self::ApiKey,
+        Self::Usage,
+        Self::Admin,
+        Self::Workflow,
+        Self::WorkflowRun,
+        Self::User,
+        Self::SignIn,
+        Self::Audit,
+    ];
 
     /// The kind's name in messages.
     pub fn name(self) -> &'static str {
@@ -325,6 +341,9 @@ impl Record {
             Self::Admin => "admin definition",
             Self::Workflow => "workflow",
             Self::WorkflowRun => "workflow run",
+            Self::User => "user",
+            Self::SignIn => "sign-in session",
+            Self::Audit => "audit entry",
         }
     }
 
@@ -337,6 +356,9 @@ impl Record {
             Self::Admin => "admin",
             Self::Workflow => "workflow",
             Self::WorkflowRun => "workflow_run",
+            Self::User => "user",
+            Self::SignIn => "sign_in",
+            Self::Audit => "audit",
         }
     }
 

@@ -549,3 +549,26 @@ async fn a_damaged_last_good_result_is_reported_and_a_new_put_replaces_it() {
     assert_eq!(store.stats().last_good_bytes, 14, "no index entry of the damaged value is left");
     store.shutdown().await;
 }
+
+#[test]
+fn record_kinds_are_listed_in_declaration_order() {
+    // The embedded writer finds a kind's table at `kind as usize` in `Record::ALL`'s order.
+    for (i, kind) in Record::ALL.iter().enumerate() {
+        assert_eq!(*kind as usize, i, "{kind:?}");
+        assert_eq!(Record::from_key(kind.key()), Some(*kind));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn people_records_are_kept_on_both_engines() {
+    on_each_engine(StoreOptions::default(), |store| async move {
+        for kind in [Record::User, Record::SignIn, Record::Audit] {
+            store.put_record(kind, "a", &serde_json::json!({"k": kind.key()})).await.unwrap();
+            assert_eq!(store.record(kind, "a").await.unwrap().unwrap()["k"], kind.key());
+        }
+        store.delete_record(Record::SignIn, "a").await.unwrap();
+        assert!(store.record(Record::SignIn, "a").await.unwrap().is_none());
+        assert_eq!(store.records(Record::User).await.unwrap().len(), 1);
+    })
+    .await;
+}

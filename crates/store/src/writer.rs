@@ -28,8 +28,7 @@ use redb::{Database, Durability, ReadableTable, Table};
 use tokio::sync::oneshot;
 
 use super::keys::{
-    self, ADMIN, API_KEYS, DASHBOARDS, Head, LAST_GOOD, LAST_GOOD_BY_AT, META, SESSIONS, USAGE,
-    VERSIONS, VersionHeader, WORKFLOW_RUNS, WORKFLOWS, decode_head, decode_version, encode_head,
+    self, DASHBOARDS, Head, LAST_GOOD, LAST_GOOD_BY_AT, META, VERSIONS, VersionHeader, decode_head, decode_version, encode_head,
     encode_last_good, encode_version, last_good_age_key, last_good_key, version_key,
 };
 use super::{Counters, LAST_GOOD_PER_PANEL, Record, StoreError, StoreQuotas};
@@ -217,29 +216,19 @@ fn run_batch(db: &Database, batch: Vec<Request>, counters: &Counters, usage: &mu
 }
 
 /// The table of a [`Record`] kind, borrowed as a field (not through `&mut self`) so the
-/// op can still reach `t.usage`.
+/// op can still reach `t.usage`. The tables are in [`Record::ALL`]'s order, which is the
+/// declaration order.
 macro_rules! record_table {
     ($t:expr, $kind:expr) => {
-        match $kind {
-            Record::Session => &mut $t.sessions,
-            Record::ApiKey => &mut $t.api_keys,
-            Record::Usage => &mut $t.usage_rows,
-            Record::Admin => &mut $t.admin,
-            Record::Workflow => &mut $t.workflows,
-            Record::WorkflowRun => &mut $t.workflow_runs,
-        }
+        &mut $t.records[*$kind as usize]
     };
 }
 
 struct Tables<'t> {
     heads: Table<'t, &'static str, &'static [u8]>,
     versions: Table<'t, &'static [u8], &'static [u8]>,
-    sessions: Table<'t, &'static str, &'static [u8]>,
-    api_keys: Table<'t, &'static str, &'static [u8]>,
-    usage_rows: Table<'t, &'static str, &'static [u8]>,
-    admin: Table<'t, &'static str, &'static [u8]>,
-    workflows: Table<'t, &'static str, &'static [u8]>,
-    workflow_runs: Table<'t, &'static str, &'static [u8]>,
+    /// One table per [`Record`] kind, in the order of [`Record::ALL`].
+    records: Vec<Table<'t, &'static str, &'static [u8]>>,
     last_good: Table<'t, &'static [u8], &'static [u8]>,
     last_good_by_at: Table<'t, &'static [u8], u64>,
     usage: Usage,
@@ -284,14 +273,13 @@ fn apply_and_commit(
         let mut t = Tables {
             heads: txn.open_table(DASHBOARDS).map_err(|e| format!("open dashboards: {e}"))?,
             versions: txn.open_table(VERSIONS).map_err(|e| format!("open versions: {e}"))?,
-            sessions: txn.open_table(SESSIONS).map_err(|e| format!("open sessions: {e}"))?,
-            api_keys: txn.open_table(API_KEYS).map_err(|e| format!("open api_keys: {e}"))?,
-            usage_rows: txn.open_table(USAGE).map_err(|e| format!("open usage: {e}"))?,
-            admin: txn.open_table(ADMIN).map_err(|e| format!("open admin: {e}"))?,
-            workflows: txn.open_table(WORKFLOWS).map_err(|e| format!("open workflows: {e}"))?,
-            workflow_runs: txn
-                .open_table(WORKFLOW_RUNS)
-                .map_err(|e| format!("open workflow_runs: {e}"))?,
+            records: Record::ALL
+                .iter()
+                .map(|kind| {
+                    txn.open_table(super::embedded::table_of(*kind))
+                        .map_err(|e| format!("open the {} table: {e}", kind.name()))
+                })
+                .collect::<Result<_, _>>()?,
             last_good: txn.open_table(LAST_GOOD).map_err(|e| format!("open last_good: {e}"))?,
             last_good_by_at: txn
                 .open_table(LAST_GOOD_BY_AT)

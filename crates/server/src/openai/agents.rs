@@ -21,7 +21,7 @@ use super::encode::AgentEncoder;
 use super::wire::{ChatCompletion, ChatCompletionRequest, ResponseMessage};
 use super::{convert, event_stream, json_response, now_secs};
 use crate::{ApiError, parse_body};
-use access::keys::Principal;
+use access::principal::Principal;
 use agent::definition::AgentDefinition;
 use agent::events::EventBody;
 use app::App;

@@ -27,7 +27,8 @@ use std::time::Instant;
 
 use super::routes::{Routes, get, post};
 use crate::{ApiError, parse_body};
-use access::keys::{Principal, Scope};
+use access::keys::Scope;
+use access::principal::Principal;
 use app::App;
 use encode::ChunkEncoder;
 use llm::{LlmError, ServedModel, StreamEvent};

@@ -1,0 +1,423 @@
+//! A team of analysts, from the outside: password sign-in and sign-out (here and everywhere),
+//! the same answer for an unknown name and a wrong password, attempts limited, roles enforced
+//! (a viewer reads and is refused every write path; an editor is refused administration), a
+//! key never exceeds its person, a role change replaces the session id, disabling ends every
+//! session, the audit trail records it all and never a secret, and the operator's
+//! `boardsmith user` commands. Two nodes on PostgreSQL see a sign-out and a role change at once.
+
+use std::time::Duration;
+
+use reqwest::Method;
+use reqwest::header::{RETRY_AFTER, SET_COOKIE};
+use serde_json::{Value, json};
+
+use crate::support::{self, TestApp, cookie_pair, spawn_app};
+
+const PASSWORD: &str = "a long enough password";
+
+async fn status_of(client: &reqwest::Client, method: Method, url: String, body: Value) -> u16 {
+    client.request(method, url).json(&body).send().await.unwrap().status().as_u16()
+}
+
+async fn me(app: &TestApp, cookie: &str) -> (u16, Value) {
+    let r = app.cookie_client(cookie).get(app.url("/api/session")).send().await.unwrap();
+    (r.status().as_u16(), r.json().await.unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn password_sign_in_out_and_everywhere() {
+    let app = spawn_app().await;
+    let ann = app.add_user("Ann", PASSWORD, "editor").await;
+    let cookie = app.password_cookie("ann", PASSWORD).await;
+    let (status, body) = me(&app, &cookie).await;
+    assert_eq!(status, 200);
+    assert_eq!(body["data"]["user"]["id"], ann.as_str());
+    assert_eq!(body["data"]["user"]["role"], "editor");
+    assert_eq!(body["data"]["via"], "session");
+    assert_eq!(body["data"]["signedInWith"], "password");
+
+    // An unknown name and a wrong password get the same answer.
+    let wrong = |user: &str, pw: &str| {
+        let body = json!({"username": user, "password": pw});
+        let url = app.url("/api/session");
+        async move { reqwest::Client::new().post(url).json(&body).send().await.unwrap() }
+    };
+    let a = wrong("ann", "not the password").await;
+    let b = wrong("nobody", "not the password").await;
+    assert_eq!((a.status().as_u16(), b.status().as_u16()), (401, 401));
+    assert!(a.headers().get(SET_COOKIE).is_none());
+    let (a, b): (Value, Value) = (a.json().await.unwrap(), b.json().await.unwrap());
+    assert_eq!(a["msg"], b["msg"]);
+    assert_eq!(a["msg"], "wrong username or password");
+
+    // Sign out: the cookie is cleared and the old id is worthless.
+    let second = app.password_cookie("ann", PASSWORD).await;
+    let r = app.cookie_client(&cookie).delete(app.url("/api/session")).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(r.headers()[SET_COOKIE].to_str().unwrap().contains("Max-Age=0"));
+    assert_eq!(me(&app, &cookie).await.0, 401);
+    assert_eq!(me(&app, &second).await.0, 200, "the other browser stays signed in");
+    // Everywhere: every session of this person ends.
+    let third = app.password_cookie("ann", PASSWORD).await;
+    let r = app
+        .cookie_client(&third)
+        .delete(app.url("/api/session?everywhere=true"))
+        .send()
+        .await
+        .unwrap();
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["data"]["ended"], 2, "{body}");
+    assert_eq!(me(&app, &second).await.0, 401);
+    assert_eq!(me(&app, &third).await.0, 401);
+
+    // Changing one's password needs the current one and signs the other browsers out.
+    let one = app.password_cookie("ann", PASSWORD).await;
+    let two = app.password_cookie("ann", PASSWORD).await;
+    let change = |current: &str| json!({"current": current, "password": "an even longer password"});
+    let url = app.url("/api/session/password");
+    assert_eq!(status_of(&app.cookie_client(&one), Method::PUT, url.clone(), change("nope")).await, 403);
+    let r = app.cookie_client(&one).put(url).json(&change(PASSWORD)).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let renewed = cookie_pair(&r);
+    assert_eq!(me(&app, &two).await.0, 401);
+    assert_eq!(me(&app, &one).await.0, 401, "a new id for the browser that changed it");
+    assert_eq!(me(&app, &renewed).await.0, 200);
+    assert!(app.password_cookie_status("ann", "an even longer password").await == 200);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_sign_ins_are_limited_per_account() {
+    let app = spawn_app().await;
+    app.add_user("bob", PASSWORD, "viewer").await;
+    for _ in 0..5 {
+        assert_eq!(app.password_cookie_status("bob", "wrong password!").await, 401);
+    }
+    // Past the limit even the right password waits, and says how long.
+    let r = reqwest::Client::new()
+        .post(app.url("/api/session"))
+        .json(&json!({"username": "bob", "password": PASSWORD}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 429);
+    let wait: u64 = r.headers()[RETRY_AFTER].to_str().unwrap().parse().unwrap();
+    assert!((1..=900).contains(&wait), "{wait}");
+    // Another account is not held back by bob's.
+    app.add_user("cid", PASSWORD, "viewer").await;
+    assert_eq!(app.password_cookie_status("cid", PASSWORD).await, 200);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_viewer_reads_and_is_refused_every_write_and_an_editor_every_administration() {
+    let app = spawn_app().await;
+    let created = app
+        .tool("execute", json!({"code": "return {title: 'Shared', panels: [{id: 'p0', title: 'V', type: 'metric_card', renderer: 'custom', code: 'return {value: 1};'}]};"}))
+        .await;
+    let id = created["dashboardId"].as_str().unwrap().to_owned();
+    app.add_user("vera", PASSWORD, "viewer").await;
+    app.add_user("ed", PASSWORD, "editor").await;
+    let viewer = app.cookie_client(&app.password_cookie("vera", PASSWORD).await);
+    let editor = app.cookie_client(&app.password_cookie("ed", PASSWORD).await);
+    // Same-origin, as the web app sends them.
+    let url = |p: &str| app.url(p);
+    assert_eq!(status_of(&viewer, Method::GET, url("/api/dashboards"), json!(null)).await, 200);
+    assert_eq!(status_of(&viewer, Method::GET, url(&format!("/api/dashboards/{id}")), json!(null)).await, 200);
+    assert_eq!(
+        status_of(&viewer, Method::POST, url(&format!("/api/dashboards/{id}/refresh")), json!({})).await,
+        200,
+        "a viewer refreshes"
+    );
+    let writes = [
+        (Method::POST, "/api/dashboards".to_owned(), json!({"title": "x", "panels": []})),
+        (Method::PUT, format!("/api/dashboards/{id}"), json!({"baseVersion": 1, "state": {}})),
+        (Method::DELETE, format!("/api/dashboards/{id}"), json!(null)),
+        (Method::POST, format!("/api/dashboards/{id}/revert"), json!({"version": 1})),
+        (Method::POST, "/api/tools/mutate".to_owned(), json!({"dashboardId": id, "code": "s => s"})),
+        (Method::POST, "/api/panels/preview".to_owned(), json!({})),
+        (Method::POST, "/api/query".to_owned(), json!({"agent": "dashboard", "query": "hi"})),
+        (Method::POST, "/v1/chat/completions".to_owned(), json!({"model": "x", "messages": []})),
+        (Method::POST, "/api/workflows".to_owned(), json!({})),
+        (Method::POST, "/api/admin/users".to_owned(), json!({"username": "z", "role": "admin"})),
+        (Method::GET, "/api/admin/audit".to_owned(), json!(null)),
+        (Method::PUT, "/api/sdk/fallback".to_owned(), json!({"enabled": true})),
+        (Method::GET, "/metrics".to_owned(), json!(null)),
+    ];
+    for (method, path, body) in &writes {
+        let status = status_of(&viewer, method.clone(), url(path), body.clone()).await;
+        assert_eq!(status, 403, "a viewer's {method} {path}");
+    }
+    // The WebSocket upgrade is a read; its writes are refused (see ws tests for set_vars).
+    // An editor writes but does not administer.
+    assert_eq!(
+        status_of(&editor, Method::POST, url("/api/tools/mutate"), json!({"dashboardId": id, "code": "s => ({...s, title: 'Edited'})"})).await,
+        200
+    );
+    for path in ["/api/admin/users", "/api/admin/audit", "/metrics"] {
+        assert_eq!(status_of(&editor, Method::GET, url(path), json!(null)).await, 403, "{path}");
+    }
+    // Keys never exceed their person: a viewer cannot mint a write key, and its read key reads.
+    let r = viewer
+        .post(url("/api/keys"))
+        .json(&json!({"name": "w", "scopes": ["write"]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    let r = viewer
+        .post(url("/api/keys"))
+        .json(&json!({"name": "r", "scopes": ["read"]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let key: Value = r.json().await.unwrap();
+    let with_key = support::authed_client(key["data"]["key"].as_str().unwrap());
+    assert_eq!(status_of(&with_key, Method::GET, url("/api/dashboards"), json!(null)).await, 200);
+    assert_eq!(
+        status_of(&with_key, Method::POST, url("/api/dashboards"), json!({"title": "x", "panels": []})).await,
+        403
+    );
+    // An admin's key made with `write`, whose person becomes a viewer, stops writing.
+    let r = editor
+        .post(url("/api/keys"))
+        .json(&json!({"name": "ed-w", "scopes": ["write", "read"]}))
+        .send()
+        .await
+        .unwrap();
+    let ed_key: Value = r.json().await.unwrap();
+    let ed_key = support::authed_client(ed_key["data"]["key"].as_str().unwrap());
+    let body = json!({"dashboardId": id, "code": "s => s"});
+    assert_eq!(status_of(&ed_key, Method::POST, url("/api/tools/mutate"), body.clone()).await, 200);
+    let ed = app.app.users.by_name("ed").unwrap().id;
+    let (status, _) = app.patch(&format!("/api/admin/users/{ed}"), json!({"role": "viewer"})).await;
+    assert_eq!(status, 200);
+    assert_eq!(status_of(&ed_key, Method::POST, url("/api/tools/mutate"), body).await, 403);
+    // Each person sees their own keys; the admin sees all.
+    let listed: Value = viewer.get(url("/api/keys")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(listed["data"].as_array().unwrap().len(), 1, "{listed}");
+    let (_, all) = app.get("/api/keys").await;
+    assert_eq!(all["data"].as_array().unwrap().len(), 2);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_role_change_replaces_the_session_id_and_disabling_ends_every_session() {
+    let app = spawn_app().await;
+    let id = app.add_user("dan", PASSWORD, "editor").await;
+    let cookie = app.password_cookie("dan", PASSWORD).await;
+    let (status, _) = app.patch(&format!("/api/admin/users/{id}"), json!({"role": "viewer"})).await;
+    assert_eq!(status, 200);
+    let r = app.cookie_client(&cookie).get(app.url("/api/session")).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let renewed = cookie_pair(&r);
+    assert_ne!(renewed, cookie, "a new id with the new role");
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["data"]["user"]["role"], "viewer");
+    assert_eq!(me(&app, &cookie).await.0, 401, "the id from before the change is over");
+    assert_eq!(me(&app, &renewed).await.0, 200);
+    let (status, _) = app.patch(&format!("/api/admin/users/{id}"), json!({"disabled": true})).await;
+    assert_eq!(status, 200);
+    assert_eq!(me(&app, &renewed).await.0, 401);
+    assert_eq!(app.password_cookie_status("dan", PASSWORD).await, 401);
+    // The last admin cannot be demoted.
+    let admin = app.app.users.ensure_first_admin().await.unwrap().0.id;
+    let (status, body) =
+        app.patch(&format!("/api/admin/users/{admin}"), json!({"role": "editor"})).await;
+    assert_eq!(status, 409, "{body}");
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_audit_trail_records_people_and_never_a_secret() {
+    let app = spawn_app().await;
+    let _ = app.token_cookie().await;
+    app.add_user("eve", PASSWORD, "editor").await;
+    let cookie = app.password_cookie("eve", PASSWORD).await;
+    // Someone types their password into the name field.
+    assert_eq!(app.password_cookie_status("hunter2-typed-as-name", "x").await, 401);
+    assert_eq!(app.password_cookie_status("eve", "wrong password here").await, 401);
+    app.cookie_client(&cookie).delete(app.url("/api/session")).send().await.unwrap();
+    let r = app.http.post(app.url("/api/keys")).json(&json!({"name": "ci", "scopes": ["read"]})).send().await.unwrap();
+    let key: Value = r.json().await.unwrap();
+    let key_id = key["data"]["id"].as_str().unwrap().to_owned();
+    app.http.delete(app.url(&format!("/api/keys/{key_id}"))).send().await.unwrap();
+    let (status, trail) = app.get("/api/admin/audit?limit=50").await;
+    assert_eq!(status, 200);
+    let entries = trail["data"].as_array().unwrap();
+    let kinds: Vec<&str> = entries.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    for kind in ["user_created", "sign_in", "sign_in_failed", "sign_out", "key_created", "key_revoked"] {
+        assert!(kinds.contains(&kind), "{kind} in {kinds:?}");
+    }
+    let text = trail.to_string();
+    for secret in [PASSWORD, "hunter2-typed-as-name", "wrong password here", app.token()] {
+        assert!(!text.contains(secret), "the trail holds `{secret}`");
+    }
+    assert!(!text.contains(key["data"]["key"].as_str().unwrap()));
+    // Newest first.
+    let ats: Vec<i64> = entries.iter().map(|e| e["at"].as_i64().unwrap()).collect();
+    assert!(ats.windows(2).all(|w| w[0] >= w[1]), "{ats:?}");
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_made_before_accounts_keep_working_as_the_first_admins() {
+    let dir = std::sync::Arc::new(tempfile::tempdir().unwrap());
+    let app = support::spawn_app_in(dir.clone(), false).await;
+    // Made with the token before anyone signed in: no person yet.
+    let (status, made) =
+        app.post("/api/keys", json!({"name": "old", "scopes": ["write", "read"]})).await;
+    assert_eq!(status, 201);
+    assert!(made["data"].get("userId").is_none(), "{made}");
+    let secret = made["data"]["key"].as_str().unwrap().to_owned();
+    app.stop().await;
+    let app = support::spawn_app_in(dir, false).await;
+    let _ = app.token_cookie().await; // the first admin appears
+    let with_key = support::authed_client(&secret);
+    let r = with_key.get(app.url("/api/session")).send().await.unwrap();
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["data"]["via"], "key");
+    assert_eq!(body["data"]["user"]["username"], "admin", "{body}");
+    assert_eq!(
+        status_of(&with_key, Method::POST, app.url("/api/dashboards"), json!({"title": "x", "panels": []})).await,
+        201
+    );
+    app.stop().await;
+}
+
+#[test]
+fn the_user_command_adds_lists_disables_and_resets() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str], stdin: Option<&str>| {
+        use std::io::Write as _;
+        let mut child = std::process::Command::new(support::program())
+            .args(args)
+            .env("BOARDSMITH_DATA", dir.path())
+            .env_remove("BOARDSMITH_DATABASE_URL")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        if let Some(text) = stdin {
+            child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+        }
+        drop(child.stdin.take());
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = run(&["user", "add", "fay", "--role", "viewer"], None);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("added fay") && out.contains("as viewer"), "{out}");
+    let generated = out.lines().find_map(|l| l.strip_prefix("password: ")).unwrap().to_owned();
+    assert_eq!(generated.len(), 20);
+    let (code, _, err) =
+        run(&["user", "add", "gus", "--password-stdin"], Some("gus's own password\n"));
+    assert_eq!(code, Some(0), "{err}");
+    let (_, out, _) = run(&["user", "list"], None);
+    assert!(out.contains("fay") && out.contains("gus") && out.contains("editor"), "{out}");
+    let (code, out, err) = run(&["user", "disable", "fay"], None);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("fay disabled"));
+    let (_, out, _) = run(&["user", "list", "--json"], None);
+    let fay: Value = out.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).find(|u| u["username"] == "fay").unwrap();
+    assert_eq!(fay["disabled"], true);
+    assert!(fay.get("passwordHash").is_none(), "{fay}");
+    let (code, out, _) = run(&["user", "reset-password", "gus"], None);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("password: "), "{out}");
+    let (code, _, err) = run(&["user", "disable", "nobody"], None);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("no user `nobody`"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sign_out_and_a_role_change_on_one_node_take_effect_on_another() {
+    use crate::support::pg::TestDb;
+    let db = TestDb::new().await;
+    let token = "cluster-test-token-0123456789abcdef";
+    let (_dirs, nodes) = crate::support::node::cluster(&db.url, 2, token, &[], |_| {}).await;
+    let (a, b) = (&nodes[0], &nodes[1]);
+    let (status, made) = a
+        .send(Method::POST, "/api/admin/users", json!({"username": "hal", "password": PASSWORD, "role": "editor"}))
+        .await;
+    assert_eq!(status, 201, "{made}");
+    let hal = made["data"]["id"].as_str().unwrap().to_owned();
+    let sign_in = |url: String| async move {
+        let r = reqwest::Client::new()
+            .post(url)
+            .json(&json!({"username": "hal", "password": PASSWORD}))
+            .send()
+            .await
+            .unwrap();
+        (r.status().as_u16(), if r.status() == 200 { cookie_pair(&r) } else { String::new() })
+    };
+    // B may learn of the account a moment later.
+    let mut cookie = String::new();
+    for _ in 0..100 {
+        let (status, c) = sign_in(b.url("/api/session")).await;
+        if status == 200 {
+            cookie = c;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!cookie.is_empty(), "hal never signed in on B");
+    let on = |url: String, cookie: String| async move {
+        let mut h = reqwest::header::HeaderMap::new();
+        h.insert(reqwest::header::COOKIE, cookie.parse().unwrap());
+        let c = reqwest::Client::builder().default_headers(h).build().unwrap();
+        let r = c.get(url).send().await.unwrap();
+        let status = r.status().as_u16();
+        let body: Value = r.json().await.unwrap_or(Value::Null);
+        (status, body)
+    };
+    // The same cookie works on A: the session is in the shared store.
+    assert_eq!(on(a.url("/api/session"), cookie.clone()).await.0, 200);
+    // A role change on A: B answers with the new role at once.
+    let (status, _) =
+        a.send(Method::PATCH, &format!("/api/admin/users/{hal}"), json!({"role": "viewer"})).await;
+    assert_eq!(status, 200);
+    let mut seen = false;
+    for _ in 0..100 {
+        let (status, me) = on(b.url("/api/session"), cookie.clone()).await;
+        assert_eq!(status, 200, "{me}");
+        if me["data"]["user"]["role"] == "viewer" {
+            seen = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(seen, "B never saw the role change made on A");
+    // B replaced the session: the old id is over on A as well.
+    let mut status = 0;
+    for _ in 0..100 {
+        status = on(a.url("/api/session"), cookie.clone()).await.0;
+        if status == 401 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(status, 401, "A still honours the id B replaced");
+    // A sign-out on A ends the session on B.
+    let (_, fresh) = sign_in(a.url("/api/session")).await;
+    assert_eq!(on(b.url("/api/session"), fresh.clone()).await.0, 200);
+    let mut h = reqwest::header::HeaderMap::new();
+    h.insert(reqwest::header::COOKIE, fresh.parse().unwrap());
+    let c = reqwest::Client::builder().default_headers(h).build().unwrap();
+    assert_eq!(c.delete(a.url("/api/session")).send().await.unwrap().status(), 200);
+    let mut status = 0;
+    for _ in 0..100 {
+        status = on(b.url("/api/session"), fresh.clone()).await.0;
+        if status == 401 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(status, 401, "B still honours a session ended on A");
+}
