@@ -2,9 +2,13 @@
 // the scripted mock model in front of it, and headless Chromium driven by playwright-core.
 //
 // The server binary is BOARDSMITH_BIN, else target/debug/boardsmith (built by `cargo test`).
-import { spawn } from 'node:child_process';
+// The web app it serves is this checkout's `web/`, built once per test file into a temp directory
+// (BOARDSMITH_WEB_DIR), not the bundle embedded when the binary was compiled: a web change is
+// tested without a new compile. BOARDSMITH_WEB_DIR set by the caller is used as it is;
+// BOARDSMITH_WEB_DIR=embedded tests the binary's own bundle.
+import { spawn, execFileSync } from 'node:child_process';
 import { mkdtemp, mkdir, writeFile, rm } from 'node:fs/promises';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -28,6 +32,20 @@ process.on('exit', () => {
 function providerNames() {
   const dir = join(root, 'sdk-spec/providers');
   return readdirSync(dir).filter((f) => f.endsWith('.json')).map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')).name);
+}
+
+let webDir;
+/** `web/` built by build.mjs into a temp directory, once; the caller's BOARDSMITH_WEB_DIR first. */
+async function builtWeb() {
+  const given = process.env.BOARDSMITH_WEB_DIR;
+  if (given) return given === 'embedded' ? '' : given;
+  if (!webDir) {
+    const dir = await mkdtemp(join(tmpdir(), 'boardsmith-web-dist-'));
+    execFileSync(process.execPath, [join(root, 'web/build.mjs'), dir], { stdio: ['ignore', 'ignore', 'inherit'] });
+    process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+    webDir = dir;
+  }
+  return webDir;
 }
 
 /** Spawns `args` and resolves with the child once a line of `stream` matches `pattern`. */
@@ -91,6 +109,7 @@ export async function startServer({ script, agents = {}, files = {}, env: extraE
     RUST_LOG: 'warn',
     // Tests never reach real hosts: only demo data unless a test points a provider at loopback.
     BOARDSMITH_OFFLINE: '1',
+    BOARDSMITH_WEB_DIR: await builtWeb(),
     ...extraEnv,
   };
   if (env.BOARDSMITH_OFFLINE === '0') {
