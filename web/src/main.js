@@ -34,10 +34,10 @@ app.innerHTML = `
   <section class="app-settings"></section>`;
 
 const $ = (sel) => app.querySelector(sel);
-const ctx = { api, bus };
 // Who is signed in; null when nobody is (the 401 has brought up the sign-in screen) or the
 // server has no accounts.
 const session = api.get('/api/session').catch(() => null);
+const ctx = { api, bus, session };
 
 // URL state: which dashboard and chat are open.
 function readHash() {
@@ -82,7 +82,7 @@ paintThemeButton();
 const list = createDashboardList($('.app-sidebar'), ctx);
 const view = createDashboardView($('.app-dashboard'), ctx);
 const chat = createChatPane($('.app-chat'), ctx);
-const settings = createSettings($('.app-settings'), { ...ctx, session, onClose: () => closeSettings() });
+const settings = createSettings($('.app-settings'), { ...ctx, onClose: () => closeSettings() });
 createAccountMenu($('.account-slot'), { api, session });
 
 // The settings page takes the place of the panes while open.

@@ -20,6 +20,11 @@ import { h } from './dom.js';
 
 let shown = false;
 
+/** Whether the sign-in screen is up: nobody is signed in on this page. */
+export function signInShown() {
+  return shown;
+}
+
 /** Shows the sign-in screen over the app (once; later 401s while it is up are ignored). */
 export function showSignIn() {
   if (shown) return;

@@ -3,14 +3,22 @@
 // Variable values belong to the connection on the server, so those sent for the subscribed
 // dashboard are sent again after a reconnect.
 //
-// createLive({onMessage, onStatus}) → {subscribe(id), unsubscribe(), send(msg) → bool, status()}
+// Signed out, it does not connect: it waits for `ready` (the promise of `GET /api/session`, whose
+// 401 brings up the sign-in screen) and gives up while the sign-in screen is shown. A socket that
+// closes before it opened may have been refused for want of a session (a browser cannot read
+// the handshake's status): `GET /api/session` tells, and its 401 brings up the sign-in screen.
+//
+// createLive({onMessage, onStatus, ready}) → {subscribe(id), unsubscribe(), send(msg) → bool, status()}
 // onStatus(state, info): state 'connecting' | 'open' | 'closed'; info.retryAt when a retry is due.
+import { api } from '../api.js';
+import { signInShown } from '../signin.js';
 
 const MIN_DELAY = 500;
 const MAX_DELAY = 10_000;
 
-export function createLive({ onMessage, onStatus }) {
+export function createLive({ onMessage, onStatus, ready = Promise.resolve() }) {
   let ws = null;
+  let started = false; // `ready` has settled: connecting is allowed
   let state = 'closed';
   let attempt = 0;
   let timer = null;
@@ -27,7 +35,11 @@ export function createLive({ onMessage, onStatus }) {
   function connect() {
     clearTimeout(timer);
     timer = null;
-    if (ws) return;
+    if (ws || !started) return;
+    if (signInShown()) {
+      setState('closed');
+      return;
+    }
     setState('connecting');
     let sock;
     try {
@@ -37,8 +49,10 @@ export function createLive({ onMessage, onStatus }) {
       return;
     }
     ws = sock;
+    let opened = false;
     sock.onopen = () => {
       if (ws !== sock) return;
+      opened = true;
       attempt = 0;
       setState('open');
       if (wanted) {
@@ -56,9 +70,20 @@ export function createLive({ onMessage, onStatus }) {
       }
       onMessage?.(msg);
     };
-    sock.onclose = () => {
+    sock.onclose = async () => {
       if (ws !== sock) return;
       ws = null;
+      if (!opened) {
+        // Refused, or the server is unreachable: only the first is a reason to stop.
+        try {
+          await api.get('/api/session');
+        } catch { /* a 401 has brought up the sign-in screen; anything else: retry */ }
+        if (ws) return; // reconnected meanwhile (back online, visible again)
+        if (signInShown()) {
+          setState('closed');
+          return;
+        }
+      }
       scheduleRetry();
     };
     sock.onerror = () => {}; // onclose follows and schedules the retry.
@@ -95,6 +120,11 @@ export function createLive({ onMessage, onStatus }) {
     }
   };
   window.addEventListener('online', kick);
+  const start = () => {
+    started = true;
+    if (wanted) connect();
+  };
+  ready.then(start, start);
   document.addEventListener('visibilitychange', () => {
     if (document.visibilityState === 'visible') kick();
   });

@@ -30,7 +30,7 @@ import { currentHealth, loadHealth, setFallback } from '../datahealth.js';
 
 const ROW_HEIGHT = 80;
 
-export function createDashboardView(el, { api, bus }) {
+export function createDashboardView(el, { api, bus, session }) {
   // ---- static skeleton -------------------------------------------------------------------
   const titleEl = h('h1.dash-title');
   const versionEl = h('span.dash-version');
@@ -80,7 +80,7 @@ export function createDashboardView(el, { api, bus }) {
   let panels = new Map();
   let colors = themeColors();
 
-  const live = createLive({ onMessage, onStatus });
+  const live = createLive({ onMessage, onStatus, ready: session });
 
   let socket = 'closed';
   let retryAt = null;
