@@ -2,7 +2,9 @@
 // (a wrong one, or an unknown user, refused inline with the same sentence), the account menu,
 // changing one's own password, signing out of this browser and everywhere, an admin adding a user
 // in Settings → Users who then signs in as a viewer and is never shown (nor asks for) the users
-// or the audit log, and a server with auth off showing just "owner". The rate limit runs last:
+// or the audit log, an editor's settings (API keys with the scopes an editor may grant, the data
+// providers' health; no admin section requested, no request refused), and a server with auth
+// off showing just "owner". The rate limit runs last:
 // it may refuse every further sign-in from this address for a while.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -164,10 +166,10 @@ test('an admin adds a user in Settings → Users; that viewer signs in and never
   assert.equal(await admin.locator('.users-secret').count(), 0);
 
   const viewer = await newPage({ signIn: false });
-  // (Providers and the default model are other settings sections, under /api/admin/ too.)
+  // Nor providers, the default model or usage: every admin route.
   const adminRequests = [];
   viewer.on('request', (r) => {
-    if (/^\/api\/admin\/(users|audit)\b/.test(new URL(r.url()).pathname)) adminRequests.push(r.url());
+    if (/^\/(api\/admin\/|api\/usage\b|metrics\b)/.test(new URL(r.url()).pathname)) adminRequests.push(r.url());
   });
   await signIn(viewer, 'grace', password);
   assert.equal(await viewer.locator('.account-name').textContent(), 'grace');
@@ -180,7 +182,14 @@ test('an admin adds a user in Settings → Users; that viewer signs in and never
   assert.equal(await viewer.locator('.settings-users').isHidden(), true);
   assert.equal(await viewer.locator('.settings-audit').isHidden(), true);
   assert.equal(await viewer.locator('.settings-users[data-loaded], .settings-audit[data-loaded]').count(), 0);
-  assert.deepEqual(adminRequests, [], 'the users and the audit log were never requested');
+  for (const section of ['providers', 'model', 'usage']) {
+    assert.equal(await viewer.locator(`.settings-${section}`).isHidden(), true, `${section} is hidden`);
+  }
+  // A viewer's key may only read.
+  await viewer.waitForSelector('.settings-keys[data-loaded]');
+  const scopes = await viewer.$$eval('.key-form input[name=scopes]', (boxes) => boxes.map((b) => [b.value, !b.disabled, b.checked]));
+  assert.deepEqual(scopes.filter(([, enabled]) => enabled), [['read', true, true]]);
+  assert.deepEqual(adminRequests, [], 'no admin route (users, audit log, providers, settings, usage) was requested');
   assert.equal(await viewer.evaluate(() => fetch('/api/admin/users').then((r) => r.status)), 403, 'and the server refuses them');
 
   // The admin makes grace an editor, then disables her: her sign-ins are refused.
@@ -215,6 +224,57 @@ test('an admin adds a user in Settings → Users; that viewer signs in and never
     assert.deepEqual(unexpected(page.errors), []);
     await page.context().close();
   }
+});
+
+test('an editor’s settings show API keys and data providers, never the admin’s sections, and nothing is refused', async () => {
+  await addUser('hopper', 'compiler-a0-1952-cobol', 'editor');
+  const page = await newPage({ signIn: false });
+  // Every request the page makes from its first load on, with the status it got.
+  const failed = [];
+  const adminRequests = [];
+  page.on('response', (r) => {
+    if (r.status() >= 400) failed.push(`${r.request().method()} ${r.url()} → ${r.status()}`);
+  });
+  page.on('request', (r) => {
+    const path = new URL(r.url()).pathname;
+    if (/^\/(api\/admin\/|api\/usage\b|metrics\b|v1\/models\b)/.test(path)) adminRequests.push(r.url());
+  });
+  // Signed in before the app first loads (the browser context's cookie jar): the sign-in screen's
+  // own 401s are other tests' business.
+  const res = await page.request.post(`${server.url}/api/session`, { data: { username: 'hopper', password: 'compiler-a0-1952-cobol' } });
+  assert.equal(res.status(), 200);
+  await page.goto(`${server.url}/#settings`);
+  await page.waitForSelector('.settings-view[data-open]');
+  await page.waitForSelector('.settings-keys[data-loaded]');
+  await page.waitForSelector('.settings-data[data-loaded]');
+  await page.evaluate(() => window.boardsmith.session);
+  assert.equal(await page.locator('.account-role').textContent(), 'editor');
+
+  assert.equal(await page.locator('.settings-keys').isVisible(), true);
+  assert.equal(await page.locator('.settings-data').isVisible(), true);
+  assert.ok(await page.locator('.data-provider-row').count() > 0, 'the health list is for everyone');
+  assert.equal(await page.locator('.data-fallback').isVisible(), false, 'the fallback switch is the admin’s');
+  for (const section of ['providers', 'model', 'usage', 'users', 'audit']) {
+    assert.equal(await page.locator(`.settings-${section}`).isHidden(), true, `${section} is hidden`);
+    assert.equal(await page.locator(`.settings-${section}[data-loaded]`).count(), 0, `${section} never loaded`);
+  }
+
+  // The scopes an editor may give a key are offered; metrics and admin are not.
+  const enabled = await page.$$eval('.key-form input[name=scopes]', (boxes) => boxes.filter((b) => !b.disabled).map((b) => b.value));
+  assert.deepEqual(enabled, ['read', 'write', 'agents', 'models']);
+  assert.deepEqual(await page.$$eval('.key-form input[name=scopes]:checked', (boxes) => boxes.map((b) => b.value)), ['models']);
+  await page.fill('.key-form input[name=name]', 'hopper’s notebook');
+  await page.check('.key-form input[name=scopes][value=read]');
+  await page.click('.key-create');
+  await page.waitForSelector('.key-secret-value');
+  await page.waitForSelector('.key-row[data-state="active"]');
+  assert.equal(await page.locator('.key-row .key-scopes').textContent(), 'read, models');
+  await screenshot(page, 'accounts-editor-settings');
+
+  assert.deepEqual(adminRequests, [], 'no admin route was requested');
+  assert.deepEqual(failed, [], 'no request was refused');
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
 });
 
 test('with auth off the header says "owner" and offers no sign-out', async () => {

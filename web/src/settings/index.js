@@ -5,7 +5,9 @@
 // createSettings(el, {api, bus, session}) → {open(), close(), isOpen()}, with `session` the
 // promise of `GET /api/session`. Every section reloads from the server each time the page opens;
 // a failed request shows the server's message next to the field it names (form.js). The admin
-// sections stay hidden, and are never requested, until the session says admin.
+// sections (providers, the default model, usage, users, the audit log: their routes are the
+// admin's) stay hidden, and are never requested, until the session says admin; data providers,
+// API keys (one's own; the scopes one's role can grant), MCP and preferences are for everyone.
 //
 // Test hooks: `.settings-view[data-open]`, `.settings-close`, and each section's own (see
 // providers.js, model.js, data.js, keys.js, users.js, audit.js, mcp.js, usage.js, prefs.js);
@@ -45,6 +47,9 @@ export function createSettings(el, { api, bus, session = Promise.resolve(null), 
   const prefs = createPrefs();
   const users = createUsers(parts);
   const audit = createAudit(parts);
+  /** Shown, and loaded, for admins only. */
+  const adminOnly = [providers, model, usage, users, audit];
+  for (const section of adminOnly) section.el.hidden = true;
 
   const root = h('div.settings-view', null,
     h('div.settings-head', null,
@@ -55,7 +60,9 @@ export function createSettings(el, { api, bus, session = Promise.resolve(null), 
   el.replaceChildren(root);
 
   // A provider added or removed changes which models can be picked.
-  bus.on('settings:providers-changed', () => model.load());
+  bus.on('settings:providers-changed', () => {
+    if (!model.el.hidden) model.load();
+  });
   // A user added, changed or deleted is a new line in the audit log.
   bus.on('settings:users-changed', () => {
     if (isOpen() && !audit.el.hidden) audit.load();
@@ -76,16 +83,17 @@ export function createSettings(el, { api, bus, session = Promise.resolve(null), 
     }
     if (isOpen()) return;
     root.dataset.open = '';
-    providers.load();
-    model.load();
     data.load();
     keys.load();
-    usage.load();
     prefs.load();
     session.then((s) => {
-      if (!isAdmin(s) || !isOpen()) return;
-      users.el.hidden = false;
-      audit.el.hidden = false;
+      if (!isOpen()) return;
+      keys.setRole(s?.user?.role);
+      if (!isAdmin(s)) return;
+      for (const section of adminOnly) section.el.hidden = false;
+      providers.load();
+      model.load();
+      usage.load();
       users.load(s);
       audit.load();
     });

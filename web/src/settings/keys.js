@@ -1,5 +1,7 @@
 // API keys: make one (name, scopes, optional expiry, budget and rate), see its secret once with
-// a copy button, list them (prefix, scopes, last use, state), revoke one after a confirm.
+// a copy button, list them (prefix, scopes, last use, state), revoke one after a confirm. Each
+// user has their own keys, and a key never does more than its maker: the scopes the signed-in
+// role cannot grant (`grantableScopes`) are shown disabled (`setRole(role)`, from the session).
 //
 // Test hooks: `.settings-keys`, `form.key-form` (`input[name=name]`, `input[name=scopes]`
 // checkboxes by value, `input[name=expiresAt|budgetUsd|rpm]`), `.key-secret` with
@@ -17,11 +19,25 @@ const SCOPES = [
   ['metrics', '/metrics'],
   ['admin', 'Everything, keys and settings too'],
 ];
+/** What a key is made with when the user picks nothing else: the first of these they may grant. */
+const DEFAULT_SCOPES = ['models', 'read'];
+
+/**
+ * The scopes a user of `role` may give a key (a key does no more than its maker): a viewer only
+ * reads; an editor also writes dashboards, runs agents and calls models; an admin, every scope.
+ * An unknown role (no session to tell): every scope, and the server decides.
+ */
+export function grantableScopes(role) {
+  const all = SCOPES.map(([s]) => s);
+  if (role === 'viewer') return ['read'];
+  if (role === 'editor') return ['read', 'write', 'agents', 'models'];
+  return all;
+}
 
 export function createKeys({ api, toast }) {
   const name = h('input', { name: 'name', required: true, maxlength: '100', autocomplete: 'off', placeholder: 'e.g. LibreChat, Alice' });
   const scopes = h('div.scope-list', { role: 'group', 'aria-label': 'Scopes' }, SCOPES.map(([s, hint]) => h('label.scope', { title: hint },
-    h('input', { type: 'checkbox', name: 'scopes', value: s, checked: s === 'models' }),
+    h('input', { type: 'checkbox', name: 'scopes', value: s, checked: s === DEFAULT_SCOPES[0] }),
     h('span', { text: s }))));
   const expiresAt = h('input', { name: 'expiresAt', type: 'date' });
   const budgetUsd = h('input', { name: 'budgetUsd', type: 'number', min: '0', step: 'any', inputmode: 'decimal', placeholder: 'none' });
@@ -129,10 +145,31 @@ export function createKeys({ api, toast }) {
     });
   }
 
+  /**
+   * Disables the scopes `role` cannot grant (unchecking them); if that leaves nothing checked,
+   * checks the first default scope it may grant.
+   */
+  function setRole(role) {
+    const allowed = grantableScopes(role);
+    for (const box of scopes.querySelectorAll('input[name=scopes]')) {
+      const may = allowed.includes(box.value);
+      box.disabled = !may;
+      if (!may) box.checked = false;
+      const label = box.closest('label');
+      label.classList.toggle('scope-disabled', !may);
+      label.title = may ? SCOPES.find(([s]) => s === box.value)[1] : `A ${role} cannot give a key this scope`;
+    }
+    if (!scopes.querySelector('input[name=scopes]:checked')) {
+      const first = DEFAULT_SCOPES.find((s) => allowed.includes(s));
+      const box = first && scopes.querySelector(`input[name=scopes][value="${first}"]`);
+      if (box) box.checked = true;
+    }
+  }
+
   /** Forgets a shown secret (the page is being left). */
   function hideSecret() {
     secret.replaceChildren();
   }
 
-  return { el, load, hideSecret };
+  return { el, load, setRole, hideSecret };
 }
