@@ -3,8 +3,8 @@
 // changing one's own password, signing out of this browser and everywhere, an admin adding a user
 // in Settings → Users who then signs in as a viewer and is never shown (nor asks for) the users
 // or the audit log, an editor's settings (API keys with the scopes an editor may grant, the data
-// providers' health; no admin section requested, no request refused), and a server with auth
-// off showing just "owner". The rate limit runs last:
+// providers' health; no admin section requested, no request refused; with no model, told to ask
+// an admin), and a server with auth off showing just "owner". The rate limit runs last:
 // it may refuse every further sign-in from this address for a while.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -274,6 +274,25 @@ test('an editor’s settings show API keys and data providers, never the admin�
   assert.deepEqual(adminRequests, [], 'no admin route was requested');
   assert.deepEqual(failed, [], 'no request was refused');
   assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test('with no model set up, an editor is told to ask an admin, not sent to a section it cannot see', async () => {
+  await addUser('lamarr', 'frequency-hopping-1942', 'editor');
+  const page = await newPage({ signIn: false });
+  const res = await page.request.post(`${server.url}/api/session`, { data: { username: 'lamarr', password: 'frequency-hopping-1942' } });
+  assert.equal(res.status(), 200);
+  await page.goto(server.url);
+  await page.waitForSelector('.account-menu:not([hidden]) .account-name');
+  await page.waitForSelector('select.chat-agent option[value="dashboard"]', { state: 'attached' });
+  await page.fill('textarea.chat-input', 'Build me a gold dashboard');
+  await page.click('.chat-send');
+  const note = page.locator('.chat-error[data-reason="no-model"]');
+  await note.waitFor();
+  assert.match(await note.locator('.chat-error-text').innerText(), /^No model is set up yet\. Ask an admin /);
+  assert.equal(await note.locator('.chat-open-settings').count(), 0);
+  // The refusal is Chromium's logged 503.
+  assert.deepEqual(page.errors.filter((e) => !/status of 503/.test(e)), []);
   await page.context().close();
 });
 

@@ -6,7 +6,8 @@
 // `images`; test hooks: `.chat-attachment[data-status=uploading|ready][data-upload-id]`.
 // The agent picker (`select.chat-agent`) lists user-facing agents only, unless the preference
 // "Show demo and test agents" is on (agents.js has the rule); a refusal for want of a model
-// points to Settings → Providers (render.js, `.chat-error[data-reason=no-model]`).
+// points to Settings → Providers (render.js, `.chat-error[data-reason=no-model]`), for an admin;
+// anyone else is told to ask one (the section is the admin's).
 // Panels a run left failing are noted after its answer (render.js, `.run-failing`), by their
 // titles once the dashboard view announces them ('dashboard:panels').
 import './chat.css';
@@ -19,6 +20,7 @@ import { listedAgents } from './agents.js';
 import { timeAgo } from '../time.js';
 import { h } from '../dom.js';
 import { getPref } from '../prefs.js';
+import { isAdmin } from '../session.js';
 
 const DEFAULT_AGENT = 'dashboard';
 const LIST_KEY = 'boardsmith.chat.listCollapsed';
@@ -31,7 +33,10 @@ const SUGGESTIONS = {
   ],
 };
 
-export function createChatPane(el, { api, bus }) {
+export function createChatPane(el, { api, bus, session = Promise.resolve(null) }) {
+  // Whether the signed-in user may set up providers; null while unknown (the server decides).
+  let admin = null;
+  session.then((s) => { if (s?.user) admin = isAdmin(s); });
   el.replaceChildren();
   const root = h('div.chat-pane');
   el.append(root);
@@ -98,6 +103,7 @@ export function createChatPane(el, { api, bus }) {
       api.post('/api/submit', { runId: run.runId, toolId: block.id, chatId: chatId ?? undefined, payload: { params } }),
     onOpenDashboard: (dashboardId) => dashboardId && bus.emit('dashboard:open', { dashboardId }),
     onOpenSettings: (section) => bus.emit('settings:open', { section }),
+    canSetUpModels: () => admin !== false,
     dashboardInfo: (id) => dashboardNames.get(id) ?? null,
   });
 

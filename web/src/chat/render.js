@@ -5,7 +5,8 @@
 // `.chat-thumb[data-upload-id]`, loaded from GET /api/uploads/{id}.
 // A run's error is `.chat-error`; a refusal for want of a model (agents.js) is
 // `.chat-error[data-reason=no-model]`: where to set one up, `.chat-open-settings` (Settings →
-// Providers) and the server's words in `details.chat-error-details`.
+// Providers; for someone who may not, an admin is to be asked instead) and the server's words in
+// `details.chat-error-details`.
 // A run that ended with panels still failing (events.js `failing` block) says so after its
 // answer: `.run-failing[data-count]` ("1 panel still fails"), one
 // `.run-failing-panel[data-dashboard-id][data-panel-id][data-failure=provider|code]` a panel
@@ -42,6 +43,7 @@ const STATUS_LABEL = { streaming: 'writing', running: 'running', done: 'done', e
 /**
  * `createRenderer(listEl, ctx)`; ctx: {api, toolInfo(name) → {kind, viewportKey}|null,
  * onSubmit(run, block, params) → Promise, onOpenDashboard(id), onOpenSettings(section),
+ * canSetUpModels() → false when the user may not add providers (not an admin),
  * dashboardInfo(id) → {title, panels: Map(panelId → title)}|null (the dashboard in view)}.
  */
 export function createRenderer(listEl, ctx) {
@@ -562,11 +564,18 @@ function makeError(block, ctx) {
       }
       // No model can be used yet: say where to set one up; the server's words under Details.
       el.dataset.reason = 'no-model';
+      const details = h('details.chat-error-details', null, h('summary', null, 'Details'), h('div', null, b.message));
+      if (ctx.canSetUpModels?.() === false) {
+        el.replaceChildren(
+          h('span.chat-error-text', null, 'No model is set up yet. Ask an admin to add a provider and its API key in Settings → Providers, then send your message again.'),
+          details);
+        return;
+      }
       el.replaceChildren(
         h('span.chat-error-text', null, 'No model is set up yet. Add a provider and its API key in Settings → Providers, then send your message again.'),
         ' ',
         h('button.chat-open-settings', { type: 'button', onclick: () => ctx.onOpenSettings?.('providers') }, 'Open Settings → Providers'),
-        h('details.chat-error-details', null, h('summary', null, 'Details'), h('div', null, b.message)));
+        details);
     },
   };
 }
