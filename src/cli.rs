@@ -366,7 +366,9 @@ pub async fn user(command: UserCommand) -> anyhow::Result<ExitCode> {
     let audit = Audit::new(store.clone(), AuditLimits::default());
     let sessions = Sessions::new(store.clone(), users.clone(), SessionLimits::default());
     let find = |name: &str| {
-        users.by_name(name).ok_or_else(|| anyhow::anyhow!("no user `{name}` (`boardsmith user list`)"))
+        users
+            .by_name(name)
+            .ok_or_else(|| anyhow::anyhow!("no user `{name}` (`boardsmith user list`)"))
     };
     let code = match command {
         UserCommand::Add { username, role, password_stdin, display_name } => {

@@ -296,8 +296,15 @@ async fn signing_in_sets_a_strict_http_only_cookie_and_drops_the_token_from_the_
     let r = plain.get(app.url("/api/dashboards")).header("cookie", &pair).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::OK);
     // The token link signed in as the first admin, made on first use.
-    let me: Value =
-        plain.get(app.url("/api/session")).header("cookie", &pair).send().await.unwrap().json().await.unwrap();
+    let me: Value = plain
+        .get(app.url("/api/session"))
+        .header("cookie", &pair)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(me["data"]["user"]["username"], "admin", "{me}");
     assert_eq!(me["data"]["user"]["role"], "admin");
     assert_eq!(me["data"]["signedInWith"], "token");

@@ -16,7 +16,12 @@ use crate::support::{self, TestApp, cookie_pair, spawn_app};
 const PASSWORD: &str = "a long enough password";
 
 async fn status_of(client: &reqwest::Client, method: Method, url: String, body: Value) -> u16 {
-    client.request(method, url).json(&body).send().await.unwrap().status().as_u16()
+    let r = client.request(method.clone(), &url).json(&body).send().await.unwrap();
+    let status = r.status().as_u16();
+    if status >= 400 {
+        eprintln!("{method} {url}: {status} {}", r.text().await.unwrap_or_default());
+    }
+    status
 }
 
 async fn me(app: &TestApp, cookie: &str) -> (u16, Value) {
@@ -75,7 +80,10 @@ async fn password_sign_in_out_and_everywhere() {
     let two = app.password_cookie("ann", PASSWORD).await;
     let change = |current: &str| json!({"current": current, "password": "an even longer password"});
     let url = app.url("/api/session/password");
-    assert_eq!(status_of(&app.cookie_client(&one), Method::PUT, url.clone(), change("nope")).await, 403);
+    assert_eq!(
+        status_of(&app.cookie_client(&one), Method::PUT, url.clone(), change("nope")).await,
+        403
+    );
     let r = app.cookie_client(&one).put(url).json(&change(PASSWORD)).send().await.unwrap();
     assert_eq!(r.status(), 200);
     let renewed = cookie_pair(&r);
@@ -113,9 +121,10 @@ async fn failed_sign_ins_are_limited_per_account() {
 async fn a_viewer_reads_and_is_refused_every_write_and_an_editor_every_administration() {
     let app = spawn_app().await;
     let created = app
-        .tool("execute", json!({"code": "return {title: 'Shared', panels: [{id: 'p0', title: 'V', type: 'metric_card', renderer: 'custom', code: 'return {value: 1};'}]};"}))
+        .tool("execute", json!({"code": "return {title: 'Shared', layout: {columns: 12}, panels: [{id: 'p0', title: 'V', type: 'metric_card', renderer: 'custom', code: 'return {value: 1};'}]};"}))
         .await;
-    let id = created["dashboardId"].as_str().unwrap().to_owned();
+    let id = created["dashboard_id"].as_str().unwrap_or_else(|| panic!("{created}")).to_owned();
+    assert!(!id.is_empty(), "{created}");
     app.add_user("vera", PASSWORD, "viewer").await;
     app.add_user("ed", PASSWORD, "editor").await;
     let viewer = app.cookie_client(&app.password_cookie("vera", PASSWORD).await);
@@ -123,18 +132,26 @@ async fn a_viewer_reads_and_is_refused_every_write_and_an_editor_every_administr
     // Same-origin, as the web app sends them.
     let url = |p: &str| app.url(p);
     assert_eq!(status_of(&viewer, Method::GET, url("/api/dashboards"), json!(null)).await, 200);
-    assert_eq!(status_of(&viewer, Method::GET, url(&format!("/api/dashboards/{id}")), json!(null)).await, 200);
     assert_eq!(
-        status_of(&viewer, Method::POST, url(&format!("/api/dashboards/{id}/refresh")), json!({})).await,
+        status_of(&viewer, Method::GET, url(&format!("/api/dashboards/{id}")), json!(null)).await,
+        200
+    );
+    assert_eq!(
+        status_of(&viewer, Method::POST, url(&format!("/api/dashboards/{id}/refresh")), json!({}))
+            .await,
         200,
         "a viewer refreshes"
     );
     let writes = [
-        (Method::POST, "/api/dashboards".to_owned(), json!({"title": "x", "panels": []})),
+        (Method::POST, "/api/dashboards".to_owned(), json!({"template": "gold"})),
         (Method::PUT, format!("/api/dashboards/{id}"), json!({"baseVersion": 1, "state": {}})),
         (Method::DELETE, format!("/api/dashboards/{id}"), json!(null)),
         (Method::POST, format!("/api/dashboards/{id}/revert"), json!({"version": 1})),
-        (Method::POST, "/api/tools/mutate".to_owned(), json!({"dashboardId": id, "code": "s => s"})),
+        (
+            Method::POST,
+            "/api/tools/mutate".to_owned(),
+            json!({"dashboard_id": id, "code": "s => s"}),
+        ),
         (Method::POST, "/api/panels/preview".to_owned(), json!({})),
         (Method::POST, "/api/query".to_owned(), json!({"agent": "dashboard", "query": "hi"})),
         (Method::POST, "/v1/chat/completions".to_owned(), json!({"model": "x", "messages": []})),
@@ -151,7 +168,13 @@ async fn a_viewer_reads_and_is_refused_every_write_and_an_editor_every_administr
     // The WebSocket upgrade is a read; its writes are refused (see ws tests for set_vars).
     // An editor writes but does not administer.
     assert_eq!(
-        status_of(&editor, Method::POST, url("/api/tools/mutate"), json!({"dashboardId": id, "code": "s => ({...s, title: 'Edited'})"})).await,
+        status_of(
+            &editor,
+            Method::POST,
+            url("/api/tools/mutate"),
+            json!({"dashboard_id": id, "code": "s => ({...s, title: 'Edited'})"})
+        )
+        .await,
         200
     );
     for path in ["/api/admin/users", "/api/admin/audit", "/metrics"] {
@@ -176,7 +199,8 @@ async fn a_viewer_reads_and_is_refused_every_write_and_an_editor_every_administr
     let with_key = support::authed_client(key["data"]["key"].as_str().unwrap());
     assert_eq!(status_of(&with_key, Method::GET, url("/api/dashboards"), json!(null)).await, 200);
     assert_eq!(
-        status_of(&with_key, Method::POST, url("/api/dashboards"), json!({"title": "x", "panels": []})).await,
+        status_of(&with_key, Method::POST, url("/api/dashboards"), json!({"template": "gold"}))
+            .await,
         403
     );
     // An admin's key made with `write`, whose person becomes a viewer, stops writing.
@@ -188,7 +212,7 @@ async fn a_viewer_reads_and_is_refused_every_write_and_an_editor_every_administr
         .unwrap();
     let ed_key: Value = r.json().await.unwrap();
     let ed_key = support::authed_client(ed_key["data"]["key"].as_str().unwrap());
-    let body = json!({"dashboardId": id, "code": "s => s"});
+    let body = json!({"dashboard_id": id, "code": "s => s"});
     assert_eq!(status_of(&ed_key, Method::POST, url("/api/tools/mutate"), body.clone()).await, 200);
     let ed = app.app.users.by_name("ed").unwrap().id;
     let (status, _) = app.patch(&format!("/api/admin/users/{ed}"), json!({"role": "viewer"})).await;
@@ -239,7 +263,13 @@ async fn the_audit_trail_records_people_and_never_a_secret() {
     assert_eq!(app.password_cookie_status("hunter2-typed-as-name", "x").await, 401);
     assert_eq!(app.password_cookie_status("eve", "wrong password here").await, 401);
     app.cookie_client(&cookie).delete(app.url("/api/session")).send().await.unwrap();
-    let r = app.http.post(app.url("/api/keys")).json(&json!({"name": "ci", "scopes": ["read"]})).send().await.unwrap();
+    let r = app
+        .http
+        .post(app.url("/api/keys"))
+        .json(&json!({"name": "ci", "scopes": ["read"]}))
+        .send()
+        .await
+        .unwrap();
     let key: Value = r.json().await.unwrap();
     let key_id = key["data"]["id"].as_str().unwrap().to_owned();
     app.http.delete(app.url(&format!("/api/keys/{key_id}"))).send().await.unwrap();
@@ -247,7 +277,9 @@ async fn the_audit_trail_records_people_and_never_a_secret() {
     assert_eq!(status, 200);
     let entries = trail["data"].as_array().unwrap();
     let kinds: Vec<&str> = entries.iter().map(|e| e["kind"].as_str().unwrap()).collect();
-    for kind in ["user_created", "sign_in", "sign_in_failed", "sign_out", "key_created", "key_revoked"] {
+    for kind in
+        ["user_created", "sign_in", "sign_in_failed", "sign_out", "key_created", "key_revoked"]
+    {
         assert!(kinds.contains(&kind), "{kind} in {kinds:?}");
     }
     let text = trail.to_string();
@@ -280,7 +312,8 @@ async fn keys_made_before_accounts_keep_working_as_the_first_admins() {
     assert_eq!(body["data"]["via"], "key");
     assert_eq!(body["data"]["user"]["username"], "admin", "{body}");
     assert_eq!(
-        status_of(&with_key, Method::POST, app.url("/api/dashboards"), json!({"title": "x", "panels": []})).await,
+        status_of(&with_key, Method::POST, app.url("/api/dashboards"), json!({"template": "gold"}))
+            .await,
         201
     );
     app.stop().await;
@@ -325,7 +358,11 @@ fn the_user_command_adds_lists_disables_and_resets() {
     assert_eq!(code, Some(0), "{err}");
     assert!(out.contains("fay disabled"));
     let (_, out, _) = run(&["user", "list", "--json"], None);
-    let fay: Value = out.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).find(|u| u["username"] == "fay").unwrap();
+    let fay: Value = out
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|u| u["username"] == "fay")
+        .unwrap();
     assert_eq!(fay["disabled"], true);
     assert!(fay.get("passwordHash").is_none(), "{fay}");
     let (code, out, _) = run(&["user", "reset-password", "gus"], None);
@@ -344,7 +381,11 @@ async fn a_sign_out_and_a_role_change_on_one_node_take_effect_on_another() {
     let (_dirs, nodes) = crate::support::node::cluster(&db.url, 2, token, &[], |_| {}).await;
     let (a, b) = (&nodes[0], &nodes[1]);
     let (status, made) = a
-        .send(Method::POST, "/api/admin/users", json!({"username": "hal", "password": PASSWORD, "role": "editor"}))
+        .send(
+            Method::POST,
+            "/api/admin/users",
+            json!({"username": "hal", "password": PASSWORD, "role": "editor"}),
+        )
         .await;
     assert_eq!(status, 201, "{made}");
     let hal = made["data"]["id"].as_str().unwrap().to_owned();
@@ -368,9 +409,14 @@ async fn a_sign_out_and_a_role_change_on_one_node_take_effect_on_another() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(!cookie.is_empty(), "hal never signed in on B");
+    // Nodes behind one address share the cookie's name; here each node has its own port, and
+    // so its own cookie name: the same session id is sent under the name of the node asked.
     let on = |url: String, cookie: String| async move {
+        let port = url.split(':').nth(2).unwrap().split('/').next().unwrap().to_owned();
+        let value = cookie.split_once('=').unwrap().1.to_owned();
         let mut h = reqwest::header::HeaderMap::new();
-        h.insert(reqwest::header::COOKIE, cookie.parse().unwrap());
+        let pair = format!("boardsmith_session_{port}={value}");
+        h.insert(reqwest::header::COOKIE, pair.parse().unwrap());
         let c = reqwest::Client::builder().default_headers(h).build().unwrap();
         let r = c.get(url).send().await.unwrap();
         let status = r.status().as_u16();
@@ -410,7 +456,11 @@ async fn a_sign_out_and_a_role_change_on_one_node_take_effect_on_another() {
     let mut h = reqwest::header::HeaderMap::new();
     h.insert(reqwest::header::COOKIE, fresh.parse().unwrap());
     let c = reqwest::Client::builder().default_headers(h).build().unwrap();
-    assert_eq!(c.delete(a.url("/api/session")).send().await.unwrap().status(), 200);
+    assert_eq!(
+        c.delete(a.url("/api/session")).send().await.unwrap().status(),
+        200,
+        "signed in on A"
+    );
     let mut status = 0;
     for _ in 0..100 {
         status = on(b.url("/api/session"), fresh.clone()).await.0;

@@ -194,7 +194,14 @@ impl Audit {
     #[base::boxed]
     pub async fn record(&self, event: Event) {
         let e = event.entry;
-        tracing::info!(target: "audit", kind = ?e.kind, actor = ?e.actor, target = ?e.target, detail = ?e.detail, "audit");
+        tracing::info!(
+            target: "audit",
+            kind = ?e.kind,
+            actor = ?e.actor,
+            target = ?e.target,
+            detail = ?e.detail,
+            "audit"
+        );
         let value = match serde_json::to_value(&e) {
             Ok(v) => v,
             Err(err) => return tracing::error!(error = %err, "serializing an audit entry"),
@@ -269,7 +276,10 @@ mod tests {
         let targets: Vec<_> = all.iter().map(|e| e.target.clone().unwrap()).collect();
         assert_eq!(targets, ["u7", "u6", "u5", "u4", "u3"]);
         let page = audit.list(2, Some(&all[1].id)).await.unwrap();
-        assert_eq!(page.iter().map(|e| e.target.clone().unwrap()).collect::<Vec<_>>(), ["u5", "u4"]);
+        assert_eq!(
+            page.iter().map(|e| e.target.clone().unwrap()).collect::<Vec<_>>(),
+            ["u5", "u4"]
+        );
         let owner = Actor::of(&Principal::Owner);
         assert!(owner.token && owner.user_id.is_none());
     }

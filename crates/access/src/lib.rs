@@ -180,7 +180,12 @@ impl AccessConfig {
         };
         let defaults = sessions::SessionLimits::default();
         let sessions = sessions::SessionLimits {
-            idle: duration("BOARDSMITH_SESSION_IDLE", "session_idle", s.session_idle, defaults.idle)?,
+            idle: duration(
+                "BOARDSMITH_SESSION_IDLE",
+                "session_idle",
+                s.session_idle,
+                defaults.idle,
+            )?,
             absolute: duration(
                 "BOARDSMITH_SESSION_MAX",
                 "session_max",
@@ -189,7 +194,9 @@ impl AccessConfig {
             )?,
         };
         let behind_tls = match env("BOARDSMITH_BEHIND_TLS") {
-            Some(v) => matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "on" | "yes"),
+            Some(v) => {
+                matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "on" | "yes")
+            }
             None => s.behind_tls.unwrap_or(false),
         };
         Ok(Self { no_auth, token, allowed_hosts, allowed_origins, sessions, behind_tls })

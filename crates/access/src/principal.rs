@@ -89,7 +89,9 @@ impl Role {
     pub fn allows(self, scope: Scope) -> bool {
         match self {
             Self::Admin => true,
-            Self::Editor => matches!(scope, Scope::Read | Scope::Write | Scope::Agents | Scope::Models),
+            Self::Editor => {
+                matches!(scope, Scope::Read | Scope::Write | Scope::Agents | Scope::Models)
+            }
             Self::Viewer => scope == Scope::Read,
         }
     }

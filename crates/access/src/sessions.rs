@@ -32,7 +32,10 @@ pub struct SessionLimits {
 
 impl Default for SessionLimits {
     fn default() -> Self {
-        Self { idle: Duration::from_secs(7 * 24 * 3600), absolute: Duration::from_secs(30 * 24 * 3600) }
+        Self {
+            idle: Duration::from_secs(7 * 24 * 3600),
+            absolute: Duration::from_secs(30 * 24 * 3600),
+        }
     }
 }
 
@@ -216,8 +219,7 @@ impl Sessions {
         };
         if user.role != record.role {
             // A new id for the new rights; the old one ends now.
-            let renewed =
-                SessionRecord { role: user.role, last_seen_at: now, ..record.clone() };
+            let renewed = SessionRecord { role: user.role, last_seen_at: now, ..record.clone() };
             let replaced = match self.begin(renewed).await {
                 Ok(s) => s,
                 Err(e) => {
@@ -262,8 +264,8 @@ impl Sessions {
     pub async fn end_all(&self, user: &UserId) -> Result<usize, StoreError> {
         let mut ended = 0;
         for (id, value) in self.store.records_with_ids(Record::SignIn).await? {
-            let theirs = serde_json::from_value::<SessionRecord>(value)
-                .map_or(true, |r| r.user_id == *user);
+            let theirs =
+                serde_json::from_value::<SessionRecord>(value).map_or(true, |r| r.user_id == *user);
             if theirs {
                 self.remove(&id).await;
                 ended += 1;

@@ -13,8 +13,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock, RwLockReadGuard};
 
-use argon2::password_hash::{PasswordHash, PasswordHasher as _, PasswordVerifier as _, SaltString};
 use argon2::Argon2;
+use argon2::password_hash::{PasswordHash, PasswordHasher as _, PasswordVerifier as _, SaltString};
 use rand::RngCore as _;
 use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
@@ -385,7 +385,8 @@ impl Users {
         id: &UserId,
         patch: UserPatch,
     ) -> Result<(UserView, Changed), UserError> {
-        let old = self.read().get(id).cloned().ok_or_else(|| UserError::NotFound(id.to_string()))?;
+        let old =
+            self.read().get(id).cloned().ok_or_else(|| UserError::NotFound(id.to_string()))?;
         let mut r = old.clone();
         if let Some(role) = patch.role {
             r.role = role;
@@ -620,13 +621,14 @@ mod tests {
         let hash = stored["passwordHash"].as_str().unwrap();
         assert!(hash.starts_with("$argon2id$"), "{hash}");
         assert!(!stored.to_string().contains("correct horse"));
-        users.update(&ann.id, UserPatch { disabled: Some(true), ..UserPatch::default() })
+        users
+            .update(&ann.id, UserPatch { disabled: Some(true), ..UserPatch::default() })
             .await
             .unwrap();
         assert!(users.verify("ann", "correct horse battery").await.is_none(), "disabled");
         // A reload (another node's view) reads the same.
         let again = Users::load(users.store.clone()).await.unwrap();
-        assert_eq!(again.get(&ann.id).unwrap().disabled, true);
+        assert!(again.get(&ann.id).unwrap().disabled);
         drop(dir);
     }
 
@@ -637,10 +639,7 @@ mod tests {
         assert!(made && admin.username == "admin" && !admin.has_password);
         let (same, made) = users.ensure_first_admin().await.unwrap();
         assert!(!made && same.id == admin.id);
-        assert!(matches!(
-            users.create(new("ADMIN", Role::Viewer)).await,
-            Err(UserError::Taken(_))
-        ));
+        assert!(matches!(users.create(new("ADMIN", Role::Viewer)).await, Err(UserError::Taken(_))));
         for bad in ["", "a b", "x/y", &"a".repeat(65)] {
             assert!(matches!(
                 users.create(new(bad, Role::Viewer)).await,
@@ -649,7 +648,10 @@ mod tests {
         }
         let mut short = new("bob", Role::Viewer);
         short.password = Some("short".into());
-        assert!(matches!(users.create(short).await, Err(UserError::Invalid { field: "password", .. })));
+        assert!(matches!(
+            users.create(short).await,
+            Err(UserError::Invalid { field: "password", .. })
+        ));
         let mut generated = new("bob", Role::Viewer);
         generated.password = None;
         let bob = users.create(generated).await.unwrap();

@@ -293,9 +293,8 @@ impl App {
             access::users::Users::load(store.clone()).await.context("loading the user accounts")?;
         let sessions =
             access::sessions::Sessions::new(store.clone(), users.clone(), access.sessions);
-        let attempts = Arc::new(access::attempts::Attempts::new(
-            access::attempts::AttemptLimits::default(),
-        ));
+        let attempts =
+            Arc::new(access::attempts::Attempts::new(access::attempts::AttemptLimits::default()));
         let audit = access::audit::Audit::new(store.clone(), access::audit::AuditLimits::default());
         let keys = Arc::new(
             access::api_keys::ApiKeys::load(store.clone(), usage.clone(), users.clone())
@@ -425,17 +424,16 @@ impl App {
         ));
         tokio::spawn(dashboards.clone().follow(shutdown.clone()));
         if let Some(notices) = store.notices() {
-            tokio::spawn(follow_records(
-                notices,
-                keys.clone(),
-                users.clone(),
-                sessions.clone(),
-                admin.clone(),
-                sdk.clone(),
-                workflows.clone(),
-                knowledge.clone(),
-                shutdown.clone(),
-            ));
+            let kept = Kept {
+                keys: keys.clone(),
+                users: users.clone(),
+                sessions: sessions.clone(),
+                admin: admin.clone(),
+                sdk: sdk.clone(),
+                workflows: workflows.clone(),
+                knowledge: knowledge.clone(),
+            };
+            tokio::spawn(follow_records(notices, kept, shutdown.clone()));
         }
         // Runs across nodes: events shared, submits and steering forwarded to a run's owner.
         if let Some(cluster) = agent::cluster::Cluster::start(&store, &agents, &shutdown) {
@@ -585,10 +583,8 @@ async fn sweep_people(
     }
 }
 
-/// Another node of a shared store changed records this node keeps in memory: re-read them.
-/// After missed notices (a reconnect, a lag) every kind is re-read.
-async fn follow_records(
-    mut notices: tokio::sync::broadcast::Receiver<store::Notice>,
+/// What this node keeps in memory of records other nodes may change.
+struct Kept {
     keys: Arc<access::api_keys::ApiKeys>,
     users: Arc<access::users::Users>,
     sessions: Arc<access::sessions::Sessions>,
@@ -596,9 +592,17 @@ async fn follow_records(
     sdk: Arc<Sdk>,
     workflows: Arc<workflow::Workflows>,
     knowledge: Arc<knowledge::Knowledge>,
+}
+
+/// Another node of a shared store changed records this node keeps in memory: re-read them.
+/// After missed notices (a reconnect, a lag) every kind is re-read.
+async fn follow_records(
+    mut notices: tokio::sync::broadcast::Receiver<store::Notice>,
+    kept: Kept,
     shutdown: CancellationToken,
 ) {
     use store::{Notice, Record};
+    let Kept { keys, users, sessions, admin, sdk, workflows, knowledge } = kept;
     use tokio::sync::broadcast::error::RecvError;
     loop {
         let notice = tokio::select! {

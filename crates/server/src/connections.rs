@@ -167,8 +167,7 @@ pub async fn serve(
             continue;
         };
         let conn = Connection::new(shares.clone());
-        let service =
-            Tagged { router: TowerToHyperService::new(router.clone()), conn, body, peer };
+        let service = Tagged { router: TowerToHyperService::new(router.clone()), conn, body, peer };
         let closing = closing.clone();
         let header_read_timeout = limits.header_read_timeout;
         connections.spawn(async move {

@@ -12,10 +12,10 @@
 //!    its person's role, at its rate: 429 with `Retry-After`) or the server token as
 //!    `Authorization: Bearer T` (everything: the CLI, emergencies). What the route axum matched
 //!    declares for the method (`server::routes`) must be allowed (403 otherwise). The request
-//!    carries its [`Principal`] (and, for a session, its [`SessionInfo`]) on to the handler;
-//!    every request carries the [`SessionCookie`] settings for handlers that sign in or out.
-//!    A session replaced because its person's role changed gets its new cookie on this
-//!    response. The app shell, its assets, `/healthz` and the sign-in route are public.
+//!    carries its [`Principal`] (and, for a session, its `access::sessions::SessionInfo`) on
+//!    to the handler; every request carries the [`SessionCookie`] settings for handlers that
+//!    sign in or out. A session replaced because its person's role changed gets its new
+//!    cookie on this response. The app shell, its assets, `/healthz` and the sign-in route are public.
 //! 5. A POST/PUT/PATCH with a body must say `Content-Type: application/json` (415): the
 //!    "simple" content types a page may send cross-origin without a preflight never reach a
 //!    handler. The one exception, `POST /api/uploads`, takes the raw image with its image type
@@ -48,7 +48,7 @@ use access::api_keys::{ApiKeys, Refusal};
 use access::audit::{Audit, AuditKind, Event};
 use access::keys::{Scope, looks_like_key};
 use access::principal::Principal;
-use access::sessions::{NewSession, Resolved, SessionInfo, Sessions, Via};
+use access::sessions::{NewSession, Resolved, Sessions, Via};
 use access::users::Users;
 
 /// What the guard checks requests against.
@@ -217,7 +217,9 @@ fn check(gate: &Gate, req: &Request, session: Option<&Resolved>) -> Result<Pass,
             return Ok(Pass::Answer(home()));
         }
         if !access.token_matches(token) {
-            return Ok(Pass::Answer((StatusCode::UNAUTHORIZED, Html(SIGN_IN_PAGE)).into_response()));
+            return Ok(Pass::Answer(
+                (StatusCode::UNAUTHORIZED, Html(SIGN_IN_PAGE)).into_response(),
+            ));
         }
         return Ok(Pass::TokenSignIn);
     }
@@ -238,10 +240,7 @@ fn check(gate: &Gate, req: &Request, session: Option<&Resolved>) -> Result<Pass,
     };
     if let Some(scope) = need {
         if !principal.allows(scope) {
-            return Err(ApiError::Forbidden(format!(
-                "this API key lacks the `{}` scope that {path} needs",
-                scope.as_str()
-            )));
+            return Err(ApiError::Forbidden(refusal(&principal, scope, path)));
         }
         // Only calls that spend are held to a budget: a key over it still reads.
         if matches!(scope, Scope::Models | Scope::Agents)
@@ -322,6 +321,24 @@ fn principal(
          <API key>`"
             .into(),
     ))
+}
+
+/// Why `principal` may not do what `scope` allows on `path`, in words its holder can act on.
+fn refusal(principal: &Principal, need: Scope, path: &str) -> String {
+    let scope = need.as_str();
+    match principal {
+        Principal::User(p) => format!(
+            "your role ({}) does not allow this: {path} needs `{scope}`; an admin can change \
+             your role",
+            p.role
+        ),
+        Principal::Key { user: Some(p), .. } if !p.role.allows(need) => format!(
+            "this API key's person ({}) is a {}, whose role does not allow `{scope}`, which \
+             {path} needs",
+            p.username, p.role
+        ),
+        _ => format!("this API key lacks the `{scope}` scope that {path} needs"),
+    }
 }
 
 /// The value of cookie `name`, if the request has one.
@@ -552,7 +569,9 @@ mod tests {
         let set = jar.set(&new).unwrap();
         let set = set.to_str().unwrap();
         assert!(set.starts_with(&format!("boardsmith_session_80={}", "c".repeat(43))), "{set}");
-        assert!(set.contains("HttpOnly") && set.contains("SameSite=Strict") && !set.contains("Secure"));
+        assert!(
+            set.contains("HttpOnly") && set.contains("SameSite=Strict") && !set.contains("Secure")
+        );
         let max_age: i64 = set.split("Max-Age=").nth(1).unwrap().parse().unwrap();
         assert!((3590..=3600).contains(&max_age), "{max_age}");
         let tls = SessionCookie { secure: true, ..jar };

@@ -13,12 +13,12 @@ use utoipa::OpenApi;
 use super::envelope::Envelope;
 use super::routes::{Routes, delete, get};
 use super::{ApiError, created, ok, parse_body};
-use axum::Extension;
 use access::api_keys::{CreatedKey, KeyView, NewKeyRequest};
 use access::audit::{AuditKind, Event};
 use access::keys::Scope;
 use access::principal::Principal;
 use app::App;
+use axum::Extension;
 
 /// The operations of this module, for the OpenAPI document.
 #[derive(OpenApi)]

@@ -25,9 +25,10 @@ use access::sessions::{SessionInfo, Via};
 use app::App;
 
 #[derive(OpenApi)]
-#[openapi(paths(me, sign_in, sign_out, change_password))]
+#[openapi(paths(me, sign_in, sign_out, change_password, sign_in_providers))]
 pub(crate) struct Doc;
 
+/// The routes of this module.
 pub fn routes() -> Routes<Arc<App>> {
     Routes::new()
         .route(
@@ -35,6 +36,27 @@ pub fn routes() -> Routes<Arc<App>> {
             get(Scope::Read, me).post(Need::Open, sign_in).delete(Scope::Read, sign_out),
         )
         .route("/api/session/password", put(Scope::Read, change_password))
+        .route("/api/session/providers", get(Need::Open, sign_in_providers))
+}
+
+/// A single sign-on provider the sign-in page offers.
+#[derive(Debug, Serialize, ToSchema)]
+struct SignInProvider {
+    /// Its id in `/api/session/oidc/{id}/start`.
+    id: String,
+    /// Its name on the button.
+    name: String,
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/session/providers",
+    tag = "session",
+    responses((status = 200, description = "The single sign-on providers the sign-in page offers (none until OpenID Connect is configured).", body = Envelope<Vec<SignInProvider>>))
+)]
+async fn sign_in_providers() -> Response {
+    // OpenID Connect is not configured in this version: the sign-in page offers passwords.
+    ok(Vec::<SignInProvider>::new())
 }
 
 /// The client's address, when the request came through the accept loop.
@@ -150,10 +172,7 @@ async fn sign_in(
     let address = ip(&peer);
     if let Err(wait) = app.attempts.check(&request.username, address) {
         return Err(ApiError::RateLimited {
-            msg: format!(
-                "too many failed sign-ins; try again in {} s",
-                wait.as_secs().max(1)
-            ),
+            msg: format!("too many failed sign-ins; try again in {} s", wait.as_secs().max(1)),
             retry_after: Some(wait),
         });
     }
@@ -178,7 +197,9 @@ async fn sign_in(
         tracing::warn!(error = %e, "noting a sign-in failed");
     }
     let principal = Principal::User(user.person());
-    app.audit.record(Event::new(AuditKind::SignIn).by(&principal).from(address).detail("password")).await;
+    app.audit
+        .record(Event::new(AuditKind::SignIn).by(&principal).from(address).detail("password"))
+        .await;
     let info = SessionInfo {
         via: Via::Password,
         created_at: chrono::Utc::now().timestamp_millis(),

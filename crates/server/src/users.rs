@@ -26,6 +26,7 @@ use app::App;
 #[openapi(paths(list, create, update, remove, audit))]
 pub(crate) struct Doc;
 
+/// The routes of this module.
 pub fn routes() -> Routes<Arc<App>> {
     const ADMIN: Scope = Scope::Admin;
     Routes::new()
@@ -33,7 +34,6 @@ pub fn routes() -> Routes<Arc<App>> {
         .route("/api/admin/users/{id}", patch(ADMIN, update).delete(ADMIN, remove))
         .route("/api/admin/audit", get(ADMIN, audit))
 }
-
 
 #[utoipa::path(
     get,

@@ -592,7 +592,9 @@ fn read_record(
 }
 
 /// The table of a kind of record.
-pub(super) fn table_of(kind: Record) -> redb::TableDefinition<'static, &'static str, &'static [u8]> {
+pub(super) fn table_of(
+    kind: Record,
+) -> redb::TableDefinition<'static, &'static str, &'static [u8]> {
     match kind {
         Record::Session => SESSIONS,
         Record::ApiKey => API_KEYS,

@@ -28,8 +28,9 @@ use redb::{Database, Durability, ReadableTable, Table};
 use tokio::sync::oneshot;
 
 use super::keys::{
-    self, DASHBOARDS, Head, LAST_GOOD, LAST_GOOD_BY_AT, META, VERSIONS, VersionHeader, decode_head, decode_version, encode_head,
-    encode_last_good, encode_version, last_good_age_key, last_good_key, version_key,
+    self, DASHBOARDS, Head, LAST_GOOD, LAST_GOOD_BY_AT, META, VERSIONS, VersionHeader, decode_head,
+    decode_version, encode_head, encode_last_good, encode_version, last_good_age_key,
+    last_good_key, version_key,
 };
 use super::{Counters, LAST_GOOD_PER_PANEL, Record, StoreError, StoreQuotas};
 use dashboard::DashboardState;
