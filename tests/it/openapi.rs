@@ -132,7 +132,15 @@ async fn the_document_is_served_without_a_credential_and_says_how_to_authenticat
         .collect();
     assert_eq!(
         public,
-        BTreeSet::from(["/", "/assets/{path}", "/docs", "/healthz", "/openapi.json", "/readyz"]),
+        BTreeSet::from([
+            "/",
+            "/api/session/providers",
+            "/assets/{path}",
+            "/docs",
+            "/healthz",
+            "/openapi.json",
+            "/readyz"
+        ]),
         "the guard's public paths"
     );
 

@@ -229,4 +229,12 @@ mod tests {
         assert_eq!(Role::parse("root"), None);
         assert_eq!(Principal::User(person(Role::Viewer)).label(), "user:ann");
     }
+
+    #[test]
+    fn admin_allows_every_scope() {
+        let key = Principal::Key { id: "k".into(), scopes: vec![Scope::Read], user: None };
+        assert!(key.allows(Scope::Read) && !key.allows(Scope::Write));
+        let admin = Principal::Key { id: "k".into(), scopes: vec![Scope::Admin], user: None };
+        assert!(Scope::ALL.iter().all(|s| admin.allows(*s) && Principal::Owner.allows(*s)));
+    }
 }

@@ -52,7 +52,7 @@ struct SignInProvider {
     get,
     path = "/api/session/providers",
     tag = "session",
-    responses((status = 200, description = "The single sign-on providers the sign-in page offers (none until OpenID Connect is configured).", body = Envelope<Vec<SignInProvider>>))
+    responses((status = 200, description = "The single sign-on providers the sign-in page offers (none until OpenID Connect is configured).", body = Envelope<Vec<SignInProvider>>), (status = "default", response = crate::envelope::ErrorBody))
 )]
 async fn sign_in_providers() -> Response {
     // OpenID Connect is not configured in this version: the sign-in page offers passwords.

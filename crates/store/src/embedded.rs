@@ -13,8 +13,8 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::keys::{
-    self, ADMIN, API_KEYS, AUDIT, DASHBOARDS, LAST_GOOD, LAST_GOOD_BY_AT, META, SESSIONS, SIGN_INS,
-    USAGE, USERS, VERSIONS, WORKFLOW_RUNS, WORKFLOWS, decode_head, decode_version, version_key,
+    self, DASHBOARDS, LAST_GOOD, LAST_GOOD_BY_AT, META, VERSIONS, decode_head, decode_version,
+    version_key,
 };
 use super::writer::{self, Batching, Meta, Op, Reply, Request};
 use super::{
@@ -57,7 +57,7 @@ fn stored_bytes(txn: &redb::WriteTransaction) -> Result<u64, StoreError> {
     for item in versions.iter().map_err(|e| storage("count versions", e))? {
         used += item.map_err(|e| storage("count versions", e))?.1.value().len() as u64;
     }
-    for table in Record::ALL.map(table_of) {
+    for table in Record::ALL.map(keys::table_of) {
         let t = txn.open_table(table).map_err(|e| storage("open records", e))?;
         for item in t.iter().map_err(|e| storage("count records", e))? {
             used += item.map_err(|e| storage("count records", e))?.1.value().len() as u64;
@@ -115,7 +115,7 @@ impl Embedded {
         {
             txn.open_table(DASHBOARDS).map_err(|e| storage("create table dashboards", e))?;
             txn.open_table(VERSIONS).map_err(|e| storage("create table versions", e))?;
-            for table in Record::ALL.map(table_of) {
+            for table in Record::ALL.map(keys::table_of) {
                 txn.open_table(table).map_err(|e| storage("create a table of records", e))?;
             }
             txn.open_table(LAST_GOOD).map_err(|e| storage("create table last_good", e))?;
@@ -429,7 +429,7 @@ impl Embedded {
     pub async fn record(&self, kind: Record, id: &str) -> Result<Option<Value>, StoreError> {
         let id = id.to_owned();
         self.read(move |txn| {
-            let t = txn.open_table(table_of(kind)).map_err(|e| storage("open records", e))?;
+            let t = txn.open_table(keys::table_of(kind)).map_err(|e| storage("open records", e))?;
             let Some(g) = t.get(id.as_str()).map_err(|e| storage("read record", e))? else {
                 return Ok(None);
             };
@@ -444,7 +444,7 @@ impl Embedded {
     #[base::boxed]
     pub async fn records(&self, kind: Record) -> Result<Vec<(String, Value)>, StoreError> {
         self.read(move |txn| {
-            let t = txn.open_table(table_of(kind)).map_err(|e| storage("open records", e))?;
+            let t = txn.open_table(keys::table_of(kind)).map_err(|e| storage("open records", e))?;
             let mut out = Vec::new();
             for item in t.iter().map_err(|e| storage("read records", e))? {
                 let (id, value) = item.map_err(|e| storage("read records", e))?;
@@ -589,21 +589,4 @@ fn read_record(
         updated_at: h.created_at,
         deleted: head.deleted,
     })
-}
-
-/// The table of a kind of record.
-pub(super) fn table_of(
-    kind: Record,
-) -> redb::TableDefinition<'static, &'static str, &'static [u8]> {
-    match kind {
-        Record::Session => SESSIONS,
-        Record::ApiKey => API_KEYS,
-        Record::Usage => USAGE,
-        Record::Admin => ADMIN,
-        Record::Workflow => WORKFLOWS,
-        Record::WorkflowRun => WORKFLOW_RUNS,
-        Record::User => USERS,
-        Record::SignIn => SIGN_INS,
-        Record::Audit => AUDIT,
-    }
 }

@@ -61,6 +61,23 @@ pub(super) const AUDIT: TableDefinition<'static, &str, &[u8]> = TableDefinition:
 /// Store-level metadata.
 pub(super) const META: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("meta");
 
+/// The table of a kind of record.
+pub(super) fn table_of(
+    kind: super::Record,
+) -> TableDefinition<'static, &'static str, &'static [u8]> {
+    match kind {
+        super::Record::Session => SESSIONS,
+        super::Record::ApiKey => API_KEYS,
+        super::Record::Usage => USAGE,
+        super::Record::Admin => ADMIN,
+        super::Record::Workflow => WORKFLOWS,
+        super::Record::WorkflowRun => WORKFLOW_RUNS,
+        super::Record::User => USERS,
+        super::Record::SignIn => SIGN_INS,
+        super::Record::Audit => AUDIT,
+    }
+}
+
 /// Value format tag of heads (and of versions written before checksums).
 const FORMAT: u8 = 1;
 /// Value format tag of versions with a checksum.

@@ -277,7 +277,7 @@ fn apply_and_commit(
             records: Record::ALL
                 .iter()
                 .map(|kind| {
-                    txn.open_table(super::embedded::table_of(*kind))
+                    txn.open_table(keys::table_of(*kind))
                         .map_err(|e| format!("open the {} table: {e}", kind.name()))
                 })
                 .collect::<Result<_, _>>()?,
