@@ -315,7 +315,7 @@ pub async fn serve(
 
 /// A query string parsed into `T`, refused with a 400 in the envelope (axum's own rejection is
 /// plain text).
-struct ApiQuery<T>(T);
+pub(crate) struct ApiQuery<T>(pub(crate) T);
 
 impl<T: serde::de::DeserializeOwned, S: Send + Sync> axum::extract::FromRequestParts<S>
     for ApiQuery<T>

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use axum::Extension;
 use axum::body::Bytes;
-use axum::extract::{ConnectInfo, Query, State};
+use axum::extract::{ConnectInfo, State};
 use axum::http::header;
 use axum::response::Response;
 use serde::{Deserialize, Serialize};
@@ -17,7 +17,7 @@ use utoipa::{IntoParams, OpenApi, ToSchema};
 use super::envelope::Envelope;
 use super::guard::SessionCookie;
 use super::routes::{Need, Routes, get, put};
-use super::{ApiError, ok, parse_body};
+use super::{ApiError, ApiQuery, ok, parse_body};
 use access::audit::{AuditKind, Event};
 use access::keys::Scope;
 use access::principal::{Principal, Role};
@@ -239,7 +239,7 @@ async fn sign_out(
     Extension(principal): Extension<Principal>,
     Extension(jar): Extension<SessionCookie>,
     peer: Peer,
-    Query(q): Query<SignOutQuery>,
+    ApiQuery(q): ApiQuery<SignOutQuery>,
 ) -> Result<Response, ApiError> {
     let Principal::User(person) = &principal else {
         return Err(ApiError::bad(

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use axum::Extension;
 use axum::body::Bytes;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::response::Response;
 use serde::Deserialize;
 use utoipa::{IntoParams, OpenApi};
@@ -15,7 +15,7 @@ use utoipa::{IntoParams, OpenApi};
 use super::envelope::Envelope;
 use super::routes::{Routes, get, patch};
 use super::session::{Peer, ip};
-use super::{ApiError, created, ok, parse_body};
+use super::{ApiError, ApiQuery, created, ok, parse_body};
 use access::audit::{AuditEntry, AuditKind, Event};
 use access::keys::Scope;
 use access::principal::{Principal, UserId};
@@ -160,7 +160,7 @@ struct AuditQuery {
 )]
 async fn audit(
     State(app): State<Arc<App>>,
-    Query(q): Query<AuditQuery>,
+    ApiQuery(q): ApiQuery<AuditQuery>,
 ) -> Result<Response, ApiError> {
     let limit = q.limit.unwrap_or(100).clamp(1, 1000);
     Ok(ok(app.audit.list(limit, q.before.as_deref()).await?))

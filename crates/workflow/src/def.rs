@@ -55,7 +55,6 @@ pub struct InputDecl {
     pub ty: ValueType,
     /// Used when a run does not give it; an input without a default is required.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
     pub default: Option<Value>,
     /// What it means.
     #[serde(default, skip_serializing_if = "String::is_empty")]
