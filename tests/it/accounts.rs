@@ -125,6 +125,10 @@ async fn a_viewer_reads_and_is_refused_every_write_and_an_editor_every_administr
         .await;
     let id = created["dashboard_id"].as_str().unwrap_or_else(|| panic!("{created}")).to_owned();
     assert!(!id.is_empty(), "{created}");
+    // Made with the token: the first admin's, private; shared with the team to be seen.
+    let (status, _) =
+        app.put(&format!("/api/dashboards/{id}/access"), json!({"visibility": "team"})).await;
+    assert_eq!(status, 200);
     app.add_user("vera", PASSWORD, "viewer").await;
     app.add_user("ed", PASSWORD, "editor").await;
     let viewer = app.cookie_client(&app.password_cookie("vera", PASSWORD).await);
@@ -165,8 +169,10 @@ async fn a_viewer_reads_and_is_refused_every_write_and_an_editor_every_administr
         let status = status_of(&viewer, method.clone(), url(path), body.clone()).await;
         assert_eq!(status, 403, "a viewer's {method} {path}");
     }
-    // The WebSocket upgrade is a read; its writes are refused (see ws tests for set_vars).
-    // An editor writes but does not administer.
+    // An editor writes (what is shared with them to edit) but does not administer.
+    let ed_id = app.app.users.by_name("ed").unwrap().id.to_string();
+    let share = json!({"visibility": "team", "users": [{"userId": ed_id, "role": "edit"}]});
+    assert_eq!(app.put(&format!("/api/dashboards/{id}/access"), share).await.0, 200);
     assert_eq!(
         status_of(
             &editor,
@@ -470,4 +476,183 @@ async fn a_sign_out_and_a_role_change_on_one_node_take_effect_on_another() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(status, 401, "B still honours a session ended on A");
+}
+
+async fn ws_subscribe_error(app: &TestApp, cookie: &str, id: &str) -> Option<String> {
+    use futures::{SinkExt as _, StreamExt as _};
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+    let mut req = format!("ws://{}/ws", app.addr).into_client_request().unwrap();
+    req.headers_mut().insert("cookie", cookie.parse().unwrap());
+    let (mut ws, _) = tokio_tungstenite::connect_async(req).await.unwrap();
+    let msg = json!({"type": "subscribe", "dashboardId": id}).to_string();
+    ws.send(Message::Text(msg.into())).await.unwrap();
+    loop {
+        let next = tokio::time::timeout(Duration::from_secs(10), ws.next()).await.unwrap();
+        let Some(Ok(Message::Text(t))) = next else { continue };
+        let v: Value = serde_json::from_str(&t).unwrap();
+        match v["type"].as_str() {
+            Some("error") => return Some(v["message"].as_str().unwrap().to_owned()),
+            Some("dashboard.snapshot") => return None,
+            _ => {}
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_private_dashboard_is_its_owners_until_shared_by_every_path() {
+    let app = spawn_app().await;
+    let ann_id = app.add_user("ann", PASSWORD, "editor").await;
+    let bob_id = app.add_user("bob", PASSWORD, "editor").await;
+    app.add_user("vic", PASSWORD, "viewer").await;
+    let ann_cookie = app.password_cookie("ann", PASSWORD).await;
+    let bob_cookie = app.password_cookie("bob", PASSWORD).await;
+    let vic_cookie = app.password_cookie("vic", PASSWORD).await;
+    let (ann, bob, vic) = (
+        app.cookie_client(&ann_cookie),
+        app.cookie_client(&bob_cookie),
+        app.cookie_client(&vic_cookie),
+    );
+    let r = ann
+        .post(app.url("/api/dashboards"))
+        .json(&json!({"template": "gold"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let made: Value = r.json().await.unwrap();
+    let id = made["data"]["id"].as_str().unwrap().to_owned();
+    let access: Value = ann
+        .get(app.url(&format!("/api/dashboards/{id}/access")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(access["data"]["owner"], ann_id.as_str(), "{access}");
+    assert_eq!(access["data"]["visibility"], "private");
+    assert_eq!(access["data"]["canChange"], true);
+
+    // Bob sees nothing of it, by any path: list, get, versions, data, tools, WebSocket.
+    let listed = |c: reqwest::Client| {
+        let url = app.url("/api/dashboards");
+        async move {
+            let v: Value = c.get(url).send().await.unwrap().json().await.unwrap();
+            v["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d["id"].as_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+        }
+    };
+    assert!(listed(ann.clone()).await.contains(&id));
+    assert!(!listed(bob.clone()).await.contains(&id));
+    for path in [
+        format!("/api/dashboards/{id}"),
+        format!("/api/dashboards/{id}/versions"),
+        format!("/api/dashboards/{id}/versions/1"),
+        format!("/api/dashboards/{id}/data"),
+        format!("/api/dashboards/{id}/access"),
+    ] {
+        assert_eq!(status_of(&bob, Method::GET, app.url(&path), json!(null)).await, 404, "{path}");
+    }
+    for (method, path, body) in [
+        (
+            Method::PUT,
+            format!("/api/dashboards/{id}"),
+            json!({"baseVersion": 1, "state": made["data"]["state"]}),
+        ),
+        (Method::DELETE, format!("/api/dashboards/{id}"), json!(null)),
+        (Method::POST, format!("/api/dashboards/{id}/revert"), json!({"version": 1})),
+        (Method::POST, format!("/api/dashboards/{id}/refresh"), json!({})),
+        (Method::POST, "/api/tools/get_state".to_owned(), json!({"dashboard_id": id})),
+        (
+            Method::POST,
+            "/api/tools/mutate".to_owned(),
+            json!({"dashboard_id": id, "code": "s => s"}),
+        ),
+        (Method::POST, "/api/dashboards".to_owned(), json!({"duplicateOf": id})),
+    ] {
+        assert_eq!(
+            status_of(&bob, method.clone(), app.url(&path), body).await,
+            404,
+            "{method} {path}"
+        );
+    }
+    let err = ws_subscribe_error(&app, &bob_cookie, &id).await.expect("bob may not subscribe");
+    assert!(err.contains("not found"), "{err}");
+    assert!(ws_subscribe_error(&app, &ann_cookie, &id).await.is_none(), "ann subscribes");
+    // The admin (the token) sees it.
+    assert_eq!(app.get(&format!("/api/dashboards/{id}")).await.0, 200);
+
+    // Shared with bob to view, and vic to edit: bob reads but does not write; vic, a viewer,
+    // only reads whatever the grant says; neither may change who sees it.
+    let body = json!({"visibility": "private", "users": [
+        {"userId": bob_id, "role": "view"},
+        {"userId": app.app.users.by_name("vic").unwrap().id.to_string(), "role": "edit"},
+    ]});
+    let r =
+        ann.put(app.url(&format!("/api/dashboards/{id}/access"))).json(&body).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(listed(bob.clone()).await.contains(&id));
+    assert_eq!(
+        status_of(&bob, Method::GET, app.url(&format!("/api/dashboards/{id}")), json!(null)).await,
+        200
+    );
+    assert!(ws_subscribe_error(&app, &bob_cookie, &id).await.is_none(), "bob subscribes now");
+    let mutate = json!({"dashboard_id": id, "code": "s => s"});
+    assert_eq!(
+        status_of(&bob, Method::POST, app.url("/api/tools/mutate"), mutate.clone()).await,
+        403
+    );
+    assert_eq!(
+        status_of(&vic, Method::POST, app.url("/api/tools/mutate"), mutate.clone()).await,
+        403
+    );
+    assert_eq!(
+        status_of(&vic, Method::GET, app.url(&format!("/api/dashboards/{id}/data")), json!(null))
+            .await,
+        200
+    );
+    assert_eq!(
+        status_of(
+            &bob,
+            Method::PUT,
+            app.url(&format!("/api/dashboards/{id}/access")),
+            json!({"visibility": "team"})
+        )
+        .await,
+        403
+    );
+    let unknown = json!({"visibility": "team", "users": [{"userId": "u_nobody", "role": "view"}]});
+    assert_eq!(
+        status_of(&ann, Method::PUT, app.url(&format!("/api/dashboards/{id}/access")), unknown)
+            .await,
+        400
+    );
+    // Edit granted: bob writes.
+    let body = json!({"visibility": "team", "users": [{"userId": bob_id, "role": "edit"}]});
+    assert_eq!(
+        status_of(&ann, Method::PUT, app.url(&format!("/api/dashboards/{id}/access")), body).await,
+        200
+    );
+    assert_eq!(status_of(&bob, Method::POST, app.url("/api/tools/mutate"), mutate).await, 200);
+    // A dashboard bob's execute makes is bob's.
+    let code = "return {title: 'Bob', layout: {columns: 12}, panels: []};";
+    let r =
+        bob.post(app.url("/api/tools/execute")).json(&json!({"code": code})).send().await.unwrap();
+    let out: Value = r.json().await.unwrap();
+    let bobs = out["data"]["dashboard_id"].as_str().unwrap().to_owned();
+    assert!(!listed(ann.clone()).await.contains(&bobs), "bob's own is private");
+    let (_, trail) = app.get("/api/admin/audit").await;
+    assert!(
+        trail["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["kind"] == "access_changed" && e["target"] == id.as_str())
+    );
+    app.stop().await;
 }

@@ -6,57 +6,9 @@
 //! scope it needs where it is routed (`server::routes`) and `server::guard` applies it.
 
 use rand::RngCore as _;
-use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
-/// What a key may do. The server token may do everything.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize,
-    utoipa::ToSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Scope {
-    /// Read dashboards, their data and the data-source registry; watch them over `/ws`; the
-    /// read tools and resources of `/mcp`.
-    Read,
-    /// Change dashboards; call the dashboard tools (over `/mcp` too); preview panel code.
-    Write,
-    /// Run agents and read their chats (`/api/query`, `/v1/agents/...`).
-    Agents,
-    /// Call models through the OpenAI-compatible API (`/v1/models`, `/v1/chat/completions`).
-    Models,
-    /// Read `/metrics`.
-    Metrics,
-    /// Everything, including keys, usage and settings.
-    Admin,
-}
-
-impl Scope {
-    /// Every scope, in order.
-    pub const ALL: [Scope; 6] =
-        [Scope::Read, Scope::Write, Scope::Agents, Scope::Models, Scope::Metrics, Scope::Admin];
-
-    /// The scope's name on the wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Read => "read",
-            Self::Write => "write",
-            Self::Agents => "agents",
-            Self::Models => "models",
-            Self::Metrics => "metrics",
-            Self::Admin => "admin",
-        }
-    }
-}
+pub use base::principal::Scope;
 
 /// The prefix every key starts with.
 pub const KEY_PREFIX: &str = "bsk-";

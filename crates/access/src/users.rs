@@ -301,7 +301,7 @@ impl Users {
             name = format!("admin{n}");
         }
         let record = UserRecord {
-            id: UserId::generate(),
+            id: crate::principal::new_user_id(),
             username: name,
             display_name: None,
             email: None,
@@ -330,7 +330,7 @@ impl Users {
         check_password(&password)?;
         let hash = self.hash(&password).await?;
         let record = UserRecord {
-            id: UserId::generate(),
+            id: crate::principal::new_user_id(),
             username,
             display_name: clean_text("displayName", new.display_name)?,
             email: clean_email(new.email)?,
@@ -363,7 +363,7 @@ impl Users {
             name = format!("{base}{n}");
         }
         let record = UserRecord {
-            id: UserId::generate(),
+            id: crate::principal::new_user_id(),
             username: name,
             display_name: clean_text("displayName", display_name).ok().flatten(),
             email: clean_email(email).ok().flatten(),

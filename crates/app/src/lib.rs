@@ -322,6 +322,7 @@ impl App {
             .map_err(|e| anyhow::anyhow!("starting the sandbox: {e}"))?;
         let live = Arc::new(Live::new(sandbox.clone(), config.live.clone()));
         let dashboards = Arc::new(Dashboards::new(store.clone(), live.clone()));
+        dashboards.sharing().reload().await.context("loading the dashboards' sharing")?;
         let tools = Arc::new(Tools::new(sandbox.clone(), store.clone(), dashboards.clone()));
         // The built-ins plus the dashboard tools; a chat is the dashboard tools' session.
         // The shell never sees the data dir (store, chats, token; the config files are
@@ -641,7 +642,12 @@ async fn follow_records(
                     sessions.forget_cached();
                     Ok(())
                 }
-                Record::Session | Record::Usage | Record::WorkflowRun | Record::Audit => Ok(()),
+                // Dashboards follow their own (`Dashboards::follow`).
+                Record::Session
+                | Record::Usage
+                | Record::WorkflowRun
+                | Record::Audit
+                | Record::Sharing => Ok(()),
             };
             if let Err(e) = reloaded {
                 tracing::warn!(kind = kind.key(), error = %e, "re-reading another node's change failed");

@@ -15,7 +15,12 @@
 //! and published as a patch from the version this node's viewers hold (or a snapshot), in
 //! order with this node's own writes.
 //!
+//! Who may see and change each dashboard is [`sharing`]'s: callers ask
+//! [`Dashboards::may`] before acting for a principal.
+//!
 //! Must not know HTTP, WebSocket framing or agents; it runs panels only through `live`.
+
+pub mod sharing;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -37,6 +42,7 @@ pub struct Dashboards {
     live: Arc<Live>,
     locks: Mutex<HashMap<String, Arc<AsyncMutex<()>>>>,
     changes: broadcast::Sender<Change>,
+    sharing: sharing::Sharings,
 }
 
 /// A committed change to the set of dashboards, as announced on [`Dashboards::changes`].
@@ -132,7 +138,38 @@ impl Dashboards {
     pub fn new(store: Arc<Store>, live: Arc<Live>) -> Self {
         let (changes, _) = broadcast::channel(CHANGE_BACKLOG);
         live.keep_with(Arc::new(Kept { store: store.clone() }));
-        Self { store, live, locks: Mutex::new(HashMap::new()), changes }
+        let sharing = sharing::Sharings::new(store.clone());
+        Self { store, live, locks: Mutex::new(HashMap::new()), changes, sharing }
+    }
+
+    /// Who may see and change each dashboard ([`sharing`]); load it with
+    /// [`sharing::Sharings::reload`] before serving.
+    pub fn sharing(&self) -> &sharing::Sharings {
+        &self.sharing
+    }
+
+    /// Whether `principal` may do `need` with dashboard `id`.
+    pub fn may(
+        &self,
+        principal: &base::principal::Principal,
+        id: &str,
+        need: sharing::Need,
+    ) -> Result<(), sharing::Denied> {
+        self.sharing.may(principal, id, need)
+    }
+
+    /// Makes `principal`'s person the owner of a dashboard they just made (private); nothing
+    /// for the token and keys made before accounts (their dashboards are the first admin's).
+    #[base::boxed]
+    pub async fn claim(
+        &self,
+        principal: &base::principal::Principal,
+        id: &str,
+    ) -> Result<(), StoreError> {
+        let Some(person) = principal.person() else { return Ok(()) };
+        let sharing =
+            sharing::Sharing { owner: Some(person.id.clone()), ..sharing::Sharing::default() };
+        self.sharing.set(id, sharing).await
     }
 
     /// Every committed change from now on. A receiver that falls more than a few hundred
@@ -362,6 +399,7 @@ impl Dashboards {
         self.announce(id, ChangeKind::Deleted);
         if purge {
             self.store.purge(id).await?;
+            self.sharing.remove(id).await?;
         }
         Ok(())
     }
@@ -399,6 +437,13 @@ impl Dashboards {
                     }
                     Ok(Notice::PanelResult { id, panel, data }) => {
                         tokio::spawn(async move { this.adopt_result(&id, &panel, data).await });
+                    }
+                    Ok(Notice::Record(store::Record::Sharing)) => {
+                        tokio::spawn(async move {
+                            if let Err(e) = this.sharing.reload().await {
+                                tracing::warn!(error = %e, "re-reading dashboards' sharing failed");
+                            }
+                        });
                     }
                     // Records are their owners' business (key ring, admin, workflows), runs the
                     // cluster's (`agent::cluster`).
@@ -458,6 +503,9 @@ impl Dashboards {
 
     /// Notices may have been missed: catch up every dashboard this node holds.
     async fn resync(&self) {
+        if let Err(e) = self.sharing.reload().await {
+            tracing::warn!(error = %e, "re-reading dashboards' sharing failed");
+        }
         for id in self.live.held_ids() {
             self.catch_up(&id).await;
         }

@@ -19,6 +19,7 @@ pub mod query;
 pub mod routes;
 pub mod session;
 pub mod shares;
+pub mod sharing;
 pub mod uploads;
 pub mod usage;
 pub mod users;
@@ -40,9 +41,11 @@ use utoipa::{IntoParams, OpenApi, ToSchema};
 
 use access::Access;
 use access::keys::Scope;
+use access::principal::Principal;
 use app::App;
 use dashboard::summary::summary;
 use dashboard::validate::parse_state;
+use dashboards::sharing::{Denied, Need};
 use envelope::{Envelope, ErrorBody};
 pub use error::{ApiError, created, ok, parse_body};
 use routes::Need::Public;
@@ -268,6 +271,7 @@ pub fn api() -> Routes<Arc<App>> {
         .merge(openai::routes())
         .merge(keys::routes())
         .merge(session::routes())
+        .merge(sharing::routes())
         .merge(users::routes())
         .merge(admin::routes())
         .merge(usage::routes())
@@ -350,8 +354,23 @@ struct ListQuery {
     params(ListQuery),
     responses((status = 200, description = "The list.", body = Envelope<Vec<store::DashboardListItem>>), (status = "default", response = ErrorBody))
 )]
-async fn list_dashboards(State(app): Api, ApiQuery(q): ApiQuery<ListQuery>) -> ApiResult {
-    Ok(ok(app.dashboards.list(q.include_deleted).await?))
+async fn list_dashboards(
+    State(app): Api,
+    Extension(who): Extension<Principal>,
+    ApiQuery(q): ApiQuery<ListQuery>,
+) -> ApiResult {
+    let all = app.dashboards.list(q.include_deleted).await?;
+    let sharing = app.dashboards.sharing();
+    Ok(ok(all.into_iter().filter(|d| sharing.sees(&who, &d.id)).collect::<Vec<_>>()))
+}
+
+/// Refuses unless `who` may do `need` with dashboard `id`: a hidden dashboard is a 404 (its id
+/// tells nothing), a read-only one a 403.
+fn may(app: &App, who: &Principal, id: &str, need: Need) -> Result<(), ApiError> {
+    app.dashboards.may(who, id, need).map_err(|denied| match denied {
+        Denied::Hidden(_) => ApiError::NotFound(denied.to_string()),
+        Denied::ReadOnly(_) => ApiError::Forbidden(denied.to_string()),
+    })
 }
 
 /// Give exactly one of `state`, `template` or `duplicateOf`.
@@ -377,7 +396,11 @@ struct CreateBody {
     request_body = CreateBody,
     responses((status = 201, description = "Created: its first version.", body = Envelope<store::DashboardRecord>), (status = "default", response = ErrorBody))
 )]
-async fn create_dashboard(State(app): Api, body: Bytes) -> ApiResult {
+async fn create_dashboard(
+    State(app): Api,
+    Extension(who): Extension<Principal>,
+    body: Bytes,
+) -> ApiResult {
     let body: CreateBody = parse_body(&body)?;
     let record = match (body.state, body.template, body.duplicate_of) {
         (Some(state), None, None) => {
@@ -401,9 +424,13 @@ async fn create_dashboard(State(app): Api, body: Bytes) -> ApiResult {
             }
             app.dashboards.create(None, state, &format!("template {name}"), Vec::new()).await?
         }
-        (None, None, Some(id)) => app.dashboards.duplicate(&id, body.title).await?,
+        (None, None, Some(id)) => {
+            may(&app, &who, &id, Need::View)?;
+            app.dashboards.duplicate(&id, body.title).await?
+        }
         _ => return Err(ApiError::bad("give exactly one of `state`, `template` or `duplicateOf`")),
     };
+    app.dashboards.claim(&who, &record.id).await?;
     Ok(created(record))
 }
 
@@ -467,9 +494,11 @@ enum DashboardView {
 )]
 async fn get_dashboard(
     State(app): Api,
+    Extension(who): Extension<Principal>,
     Path(id): Path<String>,
     ApiQuery(q): ApiQuery<DetailQuery>,
 ) -> ApiResult {
+    may(&app, &who, &id, Need::View)?;
     let rec = app.dashboards.get(&id).await?;
     match q.detail.as_deref() {
         None | Some("full") => Ok(ok(rec)),
@@ -505,7 +534,13 @@ struct SaveBody {
     request_body = SaveBody,
     responses((status = 200, description = "The new version.", body = Envelope<store::DashboardRecord>), (status = "default", response = ErrorBody))
 )]
-async fn save_dashboard(State(app): Api, Path(id): Path<String>, body: Bytes) -> ApiResult {
+async fn save_dashboard(
+    State(app): Api,
+    Extension(who): Extension<Principal>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> ApiResult {
+    may(&app, &who, &id, Need::Edit)?;
     let body: SaveBody = parse_body(&body)?;
     let state = parse_state(&body.state).map_err(|e| ApiError::BadRequest {
         msg: format!("invalid DashboardState: {e}"),
@@ -545,9 +580,11 @@ struct Deleted {
 )]
 async fn delete_dashboard(
     State(app): Api,
+    Extension(who): Extension<Principal>,
     Path(id): Path<String>,
     ApiQuery(q): ApiQuery<DeleteQuery>,
 ) -> ApiResult {
+    may(&app, &who, &id, Need::Edit)?;
     app.dashboards.delete(&id, q.purge).await?;
     Ok(ok(Deleted { id, deleted: true, purged: q.purge }))
 }
@@ -560,7 +597,12 @@ async fn delete_dashboard(
     params(("id" = String, Path, description = "The dashboard id (`db_…`).")),
     responses((status = 200, description = "The restored dashboard.", body = Envelope<store::DashboardRecord>), (status = "default", response = ErrorBody))
 )]
-async fn restore_dashboard(State(app): Api, Path(id): Path<String>) -> ApiResult {
+async fn restore_dashboard(
+    State(app): Api,
+    Extension(who): Extension<Principal>,
+    Path(id): Path<String>,
+) -> ApiResult {
+    may(&app, &who, &id, Need::Edit)?;
     Ok(ok(app.dashboards.restore(&id).await?))
 }
 
@@ -572,7 +614,12 @@ async fn restore_dashboard(State(app): Api, Path(id): Path<String>) -> ApiResult
     params(("id" = String, Path, description = "The dashboard id (`db_…`).")),
     responses((status = 200, description = "The versions kept.", body = Envelope<Vec<store::VersionInfo>>), (status = "default", response = ErrorBody))
 )]
-async fn list_versions(State(app): Api, Path(id): Path<String>) -> ApiResult {
+async fn list_versions(
+    State(app): Api,
+    Extension(who): Extension<Principal>,
+    Path(id): Path<String>,
+) -> ApiResult {
+    may(&app, &who, &id, Need::View)?;
     Ok(ok(app.dashboards.versions(&id).await?))
 }
 
@@ -584,7 +631,12 @@ async fn list_versions(State(app): Api, Path(id): Path<String>) -> ApiResult {
     params(("id" = String, Path, description = "The dashboard id (`db_…`)."), ("version" = u64, Path, description = "The version number.")),
     responses((status = 200, description = "That version.", body = Envelope<store::DashboardRecord>), (status = "default", response = ErrorBody))
 )]
-async fn get_version(State(app): Api, Path((id, version)): Path<(String, String)>) -> ApiResult {
+async fn get_version(
+    State(app): Api,
+    Extension(who): Extension<Principal>,
+    Path((id, version)): Path<(String, String)>,
+) -> ApiResult {
+    may(&app, &who, &id, Need::View)?;
     let version: u64 = version.parse().map_err(|_| {
         ApiError::bad(format!("version must be a positive integer, got `{version}`"))
     })?;
@@ -607,7 +659,13 @@ struct RevertBody {
     request_body = RevertBody,
     responses((status = 200, description = "The new version.", body = Envelope<store::DashboardRecord>), (status = "default", response = ErrorBody))
 )]
-async fn revert_dashboard(State(app): Api, Path(id): Path<String>, body: Bytes) -> ApiResult {
+async fn revert_dashboard(
+    State(app): Api,
+    Extension(who): Extension<Principal>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> ApiResult {
+    may(&app, &who, &id, Need::Edit)?;
     let body: RevertBody = parse_body(&body)?;
     Ok(ok(app.dashboards.revert(&id, body.version).await?.record))
 }
@@ -641,7 +699,13 @@ struct PanelResultsView {
     request_body(content = Option<RefreshBody>, description = "Optional: no body refreshes every panel."),
     responses((status = 200, description = "The new results.", body = Envelope<PanelResultsView>), (status = "default", response = ErrorBody))
 )]
-async fn refresh_dashboard(State(app): Api, Path(id): Path<String>, body: Bytes) -> ApiResult {
+async fn refresh_dashboard(
+    State(app): Api,
+    Extension(who): Extension<Principal>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> ApiResult {
+    may(&app, &who, &id, Need::View)?;
     let body: RefreshBody =
         if body.is_empty() { RefreshBody::default() } else { parse_body(&body)? };
     let Some(results) = app.dashboards.refresh(&id, body.panel_id.as_deref()).await? else {
@@ -659,7 +723,12 @@ async fn refresh_dashboard(State(app): Api, Path(id): Path<String>, body: Bytes)
     params(("id" = String, Path, description = "The dashboard id (`db_…`).")),
     responses((status = 200, description = "The results.", body = Envelope<PanelResultsView>), (status = "default", response = ErrorBody))
 )]
-async fn dashboard_data(State(app): Api, Path(id): Path<String>) -> ApiResult {
+async fn dashboard_data(
+    State(app): Api,
+    Extension(who): Extension<Principal>,
+    Path(id): Path<String>,
+) -> ApiResult {
+    may(&app, &who, &id, Need::View)?;
     let results = app.dashboards.data(&id).await?;
     Ok(ok(PanelResultsView { dashboard_id: id, version: results.version, panels: results.panels }))
 }
@@ -677,7 +746,12 @@ async fn dashboard_data(State(app): Api, Path(id): Path<String>) -> ApiResult {
     responses((status = 200, description = "The tool's output (failures of the model's code are \
         part of it).", body = Envelope<Value>), (status = "default", response = ErrorBody))
 )]
-async fn call_tool(State(app): Api, Path(tool): Path<String>, body: Bytes) -> ApiResult {
+async fn call_tool(
+    State(app): Api,
+    Extension(who): Extension<Principal>,
+    Path(tool): Path<String>,
+    body: Bytes,
+) -> ApiResult {
     let mut input: Map<String, Value> = parse_body(&body)?;
     let session = match input.remove("session") {
         None | Some(Value::Null) => None,
@@ -688,7 +762,24 @@ async fn call_tool(State(app): Api, Path(tool): Path<String>, body: Bytes) -> Ap
             )));
         }
     };
-    let out = app.tools.call(&tool, Value::Object(input), session.as_deref()).await?;
+    // A person's sessions are their own: another's active dashboard is out of reach.
+    let session = match (session, who.person()) {
+        (Some(s), Some(_)) => Some(format!("{}/{s}", who.holder())),
+        (s, _) => s,
+    };
+    let named = input.get("dashboard_id").and_then(Value::as_str).filter(|s| !s.trim().is_empty());
+    if let Some(id) = named {
+        let need = if tool == "get_state" { Need::View } else { Need::Edit };
+        may(&app, &who, id.trim(), need)?;
+    }
+    let out = app.tools.call(&tool, Value::Object(input.clone()), session.as_deref()).await?;
+    // `execute` without an id made a new dashboard: it is the caller's.
+    if tool == "execute"
+        && named.is_none()
+        && let Some(id) = out.get("dashboard_id").and_then(Value::as_str).filter(|s| !s.is_empty())
+    {
+        app.dashboards.claim(&who, id).await?;
+    }
     Ok(ok(out))
 }
 

@@ -88,6 +88,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
         super::agents::Doc::openapi(),
         super::keys::Doc::openapi(),
         super::session::Doc::openapi(),
+        super::sharing::Doc::openapi(),
         super::users::Doc::openapi(),
         super::admin::Doc::openapi(),
         super::usage::Doc::openapi(),

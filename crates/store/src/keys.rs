@@ -19,8 +19,9 @@
 //!   `u16 BE len | bytes`, so one panel's entries (and one dashboard's) are a contiguous range.
 //! - `last_good_by_at`: [`last_good_age_key`] `(at, last_good key)` -> the entry's `run` bytes:
 //!   the eviction order (oldest first) and what the running total is counted from on open.
-//! - `users`, `sign_ins`, `audit`: id (`&str`) -> JSON bytes (user accounts; sign-in sessions
-//!   by the digest of their cookie, never the cookie; audit entries by time-ordered id).
+//! - `users`, `sign_ins`, `audit`, `sharing`: id (`&str`) -> JSON bytes (user accounts; sign-in
+//!   sessions by the digest of their cookie, never the cookie; audit entries by time-ordered
+//!   id; dashboards' owners and access by dashboard id).
 //! - `meta`: `&str` -> `&[u8]` (format version).
 
 use redb::TableDefinition;
@@ -58,6 +59,8 @@ pub(super) const USERS: TableDefinition<'static, &str, &[u8]> = TableDefinition:
 pub(super) const SIGN_INS: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("sign_ins");
 /// Audit entries by id (time-ordered).
 pub(super) const AUDIT: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("audit");
+/// Dashboards' owners and access by dashboard id.
+pub(super) const SHARING: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("sharing");
 /// Store-level metadata.
 pub(super) const META: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("meta");
 
@@ -75,6 +78,7 @@ pub(super) fn table_of(
         super::Record::User => USERS,
         super::Record::SignIn => SIGN_INS,
         super::Record::Audit => AUDIT,
+        super::Record::Sharing => SHARING,
     }
 }
 

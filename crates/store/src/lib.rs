@@ -316,11 +316,13 @@ pub enum Record {
     SignIn,
     /// An entry of the audit trail (`access::audit`).
     Audit,
+    /// A dashboard's owner and access (`dashboards::sharing`), by dashboard id.
+    Sharing,
 }
 
 impl Record {
     /// Every kind.
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 10] = [
         Self::Session,
         Self::ApiKey,
         Self::Usage,
@@ -330,6 +332,7 @@ impl Record {
         Self::User,
         Self::SignIn,
         Self::Audit,
+        Self::Sharing,
     ];
 
     /// The kind's name in messages.
@@ -344,6 +347,7 @@ impl Record {
             Self::User => "user",
             Self::SignIn => "sign-in session",
             Self::Audit => "audit entry",
+            Self::Sharing => "dashboard sharing",
         }
     }
 
@@ -359,6 +363,7 @@ impl Record {
             Self::User => "user",
             Self::SignIn => "sign_in",
             Self::Audit => "audit",
+            Self::Sharing => "sharing",
         }
     }
 

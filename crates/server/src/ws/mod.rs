@@ -14,6 +14,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use axum::Extension;
 use axum::extract::State;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::response::{IntoResponse, Response};
@@ -21,6 +22,7 @@ use futures::{SinkExt, StreamExt};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use access::principal::Principal;
 use app::App;
 use live::{Outbox, OutboxItem, Viewer, ViewerLimits};
 
@@ -99,6 +101,7 @@ pub fn viewers(app: &App) -> usize {
 #[base::boxed]
 pub async fn upgrade(
     State(app): State<Arc<App>>,
+    Extension(who): Extension<Principal>,
     ws: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
 ) -> Response {
     // A plain GET (no upgrade headers) is refused in the envelope like every error, not with
@@ -120,7 +123,7 @@ pub async fn upgrade(
         .max_frame_size(MAX_MESSAGE)
         .read_buffer_size(4 * 1024)
         .write_buffer_size(0)
-        .on_upgrade(move |socket| serve(app, admission, socket))
+        .on_upgrade(move |socket| serve(app, admission, socket, who))
 }
 
 /// The `dashboards.changed` message for a change (`None`: changes were missed, re-read all).
@@ -205,7 +208,7 @@ fn too_big(e: &axum::Error) -> bool {
     )
 }
 
-async fn serve(app: Arc<App>, admission: live::Admission, socket: WebSocket) {
+async fn serve(app: Arc<App>, admission: live::Admission, socket: WebSocket, who: Principal) {
     let (mut sink, mut stream) = socket.split();
     let outbox = Outbox::new(OUTBOX_CAPACITY);
     let mut writer = {
@@ -256,7 +259,11 @@ async fn serve(app: Arc<App>, admission: live::Admission, socket: WebSocket) {
             () = shutdown.cancelled() => break false,
             change = changes.recv() => {
                 match change {
-                    Ok(c) => outbox.push(changed_item(Some(&c))),
+                    // Only dashboards this caller may see: an id tells something.
+                    Ok(c) if app.dashboards.sharing().sees(&who, &c.id) => {
+                        outbox.push(changed_item(Some(&c)));
+                    }
+                    Ok(_) => {}
                     Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
                         outbox.push(changed_item(None));
                     }
@@ -311,7 +318,7 @@ async fn serve(app: Arc<App>, admission: live::Admission, socket: WebSocket) {
             },
         };
         match serde_json::from_str::<ClientMessage>(&text) {
-            Ok(m) => handle(&app, &outbox, &mut viewer, m).await,
+            Ok(m) => handle(&app, &outbox, &mut viewer, m, &who).await,
             Err(e) => outbox.push(error_item(format!(
                 "bad message: {e}; expected {{\"type\": \"subscribe\"|\"unsubscribe\"|\"refresh\"|\"set_vars\", \"dashboardId\": ...}}"
             ))),
@@ -335,15 +342,25 @@ async fn serve(app: Arc<App>, admission: live::Admission, socket: WebSocket) {
     }
 }
 
-async fn handle(app: &Arc<App>, outbox: &Arc<Outbox>, viewer: &mut Viewer, msg: ClientMessage) {
+async fn handle(
+    app: &Arc<App>,
+    outbox: &Arc<Outbox>,
+    viewer: &mut Viewer,
+    msg: ClientMessage,
+    who: &Principal,
+) {
     let result = match msg {
         ClientMessage::Subscribe { dashboard_id } => {
-            match app.dashboards.get(&dashboard_id).await {
-                Ok(rec) if !rec.deleted => viewer
-                    .subscribe(&dashboard_id, rec.version, Arc::new(rec.state))
-                    .map_err(|e| e.to_string()),
-                Ok(_) => Err(format!("dashboard `{dashboard_id}` is deleted")),
-                Err(e) => Err(e.to_string()),
+            // A dashboard this caller may not see is answered as missing.
+            match app.dashboards.may(who, &dashboard_id, dashboards::sharing::Need::View) {
+                Err(denied) => Err(denied.to_string()),
+                Ok(()) => match app.dashboards.get(&dashboard_id).await {
+                    Ok(rec) if !rec.deleted => viewer
+                        .subscribe(&dashboard_id, rec.version, Arc::new(rec.state))
+                        .map_err(|e| e.to_string()),
+                    Ok(_) => Err(format!("dashboard `{dashboard_id}` is deleted")),
+                    Err(e) => Err(e.to_string()),
+                },
             }
         }
         ClientMessage::Unsubscribe { dashboard_id } => {

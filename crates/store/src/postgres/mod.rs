@@ -818,7 +818,12 @@ impl Postgres {
     /// they read from the store each time.
     fn record_notice(&self, kind: Record) -> Option<String> {
         match kind {
-            Record::ApiKey | Record::Admin | Record::Workflow | Record::User | Record::SignIn => {
+            Record::ApiKey
+            | Record::Admin
+            | Record::Workflow
+            | Record::User
+            | Record::SignIn
+            | Record::Sharing => {
                 Some(json!({ "node": &*self.node, "record": kind.key() }).to_string())
             }
             Record::Session | Record::Usage | Record::WorkflowRun | Record::Audit => None,
