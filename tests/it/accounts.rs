@@ -656,3 +656,53 @@ async fn a_private_dashboard_is_its_owners_until_shared_by_every_path() {
     );
     app.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dashboard_an_agent_builds_in_a_persons_chat_is_theirs() {
+    use boardsmith::llm::mock::MockLlm;
+    let mock = MockLlm::start(MockLlm::demo().unwrap(), 0).await.unwrap();
+    let url = mock.url();
+    let app = support::spawn_app_with(
+        std::sync::Arc::new(tempfile::tempdir().unwrap()),
+        false,
+        move |c| {
+            c.llm = Some(support::llm_config(Some(&url)));
+        },
+    )
+    .await;
+    app.add_user("ann", PASSWORD, "editor").await;
+    app.add_user("bob", PASSWORD, "editor").await;
+    let ann = app.cookie_client(&app.password_cookie("ann", PASSWORD).await);
+    let bob = app.cookie_client(&app.password_cookie("bob", PASSWORD).await);
+    let body =
+        json!({"message": "Build me a gold dashboard", "agentKey": "dashboard", "stream": false});
+    let r = ann.post(app.url("/api/query")).json(&body).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let _ = r.text().await.unwrap();
+    let ids = |c: reqwest::Client| {
+        let url = app.url("/api/dashboards");
+        async move {
+            let v: Value = c.get(url).send().await.unwrap().json().await.unwrap();
+            v["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d["id"].as_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+        }
+    };
+    let anns = ids(ann.clone()).await;
+    assert_eq!(anns.len(), 1, "the run built one dashboard, ann's: {anns:?}");
+    assert!(ids(bob.clone()).await.is_empty(), "bob sees none of ann's");
+    let access: Value = ann
+        .get(app.url(&format!("/api/dashboards/{}/access", anns[0])))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(access["data"]["ownerName"], "ann", "{access}");
+    mock.stop();
+    app.stop().await;
+}

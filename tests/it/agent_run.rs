@@ -134,6 +134,7 @@ fn input(s: &Setup, mock: &MockLlm) -> RunInput {
         model: "gpt-test".into(),
         context_tokens: 100_000,
         reasoning: true,
+        principal: None,
     }
 }
 

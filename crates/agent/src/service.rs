@@ -96,6 +96,9 @@ pub struct QueryRequest {
     /// The API key that asked (`None`: the owner); handed to the run's hooks.
     #[serde(skip)]
     pub caller: Option<String>,
+    /// Who asked (`None`: the owner): the run's tools act with their rights.
+    #[serde(skip)]
+    pub principal: Option<base::principal::Principal>,
 }
 
 /// One image of a query: exactly one of the two fields.
@@ -658,6 +661,7 @@ impl AgentService {
                 model,
                 context_tokens,
                 reasoning,
+                principal: request.principal.clone(),
             };
             let service = Arc::clone(self);
             tokio::spawn(async move {

@@ -60,7 +60,6 @@ impl Scope {
     }
 }
 
-
 /// A user's id (`u_` and a time-ordered UUID).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]

@@ -21,6 +21,7 @@ use agent::definition::AgentDefinition;
 use agent::events::EventBody;
 use agent::run::ContextSource;
 use agent::tools::{Args, BackendTool, BackendTools, ToolContext, ToolError, ToolReply};
+use base::principal::Principal;
 use base::provenance::any_demo;
 use dashboard::summary::context_line;
 use store::StoreError;
@@ -170,6 +171,8 @@ fn run(
     let shared = shared.clone();
     let session = ctx.chat_id.clone();
     let run_id = ctx.run_id.clone();
+    // The run acts for its person; a run for no one (a workflow, the token) for the owner.
+    let who = ctx.principal.clone().unwrap_or(Principal::Owner);
     Box::pin(async move {
         let input = input(tool, &args)?;
         let writes = tool.writes();
@@ -179,7 +182,7 @@ fn run(
         let session = (!session.is_empty()).then_some(session);
         let Answer { mut output, written } = shared
             .tools
-            .call_for_model(tool, input, session.as_deref())
+            .call_for_model(tool, input, session.as_deref(), &who)
             .await
             .map_err(|e| tool_error(tool.name(), e))?;
         if writes {

@@ -18,9 +18,11 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use base::principal::Principal;
 use dashboard::summary::summary;
 use dashboard::validate::parse_state;
 use dashboard::{ChangeEntry, DashboardState, Issue};
+use dashboards::sharing::{Denied, Need};
 use dashboards::{Dashboards, Edit, Runs};
 use live::PanelRun;
 use sandbox::{ErrorKind, ExecError, Sandbox};
@@ -258,6 +260,9 @@ pub enum ToolError {
     /// Storage failure, missing dashboard or a conflict that retries did not resolve.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The caller may not see (answered as missing) or change this dashboard.
+    #[error(transparent)]
+    Denied(#[from] Denied),
 }
 
 /// The tools over the sandbox, store and live layer.
@@ -340,19 +345,23 @@ impl Tools {
         tool: &str,
         input: Value,
         session: Option<&str>,
+        who: &Principal,
     ) -> Result<Value, ToolError> {
         let tool = DashboardTool::from_name(tool)
             .ok_or_else(|| ToolError::UnknownTool(tool.to_owned()))?;
-        Ok(self.call_tool(tool, input, session).await?.output)
+        Ok(self.call_tool(tool, input, session, who).await?.output)
     }
 
-    /// [`Tools::call`] for a known tool, with what it wrote.
+    /// [`Tools::call`] for a known tool, with what it wrote. `who` acts: it sees and changes
+    /// only the dashboards `dashboards::sharing` lets it, and a dashboard `execute` makes is
+    /// its person's.
     #[base::boxed]
     pub async fn call_tool(
         &self,
         tool: DashboardTool,
         input: Value,
         session: Option<&str>,
+        who: &Principal,
     ) -> Result<Answer, ToolError> {
         fn parse<T: serde::de::DeserializeOwned>(
             tool: DashboardTool,
@@ -368,15 +377,16 @@ impl Tools {
                 (serde_json::to_value(self.search(parse(tool, input)?).await), None)
             }
             DashboardTool::Execute => {
-                let mut out = self.execute(parse(tool, input)?, session).await?;
+                let mut out = self.execute(parse(tool, input)?, session, who).await?;
                 let written = out.written.take();
                 (serde_json::to_value(out), written)
             }
             DashboardTool::GetState => {
-                (serde_json::to_value(self.get_state(parse(tool, input)?, session).await?), None)
+                let out = self.get_state(parse(tool, input)?, session, who).await?;
+                (serde_json::to_value(out), None)
             }
             DashboardTool::Mutate => {
-                let mut out = self.mutate(parse(tool, input)?, session).await?;
+                let mut out = self.mutate(parse(tool, input)?, session, who).await?;
                 let written = out.written.take();
                 (serde_json::to_value(out), written)
             }
@@ -392,8 +402,9 @@ impl Tools {
         tool: DashboardTool,
         input: Value,
         session: Option<&str>,
+        who: &Principal,
     ) -> Result<Answer, ToolError> {
-        let answer = self.call_tool(tool, input, session).await?;
+        let answer = self.call_tool(tool, input, session, who).await?;
         Ok(Answer { output: cap::cap(&answer.output, cap::DEFAULT_MAX_TOKENS), ..answer })
     }
 
@@ -445,6 +456,7 @@ impl Tools {
         &self,
         input: ExecuteInput,
         session: Option<&str>,
+        who: &Principal,
     ) -> Result<ExecuteOutput, ToolError> {
         let fail = |id: &str, error: String| ExecuteOutput {
             dashboard_id: id.to_owned(),
@@ -454,7 +466,10 @@ impl Tools {
             written: None,
         };
         let existing = match &input.dashboard_id {
-            Some(id) => Some(self.dashboards.get(id).await?),
+            Some(id) => {
+                self.dashboards.may(who, id, Need::Edit)?;
+                Some(self.dashboards.get(id).await?)
+            }
             None => None,
         };
         let target = input.dashboard_id.clone().unwrap_or_default();
@@ -481,7 +496,10 @@ impl Tools {
             None => {
                 let empty = DashboardState { panels: Vec::new(), ..state.clone() };
                 let changes = dashboard::diff::changes(&empty, &state);
-                (self.dashboards.create(Some(&id), state, "execute", runs).await?.version, changes)
+                let version =
+                    self.dashboards.create(Some(&id), state, "execute", runs).await?.version;
+                self.dashboards.claim(who, &id).await?;
+                (version, changes)
             }
             Some(_) => {
                 let lock = self.dashboards.lock(&id).await?;
@@ -520,6 +538,7 @@ impl Tools {
         &self,
         input: GetStateInput,
         session: Option<&str>,
+        who: &Principal,
     ) -> Result<GetStateOutput, ToolError> {
         let id = match self.resolve(input.dashboard_id.as_deref(), session).await? {
             Ok(id) => id,
@@ -531,6 +550,7 @@ impl Tools {
                 });
             }
         };
+        self.dashboards.may(who, &id, Need::View)?;
         let rec = self.dashboards.get(&id).await?;
         if rec.deleted {
             return Err(StoreError::Deleted(id).into());
@@ -551,6 +571,7 @@ impl Tools {
         &self,
         input: MutateInput,
         session: Option<&str>,
+        who: &Principal,
     ) -> Result<MutateOutput, ToolError> {
         let out = |id: &str| MutateOutput {
             dashboard_id: id.to_owned(),
@@ -564,6 +585,7 @@ impl Tools {
             Ok(id) => id,
             Err(e) => return Ok(MutateOutput { error: Some(e), ..out("") }),
         };
+        self.dashboards.may(who, &id, Need::Edit)?;
         // Under the writer lock nobody else saves this dashboard: the head read here stays
         // the base of the save.
         let lock = self.dashboards.lock(&id).await?;

@@ -6,6 +6,7 @@ use rmcp::ErrorData;
 use rmcp::model::{Resource, ResourceContents, ResourceTemplate};
 use serde_json::{Value, json};
 
+use access::principal::Principal;
 use dashboard_agent::describe;
 use dashboards::{Change, ChangeKind, Dashboards};
 use sdk::Sdk;
@@ -61,16 +62,21 @@ pub fn touched(change: &Change) -> (Vec<String>, bool) {
     }
 }
 
-/// Every concrete resource: the list, each live dashboard, each data source.
+/// Every concrete resource `who` may see: the list, each live dashboard, each data source.
 #[base::boxed]
-pub async fn list(dashboards: &Dashboards, sdk: &Sdk) -> Result<Vec<Resource>, ErrorData> {
+pub async fn list(
+    dashboards: &Dashboards,
+    sdk: &Sdk,
+    who: &Principal,
+) -> Result<Vec<Resource>, ErrorData> {
     let mut out = vec![
         Resource::new(DASHBOARDS, "dashboards")
             .with_title("Dashboards")
             .with_description("Every dashboard: id, title, version, panels, last update")
             .with_mime_type(JSON),
     ];
-    for d in dashboards.list(false).await.map_err(internal)? {
+    let seen = dashboards.list(false).await.map_err(internal)?;
+    for d in seen.into_iter().filter(|d| dashboards.sharing().sees(who, &d.id)) {
         out.push(
             Resource::new(dashboard_uri(&d.id), d.id.clone())
                 .with_title(d.title.clone())
@@ -107,18 +113,20 @@ pub fn templates() -> Vec<ResourceTemplate> {
     ]
 }
 
-/// Reads `uri`.
+/// Reads `uri` for `who` (a dashboard it may not see is not found).
 #[base::boxed]
 pub async fn read(
     dashboards: &Dashboards,
     sdk: &Sdk,
     uri: &str,
+    who: &Principal,
 ) -> Result<ResourceContents, ErrorData> {
     let value = match Uri::parse(uri) {
         Some(Uri::Dashboards) => {
             let list = dashboards.list(false).await.map_err(internal)?;
             let rows: Vec<Value> = list
                 .iter()
+                .filter(|d| dashboards.sharing().sees(who, &d.id))
                 .map(|d| {
                     json!({
                         "id": d.id, "title": d.title, "version": d.version, "panels": d.panels,
@@ -127,6 +135,9 @@ pub async fn read(
                 })
                 .collect();
             json!({ "dashboards": rows })
+        }
+        Some(Uri::Dashboard(id)) if !dashboards.sharing().sees(who, id) => {
+            return Err(not_found(uri));
         }
         Some(Uri::Dashboard(id)) => dashboard(dashboards, id).await.map_err(|e| match e {
             StoreError::NotFound(_) | StoreError::Deleted(_) => not_found(uri),

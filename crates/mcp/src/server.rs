@@ -164,7 +164,7 @@ impl McpServer {
         // Runs to its end even if the client cancels: a dashboard write is published once
         // committed (`dashboards` sees to that); the caller just stops waiting.
         let answer = tokio::select! {
-            a = self.shared.tools.call_tool(tool, checked, Some(&session)) => a,
+            a = self.shared.tools.call_tool(tool, checked, Some(&session), &principal) => a,
             () = ctx.ct.cancelled() => {
                 return Err(ErrorData::internal_error("cancelled by the client", None));
             }
@@ -353,9 +353,10 @@ impl ServerHandler for McpServer {
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let list = resources::list(&self.shared.dashboards, &self.shared.sdk).await?;
+        let who = self.principal(&ctx);
+        let list = resources::list(&self.shared.dashboards, &self.shared.sdk, &who).await?;
         Ok(ListResourcesResult::with_all_items(list))
     }
 
@@ -370,10 +371,11 @@ impl ServerHandler for McpServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        let who = self.principal(&ctx);
         let contents =
-            resources::read(&self.shared.dashboards, &self.shared.sdk, &request.uri).await?;
+            resources::read(&self.shared.dashboards, &self.shared.sdk, &request.uri, &who).await?;
         Ok(ReadResourceResult::new(vec![contents]).into())
     }
 

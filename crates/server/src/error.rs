@@ -155,6 +155,12 @@ impl From<ToolError> for ApiError {
             ToolError::UnknownTool(_) => Self::NotFound(e.to_string()),
             ToolError::InvalidInput { .. } => Self::bad(e.to_string()),
             ToolError::Store(s) => s.into(),
+            ToolError::Denied(d @ dashboards::sharing::Denied::Hidden(_)) => {
+                Self::NotFound(d.to_string())
+            }
+            ToolError::Denied(d @ dashboards::sharing::Denied::ReadOnly(_)) => {
+                Self::Forbidden(d.to_string())
+            }
         }
     }
 }

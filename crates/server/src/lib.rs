@@ -767,19 +767,7 @@ async fn call_tool(
         (Some(s), Some(_)) => Some(format!("{}/{s}", who.holder())),
         (s, _) => s,
     };
-    let named = input.get("dashboard_id").and_then(Value::as_str).filter(|s| !s.trim().is_empty());
-    if let Some(id) = named {
-        let need = if tool == "get_state" { Need::View } else { Need::Edit };
-        may(&app, &who, id.trim(), need)?;
-    }
-    let out = app.tools.call(&tool, Value::Object(input.clone()), session.as_deref()).await?;
-    // `execute` without an id made a new dashboard: it is the caller's.
-    if tool == "execute"
-        && named.is_none()
-        && let Some(id) = out.get("dashboard_id").and_then(Value::as_str).filter(|s| !s.is_empty())
-    {
-        app.dashboards.claim(&who, id).await?;
-    }
+    let out = app.tools.call(&tool, Value::Object(input), session.as_deref(), &who).await?;
     Ok(ok(out))
 }
 

@@ -120,6 +120,7 @@ pub async fn query(
     }
     let mut request: QueryRequest = parse_body(&body)?;
     request.caller = principal.key_id().map(str::to_owned);
+    request.principal = Some(principal.clone());
     let collect = request.stream == Some(false);
     let mut stream = app.agents.start(request).await?;
     let queued = stream.queued.map(Busy::as_str);

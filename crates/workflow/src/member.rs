@@ -48,6 +48,8 @@ pub async fn run_member(
             tag: format!("n{}", ctx.index),
             announce: false,
         },
+        // A workflow runs for nobody in particular: its members act as the owner.
+        principal: None,
         caller: ctx.caller.clone(),
         meter: None,
     };

@@ -31,6 +31,8 @@ pub struct RunInput {
     /// Whether the model reasons (its registry entry says so): thinking parameters are sent
     /// to it only then (likewise).
     pub reasoning: bool,
+    /// Who the run acts for (`None`: the owner): its tools act with their rights.
+    pub principal: Option<base::principal::Principal>,
 }
 
 impl fmt::Debug for RunInput {

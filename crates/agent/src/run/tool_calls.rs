@@ -147,6 +147,7 @@ impl Runner<'_> {
                     .with_tool_id(id.clone())
                     .with_agent(self.input.agent.clone());
                 ctx.cancel = self.deps.cancel.child_token();
+                ctx.principal = self.input.principal.clone();
                 let cancel = ctx.cancel.clone();
                 // Lazy: nothing runs until the gate (if any) opens.
                 let fut = self.deps.backend.call_with_events(name, args, ctx);

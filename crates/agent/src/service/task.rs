@@ -35,6 +35,9 @@ pub struct TaskRequest {
     pub frame: TaskFrame,
     /// The API key the enclosing run is for (`None`: the owner), for accounting.
     pub caller: Option<String>,
+    /// Who the enclosing run acts for (`None`: the owner): the member's tools act with their
+    /// rights.
+    pub principal: Option<base::principal::Principal>,
     /// The team budget the task counts against, if any.
     pub meter: Option<Arc<Meter>>,
 }
@@ -75,8 +78,17 @@ impl AgentService {
         sink: &EventSink,
         cancel: CancellationToken,
     ) -> RunOutcome {
-        let TaskRequest { agent, message, history, run_id, chat_id, frame, caller, meter } =
-            request;
+        let TaskRequest {
+            agent,
+            message,
+            history,
+            run_id,
+            chat_id,
+            frame,
+            caller,
+            principal,
+            meter,
+        } = request;
         let snapshot = self.catalog.snapshot();
         let agent = match agent {
             TaskAgent::Inline(def) => def,
@@ -155,6 +167,7 @@ impl AgentService {
             model: primary.model,
             context_tokens: primary.context_tokens,
             reasoning: primary.reasoning,
+            principal,
         };
         crate::run::run_task(input, &deps, sink, frame, None).await
     }

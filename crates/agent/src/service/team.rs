@@ -287,6 +287,7 @@ impl AgentService {
             chat_id: run.input.chat_id.clone(),
             frame,
             caller: run.caller.clone(),
+            principal: run.input.principal.clone(),
             meter: Some(Arc::clone(&run.meter)),
         }
     }
@@ -353,6 +354,7 @@ impl AgentService {
                 meter: Arc::clone(&run.meter),
                 chat_id: run.input.chat_id.clone(),
                 caller: run.caller.clone(),
+                principal: run.input.principal.clone(),
             }));
         }
         let inner = Some(Arc::clone(&deps.hooks));
@@ -398,6 +400,7 @@ struct MemberTool {
     meter: Arc<Meter>,
     chat_id: String,
     caller: Option<String>,
+    principal: Option<base::principal::Principal>,
 }
 
 impl BackendTool for MemberTool {
@@ -427,6 +430,7 @@ impl BackendTool for MemberTool {
             chat_id: self.chat_id.clone(),
             frame: TaskFrame::new(&ctx.run_id, n, self.member.clone(), self.description.clone()),
             caller: self.caller.clone(),
+            principal: self.principal.clone(),
             meter: Some(Arc::clone(&self.meter)),
         };
         let (service, sink, name, member) = (

@@ -97,6 +97,9 @@ pub struct ToolContext {
     /// `agent_file_create` grants at most its tools). `None` (a call outside a run) is
     /// treated as an agent with no tools and no shell.
     pub agent: Option<Arc<AgentDefinition>>,
+    /// Who the run acts for: tools that touch someone's data act with their rights. `None`:
+    /// nobody in particular (a workflow, a call with the server token): the owner's.
+    pub principal: Option<base::principal::Principal>,
 }
 
 impl ToolContext {
@@ -108,6 +111,7 @@ impl ToolContext {
             tool_id: String::new(),
             cancel: CancellationToken::new(),
             agent: None,
+            principal: None,
         }
     }
 

@@ -203,6 +203,7 @@ pub(super) async fn completions(
     }
     let mut query = convert::to_agent_query(&req, &slug)?;
     query.caller = principal.key_id().map(str::to_owned);
+    query.principal = Some(principal.clone());
     let mut stream = app.agents.start(query).await?;
     let id = format!("chatcmpl-{}", uuid::Uuid::now_v7().simple());
     let created = now_secs();
