@@ -11,24 +11,37 @@
 // Binance cannot be reached"), dismissable for the session until another provider joins, gone
 // once all are fine; and the header indicator says "Data delayed" instead of "Live" meanwhile.
 //
+// Access: on open the view asks `GET /api/dashboards/{id}/access` and, with the session's role,
+// tells whether this person may change the dashboard (access.js): if not, a "View only" chip,
+// no Restore once deleted, and 'dashboard:access' {dashboardId, canEdit, access} on the bus so
+// the list hides its delete and version restore for it. "Share" opens share.js's dialog; its
+// icon is a lock (private) or people (team).
+//
 // The dashboard's title and panel titles are announced as 'dashboard:panels' when they load or
 // change (the chat names the panels a run left failing by them).
 //
 // Test hooks: .dashboard-view[data-dashboard-id][data-version]; .dashboard-vars [name=<var>];
+// .dashboard-view[data-access=edit|view] once the access is known, .dash-view-only (hidden when
+// editable), .share-open[data-visibility] (hidden until the access is known; see share.js);
 // .live-status[data-state=open|connecting|closed][data-health=ok|delayed] with .live-label
 // (Live | Data delayed | Connecting… | Offline) and its title; .dash-outage[data-count]
 // (hidden when all is well) > .dash-outage-line[data-provider] and .dash-outage-dismiss;
 // panels: see panel.js.
 import { applyPatch } from 'fast-json-patch';
 import { themeColors } from '../theme.js';
-import { h } from '../dom.js';
+import { h, icon } from '../dom.js';
 import { json } from './format.js';
 import { createLive } from './live.js';
 import { createPanel } from './panel.js';
 import { bannerLines, liveIndicator } from './outage.js';
 import { currentHealth, loadHealth, setFallback } from '../datahealth.js';
+import { canEdit } from './access.js';
+import { openShareDialog } from './share.js';
 
 const ROW_HEIGHT = 80;
+// The Share button's icon: a lock for private, two people for team.
+const LOCK = 'M4.5 7.5h7v5.5h-7zM6 7.5V5.5a2 2 0 0 1 4 0v2';
+const PEOPLE = 'M6 7a2 2 0 1 0 0-4 2 2 0 0 0 0 4zM2.5 13c0-2 1.5-3.5 3.5-3.5S9.5 11 9.5 13M10.5 7a1.8 1.8 0 1 0 0-3.6M11.5 9.6c1.2.4 2 1.7 2 3.4';
 
 export function createDashboardView(el, { api, bus, session }) {
   // ---- static skeleton -------------------------------------------------------------------
@@ -43,6 +56,10 @@ export function createDashboardView(el, { api, bus, session }) {
       if (!current || !live.send({ type: 'refresh', dashboardId: current })) return;
       for (const p of panels.values()) p.setLoading();
     },
+  });
+  const viewOnly = h('span.dash-view-only', { hidden: true, text: 'View only' });
+  const shareBtn = h('button.share-open', {
+    type: 'button', hidden: true, title: 'Who can see and change this dashboard', onclick: () => openShare(),
   });
   const varsBar = h('div.dashboard-vars');
   const banner = h('div.dash-banner', { hidden: true });
@@ -59,7 +76,7 @@ export function createDashboardView(el, { api, bus, session }) {
     h('div.dash-empty-title', { text: 'No dashboard open' }),
     h('div.muted', { text: 'Pick one from the list, create one from a template, or ask the agent in the chat.' }));
   const header = h('header.dash-header', null,
-    h('div.dash-title-row', null, titleEl, versionEl, h('span.dash-spacer'), statusDot, refreshAll),
+    h('div.dash-title-row', null, titleEl, versionEl, viewOnly, h('span.dash-spacer'), statusDot, shareBtn, refreshAll),
     varsBar);
   const footer = h('footer.dash-footer', null, 'Charts by ',
     h('a', { href: 'https://www.tradingview.com/', target: '_blank', rel: 'noopener noreferrer', text: 'TradingView Lightweight Charts™' }),
@@ -76,6 +93,8 @@ export function createDashboardView(el, { api, bus, session }) {
   let namesJson = ''; // the title and panel titles last announced as 'dashboard:panels'
   let deleted = false;
   let pendingVars = null;
+  let access = null; // GET /api/dashboards/{id}/access for `current`, once answered
+  let editable = true; // what access.js's canEdit says (true until known: the server decides)
   /** @type {Map<string, ReturnType<typeof createPanel>>} */
   let panels = new Map();
   let colors = themeColors();
@@ -228,8 +247,12 @@ export function createDashboardView(el, { api, bus, session }) {
     varsBar.replaceChildren();
     hideBanner();
     setMode('loading');
+    access = null;
+    editable = true;
+    paintAccess();
     bus.emit('dashboard:opened', { dashboardId });
     live.subscribe(dashboardId);
+    loadAccess(dashboardId);
     // The WebSocket answers an unknown or deleted id with a bare `error`; ask REST to tell which.
     api.get(`/api/dashboards/${encodeURIComponent(dashboardId)}?detail=summary`).catch((e) => {
       if (current !== dashboardId) return;
@@ -242,13 +265,59 @@ export function createDashboardView(el, { api, bus, session }) {
     });
   }
 
+  // ---- access ------------------------------------------------------------------------------
+  async function loadAccess(id) {
+    let answer = null;
+    try {
+      answer = await api.get(`/api/dashboards/${encodeURIComponent(id)}/access`);
+    } catch {
+      // Not found (the REST summary above says so) or an older server: no Share, no chip.
+    }
+    const who = await session;
+    if (current !== id) return;
+    access = answer;
+    editable = canEdit(access, who);
+    paintAccess();
+    bus.emit('dashboard:access', { dashboardId: id, canEdit: editable, access });
+  }
+
+  function paintAccess() {
+    if (access) root.dataset.access = editable ? 'edit' : 'view';
+    else root.removeAttribute('data-access');
+    viewOnly.hidden = !access || editable;
+    viewOnly.title = access?.ownerName
+      ? `Shared with you to look at, not to change; ask its owner, ${access.ownerName}, for edit access`
+      : 'Shared with you to look at, not to change';
+    shareBtn.hidden = !access;
+    if (!access) return;
+    shareBtn.dataset.visibility = access.visibility;
+    shareBtn.replaceChildren(icon(access.visibility === 'team' ? PEOPLE : LOCK), h('span.label', { text: 'Share' }));
+    shareBtn.setAttribute('aria-label', access.visibility === 'team' ? 'Share (everyone on the team can see it)' : 'Share (private)');
+    banner.querySelector('.dash-restore')?.toggleAttribute('hidden', !editable);
+  }
+
+  async function openShare() {
+    const id = current;
+    if (!id || !access) return;
+    openShareDialog({
+      api, dashboardId: id, title: state?.title ?? '', access, session: await session,
+      onSaved: async (saved) => {
+        if (current !== id) return;
+        access = saved;
+        editable = canEdit(access, await session);
+        paintAccess();
+        bus.emit('dashboard:access', { dashboardId: id, canEdit: editable, access });
+      },
+    });
+  }
+
   function markDeleted() {
     deleted = true;
     root.dataset.deleted = 'true';
     setMode('deleted');
     const id = current;
-    const restore = h('button.primary', {
-      type: 'button', text: 'Restore',
+    const restore = h('button.primary.dash-restore', {
+      type: 'button', text: 'Restore', hidden: !editable,
       onclick: async () => {
         try {
           await api.post(`/api/dashboards/${encodeURIComponent(id)}/restore`);
