@@ -1,16 +1,29 @@
 // The sidebar: dashboards (most recently updated first), "New from template", duplicate,
 // delete with Undo, and the open dashboard's version history with "restore this version".
 //
+// What a person may not do is not offered: a viewer (their role writes nothing) gets no New,
+// Duplicate or Delete; a dashboard the view found they may only look at ('dashboard:access',
+// see view.js) has no Delete and no version Restore. Other rows keep Delete until opened (the
+// server refuses it with its own sentence, shown in the toast): `GET /api/dashboards` does not
+// say who may change a row, and asking each row's access would be one request per row. For the
+// same reason the rows carry no private/team icon; the view's Share button shows it.
+//
 // Test hooks: .dashboard-item[data-dashboard-id] (.active when open), .dashboard-new,
 // .dashboard-duplicate, .dashboard-delete, .dashboard-versions with .version-restore buttons.
 import { h, icon } from '../dom.js';
 import { timeAgo } from '../time.js';
+import { readsOnly } from './access.js';
 
 const enc = encodeURIComponent;
 
-export function createDashboardList(el, { api, bus }) {
+export function createDashboardList(el, { api, bus, session = Promise.resolve(null) }) {
   let openId = null;
+  let viewer = false; // the signed-in person's role writes nothing
+  /** Dashboards the view said this person may not change (by id → false). */
+  const editable = new Map();
+  const mayChange = (id) => !viewer && editable.get(id) !== false;
   let items = [];
+  let loaded = false;
   let templates = null;
   let loadSeq = 0;
   let reloadTimer = null;
@@ -39,6 +52,7 @@ export function createDashboardList(el, { api, bus }) {
       const rows = await api.get('/api/dashboards');
       if (mine !== loadSeq) return items;
       items = rows.filter((d) => !d.deleted).sort((a, b) => (b.updatedAt ?? 0) - (a.updatedAt ?? 0));
+      loaded = true;
       renderItems();
     } catch (e) {
       if (mine === loadSeq) listEl.replaceChildren(h('li.dash-list-error', { text: `Could not load dashboards: ${e.message}` }));
@@ -47,6 +61,7 @@ export function createDashboardList(el, { api, bus }) {
   }
 
   function renderItems() {
+    if (!loaded) return; // the first answer renders
     if (!items.length) {
       listEl.replaceChildren(h('li.dash-list-empty', { text: 'No dashboards yet. Create one from a template.' }));
       return;
@@ -67,14 +82,14 @@ export function createDashboardList(el, { api, bus }) {
         h('div.item-title', { text: d.title }),
         h('div.item-meta', { text: `${d.panels} panel${d.panels === 1 ? '' : 's'} · v${d.version} · ` }, timeAgo(h('span'), d.updatedAt))),
       h('div.item-actions', null,
-        h('button.dashboard-duplicate.icon', {
+        viewer ? null : h('button.dashboard-duplicate.icon', {
           type: 'button', title: 'Duplicate', 'aria-label': `Duplicate ${d.title}`,
           onclick: (e) => { e.stopPropagation(); duplicate(d); },
         }, icon('M5.5 5.5h7v7h-7zM3.5 10.5v-7h7')),
-        h('button.dashboard-delete.icon', {
+        mayChange(d.id) ? h('button.dashboard-delete.icon', {
           type: 'button', title: 'Delete', 'aria-label': `Delete ${d.title}`,
           onclick: (e) => { e.stopPropagation(); remove(d); },
-        }, icon('M3 4.5h10M6.5 4.5V3h3v1.5M4.5 4.5l.6 8.5h5.8l.6-8.5'))));
+        }, icon('M3 4.5h10M6.5 4.5V3h3v1.5M4.5 4.5l.6 8.5h5.8l.6-8.5')) : null));
       li.classList.toggle('active', d.id === openId);
       return li;
     }));
@@ -165,22 +180,33 @@ export function createDashboardList(el, { api, bus }) {
 
   // ---- versions ---------------------------------------------------------------------------
   let versionsSeq = 0;
+  let versions = null; // {id, rows} shown
   async function loadVersions() {
     const id = openId;
     const mine = ++versionsSeq;
     if (!id) {
       versionsEl.hidden = true;
+      versions = null;
       return;
     }
     let rows;
     try {
       rows = await api.get(`/api/dashboards/${enc(id)}/versions`);
     } catch {
-      if (mine === versionsSeq) versionsEl.hidden = true;
+      if (mine === versionsSeq) {
+        versionsEl.hidden = true;
+        versions = null;
+      }
       return;
     }
     if (mine !== versionsSeq) return;
-    rows = [...rows].sort((a, b) => b.version - a.version);
+    versions = { id, rows: [...rows].sort((a, b) => b.version - a.version) };
+    renderVersions();
+  }
+
+  function renderVersions() {
+    if (!versions) return;
+    const { id, rows } = versions;
     const latest = rows[0]?.version;
     versionsEl.hidden = false;
     versionsEl.replaceChildren(
@@ -191,7 +217,7 @@ export function createDashboardList(el, { api, bus }) {
           timeAgo(h('span.version-time'), v.createdAt),
           v.version === latest
             ? h('span.version-current', { text: 'current' })
-            : h('button.version-restore', {
+            : mayChange(id) && h('button.version-restore', {
               type: 'button', title: `Restore version ${v.version} as a new version`, text: 'Restore',
               onclick: () => revert(id, v.version),
             })),
@@ -232,6 +258,22 @@ export function createDashboardList(el, { api, bus }) {
     loadVersions();
     // Opened something the list does not show yet (e.g. the agent just created it): reload.
     if (openId && !items.some((d) => d.id === openId)) load().then(highlight);
+  });
+  bus.on('dashboard:access', ({ dashboardId, canEdit }) => {
+    if (editable.get(dashboardId) === canEdit) return;
+    editable.set(dashboardId, canEdit);
+    renderItems();
+    highlight();
+    if (versions?.id === dashboardId) renderVersions();
+  });
+  session.then((s) => {
+    viewer = readsOnly(s);
+    newBtn.hidden = viewer;
+    if (viewer) {
+      renderItems();
+      highlight();
+      renderVersions();
+    }
   });
   bus.on('dashboards:changed', () => {
     // Several writes in a row (or a patch storm) cost one reload.
