@@ -279,9 +279,17 @@ async fn the_audit_trail_records_people_and_never_a_secret() {
     let key: Value = r.json().await.unwrap();
     let key_id = key["data"]["id"].as_str().unwrap().to_owned();
     app.http.delete(app.url(&format!("/api/keys/{key_id}"))).send().await.unwrap();
+    // Administration is recorded in one place, and a refused change is not.
+    assert_eq!(app.put("/api/sdk/fallback", json!({"fallback": true})).await.0, 200);
+    assert_eq!(app.put("/api/admin/settings", json!({"defaultModel": "nowhere/x"})).await.0, 400);
     let (status, trail) = app.get("/api/admin/audit?limit=50").await;
     assert_eq!(status, 200);
     let entries = trail["data"].as_array().unwrap();
+    let settings: Vec<&Value> =
+        entries.iter().filter(|e| e["kind"] == "settings_changed").collect();
+    assert_eq!(settings.len(), 1, "{settings:?}");
+    assert_eq!(settings[0]["target"], "/api/sdk/fallback");
+    assert_eq!(settings[0]["actor"]["token"], true);
     let kinds: Vec<&str> = entries.iter().map(|e| e["kind"].as_str().unwrap()).collect();
     for kind in
         ["user_created", "sign_in", "sign_in_failed", "sign_out", "key_created", "key_revoked"]
@@ -476,6 +484,28 @@ async fn a_sign_out_and_a_role_change_on_one_node_take_effect_on_another() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(status, 401, "B still honours a session ended on A");
+    // A dashboard shared with the team on A is seen by hal on B.
+    let (status, made) = a.send(Method::POST, "/api/dashboards", json!({"template": "gold"})).await;
+    assert_eq!(status, 201, "{made}");
+    let id = made["data"]["id"].as_str().unwrap().to_owned();
+    let (_, on_b) = sign_in(b.url("/api/session")).await;
+    let hal_sees = || async {
+        let (_, list) = on(b.url("/api/dashboards"), on_b.clone()).await;
+        list["data"].as_array().is_some_and(|l| l.iter().any(|d| d["id"] == id.as_str()))
+    };
+    assert!(!hal_sees().await, "private to the admins until shared");
+    let share = json!({"visibility": "team"});
+    let (status, _) = a.send(Method::PUT, &format!("/api/dashboards/{id}/access"), share).await;
+    assert_eq!(status, 200);
+    let mut seen = false;
+    for _ in 0..100 {
+        if hal_sees().await {
+            seen = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(seen, "B never learnt of the share made on A");
 }
 
 async fn ws_subscribe_error(app: &TestApp, cookie: &str, id: &str) -> Option<String> {

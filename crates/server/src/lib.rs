@@ -102,11 +102,51 @@ pub fn app(
     let (router, table) = routes(state, config.web.clone())
         .nest("/mcp", Scope::Read, |router, prefix| router.nest_service(prefix, mcp))
         .into_parts();
-    let gate = Arc::new(guard::Gate { access, keys, users, sessions, audit, routes: table });
+    let gate = Arc::new(guard::Gate {
+        access,
+        keys,
+        users,
+        sessions,
+        audit: audit.clone(),
+        routes: table,
+    });
     // Per route, so the route template is known; outermost, so refusals are measured too.
     Ok(router
+        .layer(axum::middleware::from_fn_with_state(audit, audit_admin_writes))
         .layer(axum::middleware::from_fn_with_state(gate, guard::guard))
         .layer(axum::middleware::from_fn(measure)))
+}
+
+/// Records every administrative change that succeeded (providers, models, settings, agents,
+/// prompts, MCP servers, demo fallback) in the audit trail: who, from where, which route — in
+/// one place, so no admin route can forget it; never the body (keys travel in it). Users and
+/// keys record their own, with more to say.
+async fn audit_admin_writes(
+    State(audit): State<Arc<access::audit::Audit>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    use access::audit::{AuditKind, Event};
+    let method = req.method().clone();
+    let path = req.uri().path().to_owned();
+    let audited = !matches!(method, axum::http::Method::GET | axum::http::Method::HEAD)
+        && (path == "/api/sdk/fallback"
+            || (path.starts_with("/api/admin/") && !path.starts_with("/api/admin/users")));
+    let who = audited.then(|| req.extensions().get::<Principal>().cloned()).flatten();
+    let address = peer(&req);
+    let response = next.run(req).await;
+    if let Some(who) = who
+        && response.status().is_success()
+    {
+        let kind = if path.starts_with("/api/admin/providers") {
+            AuditKind::ProviderChanged
+        } else {
+            AuditKind::SettingsChanged
+        };
+        let event = Event::new(kind).by(&who).from(address).target(path).detail(method.as_str());
+        audit.record(event).await;
+    }
+    response
 }
 
 /// Times every request into `http.server.request.duration` (until its response head).

@@ -1,5 +1,6 @@
 //! `/api/admin/users` and `/api/admin/audit`: an admin makes, changes and removes accounts and
-//! reads the audit trail. Thin: `access::users` owns the accounts; what a change means for
+//! reads the audit trail; `/api/users`: the directory anyone signed in shares dashboards from
+//! (names and roles, nothing else). Thin: `access::users` owns the accounts; what a change means for
 //! sessions (a removed, disabled or re-passworded person is signed out everywhere; a new role
 //! gets a new session id on the next request, `access::sessions`) is decided here, once.
 
@@ -23,7 +24,7 @@ use access::users::{CreatedUser, NewUser, UserPatch, UserView};
 use app::App;
 
 #[derive(OpenApi)]
-#[openapi(paths(list, create, update, remove, audit))]
+#[openapi(paths(list, create, update, remove, audit, directory))]
 pub(crate) struct Doc;
 
 /// The routes of this module.
@@ -33,6 +34,44 @@ pub fn routes() -> Routes<Arc<App>> {
         .route("/api/admin/users", get(ADMIN, list).post(ADMIN, create))
         .route("/api/admin/users/{id}", patch(ADMIN, update).delete(ADMIN, remove))
         .route("/api/admin/audit", get(ADMIN, audit))
+        .route("/api/users", get(Scope::Read, directory))
+}
+
+/// A person as anyone signed in sees them: enough to share a dashboard with them.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct Colleague {
+    /// `u_…`.
+    id: String,
+    /// Sign-in name.
+    username: String,
+    /// Name shown in the app.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    display_name: Option<String>,
+    /// What they may do.
+    role: access::principal::Role,
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/users",
+    tag = "users",
+    responses((status = 200, description = "Every enabled person, by name: who a dashboard can be shared with.", body = Envelope<Vec<Colleague>>), (status = "default", response = crate::envelope::ErrorBody))
+)]
+async fn directory(State(app): State<Arc<App>>) -> Response {
+    let people: Vec<Colleague> = app
+        .users
+        .list()
+        .into_iter()
+        .filter(|u| !u.disabled)
+        .map(|u| Colleague {
+            id: u.id.to_string(),
+            username: u.username,
+            display_name: u.display_name,
+            role: u.role,
+        })
+        .collect();
+    ok(people)
 }
 
 #[utoipa::path(
