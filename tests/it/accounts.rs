@@ -736,3 +736,39 @@ async fn a_dashboard_an_agent_builds_in_a_persons_chat_is_theirs() {
     mock.stop();
     app.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_websocket_closes_when_its_session_ends() {
+    use futures::StreamExt as _;
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+    let app = spawn_app().await;
+    app.add_user("ann", PASSWORD, "editor").await;
+    let cookie = app.password_cookie("ann", PASSWORD).await;
+    let mut req = format!("ws://{}/ws", app.addr).into_client_request().unwrap();
+    req.headers_mut().insert("cookie", cookie.parse().unwrap());
+    let (mut ws, _) = tokio_tungstenite::connect_async(req).await.unwrap();
+    let other = app.password_cookie("ann", PASSWORD).await;
+    let r = app
+        .cookie_client(&other)
+        .delete(app.url("/api/session?everywhere=true"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let closed = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            match ws.next().await {
+                Some(Ok(Message::Close(frame))) => return frame,
+                Some(Ok(_)) => {}
+                _ => return None,
+            }
+        }
+    })
+    .await
+    .expect("the connection outlived its session");
+    let frame = closed.expect("a close frame");
+    assert_eq!(u16::from(frame.code), 1008);
+    assert!(frame.reason.contains("session ended"), "{}", frame.reason);
+    app.stop().await;
+}

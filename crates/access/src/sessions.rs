@@ -243,6 +243,20 @@ impl Sessions {
         Some(Resolved { person: user.person(), info: info(&record), replaced: None })
     }
 
+    /// Who the session with this cookie is now, if it is still valid — without noting its use
+    /// or replacing it (a long-lived connection checking that its session still stands).
+    #[base::boxed]
+    pub async fn peek(&self, cookie: &str) -> Option<Person> {
+        let record = self.lookup(&digest(cookie)).await.ok().flatten()?;
+        let now = now_ms();
+        if record.expires_at <= now
+            || record.last_seen_at.saturating_add(ms(self.limits.idle)) <= now
+        {
+            return None;
+        }
+        self.users.get(&record.user_id).filter(|u| !u.disabled).map(|u| u.person())
+    }
+
     async fn remove(&self, id: &str) {
         self.cache().remove(id);
         if let Err(e) = self.store.delete_record(Record::SignIn, id).await {

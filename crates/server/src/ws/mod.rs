@@ -102,6 +102,7 @@ pub fn viewers(app: &App) -> usize {
 pub async fn upgrade(
     State(app): State<Arc<App>>,
     Extension(who): Extension<Principal>,
+    jar: Option<Extension<crate::guard::SessionCookie>>,
     ws: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
 ) -> Response {
     // A plain GET (no upgrade headers) is refused in the envelope like every error, not with
@@ -123,7 +124,14 @@ pub async fn upgrade(
         .max_frame_size(MAX_MESSAGE)
         .read_buffer_size(4 * 1024)
         .write_buffer_size(0)
-        .on_upgrade(move |socket| serve(app, admission, socket, who))
+        .on_upgrade(move |socket| {
+            // A browser's connection outlives no sign-out: its session is checked while open.
+            let session = match (&who, jar) {
+                (Principal::User(_), Some(Extension(jar))) => jar.sent,
+                _ => None,
+            };
+            serve(app, admission, socket, who, session)
+        })
 }
 
 /// The `dashboards.changed` message for a change (`None`: changes were missed, re-read all).
@@ -208,7 +216,16 @@ fn too_big(e: &axum::Error) -> bool {
     )
 }
 
-async fn serve(app: Arc<App>, admission: live::Admission, socket: WebSocket, who: Principal) {
+/// How often an open connection checks that its session still stands.
+const SESSION_CHECK: std::time::Duration = std::time::Duration::from_secs(10);
+
+async fn serve(
+    app: Arc<App>,
+    admission: live::Admission,
+    socket: WebSocket,
+    mut who: Principal,
+    session: Option<String>,
+) {
     let (mut sink, mut stream) = socket.split();
     let outbox = Outbox::new(OUTBOX_CAPACITY);
     let mut writer = {
@@ -254,9 +271,23 @@ async fn serve(app: Arc<App>, admission: live::Admission, socket: WebSocket, who
     let mut closing = false;
     let shutdown = app.shutdown_token();
     let mut changes = app.dashboards.changes();
+    let mut recheck = tokio::time::interval(SESSION_CHECK);
+    recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let writer_ended = loop {
         let msg = tokio::select! {
             () = shutdown.cancelled() => break false,
+            _ = recheck.tick(), if session.is_some() && !closing => {
+                let cookie = session.as_deref().unwrap_or_default();
+                match app.sessions.peek(cookie).await {
+                    // The role may have changed: what this connection may see follows it.
+                    Some(person) => who = Principal::User(person),
+                    None => {
+                        closing = true;
+                        outbox.close(CLOSE_POLICY, "your session ended: sign in again");
+                    }
+                }
+                continue;
+            }
             change = changes.recv() => {
                 match change {
                     // Only dashboards this caller may see: an id tells something.
