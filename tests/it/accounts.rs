@@ -60,7 +60,10 @@ async fn password_sign_in_out_and_everywhere() {
     let r = app.cookie_client(&cookie).delete(app.url("/api/session")).send().await.unwrap();
     assert_eq!(r.status(), 200);
     assert!(r.headers()[SET_COOKIE].to_str().unwrap().contains("Max-Age=0"));
-    assert_eq!(me(&app, &cookie).await.0, 401);
+    let r = app.cookie_client(&cookie).get(app.url("/api/session")).send().await.unwrap();
+    assert_eq!(r.status(), 401);
+    let cleared = r.headers()[SET_COOKIE].to_str().unwrap();
+    assert!(cleared.contains("Max-Age=0"), "a dead cookie is cleared: {cleared}");
     assert_eq!(me(&app, &second).await.0, 200, "the other browser stays signed in");
     // Everywhere: every session of this person ends.
     let third = app.password_cookie("ann", PASSWORD).await;

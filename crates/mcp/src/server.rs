@@ -445,7 +445,13 @@ impl ServerHandler for McpServer {
         request: SubscribeRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        if resources::Uri::parse(&request.uri).is_none() {
+        let who = self.principal(&ctx);
+        // A dashboard this caller may not see is no resource to it: no news of its changes.
+        let hidden = matches!(
+            resources::Uri::parse(&request.uri),
+            Some(resources::Uri::Dashboard(id)) if !self.shared.dashboards.sharing().sees(&who, id)
+        );
+        if hidden || resources::Uri::parse(&request.uri).is_none() {
             return Err(ErrorData::resource_not_found(
                 format!("no resource `{}` to subscribe to", request.uri),
                 Some(json!({ "uri": request.uri })),

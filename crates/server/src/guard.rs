@@ -128,6 +128,9 @@ pub async fn guard(State(gate): State<Arc<Gate>>, mut req: Request, next: Next) 
         _ => None,
     };
     let replaced = session.as_ref().and_then(|s| s.replaced.as_ref().and_then(|n| jar.set(n)));
+    // A cookie that no longer stands for a session is cleared with the 401 it earns, so the
+    // browser stops sending it.
+    let dead = (jar.sent.is_some() && session.is_none()).then(|| jar.clear()).flatten();
     let mut response = match check(&gate, &req, session.as_ref()) {
         Ok(Pass::Go(principal, authenticated)) => {
             match super::shares::hold(&req, &principal, authenticated) {
@@ -148,6 +151,12 @@ pub async fn guard(State(gate): State<Arc<Gate>>, mut req: Request, next: Next) 
     };
     if let Some(cookie) = replaced {
         response.headers_mut().append(header::SET_COOKIE, cookie);
+    }
+    if let Some(clear) = dead
+        && response.status() == StatusCode::UNAUTHORIZED
+        && gate.access.auth_required()
+    {
+        response.headers_mut().append(header::SET_COOKIE, clear);
     }
     let h = response.headers_mut();
     h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
