@@ -736,6 +736,24 @@ async fn a_dashboard_an_agent_builds_in_a_persons_chat_is_theirs() {
         .await
         .unwrap();
     assert_eq!(access["data"]["ownerName"], "ann", "{access}");
+    // The chat is ann's too: listed for her (and the admin), hidden from bob by every path.
+    let chats = |c: reqwest::Client| {
+        let url = app.url("/api/chats");
+        async move {
+            let v: Value = c.get(url).send().await.unwrap().json().await.unwrap();
+            v["data"].as_array().unwrap().clone()
+        }
+    };
+    let hers = chats(ann.clone()).await;
+    assert_eq!(hers.len(), 1, "{hers:?}");
+    let chat = hers[0]["chatId"].as_str().unwrap().to_owned();
+    assert!(chats(bob.clone()).await.is_empty());
+    assert_eq!(chats(app.http.clone()).await.len(), 1, "the admin sees every chat");
+    let url = app.url(&format!("/api/chat?chatId={chat}"));
+    assert_eq!(status_of(&ann, Method::GET, url.clone(), json!(null)).await, 200);
+    assert_eq!(status_of(&bob, Method::GET, url, json!(null)).await, 404);
+    let more = json!({"message": "Add a gold news feed", "chatId": chat, "agentKey": "dashboard", "stream": false});
+    assert_eq!(status_of(&bob, Method::POST, app.url("/api/query"), more).await, 404);
     mock.stop();
     app.stop().await;
 }

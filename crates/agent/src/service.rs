@@ -990,6 +990,7 @@ impl AgentService {
         };
         let mut recorder = self.memory.recorder(&input.run_id, query, super::events::now_ms());
         recorder.images(&images);
+        recorder.owner(input.principal.as_ref().and_then(|p| p.user_id()).map(ToString::to_string));
         let history = tokio::select! {
             biased;
             () = cancel.cancelled() => None,

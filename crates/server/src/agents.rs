@@ -16,6 +16,7 @@ use super::envelope::{Envelope, ErrorBody};
 use super::routes::{Routes, get, post};
 use super::{ApiError, ok, parse_body};
 use access::keys::Scope;
+use access::principal::Principal;
 use agent::catalog::CatalogSnapshot;
 use agent::definition::AgentDefinition;
 use app::App;
@@ -209,9 +210,37 @@ async fn get_agent(State(app): Api, q: Params) -> ApiResult {
     tag = "chats",
     responses((status = 200, description = "The chats.", body = Envelope<Vec<agent::memory::ChatSummary>>), (status = "default", response = ErrorBody))
 )]
-async fn list_chats(State(app): Api, q: Params) -> ApiResult {
+async fn list_chats(
+    State(app): Api,
+    axum::Extension(who): axum::Extension<Principal>,
+    q: Params,
+) -> ApiResult {
     QueryParams::new(pairs(q)?, &[])?;
-    Ok(ok(app.memory.list_chats().await?))
+    let chats = app.memory.list_chats().await?;
+    Ok(ok(chats.into_iter().filter(|c| sees_chat(&who, c.owner.as_deref())).collect::<Vec<_>>()))
+}
+
+/// Whether `who` sees a chat whose owner is `owner`: admins (and the token, and keys from
+/// before accounts) see every chat; a person sees their own. A chat from before accounts is
+/// the first admin's.
+pub(crate) fn sees_chat(who: &Principal, owner: Option<&str>) -> bool {
+    who.is_admin()
+        || who.person().is_none()
+        || owner.is_some_and(|o| who.user_id().is_some_and(|me| me.as_str() == o))
+}
+
+/// Refuses, as missing, a stored chat `who` may not see (an unknown id is a new chat).
+pub(crate) async fn own_chat(app: &App, who: &Principal, chat_id: &str) -> Result<(), ApiError> {
+    if who.is_admin() || who.person().is_none() {
+        return Ok(());
+    }
+    let chats = app.memory.list_chats().await?;
+    match chats.iter().find(|c| c.chat_id == chat_id) {
+        Some(c) if !sees_chat(who, c.owner.as_deref()) => {
+            Err(ApiError::NotFound(format!("chat `{chat_id}` not found")))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// A chat's history as snapshot events: `{chatId, chatName, events, references, messages?,
@@ -226,7 +255,11 @@ async fn list_chats(State(app): Api, q: Params) -> ApiResult {
     ),
     responses((status = 200, description = "The chat.", body = Envelope<Value>), (status = "default", response = ErrorBody))
 )]
-async fn get_chat(State(app): Api, q: Params) -> ApiResult {
+async fn get_chat(
+    State(app): Api,
+    axum::Extension(who): axum::Extension<Principal>,
+    q: Params,
+) -> ApiResult {
     let q = pairs(q)?;
     if q.iter().any(|(n, _)| n == "includeEvents") {
         return Err(ApiError::bad(
@@ -236,6 +269,7 @@ async fn get_chat(State(app): Api, q: Params) -> ApiResult {
     let q = QueryParams::new(q, &["chatId", "includeRawMessages"])?;
     let chat_id = q.required("chatId")?;
     let raw = q.flag("includeRawMessages")?;
+    own_chat(&app, &who, chat_id).await?;
     Ok(ok(app.memory.chat_detail(chat_id, raw).await?))
 }
 

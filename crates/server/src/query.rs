@@ -119,6 +119,10 @@ pub async fn query(
         return Ok(sse(app.agents.resume(last).await?));
     }
     let mut request: QueryRequest = parse_body(&body)?;
+    // Another person's chat is not there to continue.
+    if let Some(chat) = request.chat_id.as_deref().filter(|c| !c.is_empty()) {
+        crate::agents::own_chat(&app, &principal, chat).await?;
+    }
     request.caller = principal.key_id().map(str::to_owned);
     request.principal = Some(principal.clone());
     let collect = request.stream == Some(false);

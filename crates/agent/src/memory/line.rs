@@ -34,6 +34,10 @@ pub struct RunRecord {
     /// [`after_summary`]); replay starts from the latest one.
     #[serde(rename = "_summary", default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<ContextSummary>,
+    /// The person the run was for (their user id); absent for the server token and in files
+    /// written before accounts (the first admin's). A chat is its first run's person's.
+    #[serde(rename = "_owner", default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 impl RunRecord {

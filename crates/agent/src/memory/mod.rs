@@ -370,6 +370,7 @@ impl ChatMemory {
                 messages: vec![user],
                 finish_reason: None,
                 summary: None,
+                owner: None,
             },
             action_tools: Arc::clone(&self.inner.action_tools),
             responses: 0,

@@ -152,6 +152,11 @@ impl RunRecorder {
         }
     }
 
+    /// Records whose run it is (a person's user id).
+    pub fn owner(&mut self, owner: Option<String>) {
+        self.record.owner = owner;
+    }
+
     /// Records the summary of earlier runs this run starts from.
     pub fn summary(&mut self, summary: ContextSummary) {
         self.record.summary = Some(summary);

@@ -17,6 +17,10 @@ pub struct ChatSummary {
     pub created_at: i64,
     /// Its last run's end, unix milliseconds.
     pub updated_at: i64,
+    /// Whose chat it is (their user id; absent: the server token's or from before accounts,
+    /// the first admin's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 /// `GET /api/chat`: snapshot events rebuilt from storage, and on request the raw messages.
@@ -251,5 +255,6 @@ pub(super) fn summary_of(chat_id: &str, runs: &[RunRecord]) -> Option<ChatSummar
         first_agent_key: first.query.agent_key.clone(),
         created_at,
         updated_at: last.updated_at,
+        owner: first.owner.clone(),
     })
 }
