@@ -793,3 +793,28 @@ async fn an_open_websocket_closes_when_its_session_ends() {
     assert!(frame.reason.contains("session ended"), "{}", frame.reason);
     app.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_persons_upload_is_theirs_to_delete() {
+    const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x07";
+    let app = spawn_app().await;
+    app.add_user("ann", PASSWORD, "editor").await;
+    app.add_user("bob", PASSWORD, "editor").await;
+    let ann = app.cookie_client(&app.password_cookie("ann", PASSWORD).await);
+    let bob = app.cookie_client(&app.password_cookie("bob", PASSWORD).await);
+    let r = ann
+        .post(app.url("/api/uploads?name=a.png"))
+        .header("content-type", "image/png")
+        .header("origin", format!("http://{}", app.addr))
+        .body(PNG)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let info: Value = r.json().await.unwrap();
+    let id = info["data"]["id"].as_str().unwrap().to_owned();
+    let url = app.url(&format!("/api/uploads/{id}"));
+    assert_eq!(status_of(&bob, Method::DELETE, url.clone(), json!(null)).await, 403);
+    assert_eq!(status_of(&ann, Method::DELETE, url, json!(null)).await, 200);
+    app.stop().await;
+}

@@ -217,30 +217,10 @@ async fn list_chats(
 ) -> ApiResult {
     QueryParams::new(pairs(q)?, &[])?;
     let chats = app.memory.list_chats().await?;
-    Ok(ok(chats.into_iter().filter(|c| sees_chat(&who, c.owner.as_deref())).collect::<Vec<_>>()))
-}
-
-/// Whether `who` sees a chat whose owner is `owner`: admins (and the token, and keys from
-/// before accounts) see every chat; a person sees their own. A chat from before accounts is
-/// the first admin's.
-pub(crate) fn sees_chat(who: &Principal, owner: Option<&str>) -> bool {
-    who.is_admin()
-        || who.person().is_none()
-        || owner.is_some_and(|o| who.user_id().is_some_and(|me| me.as_str() == o))
-}
-
-/// Refuses, as missing, a stored chat `who` may not see (an unknown id is a new chat).
-pub(crate) async fn own_chat(app: &App, who: &Principal, chat_id: &str) -> Result<(), ApiError> {
-    if who.is_admin() || who.person().is_none() {
-        return Ok(());
-    }
-    let chats = app.memory.list_chats().await?;
-    match chats.iter().find(|c| c.chat_id == chat_id) {
-        Some(c) if !sees_chat(who, c.owner.as_deref()) => {
-            Err(ApiError::NotFound(format!("chat `{chat_id}` not found")))
-        }
-        _ => Ok(()),
-    }
+    Ok(ok(chats
+        .into_iter()
+        .filter(|c| crate::chat_access::sees_chat(&who, c.owner.as_deref()))
+        .collect::<Vec<_>>()))
 }
 
 /// A chat's history as snapshot events: `{chatId, chatName, events, references, messages?,
@@ -269,7 +249,7 @@ async fn get_chat(
     let q = QueryParams::new(q, &["chatId", "includeRawMessages"])?;
     let chat_id = q.required("chatId")?;
     let raw = q.flag("includeRawMessages")?;
-    own_chat(&app, &who, chat_id).await?;
+    crate::chat_access::own_chat(&app, &who, chat_id).await?;
     Ok(ok(app.memory.chat_detail(chat_id, raw).await?))
 }
 

@@ -7,6 +7,7 @@
 
 pub mod admin;
 pub mod agents;
+pub mod chat_access;
 pub mod connections;
 pub mod envelope;
 pub mod error;

@@ -121,7 +121,7 @@ pub async fn query(
     let mut request: QueryRequest = parse_body(&body)?;
     // Another person's chat is not there to continue.
     if let Some(chat) = request.chat_id.as_deref().filter(|c| !c.is_empty()) {
-        crate::agents::own_chat(&app, &principal, chat).await?;
+        crate::chat_access::own_chat(&app, &principal, chat).await?;
     }
     request.caller = principal.key_id().map(str::to_owned);
     request.principal = Some(principal.clone());

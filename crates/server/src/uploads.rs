@@ -98,8 +98,18 @@ async fn upload(
     let cap = usize::try_from(limit.saturating_add(1)).unwrap_or(usize::MAX);
     let bytes = axum::body::to_bytes(body, cap).await.map_err(|_| too_large())?;
     let name = q.name.as_deref().unwrap_or("");
-    let info = app.uploads.put_as(principal.key_id(), mime, name, bytes).await?;
+    let info = app.uploads.put_as(holder(&principal).as_deref(), mime, name, bytes).await?;
     Ok(ok(info))
+}
+
+/// Whom an upload is held for (its quota, who may delete it): an API key by its id, a person
+/// as `user:ID` (all their browsers together), the token as the owner (`None`).
+fn holder(principal: &Principal) -> Option<String> {
+    match principal {
+        Principal::Owner => None,
+        Principal::Key { id, .. } => Some(id.clone()),
+        Principal::User(_) => Some(principal.holder()),
+    }
 }
 
 /// An uploaded image's bytes, with its stored type (content-addressed: cacheable for good).
@@ -158,8 +168,8 @@ async fn delete_upload(
     Extension(principal): Extension<Principal>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    // The owner and admin keys act for everyone; any other key for itself.
-    let key = principal.key_id().filter(|_| !principal.allows(Scope::Admin));
-    app.uploads.delete(&id, key).await?;
+    // The token and admins act for everyone; anyone else for themselves.
+    let holder = holder(&principal).filter(|_| !principal.allows(Scope::Admin));
+    app.uploads.delete(&id, holder.as_deref()).await?;
     Ok(ok(json!({ "deleted": id.to_ascii_lowercase() })))
 }

@@ -213,9 +213,9 @@ pub enum UploadError {
     },
     /// The API key's uploads would pass its share of the quota; nothing was stored.
     #[error(
-        "this key's uploads hold {used} bytes and this upload needs {needed} more; a key may \
-         hold {limit} (BOARDSMITH_UPLOAD_KEY_SHARE_PERCENT of BOARDSMITH_UPLOAD_QUOTA_BYTES); \
-         delete some of its uploads (DELETE /api/uploads/{{id}}) first"
+        "your uploads hold {used} bytes and this upload needs {needed} more; one API key or \
+         person may hold {limit} (BOARDSMITH_UPLOAD_KEY_SHARE_PERCENT of \
+         BOARDSMITH_UPLOAD_QUOTA_BYTES); delete some of them (DELETE /api/uploads/{{id}}) first"
     )]
     ShareFull {
         /// Bytes the key's uploads hold.
@@ -226,9 +226,7 @@ pub enum UploadError {
         limit: u64,
     },
     /// The API key deleting it did not upload it.
-    #[error(
-        "upload `{0}` was not uploaded by this API key; only its uploaders, the owner or an admin key may delete it"
-    )]
+    #[error("upload `{0}` was not uploaded by you; only its uploaders and admins may delete it")]
     NotYours(String),
     /// Reading or writing the file failed.
     #[error("upload storage: {0}")]
