@@ -294,12 +294,7 @@ impl Users {
         if let Some(admin) = self.first_admin() {
             return Ok((admin, false));
         }
-        let mut name = "admin".to_owned();
-        let mut n = 1;
-        while self.by_name(&name).is_some() {
-            n += 1;
-            name = format!("admin{n}");
-        }
+        let name = self.free_name("admin");
         let record = UserRecord {
             id: crate::principal::new_user_id(),
             username: name,
@@ -355,13 +350,7 @@ impl Users {
         role: Role,
         link: OidcLink,
     ) -> Result<UserView, UserError> {
-        let base = check_username(username).unwrap_or_else(|_| "user".to_owned());
-        let mut name = base.clone();
-        let mut n = 1;
-        while self.by_name(&name).is_some() {
-            n += 1;
-            name = format!("{base}{n}");
-        }
+        let name = self.free_name(&check_username(username).unwrap_or_else(|_| "user".into()));
         let record = UserRecord {
             id: crate::principal::new_user_id(),
             username: name,
@@ -466,6 +455,17 @@ impl Users {
             return false;
         };
         password.len() <= MAX_PASSWORD_BYTES && self.check(&hash, password).await
+    }
+
+    /// `base`, or `base2`, `base3`, … whichever is not taken.
+    fn free_name(&self, base: &str) -> String {
+        let mut name = base.to_owned();
+        let mut n = 1;
+        while self.by_name(&name).is_some() {
+            n += 1;
+            name = format!("{base}{n}");
+        }
+        name
     }
 
     fn enabled_admins(&self) -> usize {

@@ -21,7 +21,7 @@ use super::{ApiError, ApiQuery, ok, parse_body};
 use access::audit::{AuditKind, Event};
 use access::keys::Scope;
 use access::principal::{Principal, Role};
-use access::sessions::{SessionInfo, Via};
+use access::sessions::{NewSession, SessionInfo, Via};
 use app::App;
 
 #[derive(OpenApi)]
@@ -200,16 +200,7 @@ async fn sign_in(
     app.audit
         .record(Event::new(AuditKind::SignIn).by(&principal).from(address).detail("password"))
         .await;
-    let info = SessionInfo {
-        via: Via::Password,
-        created_at: chrono::Utc::now().timestamp_millis(),
-        expires_at: session.expires_at,
-    };
-    let mut response = ok(me_of(&app, &principal, Some(&info)));
-    if let Some(cookie) = jar.set(&session) {
-        response.headers_mut().insert(header::SET_COOKIE, cookie);
-    }
-    Ok(response)
+    Ok(started(&app, &principal, &session, &jar))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -325,14 +316,24 @@ async fn change_password(
                 .detail("own password"),
         )
         .await;
+    Ok(started(&app, &principal, &session, &jar))
+}
+
+/// The answer that hands a browser its new password session: who it is, and the cookie.
+fn started(
+    app: &App,
+    principal: &Principal,
+    session: &NewSession,
+    jar: &SessionCookie,
+) -> Response {
     let info = SessionInfo {
         via: Via::Password,
         created_at: chrono::Utc::now().timestamp_millis(),
         expires_at: session.expires_at,
     };
-    let mut response = ok(me_of(&app, &principal, Some(&info)));
-    if let Some(cookie) = jar.set(&session) {
+    let mut response = ok(me_of(app, principal, Some(&info)));
+    if let Some(cookie) = jar.set(session) {
         response.headers_mut().insert(header::SET_COOKIE, cookie);
     }
-    Ok(response)
+    response
 }
