@@ -1,6 +1,7 @@
 // The server's REST API. Every response is the `{code, msg, data}` envelope: `data` on success,
 // an `ApiError` carrying the HTTP status and the server's message otherwise. A 401 (not signed
-// in) also brings up the sign-in screen.
+// in) also brings up the sign-in screen, except through `publicApi` (a share link's page, whose
+// visitor has no account).
 import { showSignIn } from './signin.js';
 
 /** A failed API call: `status` is the HTTP status (0 when the server was unreachable). */
@@ -13,7 +14,7 @@ export class ApiError extends Error {
   }
 }
 
-async function call(method, path, body) {
+async function call(method, path, body, signIn = true) {
   let res;
   try {
     res = await fetch(path, {
@@ -30,7 +31,7 @@ async function call(method, path, body) {
   } catch {
     throw new ApiError(res.status, `${method} ${path}: HTTP ${res.status} with a body that is not JSON`);
   }
-  if (res.status === 401) showSignIn();
+  if (res.status === 401 && signIn) showSignIn();
   if (!res.ok || envelope.code !== 0) {
     throw new ApiError(res.status, envelope.msg || `HTTP ${res.status}`, envelope.data);
   }
@@ -70,4 +71,9 @@ export const api = {
   patch: (path, body) => call('PATCH', path, body),
   del: (path) => call('DELETE', path),
   upload,
+};
+
+/** The same calls for a page without an account (a share link's): a 401 is only an error. */
+export const publicApi = {
+  get: (path) => call('GET', path, undefined, false),
 };

@@ -19,6 +19,21 @@ export function setTheme(theme) {
   return next;
 }
 
+/** Makes `button` the theme switch: its icon and label show the theme it switches to. */
+export function bindThemeButton(button) {
+  const paint = () => {
+    const dark = currentTheme() === 'dark';
+    const label = document.createElement('span');
+    label.className = 'label';
+    label.textContent = dark ? ' Light' : ' Dark';
+    button.replaceChildren(dark ? '☀' : '☾', label);
+  };
+  button.addEventListener('click', () => setTheme('toggle'));
+  bus.on('theme:changed', paint);
+  paint();
+  return button;
+}
+
 /** The current theme's colours, for chart libraries that do not read CSS. */
 export function themeColors() {
   const css = getComputedStyle(document.documentElement);

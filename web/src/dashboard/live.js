@@ -1,22 +1,41 @@
-// The dashboard WebSocket (`/ws`): one connection, one subscribed dashboard at a time,
-// reconnecting with exponential backoff (0.5 s doubling to 10 s, with jitter) and resubscribing.
-// Variable values belong to the connection on the server, so those sent for the subscribed
-// dashboard are sent again after a reconnect.
+// A dashboard WebSocket: one connection, one subscribed dashboard at a time, reconnecting with
+// exponential backoff (0.5 s doubling to 10 s, with jitter) and resubscribing. Variable values
+// belong to the connection on the server, so those sent for the subscribed dashboard are sent
+// again after a reconnect.
 //
-// Signed out, it does not connect: it waits for `ready` (the promise of `GET /api/session`, whose
-// 401 brings up the sign-in screen) and gives up while the sign-in screen is shown. A socket that
-// closes before it opened may have been refused for want of a session (a browser cannot read
-// the handshake's status): `GET /api/session` tells, and its 401 brings up the sign-in screen.
+// The app's socket is `/ws` (the defaults). Signed out, it does not connect: it waits for `ready`
+// (the promise of `GET /api/session`, whose 401 brings up the sign-in screen) and gives up while
+// the sign-in screen is shown. A socket that closes before it opened may have been refused for
+// want of a session (a browser cannot read the handshake's status): `GET /api/session` tells, and
+// its 401 brings up the sign-in screen.
 //
-// createLive({onMessage, onStatus, ready}) → {subscribe(id), unsubscribe(), send(msg) → bool, status()}
+// A share link's page (shared.js) passes its own `path` (`/api/shared/{token}/ws`), `refused`
+// (asks the link whether it still works) and `ended` (a close with code 1008: the link was
+// revoked or expired), and never shows the sign-in screen.
+//
+// createLive({onMessage, onStatus, ready, path, stopped, refused, ended})
+//   → {subscribe(id), unsubscribe(), send(msg) → bool, status()}
 // onStatus(state, info): state 'connecting' | 'open' | 'closed'; info.retryAt when a retry is due.
+// stopped() → bool: do not connect now (default: the sign-in screen is up).
+// refused() → Promise<bool>: a socket closed before it opened; true when that is final.
+// ended(closeEvent) → bool: a socket closed; true when that is final (no retry).
 import { api } from '../api.js';
 import { signInShown } from '../signin.js';
 
 const MIN_DELAY = 500;
 const MAX_DELAY = 10_000;
 
-export function createLive({ onMessage, onStatus, ready = Promise.resolve() }) {
+/** The app's refusal check: `GET /api/session` (a 401 brings up the sign-in screen); retry. */
+async function askSession() {
+  try {
+    await api.get('/api/session');
+  } catch { /* a 401 has brought up the sign-in screen; anything else: retry */ }
+  return false;
+}
+
+export function createLive({
+  onMessage, onStatus, ready = Promise.resolve(), path = '/ws', stopped = signInShown, refused = askSession, ended = () => false,
+}) {
   let ws = null;
   let started = false; // `ready` has settled: connecting is allowed
   let state = 'closed';
@@ -24,8 +43,9 @@ export function createLive({ onMessage, onStatus, ready = Promise.resolve() }) {
   let timer = null;
   let wanted = null;
   let wantedVars = {};
+  let over = false; // `ended` or `refused` said final: this connection is not coming back
 
-  const url = () => `${location.protocol === 'https:' ? 'wss:' : 'ws:'}//${location.host}/ws`;
+  const url = () => `${location.protocol === 'https:' ? 'wss:' : 'ws:'}//${location.host}${path}`;
 
   function setState(s, info = {}) {
     state = s;
@@ -36,7 +56,7 @@ export function createLive({ onMessage, onStatus, ready = Promise.resolve() }) {
     clearTimeout(timer);
     timer = null;
     if (ws || !started) return;
-    if (signInShown()) {
+    if (over || stopped()) {
       setState('closed');
       return;
     }
@@ -70,19 +90,16 @@ export function createLive({ onMessage, onStatus, ready = Promise.resolve() }) {
       }
       onMessage?.(msg);
     };
-    sock.onclose = async () => {
+    sock.onclose = async (ev) => {
       if (ws !== sock) return;
       ws = null;
-      if (!opened) {
-        // Refused, or the server is unreachable: only the first is a reason to stop.
-        try {
-          await api.get('/api/session');
-        } catch { /* a 401 has brought up the sign-in screen; anything else: retry */ }
-        if (ws) return; // reconnected meanwhile (back online, visible again)
-        if (signInShown()) {
-          setState('closed');
-          return;
-        }
+      // Refused, or the server is unreachable: only the first is a reason to stop.
+      const final = ended(ev) || (!opened && await refused());
+      if (ws) return; // reconnected meanwhile (back online, visible again)
+      if (final) over = true;
+      if (final || stopped()) {
+        setState('closed');
+        return;
       }
       scheduleRetry();
     };

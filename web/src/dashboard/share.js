@@ -5,21 +5,35 @@
 // For someone who may not change it (`canChange` false) the same dialog only reads: no Save,
 // and it says who to ask. The rules are access.js's; the server has the last word.
 //
-// openShareDialog({api, dashboardId, title, access, session, onSaved}) with `access` the answer
-// of `GET /api/dashboards/{id}/access` and `session` that of `GET /api/session`; `onSaved(access)`
-// gets the server's answer to the PUT.
+// Below, for whoever may edit the dashboard (`canLink`), its share links (links.js): read-only
+// links for people without an account. "Create link" sends `POST /api/dashboards/{id}/share`
+// with the expiry chosen, whether visitors may change the variables, and the values the view
+// shows now (`vars`); the answer's URL is shown once, with Copy (the server keeps only a digest
+// of its token). The list (`GET …/share`) names each link, who made it, when it expires and how
+// much it was used, with Revoke (`DELETE …/share/{linkId}`).
+//
+// openShareDialog({api, dashboardId, title, access, session, onSaved, canLink, vars}) with
+// `access` the answer of `GET /api/dashboards/{id}/access` and `session` that of
+// `GET /api/session`; `onSaved(access)` gets the server's answer to the PUT.
 //
 // Test hooks: `.share-dialog[data-open]` (and `[data-readonly]` when it only reads) with
 // `.share-owner`, `.share-visibility` (a select: private | team), `.share-row[data-user=<username>]`
 // (`[data-user-id]`) with its `.share-role` (view | edit) and `.share-remove`, `.share-add` (a select
 // whose values are user ids), `.share-save`, `.share-close` and `.share-error` (role=alert).
+// Links: `.share-links` with `.share-link-label`, `.share-link-expiry` (a select of seconds, ''
+// never), `.share-link-vars` (a checkbox), `.share-link-create`; once made, `.share-link-created`
+// with `.share-link-url` (a read-only input), `.share-link-copy` and `.share-link-once`; the list
+// `.share-link-list` of `.share-link[data-link-id]` (`[data-expired]`) with `.share-link-name`,
+// `.share-link-meta` and `.share-link-revoke`; `.share-links-error` (role=alert).
+import './links.css';
 import { h } from '../dom.js';
 import { userLabel } from '../session.js';
 import { SHARE_ROLES, VISIBILITIES, accessBody, candidates, draftOf, ownerLine } from './access.js';
+import { DEFAULT_EXPIRY, EXPIRY_CHOICES, linkBody, linkRow } from './links.js';
 
 const enc = encodeURIComponent;
 
-export function openShareDialog({ api, dashboardId, title, access, session, onSaved }) {
+export function openShareDialog({ api, dashboardId, title, access, session, onSaved, canLink = false, vars = {} }) {
   const draft = draftOf(access);
   const readonly = !access?.canChange;
   /** @type {Map<string, {id: string, username: string, displayName?: string, role: string}>} */
@@ -57,6 +71,7 @@ export function openShareDialog({ api, dashboardId, title, access, session, onSa
       ? h('p.share-readonly', { text: `Only ${owner} or an admin can change who may see it.` })
       : null,
     error,
+    canLink ? linksSection({ api, dashboardId, vars }) : null,
     h('div.share-actions', null, readonly ? null : save, close));
 
   const dialog = h('dialog.share-dialog', {
@@ -144,4 +159,134 @@ export function openShareDialog({ api, dashboardId, title, access, session, onSa
   dialog.dataset.open = 'true';
   (readonly ? close : visibility).focus();
   return dialog;
+}
+
+/** The dialog's "Links" section: make a link (its URL shown once), list and revoke them. */
+function linksSection({ api, dashboardId, vars }) {
+  const base = `/api/dashboards/${enc(dashboardId)}/share`;
+  const label = h('input.share-link-label', {
+    name: 'link-label', type: 'text', autocomplete: 'off', placeholder: 'Label (optional)', 'aria-label': 'Label of the new link',
+  });
+  const expiry = h('select.share-link-expiry', { name: 'link-expiry', 'aria-label': 'The link works for' },
+    EXPIRY_CHOICES.map((c) => h('option', { value: c.value, text: c.value ? `Expires after ${c.label}` : 'Never expires' })));
+  expiry.value = DEFAULT_EXPIRY;
+  const allowVars = h('input.share-link-vars', { type: 'checkbox', name: 'link-vars' });
+  const create = h('button.share-link-create', { type: 'button', text: 'Create link', onclick: () => make() });
+  // Enter in the label makes the link; it must not submit the people form around it.
+  label.addEventListener('keydown', (e) => {
+    if (e.key !== 'Enter') return;
+    e.preventDefault();
+    make();
+  });
+  const created = h('div.share-link-created', { hidden: true });
+  const list = h('ul.share-link-list', { role: 'list' });
+  const error = h('div.share-links-error', { role: 'alert', hidden: true });
+  let links = null; // the server's list, once answered
+
+  function fail(err) {
+    error.textContent = err?.message || String(err);
+    error.hidden = false;
+  }
+
+  async function make() {
+    if (create.disabled) return;
+    create.disabled = true;
+    error.hidden = true;
+    try {
+      const body = linkBody({ expiry: expiry.value, vars, allowVars: allowVars.checked, label: label.value });
+      const answer = await api.post(base, body);
+      showCreated(answer.url);
+      label.value = '';
+      if (answer.link) {
+        links = [answer.link, ...(links ?? []).filter((l) => l.id !== answer.link.id)];
+        render();
+      }
+    } catch (err) {
+      fail(err);
+    } finally {
+      create.disabled = false;
+    }
+  }
+
+  /** The new link's URL, this once: the server cannot show it again. */
+  function showCreated(url) {
+    const field = h('input.share-link-url', { type: 'text', readonly: true, value: url, 'aria-label': 'The new link' });
+    field.addEventListener('focus', () => field.select());
+    const copy = h('button.primary.share-link-copy', {
+      type: 'button', text: 'Copy',
+      onclick: async () => {
+        copy.textContent = (await copyText(field)) ? 'Copied' : 'Select and copy it';
+      },
+    });
+    created.replaceChildren(
+      h('div.share-link-url-row', null, field, copy),
+      h('p.share-link-once', { text: 'Copy it now: this link will not be shown again. Anyone who has it can look at this dashboard.' }));
+    created.hidden = false;
+    field.focus();
+  }
+
+  function render() {
+    if (!links) return;
+    const now = Date.now();
+    list.replaceChildren(...links.map((link) => {
+      const row = linkRow(link, now);
+      const revoke = h('button.share-link-revoke', {
+        type: 'button', text: 'Revoke', 'aria-label': `Revoke ${row.name}`,
+        onclick: async () => {
+          revoke.disabled = true;
+          error.hidden = true;
+          try {
+            await api.del(`${base}/${enc(link.id)}`);
+            links = links.filter((l) => l.id !== link.id);
+            render();
+          } catch (err) {
+            revoke.disabled = false;
+            fail(err);
+          }
+        },
+      });
+      return h('li.share-link', { dataset: row.expired ? { linkId: link.id, expired: 'true' } : { linkId: link.id } },
+        h('div.share-link-text', null,
+          h('span.share-link-name', { text: row.name, title: row.name }),
+          h('span.share-link-meta', { text: [row.by, row.expires, row.uses, row.vars].filter(Boolean).join(' · ') })),
+        revoke);
+    }));
+    if (!links.length) list.append(h('li.share-none', { text: 'No links yet.' }));
+  }
+
+  list.append(h('li.share-none', { text: 'Loading links…' }));
+  api.get(base).then((rows) => {
+    links = Array.isArray(rows) ? rows : [];
+    render();
+  }, (err) => {
+    list.replaceChildren();
+    fail(`Could not load the links: ${err?.message || err}`);
+  });
+
+  return h('section.share-links.share-field', { 'aria-label': 'Links' },
+    h('span.share-label', { text: 'Links' }),
+    h('p.share-hint', { text: 'Anyone with a link can look at this dashboard, read-only, without an account.' }),
+    h('div.share-link-new', null,
+      label,
+      expiry,
+      h('label.share-link-vars-label', null, allowVars, 'Let visitors change variables'),
+      create),
+    created,
+    list,
+    error);
+}
+
+/** Copies an input's text; false when the browser would not. */
+async function copyText(field) {
+  try {
+    await navigator.clipboard.writeText(field.value);
+    return true;
+  } catch {
+    field.select();
+    try {
+      return document.execCommand('copy');
+    } catch {
+      return false;
+    }
+  }
 }

@@ -20,9 +20,17 @@
 // The dashboard's title and panel titles are announced as 'dashboard:panels' when they load or
 // change (the chat names the panels a run left failing by them).
 //
+// A share link's page (shared.js) makes the same view with `readOnly` ({label, title, vars}: the
+// chip's words and whether the visitor may change the variables) and `connection` (createLive's
+// options for the link's WebSocket): no access, no Share, no REST look-ups, no provider health
+// (all need an account); the chip says it is a shared, read-only view and the variables bar is
+// disabled unless `vars`. `open(id, initial)` may start from the dashboard as REST gave it
+// ({state, version, vars}) until the socket's snapshot comes.
+//
 // Test hooks: .dashboard-view[data-dashboard-id][data-version]; .dashboard-vars [name=<var>];
 // .dashboard-view[data-access=edit|view] once the access is known, .dash-view-only (hidden when
-// editable), .share-open[data-visibility] (hidden until the access is known; see share.js);
+// editable; `.dash-shared-chip` on a share link's page), .dashboard-vars[data-locked] when a link
+// fixes the variables, .share-open[data-visibility] (hidden until the access is known; see share.js);
 // .live-status[data-state=open|connecting|closed][data-health=ok|delayed] with .live-label
 // (Live | Data delayed | Connecting… | Offline) and its title; .dash-outage[data-count]
 // (hidden when all is well) > .dash-outage-line[data-provider] and .dash-outage-dismiss;
@@ -37,13 +45,14 @@ import { bannerLines, liveIndicator } from './outage.js';
 import { currentHealth, loadHealth, setFallback } from '../datahealth.js';
 import { canEdit } from './access.js';
 import { openShareDialog } from './share.js';
+import { varValues } from './links.js';
 
 const ROW_HEIGHT = 80;
 // The Share button's icon: a lock for private, two people for team.
 const LOCK = 'M4.5 7.5h7v5.5h-7zM6 7.5V5.5a2 2 0 0 1 4 0v2';
 const PEOPLE = 'M6 7a2 2 0 1 0 0-4 2 2 0 0 0 0 4zM2.5 13c0-2 1.5-3.5 3.5-3.5S9.5 11 9.5 13M10.5 7a1.8 1.8 0 1 0 0-3.6M11.5 9.6c1.2.4 2 1.7 2 3.4';
 
-export function createDashboardView(el, { api, bus, session }) {
+export function createDashboardView(el, { api, bus, session, connection = {}, readOnly = null }) {
   // ---- static skeleton -------------------------------------------------------------------
   const titleEl = h('h1.dash-title');
   const versionEl = h('span.dash-version');
@@ -57,7 +66,9 @@ export function createDashboardView(el, { api, bus, session }) {
       for (const p of panels.values()) p.setLoading();
     },
   });
-  const viewOnly = h('span.dash-view-only', { hidden: true, text: 'View only' });
+  const viewOnly = readOnly
+    ? h('span.dash-view-only.dash-shared-chip', { text: readOnly.label, title: readOnly.title ?? '' })
+    : h('span.dash-view-only', { hidden: true, text: 'View only' });
   const shareBtn = h('button.share-open', {
     type: 'button', hidden: true, title: 'Who can see and change this dashboard', onclick: () => openShare(),
   });
@@ -94,12 +105,12 @@ export function createDashboardView(el, { api, bus, session }) {
   let deleted = false;
   let pendingVars = null;
   let access = null; // GET /api/dashboards/{id}/access for `current`, once answered
-  let editable = true; // what access.js's canEdit says (true until known: the server decides)
+  let editable = !readOnly; // what access.js's canEdit says (true until known: the server decides)
   /** @type {Map<string, ReturnType<typeof createPanel>>} */
   let panels = new Map();
   let colors = themeColors();
 
-  const live = createLive({ onMessage, onStatus, ready: session });
+  const live = createLive({ onMessage, onStatus, ready: session, ...connection });
 
   let socket = 'closed';
   let retryAt = null;
@@ -138,6 +149,8 @@ export function createDashboardView(el, { api, bus, session }) {
     paintIndicator();
     paintOutage();
     // Whether to offer the fallback switch, and the providers' names: asked when it matters.
+    // Not on a share link's page: the report is for people with an account.
+    if (readOnly) return;
     if (troubles.length || [...panels.values()].some((p) => p.hasRealSource)) loadHealth();
   }
 
@@ -224,7 +237,7 @@ export function createDashboardView(el, { api, bus, session }) {
     paintIndicator();
   }
 
-  function open(dashboardId) {
+  function open(dashboardId, initial = null) {
     if (!dashboardId) return;
     if (dashboardId === current && !deleted) {
       bus.emit('dashboard:opened', { dashboardId });
@@ -248,10 +261,16 @@ export function createDashboardView(el, { api, bus, session }) {
     hideBanner();
     setMode('loading');
     access = null;
-    editable = true;
+    editable = !readOnly;
     paintAccess();
     bus.emit('dashboard:opened', { dashboardId });
+    if (initial?.state) {
+      vars = { ...(initial.vars ?? {}) };
+      setMode('live');
+      reconcile(initial.state, initial.version ?? 0);
+    }
     live.subscribe(dashboardId);
+    if (readOnly) return;
     loadAccess(dashboardId);
     // The WebSocket answers an unknown or deleted id with a bare `error`; ask REST to tell which.
     api.get(`/api/dashboards/${encodeURIComponent(dashboardId)}?detail=summary`).catch((e) => {
@@ -282,6 +301,10 @@ export function createDashboardView(el, { api, bus, session }) {
   }
 
   function paintAccess() {
+    if (readOnly) {
+      root.dataset.access = 'view';
+      return;
+    }
     if (access) root.dataset.access = editable ? 'edit' : 'view';
     else root.removeAttribute('data-access');
     viewOnly.hidden = !access || editable;
@@ -301,6 +324,7 @@ export function createDashboardView(el, { api, bus, session }) {
     if (!id || !access) return;
     openShareDialog({
       api, dashboardId: id, title: state?.title ?? '', access, session: await session,
+      canLink: editable, vars: varValues(state?.variables, vars),
       onSaved: async (saved) => {
         if (current !== id) return;
         access = saved;
@@ -343,7 +367,7 @@ export function createDashboardView(el, { api, bus, session }) {
   bus.on('dashboard:open', ({ dashboardId }) => open(dashboardId));
   // Someone restored the dashboard we show as deleted (e.g. the list's Undo): resubscribe.
   bus.on('dashboards:changed', () => {
-    if (!deleted || !current) return;
+    if (!deleted || !current || readOnly) return;
     const id = current;
     api.get(`/api/dashboards/${encodeURIComponent(id)}?detail=summary`)
       .then(() => reopen(id))
@@ -531,6 +555,10 @@ export function createDashboardView(el, { api, bus, session }) {
 
   function renderVars(defs) {
     varsBar.hidden = defs.length === 0;
+    // A share link's visitor changes them only when the link lets them.
+    const locked = !!readOnly && !readOnly.vars;
+    varsBar.toggleAttribute('data-locked', locked);
+    varsBar.title = locked ? 'This link shows these values; they cannot be changed here.' : '';
     varsBar.replaceChildren(...defs.map((v) => {
       const id = `var-${v.name}`;
       const value = valueOf(v);
@@ -557,6 +585,7 @@ export function createDashboardView(el, { api, bus, session }) {
         input.addEventListener('change', () => setVar(v.name, input.value));
         input.addEventListener('keydown', (e) => { if (e.key === 'Enter') input.blur(); });
       }
+      input.disabled = locked;
       return h(`label.var.var-${v.type}`, { for: id }, h('span.var-label', { text: v.label ?? v.name }), input, extra);
     }));
   }
@@ -567,7 +596,7 @@ export function createDashboardView(el, { api, bus, session }) {
     colors = themeColors();
     for (const p of panels.values()) p.theme(colors);
   });
-  setInterval(() => {
+  const clock = setInterval(() => {
     for (const p of panels.values()) p.tick();
     if (troubles.length) paintOutage(); // "data from 10m ago" grows older
   }, 15_000);
@@ -575,6 +604,12 @@ export function createDashboardView(el, { api, bus, session }) {
   return {
     open,
     current: () => current,
+    /** Stops showing the dashboard for good (a share link that ended): panels, socket and clock. */
+    close() {
+      live.unsubscribe();
+      clearPanels();
+      clearInterval(clock);
+    },
   };
 }
 
