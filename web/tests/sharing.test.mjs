@@ -2,6 +2,12 @@
 // and shares it with bob to view from the Share dialog; bob, in his own browser, finds it in his
 // list (and not ann's other one), opens it "View only" with no delete and no version restore,
 // and the dialog only reads for him; ann gives him edit; bob reloads and deletes it.
+//
+// Share links: a visitor with no account (a fresh browser, no cookie) opens `/s/<token>` and
+// sees the dashboard read-only and live, and nothing of the app (no sign-in, sidebar, chat or
+// settings; the API refuses the context); a revoked link ends the open page (the socket closes
+// with 1008), an expired one says so; the Share dialog makes a link, shows its URL once, lists
+// it and revokes it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, apiOf, newPage, closeBrowser, screenshot } from './harness.mjs';
@@ -167,4 +173,244 @@ test('the owner’s dialog shows the server’s refusal inline', async () => {
   await cleo.waitForSelector('.share-open[data-visibility="team"]');
   assert.deepEqual(unexpected(cleo.errors).filter((e) => !/status of 400/.test(e)), []);
   await cleo.context().close();
+});
+
+// ---- share links ----------------------------------------------------------------------------
+
+const CHIP = 'Shared view · read-only';
+const EXPIRED = 'This link has expired.';
+const REVOKED = 'This link was revoked or does not exist.';
+
+/** A dashboard from the gold template, made by the operator (the server token). */
+async function goldDashboard(title) {
+  const created = await api.post('/api/dashboards', { template: 'gold', title });
+  return created.id;
+}
+
+/** A fresh browser (no cookie) that records the paths it asks the server for. */
+async function visitor() {
+  const page = await newPage({ signIn: false });
+  page.paths = [];
+  page.on('request', (r) => {
+    const url = new URL(r.url());
+    if (url.origin === server.url) page.paths.push(url.pathname);
+  });
+  return page;
+}
+
+/** Opens a share link's page and waits for the dashboard with its panels' data. */
+async function openLink(page, token, id) {
+  await page.goto(`${server.url}/s/${token}`);
+  await page.waitForSelector(`.app-shared .dashboard-view[data-dashboard-id="${id}"][data-mode="live"]`);
+  await page.waitForSelector('.app-shared .panel[data-status="ok"]');
+}
+
+/** The sentence a link's page ends with: `.shared-gone[data-reason]`. */
+async function goneText(page, reason, timeout = 15_000) {
+  const gone = page.locator(`.shared-gone[data-reason="${reason}"]`);
+  await gone.waitFor({ timeout });
+  return (await gone.locator('.shared-gone-text').textContent()).trim();
+}
+
+/** The app's parts a visitor never gets. */
+async function appParts(page) {
+  const parts = ['.app-sidebar', '.app-chat', '.app-settings', '.settings-toggle', '.account-menu', '.signin', '.share-open', '.dashboard-list'];
+  const found = [];
+  for (const sel of parts) if (await page.locator(sel).count()) found.push(sel);
+  return found;
+}
+
+test('a share link shows the dashboard read-only and live to a visitor without an account; revoked, the page says so', async () => {
+  const id = await goldDashboard('Gold for visitors');
+  const made = await api.post(`/api/dashboards/${id}/share`, { vars: { symbol: 'XAGUSD', timeframe: '1D' } });
+  assert.match(made.token, /^[A-Za-z0-9_-]{43}$/);
+  assert.ok(made.url.endsWith(`/s/${made.token}`), made.url);
+  assert.match(made.link.id, /^sl_/);
+  assert.deepEqual([made.link.dashboardId, made.link.allowVars, made.link.expiresAt, made.link.uses], [id, false, null, 0]);
+  assert.ok(!JSON.stringify(made.link).includes(made.token), 'the link record does not hold the token');
+  assert.deepEqual((await api.get(`/api/dashboards/${id}/share`)).map((l) => l.id), [made.link.id]);
+
+  const page = await visitor();
+  await openLink(page, made.token, id);
+  assert.equal((await page.locator('.dash-title').textContent()).trim(), 'Gold for visitors');
+  assert.equal((await page.locator('.dash-shared-chip').textContent()).trim(), CHIP);
+  assert.equal(await page.getAttribute('.dashboard-view', 'data-access'), 'view');
+  assert.deepEqual(await appParts(page), [], 'no sign-in, sidebar, chat, settings or Share');
+  // Every panel, with the link's variable values, fixed; demo data still says so.
+  await page.waitForFunction(() => [...document.querySelectorAll('.panel')].every((p) => p.dataset.status === 'ok'), null, { timeout: 30_000 });
+  assert.equal(await page.locator('.panel').count(), 7);
+  assert.equal(await page.locator('.dashboard-vars[data-locked]').count(), 1);
+  assert.equal(await page.locator('.dashboard-vars [name="symbol"]').inputValue(), 'XAGUSD');
+  assert.equal(await page.locator('.dashboard-vars [name="symbol"]').isDisabled(), true);
+  assert.equal(await page.locator('.dashboard-vars [name="timeframe"]').isDisabled(), true);
+  assert.ok(await page.locator('.panel[data-demo="true"]').count() > 0, 'demo data is marked');
+  assert.equal(await page.locator('.panel[data-demo="true"] .demo-badge').first().innerText(), 'DEMO DATA');
+  await page.waitForSelector('.live-status[data-state="open"]');
+  await screenshot(page, 'share-link-view');
+
+  // Only the link: the rest of the API is closed to this browser.
+  const [listStatus] = await call(page, 'GET', '/api/dashboards');
+  assert.equal(listStatus, 401);
+  const [oneStatus] = await call(page, 'GET', `/api/dashboards/${id}`);
+  assert.equal(oneStatus, 401);
+  assert.equal(await page.locator('.signin').count(), 0, 'a 401 brings up no sign-in screen here');
+  assert.ok(!page.paths.includes('/api/session'), 'the page never asks who is signed in');
+  assert.ok(!page.paths.includes('/ws'), 'nor opens the app’s socket');
+  assert.ok(page.paths.includes(`/api/shared/${made.token}/ws`), 'it opens the link’s');
+
+  // A save shows live.
+  const record = await api.get(`/api/dashboards/${id}`);
+  await api.put(`/api/dashboards/${id}`, { baseVersion: record.version, state: { ...record.state, title: 'Gold, live for visitors' } });
+  await page.waitForSelector(`.dashboard-view[data-version="${record.version + 1}"]`);
+  await page.waitForFunction(() => document.querySelector('.dash-title')?.textContent === 'Gold, live for visitors');
+  assert.equal(await page.title(), 'Gold, live for visitors · Boardsmith');
+  const uses = (await api.get(`/api/dashboards/${id}/share`))[0];
+  assert.ok(uses.uses >= 1, `the visit is counted: ${JSON.stringify(uses)}`);
+  assert.ok(Number.isFinite(uses.lastUsedAt), 'and when');
+
+  // Revoked while open: the socket closes (1008) and the page says so, without a reload.
+  await page.evaluate(() => { window.stillTheSamePage = true; });
+  await api.del(`/api/dashboards/${id}/share/${made.link.id}`);
+  assert.equal(await goneText(page, 'revoked'), REVOKED);
+  assert.equal(await page.evaluate(() => window.stillTheSamePage), true, 'no reload');
+  assert.equal(await page.locator('.panel').count(), 0, 'the dashboard is gone from the page');
+  assert.deepEqual(await api.get(`/api/dashboards/${id}/share`), []);
+  // Opened again, the same.
+  await page.goto(`${server.url}/s/${made.token}`);
+  assert.equal(await goneText(page, 'revoked'), REVOKED);
+  // A token that never was.
+  await page.goto(`${server.url}/s/${'x'.repeat(43)}`);
+  assert.equal(await goneText(page, 'revoked'), REVOKED);
+  await screenshot(page, 'share-link-revoked');
+  assert.deepEqual(unexpected(page.errors), []);
+  await page.context().close();
+});
+
+test('an expired link says so, opened late or while open', async () => {
+  const id = await goldDashboard('Gold for a second');
+  const short = await api.post(`/api/dashboards/${id}/share`, { expiresIn: 1 });
+  assert.ok(Number.isFinite(short.link.expiresAt));
+  await new Promise((r) => setTimeout(r, 1500));
+  const page = await visitor();
+  await page.goto(`${server.url}/s/${short.token}`);
+  assert.equal(await goneText(page, 'expired'), EXPIRED);
+  assert.deepEqual(await appParts(page), []);
+  await screenshot(page, 'share-link-expired');
+
+  // Open when it expires: the server ends the socket (1008) and the page says which.
+  const soon = await api.post(`/api/dashboards/${id}/share`, { expiresIn: 4 });
+  await page.goto(`${server.url}/s/${soon.token}`);
+  await page.waitForSelector(`.app-shared .dashboard-view[data-dashboard-id="${id}"][data-mode="live"]`);
+  assert.equal(await goneText(page, 'expired', 30_000), EXPIRED);
+  assert.deepEqual(unexpected(page.errors).filter((e) => !/status of 410/.test(e)), []);
+  await page.context().close();
+});
+
+test('a link may let visitors change the variables', async () => {
+  const id = await goldDashboard('Gold to play with');
+  const made = await api.post(`/api/dashboards/${id}/share`, { vars: { symbol: 'XAGUSD' }, allowVars: true, label: 'Playground' });
+  assert.deepEqual([made.link.label, made.link.allowVars], ['Playground', true]);
+  const page = await visitor();
+  await openLink(page, made.token, id);
+  assert.equal(await page.locator('.dashboard-vars[data-locked]').count(), 0);
+  const symbol = page.locator('.dashboard-vars [name="symbol"]');
+  assert.equal(await symbol.isDisabled(), false);
+  assert.equal(await symbol.inputValue(), 'XAGUSD');
+  await page.waitForFunction(() => [...document.querySelectorAll('.panel')].every((p) => p.dataset.status === 'ok'), null, { timeout: 30_000 });
+  const quote = page.locator('.panel[data-panel-id="gold-quote"]');
+  const seq = Number(await quote.getAttribute('data-seq'));
+  await symbol.selectOption('XAUUSD');
+  // The server re-runs the panels for the new value: newer data comes.
+  await page.waitForFunction((s) => Number(document.querySelector('.panel[data-panel-id="gold-quote"]').dataset.seq) > s
+    && document.querySelector('.panel[data-panel-id="gold-quote"]').dataset.status === 'ok', seq, { timeout: 30_000 });
+  // The dashboard itself is not changed by a visitor's choice.
+  assert.equal((await api.get(`/api/dashboards/${id}`)).version, 1);
+  assert.deepEqual(unexpected(page.errors), []);
+  await page.context().close();
+});
+
+test('the Share dialog makes a link, shows its URL once, lists it and revokes it', async () => {
+  const id = await goldDashboard('Gold from the dialog');
+  const page = await newPage();
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+  await page.goto(`${server.url}/#d=${id}`);
+  await page.waitForSelector(`.dashboard-view[data-dashboard-id="${id}"][data-mode="live"][data-access="edit"]`);
+  // The link shows the values the view shows now.
+  await page.locator('.dashboard-vars [name="symbol"]').selectOption('XAGUSD');
+
+  let dialog = await openShare(page);
+  const links = dialog.locator('.share-links');
+  await links.waitFor();
+  await links.locator('.share-none', { hasText: 'No links yet.' }).waitFor();
+  assert.deepEqual(await links.locator('.share-link-expiry option').evaluateAll((os) => os.map((o) => o.value)), ['86400', '604800', '2592000', '']);
+  await links.locator('.share-link-label').fill('For the desk');
+  await links.locator('.share-link-expiry').selectOption('86400');
+  await links.locator('.share-link-vars').check();
+  await links.locator('.share-link-create').click();
+  const url = links.locator('.share-link-created:not([hidden]) .share-link-url');
+  await url.waitFor();
+  const shown = await url.inputValue();
+  assert.match(shown, /\/s\/[A-Za-z0-9_-]{43}$/);
+  assert.match(await links.locator('.share-link-once').textContent(), /will not be shown again/);
+  await links.locator('.share-link-copy').click();
+  await page.waitForFunction(() => document.querySelector('.share-link-copy')?.textContent === 'Copied');
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), shown);
+  // Listed, as the server has it.
+  const row = links.locator('.share-link');
+  await row.waitFor();
+  assert.equal(await row.count(), 1);
+  assert.equal((await row.locator('.share-link-name').textContent()).trim(), 'For the desk');
+  const meta = await row.locator('.share-link-meta').textContent();
+  assert.match(meta, /Expires in (24h|1d)/);
+  assert.match(meta, /Not used yet/);
+  assert.match(meta, /Visitors can change variables/);
+  const [saved] = await api.get(`/api/dashboards/${id}/share`);
+  assert.equal(await row.getAttribute('data-link-id'), saved.id);
+  assert.equal(saved.label, 'For the desk');
+  assert.equal(saved.allowVars, true);
+  assert.deepEqual(saved.vars, { symbol: 'XAGUSD', timeframe: '1D' });
+  assert.ok(Math.abs(saved.expiresAt - (saved.createdAt + 86_400_000)) < 5_000, JSON.stringify(saved));
+  await screenshot(page, 'share-links-dialog');
+
+  // Closed and opened again: listed, the URL not shown any more.
+  await dialog.locator('.share-close').click();
+  await page.waitForSelector('.share-dialog', { state: 'detached' });
+  dialog = await openShare(page);
+  await dialog.locator(`.share-link[data-link-id="${saved.id}"]`).waitFor();
+  assert.equal(await dialog.locator('.share-link-created:not([hidden])').count(), 0);
+  assert.equal(await dialog.locator('.share-link-url').count(), 0);
+
+  // The URL works for a visitor, with the values it was made with, until it is revoked here.
+  const guest = await visitor();
+  const token = shown.split('/s/')[1];
+  await openLink(guest, token, id);
+  assert.equal(await guest.locator('.dashboard-vars [name="symbol"]').inputValue(), 'XAGUSD');
+  assert.equal(await guest.locator('.dashboard-vars [name="symbol"]').isDisabled(), false);
+  await dialog.locator(`.share-link[data-link-id="${saved.id}"] .share-link-revoke`).click();
+  await dialog.locator('.share-link').waitFor({ state: 'detached' });
+  await dialog.locator('.share-none', { hasText: 'No links yet.' }).waitFor();
+  assert.deepEqual(await api.get(`/api/dashboards/${id}/share`), []);
+  assert.equal(await goneText(guest, 'revoked'), REVOKED);
+  assert.deepEqual(unexpected(page.errors), []);
+  assert.deepEqual(unexpected(guest.errors), []);
+  await guest.context().close();
+  await page.context().close();
+});
+
+test('someone who may only look gets no Links section, and the server refuses them a link', async () => {
+  const eveUser = await api.post('/api/admin/users', { username: 'eve', password: 'eve-likes-tin-11', role: 'editor' });
+  const id = await goldDashboard('Gold to look at');
+  await api.put(`/api/dashboards/${id}/access`, { visibility: 'private', users: [{ userId: eveUser.id, role: 'view' }] });
+  const eve = await newPage({ signIn: false });
+  await signIn(eve, 'eve', 'eve-likes-tin-11');
+  await eve.evaluate((d) => window.boardsmith.bus.emit('dashboard:open', { dashboardId: d }), id);
+  await eve.waitForSelector(`.dashboard-view[data-dashboard-id="${id}"][data-access="view"]`);
+  const dialog = await openShare(eve);
+  await dialog.locator('.share-owner').waitFor();
+  assert.equal(await dialog.locator('.share-links').count(), 0);
+  const [status, refusal] = await call(eve, 'POST', `/api/dashboards/${id}/share`, {});
+  assert.equal(status, 403);
+  assert.ok(refusal.msg && refusal.msg.length > 10, refusal.msg);
+  assert.deepEqual(unexpected(eve.errors), []);
+  await eve.context().close();
 });
