@@ -672,6 +672,32 @@ async fn a_private_dashboard_is_its_owners_until_shared_by_every_path() {
         200
     );
     assert_eq!(status_of(&bob, Method::POST, app.url("/api/tools/mutate"), mutate).await, 200);
+    // Each version says who saved it: ann made it, bob's edit is bob's.
+    let mut state = made["data"]["state"].clone();
+    state["title"] = json!("Gold, by bob");
+    let save = json!({"baseVersion": 1, "state": state});
+    let url = app.url(&format!("/api/dashboards/{id}"));
+    assert_eq!(status_of(&bob, Method::PUT, url, save).await, 200);
+    let versions: Value = ann
+        .get(app.url(&format!("/api/dashboards/{id}/versions")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let authors: Vec<(Value, Value)> = versions["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["author"]["username"].clone(), v["author"]["via"].clone()))
+        .collect();
+    assert_eq!(
+        authors,
+        [(json!("ann"), json!("rest")), (json!("bob"), json!("rest"))],
+        "{versions}"
+    );
+    assert_eq!(versions["data"][1]["author"]["userId"], bob_id.as_str());
     // A dashboard bob's execute makes is bob's.
     let code = "return {title: 'Bob', layout: {columns: 12}, panels: []};";
     let r =
@@ -736,6 +762,16 @@ async fn a_dashboard_an_agent_builds_in_a_persons_chat_is_theirs() {
         .await
         .unwrap();
     assert_eq!(access["data"]["ownerName"], "ann", "{access}");
+    let versions: Value = ann
+        .get(app.url(&format!("/api/dashboards/{}/versions", anns[0])))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let first = &versions["data"][0]["author"];
+    assert_eq!((&first["username"], &first["via"]), (&json!("ann"), &json!("agent")), "{versions}");
     // The chat is ann's too: listed for her (and the admin), hidden from bob by every path.
     let chats = |c: reqwest::Client| {
         let url = app.url("/api/chats");
@@ -747,6 +783,7 @@ async fn a_dashboard_an_agent_builds_in_a_persons_chat_is_theirs() {
     let hers = chats(ann.clone()).await;
     assert_eq!(hers.len(), 1, "{hers:?}");
     let chat = hers[0]["chatId"].as_str().unwrap().to_owned();
+    assert_eq!(first["chat"], chat.as_str(), "the version names the chat the agent ran in");
     assert!(chats(bob.clone()).await.is_empty());
     assert_eq!(chats(app.http.clone()).await.len(), 1, "the admin sees every chat");
     let url = app.url(&format!("/api/chat?chatId={chat}"));

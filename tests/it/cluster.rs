@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use crate::support::node::Node;
 use crate::support::pg::TestDb;
 use crate::support::{Ws, ws_until};
+use boardsmith::store::Author;
 
 const TOKEN: &str = "cluster-test-token-0123456789abcdef";
 
@@ -241,10 +242,16 @@ async fn migrate_store_copies_every_version_record_chat_and_upload_and_proves_it
     use boardsmith::store::{Record, Store, StoreOptions, sample_state};
     let dir = tempfile::tempdir().unwrap();
     let embedded = Store::open(dir.path()).unwrap();
-    let a = embedded.create(None, sample_state("A", 1, 400), "create").await.unwrap();
-    embedded.save(&a.id, 1, sample_state("A2", 2, 400), "mutate").await.unwrap();
-    embedded.revert(&a.id, 1).await.unwrap();
-    let b = embedded.create(None, sample_state("B", 1, 400), "create").await.unwrap();
+    let a = embedded
+        .create(None, sample_state("A", 1, 400), "create", &Author::system())
+        .await
+        .unwrap();
+    embedded.save(&a.id, 1, sample_state("A2", 2, 400), "mutate", &Author::system()).await.unwrap();
+    embedded.revert(&a.id, 1, &Author::system()).await.unwrap();
+    let b = embedded
+        .create(None, sample_state("B", 1, 400), "create", &Author::system())
+        .await
+        .unwrap();
     embedded.delete(&b.id).await.unwrap();
     embedded.put_session("chat-1", json!({"active": a.id})).await.unwrap();
     embedded.put_api_key("key-1", json!({"name": "ci", "scopes": ["read"]})).await.unwrap();
@@ -372,7 +379,13 @@ async fn migrate_store_copies_every_version_record_chat_and_upload_and_proves_it
     }
     assert_eq!(shared.list_chats().await.unwrap(), files.list_chats().await.unwrap());
     // The copy continues where the source stopped.
-    assert_eq!(pg.save(&a.id, 3, sample_state("A4", 1, 400), "mutate").await.unwrap().version, 4);
+    assert_eq!(
+        pg.save(&a.id, 3, sample_state("A4", 1, 400), "mutate", &Author::system())
+            .await
+            .unwrap()
+            .version,
+        4
+    );
     embedded.shutdown().await;
     pg.shutdown().await;
 

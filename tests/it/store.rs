@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use boardsmith::dashboard::{DashboardState, Layout, Panel, PanelType, Renderer};
-use boardsmith::store::{Store, StoreError, StoreOptions, sample_state};
+use boardsmith::store::{Author, Store, StoreError, StoreOptions, sample_state};
 use serde_json::json;
 
 fn panel(id: &str) -> Panel {
@@ -66,18 +66,18 @@ async fn round_trips_on(store: Arc<Store>) {
     assert!(store.is_empty().await.unwrap());
     assert!(store.list(true).await.unwrap().is_empty());
 
-    let a = store.create(None, st("Alpha", 1), "create").await.unwrap();
+    let a = store.create(None, st("Alpha", 1), "create", &Author::system()).await.unwrap();
     assert!(a.id.starts_with("db_") && a.id.len() >= 29, "{}", a.id);
     assert_eq!((a.version, a.deleted), (1, false));
     assert_eq!(a.created_at, a.updated_at);
     assert!(!store.is_empty().await.unwrap());
     assert_eq!(store.get(&a.id).await.unwrap(), a);
 
-    let a2 = store.save(&a.id, 1, st("Alpha 2", 2), "mutate").await.unwrap();
+    let a2 = store.save(&a.id, 1, st("Alpha 2", 2), "mutate", &Author::system()).await.unwrap();
     assert_eq!(a2.version, 2);
     assert_eq!(a2.created_at, a.created_at);
     assert_eq!(a2.state, st("Alpha 2", 2));
-    let a3 = store.save(&a.id, 2, st("Alpha 3", 3), "execute").await.unwrap();
+    let a3 = store.save(&a.id, 2, st("Alpha 3", 3), "execute", &Author::system()).await.unwrap();
     assert_eq!(store.get(&a.id).await.unwrap(), a3);
     assert_eq!(store.get_version(&a.id, 1).await.unwrap().state, st("Alpha", 1));
     assert_eq!(store.get_version(&a.id, 2).await.unwrap(), a2);
@@ -91,17 +91,29 @@ async fn round_trips_on(store: Arc<Store>) {
     );
 
     // Revert appends a version with the old state; history is kept.
-    let r = store.revert(&a.id, 1).await.unwrap();
+    // Each version keeps its author; a revert is its reverter's.
+    let ann = boardsmith::access::principal::Person {
+        id: "u_ann".into(),
+        username: "ann".into(),
+        role: boardsmith::access::principal::Role::Editor,
+    };
+    let by_ann = Author::agent(&boardsmith::access::principal::Principal::User(ann), "chat_1");
+    let r = store.revert(&a.id, 1, &by_ann).await.unwrap();
     assert_eq!((r.version, &r.state), (4, &st("Alpha", 1)));
     let vs = store.versions(&a.id).await.unwrap();
     assert_eq!(vs.len(), 4);
     assert_eq!(vs[3].note, "revert to 1");
+    assert_eq!(vs[3].author.as_ref(), Some(&by_ann));
+    assert_eq!(vs[0].author, Some(Author::system()));
     assert_eq!((vs[3].title.as_str(), vs[3].panels), ("Alpha", 1));
     assert_eq!(store.get_version(&a.id, 3).await.unwrap().state, st("Alpha 3", 3));
 
     // A second dashboard, created with an explicit id; list is newest first.
     tokio::time::sleep(Duration::from_millis(5)).await;
-    let b = store.create(Some("db_explicit"), st("Beta", 4), "template").await.unwrap();
+    let b = store
+        .create(Some("db_explicit"), st("Beta", 4), "template", &Author::system())
+        .await
+        .unwrap();
     assert_eq!(b.id, "db_explicit");
     let list = store.list(false).await.unwrap();
     let ids: Vec<_> = list.iter().map(|i| i.id.as_str()).collect();
@@ -120,20 +132,29 @@ async fn round_trips_on(store: Arc<Store>) {
     assert!(got.deleted);
     assert_eq!(got.version, 4);
     assert_eq!(
-        store.save(&a.id, 4, st("x", 1), "mutate").await,
+        store.save(&a.id, 4, st("x", 1), "mutate", &Author::system()).await,
         Err(StoreError::Deleted(a.id.clone()))
     );
-    assert_eq!(store.revert(&a.id, 2).await, Err(StoreError::Deleted(a.id.clone())));
-    assert_eq!(store.duplicate(&a.id, None).await, Err(StoreError::Deleted(a.id.clone())));
+    assert_eq!(
+        store.revert(&a.id, 2, &Author::system()).await,
+        Err(StoreError::Deleted(a.id.clone()))
+    );
+    assert_eq!(
+        store.duplicate(&a.id, None, &Author::system()).await,
+        Err(StoreError::Deleted(a.id.clone()))
+    );
     assert_eq!(store.versions(&a.id).await.unwrap().len(), 4);
     let restored = store.restore(&a.id).await.unwrap();
     assert_eq!((restored.version, restored.deleted), (4, false));
     assert_eq!(restored.state, st("Alpha", 1));
     assert_eq!(store.list(false).await.unwrap().len(), 2);
-    assert_eq!(store.save(&a.id, 4, st("Alpha 5", 5), "mutate").await.unwrap().version, 5);
+    assert_eq!(
+        store.save(&a.id, 4, st("Alpha 5", 5), "mutate", &Author::system()).await.unwrap().version,
+        5
+    );
 
     // Duplicate copies the current state into a new dashboard, optionally retitled.
-    let d = store.duplicate(&b.id, Some("Beta copy".into())).await.unwrap();
+    let d = store.duplicate(&b.id, Some("Beta copy".into()), &Author::system()).await.unwrap();
     assert_ne!(d.id, b.id);
     assert_eq!(d.version, 1);
     assert_eq!(d.state, DashboardState { title: "Beta copy".into(), ..st("Beta", 4) });
@@ -143,7 +164,7 @@ async fn round_trips_on(store: Arc<Store>) {
         (dv[0].title.as_str(), dv[0].note.as_str()),
         ("Beta copy", "duplicate of db_explicit")
     );
-    let d2 = store.duplicate(&b.id, None).await.unwrap();
+    let d2 = store.duplicate(&b.id, None, &Author::system()).await.unwrap();
     assert_eq!(d2.state, st("Beta", 4));
     assert_eq!(store.get(&b.id).await.unwrap(), b, "the source is untouched");
 
@@ -171,34 +192,34 @@ async fn errors_name_what_is_wrong_on(store: Arc<Store>) {
     assert_eq!(store.get("db_nope").await, Err(nf()));
     assert_eq!(store.get_version("db_nope", 1).await, Err(nf()));
     assert_eq!(store.versions("db_nope").await, Err(nf()));
-    assert_eq!(store.save("db_nope", 1, st("x", 1), "n").await, Err(nf()));
-    assert_eq!(store.revert("db_nope", 1).await, Err(nf()));
+    assert_eq!(store.save("db_nope", 1, st("x", 1), "n", &Author::system()).await, Err(nf()));
+    assert_eq!(store.revert("db_nope", 1, &Author::system()).await, Err(nf()));
     assert_eq!(store.delete("db_nope").await, Err(nf()));
     assert_eq!(store.restore("db_nope").await, Err(nf()));
-    assert_eq!(store.duplicate("db_nope", None).await, Err(nf()));
+    assert_eq!(store.duplicate("db_nope", None, &Author::system()).await, Err(nf()));
     let long = "x".repeat(10_000);
     assert_eq!(store.get(&long).await, Err(StoreError::NotFound(long.clone())));
     assert!(matches!(
-        store.create(Some(&long), st("x", 1), "n").await,
+        store.create(Some(&long), st("x", 1), "n", &Author::system()).await,
         Err(StoreError::Storage(m)) if m.contains("invalid dashboard id")
     ));
 
-    let a = store.create(None, st("A", 1), "create").await.unwrap();
-    store.save(&a.id, 1, st("A", 2), "mutate").await.unwrap();
+    let a = store.create(None, st("A", 1), "create", &Author::system()).await.unwrap();
+    store.save(&a.id, 1, st("A", 2), "mutate", &Author::system()).await.unwrap();
     // Stale and future base versions are conflicts, and change nothing.
     assert_eq!(
-        store.save(&a.id, 1, st("stale", 1), "mutate").await,
+        store.save(&a.id, 1, st("stale", 1), "mutate", &Author::system()).await,
         Err(StoreError::Conflict { expected: 1, actual: 2 })
     );
     assert_eq!(
-        store.save(&a.id, 7, st("future", 1), "mutate").await,
+        store.save(&a.id, 7, st("future", 1), "mutate", &Author::system()).await,
         Err(StoreError::Conflict { expected: 7, actual: 2 })
     );
     assert_eq!(store.get(&a.id).await.unwrap().state, st("A", 2));
     assert_eq!(store.versions(&a.id).await.unwrap().len(), 2);
     // An explicit id in use.
     assert_eq!(
-        store.create(Some(&a.id), st("again", 1), "create").await,
+        store.create(Some(&a.id), st("again", 1), "create", &Author::system()).await,
         Err(StoreError::Conflict { expected: 0, actual: 2 })
     );
     assert_eq!(
@@ -210,7 +231,7 @@ async fn errors_name_what_is_wrong_on(store: Arc<Store>) {
         Err(StoreError::VersionNotFound { id: a.id.clone(), version: 0 })
     );
     assert_eq!(
-        store.revert(&a.id, 9).await,
+        store.revert(&a.id, 9, &Author::system()).await,
         Err(StoreError::VersionNotFound { id: a.id.clone(), version: 9 })
     );
     assert_eq!(store.versions(&a.id).await.unwrap().len(), 2);
@@ -218,8 +239,14 @@ async fn errors_name_what_is_wrong_on(store: Arc<Store>) {
     store.shutdown().await;
     store.shutdown().await; // idempotent
     assert_eq!(store.get(&a.id).await, Err(StoreError::Closed));
-    assert_eq!(store.save(&a.id, 2, st("x", 1), "n").await, Err(StoreError::Closed));
-    assert_eq!(store.create(None, st("x", 1), "n").await, Err(StoreError::Closed));
+    assert_eq!(
+        store.save(&a.id, 2, st("x", 1), "n", &Author::system()).await,
+        Err(StoreError::Closed)
+    );
+    assert_eq!(
+        store.create(None, st("x", 1), "n", &Author::system()).await,
+        Err(StoreError::Closed)
+    );
     assert_eq!(store.put_session("s", json!(1)).await, Err(StoreError::Closed));
     assert_eq!(store.list(true).await, Err(StoreError::Closed));
 }
@@ -230,13 +257,19 @@ async fn restart_keeps_everything() {
     let store = open(dir.path());
     let mut ids = Vec::new();
     for i in 0..5 {
-        let r = store.create(None, st(&format!("D{i}"), i + 1), "create").await.unwrap();
+        let r = store
+            .create(None, st(&format!("D{i}"), i + 1), "create", &Author::system())
+            .await
+            .unwrap();
         for v in 1..=i as u64 {
-            store.save(&r.id, v, st(&format!("D{i} v{}", v + 1), i + 2), "mutate").await.unwrap();
+            store
+                .save(&r.id, v, st(&format!("D{i} v{}", v + 1), i + 2), "mutate", &Author::system())
+                .await
+                .unwrap();
         }
         ids.push(r.id);
     }
-    store.revert(&ids[4], 2).await.unwrap();
+    store.revert(&ids[4], 2, &Author::system()).await.unwrap();
     store.delete(&ids[1]).await.unwrap();
     store.put_session("sess", json!({"active": ids[0], "n": 3})).await.unwrap();
 
@@ -259,7 +292,10 @@ async fn restart_keeps_everything() {
     assert_eq!(store.list(false).await.unwrap().len(), 4);
     assert_eq!(store.get_session("sess").await.unwrap(), Some(json!({"active": ids[0], "n": 3})));
     // Still writable after the restart, with versions continuing.
-    assert_eq!(store.save(&ids[0], 1, st("after", 1), "mutate").await.unwrap().version, 2);
+    assert_eq!(
+        store.save(&ids[0], 1, st("after", 1), "mutate", &Author::system()).await.unwrap().version,
+        2
+    );
     store.shutdown().await;
 }
 
@@ -267,8 +303,8 @@ async fn restart_keeps_everything() {
 async fn dropping_without_shutdown_keeps_acknowledged_writes() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path());
-    let a = store.create(None, st("kept", 2), "create").await.unwrap();
-    store.save(&a.id, 1, st("kept 2", 3), "mutate").await.unwrap();
+    let a = store.create(None, st("kept", 2), "create", &Author::system()).await.unwrap();
+    store.save(&a.id, 1, st("kept 2", 3), "mutate", &Author::system()).await.unwrap();
     drop(store);
     // The writer thread exits on its own once the handle is gone; the file lock goes with it.
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -293,12 +329,14 @@ async fn fifty_saves_on_the_same_base_one_wins() {
 }
 
 async fn fifty_saves_on_the_same_base_one_wins_on(store: Arc<Store>) {
-    let a = store.create(None, st("race", 1), "create").await.unwrap();
+    let a = store.create(None, st("race", 1), "create", &Author::system()).await.unwrap();
     let tasks: Vec<_> = (0..50)
         .map(|i| {
             let store = Arc::clone(&store);
             let id = a.id.clone();
-            tokio::spawn(async move { store.save(&id, 1, st(&format!("w{i}"), 2), "race").await })
+            tokio::spawn(async move {
+                store.save(&id, 1, st(&format!("w{i}"), 2), "race", &Author::system()).await
+            })
         })
         .collect();
     let mut wins = Vec::new();
@@ -324,7 +362,7 @@ async fn fifty_read_modify_write_loops_lose_nothing() {
 }
 
 async fn fifty_read_modify_write_loops_lose_nothing_on(store: Arc<Store>) {
-    let a = store.create(None, st("rmw", 1), "create").await.unwrap();
+    let a = store.create(None, st("rmw", 1), "create", &Author::system()).await.unwrap();
     let tasks: Vec<_> = (0..50)
         .map(|i| {
             let store = Arc::clone(&store);
@@ -339,7 +377,7 @@ async fn fifty_read_modify_write_loops_lose_nothing_on(store: Arc<Store>) {
                         .config
                         .get_or_insert_with(Default::default)
                         .insert(format!("item-{i}"), json!(i));
-                    match store.save(&id, cur.version, state, "add item").await {
+                    match store.save(&id, cur.version, state, "add item", &Author::system()).await {
                         Ok(_) => return tries,
                         Err(StoreError::Conflict { .. }) => continue,
                         Err(e) => panic!("unexpected {e:?}"),
@@ -368,7 +406,13 @@ async fn group_commit_batches_concurrent_writes() {
     let store = open(dir.path());
     let mut ids = Vec::new();
     for i in 0..200 {
-        ids.push(store.create(None, st(&format!("g{i}"), 1), "create").await.unwrap().id);
+        ids.push(
+            store
+                .create(None, st(&format!("g{i}"), 1), "create", &Author::system())
+                .await
+                .unwrap()
+                .id,
+        );
     }
     let before = store.stats();
     let tasks: Vec<_> = ids
@@ -376,7 +420,9 @@ async fn group_commit_batches_concurrent_writes() {
         .map(|id| {
             let store = Arc::clone(&store);
             let id = id.clone();
-            tokio::spawn(async move { store.save(&id, 1, st(&id, 2), "mutate").await })
+            tokio::spawn(async move {
+                store.save(&id, 1, st(&id, 2), "mutate", &Author::system()).await
+            })
         })
         .collect();
     for t in tasks {
@@ -399,16 +445,22 @@ async fn shutdown_drains_queued_writes() {
     let store = open(dir.path());
     let mut ids = Vec::new();
     for i in 0..100 {
-        ids.push(store.create(None, st(&format!("s{i}"), 1), "create").await.unwrap().id);
+        ids.push(
+            store
+                .create(None, st(&format!("s{i}"), 1), "create", &Author::system())
+                .await
+                .unwrap()
+                .id,
+        );
     }
     let tasks: Vec<_> = ids
         .iter()
         .map(|id| {
             let store = Arc::clone(&store);
             let id = id.clone();
-            tokio::spawn(
-                async move { (id.clone(), store.save(&id, 1, st("drained", 3), "m").await) },
-            )
+            tokio::spawn(async move {
+                (id.clone(), store.save(&id, 1, st("drained", 3), "m", &Author::system()).await)
+            })
         })
         .collect();
     tokio::task::yield_now().await;
@@ -447,11 +499,19 @@ async fn kill9_child() {
                 while Instant::now() < stop {
                     let id = format!("k9-{task}-{n}");
                     n += 1;
-                    store.create(Some(&id), sample_state(&id, 1, KILL9_BYTES), "k9").await.unwrap();
+                    store
+                        .create(
+                            Some(&id),
+                            sample_state(&id, 1, KILL9_BYTES),
+                            "k9",
+                            &Author::system(),
+                        )
+                        .await
+                        .unwrap();
                     ack(&id, 1);
                     for v in 2..=4 {
                         let state = sample_state(&id, v, KILL9_BYTES);
-                        store.save(&id, v - 1, state, "k9").await.unwrap();
+                        store.save(&id, v - 1, state, "k9", &Author::system()).await.unwrap();
                         ack(&id, v);
                     }
                 }

@@ -16,6 +16,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::principal::Principal;
+pub use base::principal::Actor;
 use store::{Record, Store, StoreError};
 
 /// What happened.
@@ -50,37 +51,6 @@ pub enum AuditKind {
     SettingsChanged,
     /// A model provider was added, changed or removed.
     ProviderChanged,
-}
-
-/// Who did it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Actor {
-    /// The person.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user_id: Option<String>,
-    /// Their name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub username: Option<String>,
-    /// The API key, when one was used.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub key_id: Option<String>,
-    /// The server token (the CLI, emergencies).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub token: bool,
-}
-
-impl Actor {
-    /// The actor of a request.
-    pub fn of(principal: &Principal) -> Self {
-        let person = principal.person();
-        Self {
-            user_id: person.map(|p| p.id.to_string()),
-            username: person.map(|p| p.username.clone()),
-            key_id: principal.key_id().map(str::to_owned),
-            token: matches!(principal, Principal::Owner),
-        }
-    }
 }
 
 /// One entry.

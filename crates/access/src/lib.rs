@@ -5,7 +5,8 @@
 //!   ([`sessions`]); programs send an API key ([`api_keys`], each belonging to a person and
 //!   never doing more than that person may) or the server's one secret
 //!   ([`token::ServerToken`], for the CLI and emergencies) as `Authorization: Bearer`.
-//!   [`principal::Principal`] is who a request is; [`audit`] records what they did.
+//!   [`principal::Principal`] is who a request is; [`audit`] records what they did. A share
+//!   link ([`links`]) shows one dashboard, read-only, to someone without an account.
 //! - **Host allowlist** (DNS rebinding): `127.0.0.1:PORT`, `localhost:PORT`, `[::1]:PORT`, the
 //!   bound address, and the operator's `allowed_hosts`.
 //! - **Origin allowlist** (CSRF, foreign pages, WebSocket hijacking): a present `Origin` must be
@@ -22,6 +23,7 @@ pub mod api_keys;
 pub mod attempts;
 pub mod audit;
 pub mod keys;
+pub mod links;
 pub mod principal;
 pub mod sessions;
 pub mod token;

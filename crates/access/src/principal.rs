@@ -1,7 +1,7 @@
 //! Who a request is: the values live in `base::principal` (every layer takes a caller); this
 //! module names them where `access` makes them.
 
-pub use base::principal::{Person, Principal, Role, UserId};
+pub use base::principal::{Actor, Author, Person, Principal, Role, UserId, Via};
 
 /// A new user id: `u_` and a time-ordered UUID.
 pub fn new_user_id() -> UserId {

@@ -218,6 +218,8 @@ pub struct App {
     pub attempts: Arc<access::attempts::Attempts>,
     /// Who did what: sign-ins, users, keys, shares, settings.
     pub audit: Arc<access::audit::Audit>,
+    /// Dashboards' share links.
+    pub links: Arc<access::links::Links>,
     /// Model calls counted per day, key, model and agent.
     pub usage: Arc<access::usage::UsageLedger>,
     /// Uploaded images (`<data>/uploads/`).
@@ -296,6 +298,8 @@ impl App {
         let attempts =
             Arc::new(access::attempts::Attempts::new(access::attempts::AttemptLimits::default()));
         let audit = access::audit::Audit::new(store.clone(), access::audit::AuditLimits::default());
+        let links = Arc::new(access::links::Links::new(store.clone()));
+        links.reload().await.context("loading the share links")?;
         let keys = Arc::new(
             access::api_keys::ApiKeys::load(store.clone(), usage.clone(), users.clone())
                 .await
@@ -427,6 +431,7 @@ impl App {
         if let Some(notices) = store.notices() {
             let kept = Kept {
                 keys: keys.clone(),
+                links: links.clone(),
                 users: users.clone(),
                 sessions: sessions.clone(),
                 admin: admin.clone(),
@@ -455,7 +460,9 @@ impl App {
                     Ok(state) => {
                         let note = format!("template {name}");
                         let id = shared.then(|| format!("db_template_{name}"));
-                        match dashboards.create(id.as_deref(), state, &note, Vec::new()).await {
+                        let by = store::Author::system();
+                        match dashboards.create(id.as_deref(), state, &note, &by, Vec::new()).await
+                        {
                             Ok(_) | Err(store::StoreError::Conflict { .. }) if shared => {}
                             Ok(_) => {}
                             Err(e) => return Err(e.into()),
@@ -492,6 +499,7 @@ impl App {
             sessions,
             attempts,
             audit,
+            links,
             usage,
             uploads,
             workflows,
@@ -587,6 +595,7 @@ async fn sweep_people(
 /// What this node keeps in memory of records other nodes may change.
 struct Kept {
     keys: Arc<access::api_keys::ApiKeys>,
+    links: Arc<access::links::Links>,
     users: Arc<access::users::Users>,
     sessions: Arc<access::sessions::Sessions>,
     admin: Arc<admin::Admin>,
@@ -603,7 +612,7 @@ async fn follow_records(
     shutdown: CancellationToken,
 ) {
     use store::{Notice, Record};
-    let Kept { keys, users, sessions, admin, sdk, workflows, knowledge } = kept;
+    let Kept { keys, links, users, sessions, admin, sdk, workflows, knowledge } = kept;
     use tokio::sync::broadcast::error::RecvError;
     loop {
         let notice = tokio::select! {
@@ -642,6 +651,7 @@ async fn follow_records(
                     sessions.forget_cached();
                     Ok(())
                 }
+                Record::ShareLink => links.reload().await.map_err(|e| e.to_string()),
                 // Dashboards follow their own (`Dashboards::follow`).
                 Record::Session
                 | Record::Usage

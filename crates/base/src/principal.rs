@@ -239,6 +239,95 @@ impl Principal {
     }
 }
 
+/// Who did something, as it is written down (the audit trail, a version's author): the
+/// person, the key, or the server token. Names as they were then.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Actor {
+    /// The person.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    /// Their name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub username: Option<String>,
+    /// The API key, when one was used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_id: Option<String>,
+    /// The server token (the CLI, emergencies, or a server without authentication).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub token: bool,
+}
+
+impl Actor {
+    /// The actor of a request.
+    pub fn of(principal: &Principal) -> Self {
+        let person = principal.person();
+        Self {
+            user_id: person.map(|p| p.id.to_string()),
+            username: person.map(|p| p.username.clone()),
+            key_id: principal.key_id().map(str::to_owned),
+            token: matches!(principal, Principal::Owner),
+        }
+    }
+}
+
+/// Through what a dashboard changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Via {
+    /// The web app or the REST API (`/api/dashboards`, `/api/tools`).
+    Rest,
+    /// An agent's tool call in a chat, for the person the run is for.
+    Agent,
+    /// An MCP client's tool call.
+    Mcp,
+    /// A workflow step.
+    Workflow,
+    /// The server itself: the starter templates, a command-line import.
+    System,
+}
+
+/// Who saved a dashboard version: the actor, through what, and where (the chat of an agent,
+/// the name an MCP client gave). A share link never writes, so never authors.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Author {
+    /// Who.
+    #[serde(flatten)]
+    pub actor: Actor,
+    /// Through what.
+    pub via: Via,
+    /// The chat the agent ran in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chat: Option<String>,
+    /// The MCP client's name (its `clientInfo`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+}
+
+impl Author {
+    /// `principal` through `via`.
+    pub fn new(principal: &Principal, via: Via) -> Self {
+        Self { actor: Actor::of(principal), via, chat: None, client: None }
+    }
+
+    /// The server itself (templates, imports).
+    pub fn system() -> Self {
+        Self { actor: Actor::default(), via: Via::System, chat: None, client: None }
+    }
+
+    /// An agent run for `principal` in `chat`.
+    pub fn agent(principal: &Principal, chat: &str) -> Self {
+        let chat = (!chat.is_empty()).then(|| chat.to_owned());
+        Self { chat, ..Self::new(principal, Via::Agent) }
+    }
+
+    /// An MCP client's call for `principal`.
+    pub fn mcp(principal: &Principal, client: Option<&str>) -> Self {
+        Self { client: client.map(str::to_owned), ..Self::new(principal, Via::Mcp) }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -271,6 +360,23 @@ mod tests {
         assert_eq!(Role::parse(" Editor "), Some(Role::Editor));
         assert_eq!(Role::parse("root"), None);
         assert_eq!(Principal::User(person(Role::Viewer)).label(), "user:ann");
+    }
+
+    #[test]
+    fn an_author_is_written_flat_and_reads_back() {
+        let key =
+            Principal::Key { id: "key_1".into(), scopes: vec![], user: Some(person(Role::Editor)) };
+        let a = Author::agent(&key, "chat_9");
+        let v = serde_json::to_value(&a).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"userId": "u_1", "username": "ann", "keyId": "key_1",
+                               "via": "agent", "chat": "chat_9"})
+        );
+        assert_eq!(serde_json::from_value::<Author>(v).unwrap(), a);
+        let token = serde_json::to_value(Author::new(&Principal::Owner, Via::Rest)).unwrap();
+        assert_eq!(token, serde_json::json!({"token": true, "via": "rest"}));
+        assert_eq!(Author::agent(&Principal::Owner, "").chat, None);
     }
 
     #[test]

@@ -21,7 +21,7 @@ use agent::definition::AgentDefinition;
 use agent::events::EventBody;
 use agent::run::ContextSource;
 use agent::tools::{Args, BackendTool, BackendTools, ToolContext, ToolError, ToolReply};
-use base::principal::Principal;
+use base::principal::{Author, Principal};
 use base::provenance::any_demo;
 use dashboard::summary::context_line;
 use store::StoreError;
@@ -173,6 +173,7 @@ fn run(
     let run_id = ctx.run_id.clone();
     // The run acts for its person; a run for no one (a workflow, the token) for the owner.
     let who = ctx.principal.clone().unwrap_or(Principal::Owner);
+    let by = Author::agent(&who, &ctx.chat_id);
     Box::pin(async move {
         let input = input(tool, &args)?;
         let writes = tool.writes();
@@ -182,7 +183,7 @@ fn run(
         let session = (!session.is_empty()).then_some(session);
         let Answer { mut output, written } = shared
             .tools
-            .call_for_model(tool, input, session.as_deref(), &who)
+            .call_for_model(tool, input, session.as_deref(), &who, &by)
             .await
             .map_err(|e| tool_error(tool.name(), e))?;
         if writes {

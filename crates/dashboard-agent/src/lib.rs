@@ -18,7 +18,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use base::principal::Principal;
+use base::principal::{Author, Principal};
 use dashboard::summary::summary;
 use dashboard::validate::parse_state;
 use dashboard::{ChangeEntry, DashboardState, Issue};
@@ -346,15 +346,16 @@ impl Tools {
         input: Value,
         session: Option<&str>,
         who: &Principal,
+        by: &Author,
     ) -> Result<Value, ToolError> {
         let tool = DashboardTool::from_name(tool)
             .ok_or_else(|| ToolError::UnknownTool(tool.to_owned()))?;
-        Ok(self.call_tool(tool, input, session, who).await?.output)
+        Ok(self.call_tool(tool, input, session, who, by).await?.output)
     }
 
     /// [`Tools::call`] for a known tool, with what it wrote. `who` acts: it sees and changes
     /// only the dashboards `dashboards::sharing` lets it, and a dashboard `execute` makes is
-    /// its person's.
+    /// its person's; the versions it saves say `by` made them.
     #[base::boxed]
     pub async fn call_tool(
         &self,
@@ -362,6 +363,7 @@ impl Tools {
         input: Value,
         session: Option<&str>,
         who: &Principal,
+        by: &Author,
     ) -> Result<Answer, ToolError> {
         fn parse<T: serde::de::DeserializeOwned>(
             tool: DashboardTool,
@@ -377,7 +379,7 @@ impl Tools {
                 (serde_json::to_value(self.search(parse(tool, input)?).await), None)
             }
             DashboardTool::Execute => {
-                let mut out = self.execute(parse(tool, input)?, session, who).await?;
+                let mut out = self.execute(parse(tool, input)?, session, who, by).await?;
                 let written = out.written.take();
                 (serde_json::to_value(out), written)
             }
@@ -386,7 +388,7 @@ impl Tools {
                 (serde_json::to_value(out), None)
             }
             DashboardTool::Mutate => {
-                let mut out = self.mutate(parse(tool, input)?, session, who).await?;
+                let mut out = self.mutate(parse(tool, input)?, session, who, by).await?;
                 let written = out.written.take();
                 (serde_json::to_value(out), written)
             }
@@ -403,8 +405,9 @@ impl Tools {
         input: Value,
         session: Option<&str>,
         who: &Principal,
+        by: &Author,
     ) -> Result<Answer, ToolError> {
-        let answer = self.call_tool(tool, input, session, who).await?;
+        let answer = self.call_tool(tool, input, session, who, by).await?;
         Ok(Answer { output: cap::cap(&answer.output, cap::DEFAULT_MAX_TOKENS), ..answer })
     }
 
@@ -457,6 +460,7 @@ impl Tools {
         input: ExecuteInput,
         session: Option<&str>,
         who: &Principal,
+        by: &Author,
     ) -> Result<ExecuteOutput, ToolError> {
         let fail = |id: &str, error: String| ExecuteOutput {
             dashboard_id: id.to_owned(),
@@ -497,7 +501,7 @@ impl Tools {
                 let empty = DashboardState { panels: Vec::new(), ..state.clone() };
                 let changes = dashboard::diff::changes(&empty, &state);
                 let version =
-                    self.dashboards.create(Some(&id), state, "execute", runs).await?.version;
+                    self.dashboards.create(Some(&id), state, "execute", by, runs).await?.version;
                 self.dashboards.claim(who, &id).await?;
                 (version, changes)
             }
@@ -508,7 +512,8 @@ impl Tools {
                     return Err(StoreError::Deleted(id).into());
                 }
                 let edit = Edit::new(head, state);
-                let saved = self.dashboards.save(&lock, edit, "execute", Runs::Given(runs)).await?;
+                let saved =
+                    self.dashboards.save(&lock, edit, "execute", by, Runs::Given(runs)).await?;
                 (saved.record.version, saved.diff.changes)
             }
         };
@@ -572,6 +577,7 @@ impl Tools {
         input: MutateInput,
         session: Option<&str>,
         who: &Principal,
+        by: &Author,
     ) -> Result<MutateOutput, ToolError> {
         let out = |id: &str| MutateOutput {
             dashboard_id: id.to_owned(),
@@ -620,7 +626,7 @@ impl Tools {
             return Ok(MutateOutput { error: Some(e), ..out(&id) });
         }
         let title = edit.after.title.clone();
-        let saved = self.dashboards.save(&lock, edit, "mutate", Runs::Given(runs)).await?;
+        let saved = self.dashboards.save(&lock, edit, "mutate", by, Runs::Given(runs)).await?;
         drop(lock);
         self.sessions.touch(session, &id, &title).await?;
         let written = Written {

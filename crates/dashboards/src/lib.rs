@@ -54,6 +54,7 @@ pub struct Change {
     pub kind: ChangeKind,
 }
 
+pub use store::Author;
 pub use store::ChangeKind;
 
 /// Changes a slow listener may fall behind by before it is told it lagged (and re-reads).
@@ -302,9 +303,10 @@ impl Dashboards {
         id: Option<&str>,
         state: DashboardState,
         note: &str,
+        by: &Author,
         runs: Vec<(String, PanelRun)>,
     ) -> Result<DashboardRecord, StoreError> {
-        let record = self.store.create(id, state, note).await?;
+        let record = self.store.create(id, state, note, by).await?;
         if !runs.is_empty() {
             let state = Arc::new(record.state.clone());
             for (panel, run) in runs {
@@ -321,8 +323,9 @@ impl Dashboards {
         &self,
         id: &str,
         title: Option<String>,
+        by: &Author,
     ) -> Result<DashboardRecord, StoreError> {
-        let record = self.store.duplicate(id, title).await?;
+        let record = self.store.duplicate(id, title, by).await?;
         self.announce(&record.id, ChangeKind::Created(record.version));
         Ok(record)
     }
@@ -335,14 +338,15 @@ impl Dashboards {
         lock: &WriteLock,
         edit: Edit,
         note: &str,
+        by: &Author,
         runs: Runs,
     ) -> Result<Saved, StoreError> {
         let (store, live, id, note) =
             (self.store.clone(), self.live.clone(), lock.id().to_owned(), note.to_owned());
-        let changes = self.changes.clone();
+        let (changes, by) = (self.changes.clone(), by.clone());
         to_the_end(async move {
             let Edit { before, after, diff } = edit;
-            let record = store.save(&id, before.version, (*after).clone(), &note).await?;
+            let record = store.save(&id, before.version, (*after).clone(), &note, &by).await?;
             Ok(publish(&live, &changes, &id, before.version, record, after, diff, runs).await)
         })
         .await
@@ -356,6 +360,7 @@ impl Dashboards {
         id: &str,
         base_version: u64,
         state: DashboardState,
+        by: &Author,
     ) -> Result<Saved, StoreError> {
         let lock = self.lock(id).await?;
         let before = self.store.get(id).await?;
@@ -365,22 +370,27 @@ impl Dashboards {
         if before.version != base_version {
             return Err(StoreError::Conflict { expected: base_version, actual: before.version });
         }
-        self.save(&lock, Edit::new(before, state), "edited", Runs::Changed).await
+        self.save(&lock, Edit::new(before, state), "edited", by, Runs::Changed).await
     }
 
     /// Saves the state of `to_version` as a new version and publishes it.
     #[base::boxed]
-    pub async fn revert(&self, id: &str, to_version: u64) -> Result<Saved, StoreError> {
+    pub async fn revert(
+        &self,
+        id: &str,
+        to_version: u64,
+        by: &Author,
+    ) -> Result<Saved, StoreError> {
         let lock = self.lock(id).await?;
         let before = self.store.get(id).await?;
         if before.deleted {
             return Err(StoreError::Deleted(id.to_owned()));
         }
         let (store, live, id) = (self.store.clone(), self.live.clone(), id.to_owned());
-        let changes = self.changes.clone();
+        let (changes, by) = (self.changes.clone(), by.clone());
         to_the_end(async move {
             let _lock = lock;
-            let record = store.revert(&id, to_version).await?;
+            let record = store.revert(&id, to_version, &by).await?;
             let after = Arc::new(record.state.clone());
             let diff = Diff::between(&before.state, &after);
             Ok(publish(&live, &changes, &id, before.version, record, after, diff, Runs::Changed)

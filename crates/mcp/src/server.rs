@@ -32,7 +32,7 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::{prompts, resources};
 use access::keys::Scope;
-use access::principal::Principal;
+use access::principal::{Author, Principal};
 use dashboard_agent::backend::{input, tool_error};
 use dashboard_agent::{
     DashboardTool, ExecuteOutput, GetStateOutput, MutateOutput, SearchOutput, Tools, cap,
@@ -161,10 +161,12 @@ impl McpServer {
             Err(e) => return Ok(CallToolResult::error(vec![ContentBlock::text(e.to_string())])),
         };
         let session = self.session(&principal);
+        let client = ctx.peer.peer_info().map(|i| i.client_info.name.clone());
+        let by = Author::mcp(&principal, client.as_deref());
         // Runs to its end even if the client cancels: a dashboard write is published once
         // committed (`dashboards` sees to that); the caller just stops waiting.
         let answer = tokio::select! {
-            a = self.shared.tools.call_tool(tool, checked, Some(&session), &principal) => a,
+            a = self.shared.tools.call_tool(tool, checked, Some(&session), &principal, &by) => a,
             () = ctx.ct.cancelled() => {
                 return Err(ErrorData::internal_error("cancelled by the client", None));
             }

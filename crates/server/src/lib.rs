@@ -42,7 +42,7 @@ use utoipa::{IntoParams, OpenApi, ToSchema};
 
 use access::Access;
 use access::keys::Scope;
-use access::principal::Principal;
+use access::principal::{Author, Principal, Via};
 use app::App;
 use dashboard::summary::summary;
 use dashboard::validate::parse_state;
@@ -414,6 +414,11 @@ fn may(app: &App, who: &Principal, id: &str, need: Need) -> Result<(), ApiError>
     })
 }
 
+/// The author of a version saved through REST (the web app, an API client).
+fn rest(who: &Principal) -> Author {
+    Author::new(who, Via::Rest)
+}
+
 /// Give exactly one of `state`, `template` or `duplicateOf`.
 #[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -449,7 +454,7 @@ async fn create_dashboard(
                 msg: format!("invalid DashboardState: {e}"),
                 data: json!({ "issues": e.0 }),
             })?;
-            app.dashboards.create(None, state, "created", Vec::new()).await?
+            app.dashboards.create(None, state, "created", &rest(&who), Vec::new()).await?
         }
         (None, Some(name), None) => {
             let Some((_, value)) = app::templates().into_iter().find(|(n, _)| *n == name) else {
@@ -463,11 +468,12 @@ async fn create_dashboard(
             if let Some(t) = body.title {
                 state.title = t;
             }
-            app.dashboards.create(None, state, &format!("template {name}"), Vec::new()).await?
+            let note = format!("template {name}");
+            app.dashboards.create(None, state, &note, &rest(&who), Vec::new()).await?
         }
         (None, None, Some(id)) => {
             may(&app, &who, &id, Need::View)?;
-            app.dashboards.duplicate(&id, body.title).await?
+            app.dashboards.duplicate(&id, body.title, &rest(&who)).await?
         }
         _ => return Err(ApiError::bad("give exactly one of `state`, `template` or `duplicateOf`")),
     };
@@ -587,7 +593,7 @@ async fn save_dashboard(
         msg: format!("invalid DashboardState: {e}"),
         data: json!({ "issues": e.0 }),
     })?;
-    Ok(ok(app.dashboards.edit(&id, body.base_version, state).await?.record))
+    Ok(ok(app.dashboards.edit(&id, body.base_version, state, &rest(&who)).await?.record))
 }
 
 #[derive(Deserialize, IntoParams)]
@@ -708,7 +714,7 @@ async fn revert_dashboard(
 ) -> ApiResult {
     may(&app, &who, &id, Need::Edit)?;
     let body: RevertBody = parse_body(&body)?;
-    Ok(ok(app.dashboards.revert(&id, body.version).await?.record))
+    Ok(ok(app.dashboards.revert(&id, body.version, &rest(&who)).await?.record))
 }
 
 #[derive(Deserialize, Default, ToSchema)]
@@ -808,7 +814,8 @@ async fn call_tool(
         (Some(s), Some(_)) => Some(format!("{}/{s}", who.holder())),
         (s, _) => s,
     };
-    let out = app.tools.call(&tool, Value::Object(input), session.as_deref(), &who).await?;
+    let by = rest(&who);
+    let out = app.tools.call(&tool, Value::Object(input), session.as_deref(), &who, &by).await?;
     Ok(ok(out))
 }
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::{Store, StoreError, StoreOptions};
+use super::{Author, Store, StoreError, StoreOptions};
 use dashboard::{DashboardState, Layout, Panel, PanelType, Renderer};
 
 /// A valid dashboard of about `bytes` of JSON (eight table panels with padded code), stamped
@@ -73,8 +73,14 @@ pub async fn bench_saves_on(
     let writers = writers.max(1);
     let mut ids = Vec::with_capacity(writers);
     for w in 0..writers {
-        let rec =
-            store.create(None, sample_state(&format!("bench {w}"), 0, 20_000), "bench").await?;
+        let rec = store
+            .create(
+                None,
+                sample_state(&format!("bench {w}"), 0, 20_000),
+                "bench",
+                &Author::system(),
+            )
+            .await?;
         ids.push((rec.id, rec.version));
     }
     let done = Arc::new(AtomicU64::new(0));
@@ -88,7 +94,8 @@ pub async fn bench_saves_on(
             tokio::spawn(async move {
                 while Instant::now() < until {
                     let state = sample_state(&id, version, 20_000);
-                    version = store.save(&id, version, state, "bench").await?.version;
+                    version =
+                        store.save(&id, version, state, "bench", &Author::system()).await?.version;
                     done.fetch_add(1, Ordering::Relaxed);
                 }
                 Ok::<(), StoreError>(())

@@ -201,6 +201,10 @@ async fn digest(
             put(&mut h, info.title.as_bytes());
             put(&mut h, &(info.panels as u64).to_be_bytes());
             put(&mut h, info.note.as_bytes());
+            put(
+                &mut h,
+                info.author.as_ref().map(super::author_json).unwrap_or_default().as_bytes(),
+            );
             let json = serde_json::to_vec(state).map_err(|e| StoreError::Storage(e.to_string()))?;
             put(&mut h, &json);
         }

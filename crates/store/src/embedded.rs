@@ -18,8 +18,9 @@ use super::keys::{
 };
 use super::writer::{self, Batching, Meta, Op, Reply, Request};
 use super::{
-    Counters, DashboardListItem, DashboardRecord, Record, StoreError, StoreOptions, StoreQuotas,
-    StoreStats, VersionInfo, damaged, new_dashboard_id, parse_state, state_json, storage,
+    Author, Counters, DashboardListItem, DashboardRecord, Record, StoreError, StoreOptions,
+    StoreQuotas, StoreStats, VersionInfo, author_json, author_of, damaged, new_dashboard_id,
+    parse_state, state_json, storage,
 };
 use dashboard::DashboardState;
 
@@ -253,10 +254,18 @@ impl Embedded {
         id: Option<&str>,
         state: DashboardState,
         note: &str,
+        by: &Author,
     ) -> Result<DashboardRecord, StoreError> {
         let (json, title, panels) = state_json(&state, &self.quotas)?;
         let id = id.map_or_else(new_dashboard_id, str::to_owned);
-        let op = Op::Create { id, title, panels, state: json, note: note.to_owned() };
+        let op = Op::Create {
+            id,
+            title,
+            panels,
+            state: json,
+            note: note.to_owned(),
+            author: author_json(by),
+        };
         match self.write(op).await? {
             Reply::Record { meta, .. } => Ok(record(meta, state)),
             Reply::Unit => Err(StoreError::Storage("unexpected writer reply".into())),
@@ -271,6 +280,7 @@ impl Embedded {
         base_version: u64,
         state: DashboardState,
         note: &str,
+        by: &Author,
     ) -> Result<DashboardRecord, StoreError> {
         let (json, title, panels) = state_json(&state, &self.quotas)?;
         let op = Op::Save {
@@ -280,6 +290,7 @@ impl Embedded {
             panels,
             state: json,
             note: note.to_owned(),
+            author: author_json(by),
         };
         match self.write(op).await? {
             Reply::Record { meta, .. } => Ok(record(meta, state)),
@@ -333,6 +344,7 @@ impl Embedded {
                     title: h.title.to_owned(),
                     panels: h.panels as usize,
                     note: h.note.to_owned(),
+                    author: author_of(h.author),
                 });
             }
             Ok(out)
@@ -371,8 +383,14 @@ impl Embedded {
 
     /// Saves the state of `to_version` as a new version (history is never rewritten).
     #[base::boxed]
-    pub async fn revert(&self, id: &str, to_version: u64) -> Result<DashboardRecord, StoreError> {
-        self.write_record(Op::Revert { id: id.to_owned(), to: to_version }).await
+    pub async fn revert(
+        &self,
+        id: &str,
+        to_version: u64,
+        by: &Author,
+    ) -> Result<DashboardRecord, StoreError> {
+        let op = Op::Revert { id: id.to_owned(), to: to_version, author: author_json(by) };
+        self.write_record(op).await
     }
 
     /// Soft-deletes (restorable; idempotent; no new version).
@@ -393,9 +411,10 @@ impl Embedded {
         &self,
         id: &str,
         title: Option<String>,
+        by: &Author,
     ) -> Result<DashboardRecord, StoreError> {
-        self.write_record(Op::Duplicate { src: id.to_owned(), new_id: new_dashboard_id(), title })
-            .await
+        let (src, new_id, author) = (id.to_owned(), new_dashboard_id(), author_json(by));
+        self.write_record(Op::Duplicate { src, new_id, title, author }).await
     }
 
     /// Removes a deleted dashboard and its whole history for good (frees its bytes).

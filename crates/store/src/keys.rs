@@ -5,7 +5,7 @@
 //! - `dashboards`: id (`&str`) -> head ([`Head`]): current version, times, deleted flag, title,
 //!   panel count.
 //! - `versions`: [`version_key`] `(id, version)` -> [`encode_version`]: a checksum, then time,
-//!   title, panel count, note and the state JSON. The key is `u16 BE id length | id bytes | u64 BE version`, so
+//!   title, panel count, note, author and the state JSON. The key is `u16 BE id length | id bytes | u64 BE version`, so
 //!   one dashboard's versions are a contiguous key range in version order, and no id's range
 //!   can interleave with another's (the length prefix differs or the bytes do).
 //! - `sessions`: session id (`&str`) -> JSON bytes.
@@ -19,9 +19,10 @@
 //!   `u16 BE len | bytes`, so one panel's entries (and one dashboard's) are a contiguous range.
 //! - `last_good_by_at`: [`last_good_age_key`] `(at, last_good key)` -> the entry's `run` bytes:
 //!   the eviction order (oldest first) and what the running total is counted from on open.
-//! - `users`, `sign_ins`, `audit`, `sharing`: id (`&str`) -> JSON bytes (user accounts; sign-in
-//!   sessions by the digest of their cookie, never the cookie; audit entries by time-ordered
-//!   id; dashboards' owners and access by dashboard id).
+//! - `users`, `sign_ins`, `audit`, `sharing`, `share_links`: id (`&str`) -> JSON bytes (user
+//!   accounts; sign-in sessions by the digest of their cookie, never the cookie; audit entries
+//!   by time-ordered id; dashboards' owners and access by dashboard id; share links by the
+//!   digest of their token).
 //! - `meta`: `&str` -> `&[u8]` (format version).
 
 use redb::TableDefinition;
@@ -61,6 +62,9 @@ pub(super) const SIGN_INS: TableDefinition<'static, &str, &[u8]> = TableDefiniti
 pub(super) const AUDIT: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("audit");
 /// Dashboards' owners and access by dashboard id.
 pub(super) const SHARING: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("sharing");
+/// Share links by the digest of their token.
+pub(super) const SHARE_LINKS: TableDefinition<'static, &str, &[u8]> =
+    TableDefinition::new("share_links");
 /// Store-level metadata.
 pub(super) const META: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("meta");
 
@@ -79,13 +83,16 @@ pub(super) fn table_of(
         super::Record::SignIn => SIGN_INS,
         super::Record::Audit => AUDIT,
         super::Record::Sharing => SHARING,
+        super::Record::ShareLink => SHARE_LINKS,
     }
 }
 
 /// Value format tag of heads (and of versions written before checksums).
 const FORMAT: u8 = 1;
-/// Value format tag of versions with a checksum.
+/// Value format tag of versions with a checksum (and of last-good results).
 const FORMAT_CHECKED: u8 = 2;
+/// Value format tag of versions with a checksum and an author.
+const FORMAT_AUTHORED: u8 = 3;
 
 /// The longest dashboard id accepted (bytes).
 pub(super) const MAX_ID_LEN: usize = 256;
@@ -255,20 +262,25 @@ pub(super) struct VersionHeader<'a> {
     pub panels: u32,
     pub title: &'a str,
     pub note: &'a str,
+    /// The author as JSON (`base::principal::Author`); empty for versions from before authors.
+    pub author: &'a str,
 }
 
-/// `FORMAT_CHECKED | xxh3-64 of the rest u64 | created_at i64 | panels u32 | title | note |
-/// state JSON (rest)`; strings are `u32 BE len | UTF-8`. The checksum makes damage on disk an
-/// error on read instead of data served as good (a changed digit still parses as JSON).
+/// `FORMAT_AUTHORED | xxh3-64 of the rest u64 | created_at i64 | panels u32 | title | note |
+/// author | state JSON (rest)`; strings are `u32 BE len | UTF-8`. The checksum makes damage on
+/// disk an error on read instead of data served as good (a changed digit still parses as
+/// JSON).
 pub(super) fn encode_version(h: &VersionHeader<'_>, state_json: &[u8]) -> Vec<u8> {
-    let mut v =
-        Vec::with_capacity(1 + 8 + 8 + 4 + 8 + h.title.len() + h.note.len() + state_json.len());
-    v.push(FORMAT_CHECKED);
+    let mut v = Vec::with_capacity(
+        1 + 8 + 8 + 4 + 12 + h.title.len() + h.note.len() + h.author.len() + state_json.len(),
+    );
+    v.push(FORMAT_AUTHORED);
     v.extend_from_slice(&[0; 8]);
     v.extend_from_slice(&h.created_at.to_be_bytes());
     v.extend_from_slice(&h.panels.to_be_bytes());
     put_str(&mut v, h.title);
     put_str(&mut v, h.note);
+    put_str(&mut v, h.author);
     v.extend_from_slice(state_json);
     let sum = xxhash_rust::xxh3::xxh3_64(&v[9..]);
     v[1..9].copy_from_slice(&sum.to_be_bytes());
@@ -276,19 +288,28 @@ pub(super) fn encode_version(h: &VersionHeader<'_>, state_json: &[u8]) -> Vec<u8
 }
 
 /// Inverse of [`encode_version`]: the header and the state JSON bytes, after checking the
-/// checksum (versions written before checksums are read unchecked).
+/// checksum (versions written before checksums are read unchecked, and those from before
+/// authors have none).
 pub(super) fn decode_version(bytes: &[u8]) -> Result<(VersionHeader<'_>, &[u8]), String> {
     let mut r = Reader(bytes);
-    match r.take(1)? {
-        [FORMAT] => {}
-        [FORMAT_CHECKED] => verify_checksum(&mut r)?,
+    let authored = match r.take(1)? {
+        [FORMAT] => false,
+        [FORMAT_CHECKED] => {
+            verify_checksum(&mut r)?;
+            false
+        }
+        [FORMAT_AUTHORED] => {
+            verify_checksum(&mut r)?;
+            true
+        }
         other => return Err(format!("unknown value format {other:?}")),
-    }
+    };
     let created_at = r.i64()?;
     let panels = r.u32()?;
     let title = r.str()?;
     let note = r.str()?;
-    Ok((VersionHeader { created_at, panels, title, note }, r.0))
+    let author = if authored { r.str()? } else { "" };
+    Ok((VersionHeader { created_at, panels, title, note, author }, r.0))
 }
 
 fn put_str(v: &mut Vec<u8>, s: &str) {
@@ -394,7 +415,13 @@ mod tests {
             title: "Crypto ☃".into(),
         };
         assert_eq!(decode_head(&encode_head(&h)).unwrap(), h);
-        let vh = VersionHeader { created_at: 5, panels: 2, title: "t", note: "revert to 3" };
+        let vh = VersionHeader {
+            created_at: 5,
+            panels: 2,
+            title: "t",
+            note: "revert to 3",
+            author: r#"{"via":"rest"}"#,
+        };
         let enc = encode_version(&vh, b"{\"a\":1}");
         let (d, s) = decode_version(&enc).unwrap();
         assert_eq!(d, vh);
@@ -409,10 +436,17 @@ mod tests {
             let err = decode_version(&bad).unwrap_err();
             assert!(err.starts_with("checksum mismatch"), "byte {at}: {err}");
         }
-        // Versions written before checksums still read.
+        // Versions written before authors, and before checksums, still read.
+        let plain = VersionHeader { author: "", ..vh };
+        let old = encode_version(&plain, b"{\"a\":1}");
+        let cut = old.len() - 7 - 4;
+        let mut checked = [&[FORMAT_CHECKED], &old[1..cut], &old[cut + 4..]].concat();
+        let sum = xxhash_rust::xxh3::xxh3_64(&checked[9..]);
+        checked[1..9].copy_from_slice(&sum.to_be_bytes());
+        assert_eq!(decode_version(&checked).unwrap(), (plain, b"{\"a\":1}".as_slice()));
         let mut legacy = vec![FORMAT];
-        legacy.extend_from_slice(&enc[9..]);
-        assert_eq!(decode_version(&legacy).unwrap(), (vh, b"{\"a\":1}".as_slice()));
+        legacy.extend_from_slice(&checked[9..]);
+        assert_eq!(decode_version(&legacy).unwrap(), (plain, b"{\"a\":1}".as_slice()));
         assert!(decode_head(&[]).is_err());
         assert!(decode_head(&[9, 9, 9]).is_err());
         assert!(decode_version(&[1, 0]).is_err());

@@ -71,6 +71,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
+pub use base::principal::Author;
 use dashboard::DashboardState;
 use embedded::Embedded;
 use postgres::Postgres;
@@ -175,6 +176,9 @@ pub struct VersionInfo {
     pub panels: usize,
     /// Why it was saved (`execute`, `mutate`, `revert to 3`, ...).
     pub note: String,
+    /// Who saved it, through what (absent on versions saved before authors were kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<Author>,
 }
 
 /// One row of the dashboard list.
@@ -318,11 +322,13 @@ pub enum Record {
     Audit,
     /// A dashboard's owner and access (`dashboards::sharing`), by dashboard id.
     Sharing,
+    /// A dashboard's share link (`access::links`), by the digest of its token.
+    ShareLink,
 }
 
 impl Record {
     /// Every kind.
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 11] = [
         Self::Session,
         Self::ApiKey,
         Self::Usage,
@@ -333,6 +339,7 @@ impl Record {
         Self::SignIn,
         Self::Audit,
         Self::Sharing,
+        Self::ShareLink,
     ];
 
     /// The kind's name in messages.
@@ -348,6 +355,7 @@ impl Record {
             Self::SignIn => "sign-in session",
             Self::Audit => "audit entry",
             Self::Sharing => "dashboard sharing",
+            Self::ShareLink => "share link",
         }
     }
 
@@ -364,6 +372,7 @@ impl Record {
             Self::SignIn => "sign_in",
             Self::Audit => "audit",
             Self::Sharing => "sharing",
+            Self::ShareLink => "share_link",
         }
     }
 
@@ -698,8 +707,9 @@ impl Store {
         id: Option<&str>,
         state: DashboardState,
         note: &str,
+        by: &Author,
     ) -> Result<DashboardRecord, StoreError> {
-        on_engine!(self.create(id, state, note))
+        on_engine!(self.create(id, state, note, by))
     }
 
     /// Saves a new version based on `base_version`.
@@ -710,8 +720,9 @@ impl Store {
         base_version: u64,
         state: DashboardState,
         note: &str,
+        by: &Author,
     ) -> Result<DashboardRecord, StoreError> {
-        on_engine!(self.save(id, base_version, state, note))
+        on_engine!(self.save(id, base_version, state, note, by))
     }
 
     /// The current version (also of deleted dashboards; check `deleted`).
@@ -740,8 +751,13 @@ impl Store {
 
     /// Saves the state of `to_version` as a new version (history is never rewritten).
     #[base::boxed]
-    pub async fn revert(&self, id: &str, to_version: u64) -> Result<DashboardRecord, StoreError> {
-        on_engine!(self.revert(id, to_version))
+    pub async fn revert(
+        &self,
+        id: &str,
+        to_version: u64,
+        by: &Author,
+    ) -> Result<DashboardRecord, StoreError> {
+        on_engine!(self.revert(id, to_version, by))
     }
 
     /// Soft-deletes (restorable; idempotent; no new version).
@@ -762,8 +778,9 @@ impl Store {
         &self,
         id: &str,
         title: Option<String>,
+        by: &Author,
     ) -> Result<DashboardRecord, StoreError> {
-        on_engine!(self.duplicate(id, title))
+        on_engine!(self.duplicate(id, title, by))
     }
 
     /// Removes a deleted dashboard and its whole history for good (frees its bytes).
@@ -926,4 +943,15 @@ impl Store {
     pub async fn shutdown(&self) {
         on_engine!(self.shutdown())
     }
+}
+
+/// The author as it is stored beside a version: JSON text.
+fn author_json(by: &Author) -> String {
+    serde_json::to_string(by).unwrap_or_default()
+}
+
+/// A stored author back; empty (a version from before authors) or unreadable text is `None`,
+/// never an error: the version itself is fine.
+fn author_of(stored: &str) -> Option<Author> {
+    (!stored.is_empty()).then(|| serde_json::from_str(stored).ok()).flatten()
 }

@@ -14,9 +14,9 @@ fn state(title: &str) -> DashboardState {
 async fn corrupt_values_are_damage_errors_naming_the_record() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
-    let a = store.create(Some("db_a"), state("A"), "create").await.unwrap();
-    store.save(&a.id, 1, state("A2"), "mutate").await.unwrap();
-    store.create(Some("db_b"), state("B"), "create").await.unwrap();
+    let a = store.create(Some("db_a"), state("A"), "create", &Author::system()).await.unwrap();
+    store.save(&a.id, 1, state("A2"), "mutate", &Author::system()).await.unwrap();
+    store.create(Some("db_b"), state("B"), "create", &Author::system()).await.unwrap();
     store.put_session("s", serde_json::json!({"x": 1})).await.unwrap();
     store.shutdown().await;
 
@@ -26,7 +26,7 @@ async fn corrupt_values_are_damage_errors_naming_the_record() {
         {
             let mut v = txn.open_table(VERSIONS).unwrap();
             // Valid header, broken JSON.
-            let vh = VersionHeader { created_at: 1, panels: 1, title: "A", note: "x" };
+            let vh = VersionHeader { created_at: 1, panels: 1, title: "A", note: "x", author: "" };
             v.insert(
                 version_key("db_a", 1).as_slice(),
                 encode_version(&vh, b"{\"title\":").as_slice(),
@@ -57,8 +57,8 @@ async fn corrupt_values_are_damage_errors_naming_the_record() {
     );
     assert!(matches!(store.versions("db_a").await, Err(StoreError::Damaged(_))));
     assert!(
-        matches!(store.revert("db_a", 1).await, Err(StoreError::Damaged(_)))
-            || store.revert("db_a", 1).await.is_ok()
+        matches!(store.revert("db_a", 1, &Author::system()).await, Err(StoreError::Damaged(_)))
+            || store.revert("db_a", 1, &Author::system()).await.is_ok()
     );
     let err = store.get("db_b").await.unwrap_err();
     assert!(
@@ -69,9 +69,10 @@ async fn corrupt_values_are_damage_errors_naming_the_record() {
         matches!(store.get_session("s").await, Err(StoreError::Damaged(m)) if m.contains("session `s`"))
     );
     // An op hitting a corrupt record fails alone; the rest of its batch commits.
+    let by = Author::system();
     let (bad, good) = tokio::join!(
-        store.save("db_b", 1, state("B2"), "m"),
-        store.create(None, state("C"), "create")
+        store.save("db_b", 1, state("B2"), "m", &by),
+        store.create(None, state("C"), "create", &by)
     );
     assert!(matches!(bad, Err(StoreError::Damaged(m)) if m.contains("db_b")));
     let c = good.unwrap();
@@ -101,11 +102,14 @@ async fn versions_past_the_quota_are_dropped_oldest_first_and_their_bytes_freed(
     let dir = tempfile::tempdir().unwrap();
     let quotas = StoreQuotas { versions_kept: 3, ..StoreQuotas::default() };
     let store = open_with_quotas(dir.path(), quotas);
-    let a = store.create(Some("db_a"), state("A1"), "create").await.unwrap();
+    let a = store.create(Some("db_a"), state("A1"), "create", &Author::system()).await.unwrap();
     // A second dashboard whose history must not be touched.
-    store.create(Some("db_b"), state("B1"), "create").await.unwrap();
+    store.create(Some("db_b"), state("B1"), "create", &Author::system()).await.unwrap();
     for v in 1..6 {
-        store.save(&a.id, v, state(&format!("A{}", v + 1)), "mutate").await.unwrap();
+        store
+            .save(&a.id, v, state(&format!("A{}", v + 1)), "mutate", &Author::system())
+            .await
+            .unwrap();
     }
     let kept: Vec<u64> = store.versions("db_a").await.unwrap().iter().map(|v| v.version).collect();
     assert_eq!(kept, [4, 5, 6]);
@@ -114,8 +118,11 @@ async fn versions_past_the_quota_are_dropped_oldest_first_and_their_bytes_freed(
         store.get_version("db_a", 3).await.unwrap_err(),
         StoreError::VersionNotFound { id: "db_a".into(), version: 3 }
     );
-    assert!(matches!(store.revert("db_a", 1).await, Err(StoreError::VersionNotFound { .. })));
-    store.revert("db_a", 4).await.unwrap();
+    assert!(matches!(
+        store.revert("db_a", 1, &Author::system()).await,
+        Err(StoreError::VersionNotFound { .. })
+    ));
+    store.revert("db_a", 4, &Author::system()).await.unwrap();
     let kept: Vec<u64> = store.versions("db_a").await.unwrap().iter().map(|v| v.version).collect();
     assert_eq!(kept, [5, 6, 7]);
     assert_eq!(store.versions("db_b").await.unwrap().len(), 1);
@@ -134,12 +141,16 @@ async fn a_state_over_the_size_quota_is_refused_and_writes_nothing() {
     let big = sample_state("big", 12, 2_000);
     let big_len = serde_json::to_vec(&big).unwrap().len() as u64;
     assert!(big_len > limit);
-    let err = store.create(Some("db_big"), big.clone(), "create").await.unwrap_err();
+    let err =
+        store.create(Some("db_big"), big.clone(), "create", &Author::system()).await.unwrap_err();
     assert_eq!(err, StoreError::TooLarge { bytes: big_len, limit });
     assert!(err.to_string().contains("BOARDSMITH_MAX_STATE_BYTES"), "{err}");
     assert!(matches!(store.get("db_big").await, Err(StoreError::NotFound(_))));
-    let a = store.create(Some("db_a"), small, "create").await.unwrap();
-    assert!(matches!(store.save(&a.id, 1, big, "mutate").await, Err(StoreError::TooLarge { .. })));
+    let a = store.create(Some("db_a"), small, "create", &Author::system()).await.unwrap();
+    assert!(matches!(
+        store.save(&a.id, 1, big, "mutate", &Author::system()).await,
+        Err(StoreError::TooLarge { .. })
+    ));
     assert_eq!(store.get("db_a").await.unwrap().version, 1);
     store.shutdown().await;
 }
@@ -153,7 +164,7 @@ async fn a_full_store_refuses_growth_until_a_purge_frees_room_and_the_count_surv
     let store = open_with_quotas(dir.path(), quotas);
     let mut made = Vec::new();
     let full = loop {
-        match store.create(None, state("D"), "create").await {
+        match store.create(None, state("D"), "create", &Author::system()).await {
             Ok(r) => made.push(r.id),
             Err(e) => break e,
         }
@@ -166,7 +177,7 @@ async fn a_full_store_refuses_growth_until_a_purge_frees_room_and_the_count_surv
     assert_eq!(store.stats().stored_bytes, used);
     // Saves that grow are refused too; sessions as well; nothing half-written.
     assert!(matches!(
-        store.save(&made[0], 1, state("D2"), "m").await,
+        store.save(&made[0], 1, state("D2"), "m", &Author::system()).await,
         Err(StoreError::Full { .. })
     ));
     assert_eq!(store.get(&made[0]).await.unwrap().version, 1);
@@ -177,7 +188,7 @@ async fn a_full_store_refuses_growth_until_a_purge_frees_room_and_the_count_surv
     assert!(matches!(store.get(&made[0]).await, Err(StoreError::NotFound(_))));
     assert!(store.versions(&made[0]).await.is_err());
     assert!(store.stats().stored_bytes < used);
-    store.create(None, state("D"), "create").await.unwrap();
+    store.create(None, state("D"), "create", &Author::system()).await.unwrap();
     let counted = store.stats().stored_bytes;
     store.shutdown().await;
     assert_eq!(counted, recount(dir.path()));
@@ -195,7 +206,10 @@ async fn a_full_store_refuses_growth_until_a_purge_frees_room_and_the_count_surv
     }
     let store = open_with_quotas(dir.path(), quotas);
     assert_eq!(store.stats().stored_bytes, counted);
-    assert!(matches!(store.create(None, state("D"), "c").await, Err(StoreError::Full { .. })));
+    assert!(matches!(
+        store.create(None, state("D"), "c", &Author::system()).await,
+        Err(StoreError::Full { .. })
+    ));
     store.shutdown().await;
 }
 
@@ -205,8 +219,8 @@ async fn a_byte_changed_on_disk_is_reported_even_when_the_json_stays_valid() {
     let store = Store::open(dir.path()).unwrap();
     let mut s = state("A");
     s.layout.columns = 3;
-    store.create(Some("db_a"), s, "create").await.unwrap();
-    store.save("db_a", 1, state("A2"), "mutate").await.unwrap();
+    store.create(Some("db_a"), s, "create", &Author::system()).await.unwrap();
+    store.save("db_a", 1, state("A2"), "mutate", &Author::system()).await.unwrap();
     store.shutdown().await;
     {
         // `"columns":3` becomes `"columns":4`: still a valid state.
@@ -228,7 +242,10 @@ async fn a_byte_changed_on_disk_is_reported_even_when_the_json_stays_valid() {
         matches!(&err, StoreError::Damaged(m) if m.contains("db_a") && m.contains("version 1") && m.contains("checksum mismatch")),
         "{err:?}"
     );
-    assert!(matches!(store.revert("db_a", 1).await, Err(StoreError::Damaged(_))));
+    assert!(matches!(
+        store.revert("db_a", 1, &Author::system()).await,
+        Err(StoreError::Damaged(_))
+    ));
     // The undamaged head still reads.
     assert_eq!(store.get("db_a").await.unwrap().state.title, "A2");
     store.shutdown().await;
@@ -283,8 +300,8 @@ fn assert_last_good_count(store: &Store, expected: u64) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn last_good_round_trips_by_dashboard_panel_and_fingerprint() {
     on_each_engine(StoreOptions::default(), |store| async move {
-        store.create(Some("db_a"), state("A"), "create").await.unwrap();
-        store.create(Some("db_b"), state("B"), "create").await.unwrap();
+        store.create(Some("db_a"), state("A"), "create", &Author::system()).await.unwrap();
+        store.create(Some("db_b"), state("B"), "create", &Author::system()).await.unwrap();
         assert_eq!(store.last_good("db_a", "p1", "ab12").await.unwrap(), None);
         let run = r#"{"value":42,"rows":[{"x":"☃"}]}"#;
         store.put_last_good("db_a", "p1", "ab12", run, 1_700_000_000_123).await.unwrap();
@@ -315,7 +332,7 @@ async fn last_good_round_trips_by_dashboard_panel_and_fingerprint() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_newer_last_good_replaces_the_kept_one_and_an_older_one_is_ignored() {
     on_each_engine(StoreOptions::default(), |store| async move {
-        store.create(Some("db_a"), state("A"), "create").await.unwrap();
+        store.create(Some("db_a"), state("A"), "create", &Author::system()).await.unwrap();
         store.put_last_good("db_a", "p", "f", r#"{"v":1}"#, 100).await.unwrap();
         store.put_last_good("db_a", "p", "f", r#"{"v":22}"#, 200).await.unwrap();
         let now = store.last_good("db_a", "p", "f").await.unwrap();
@@ -337,7 +354,7 @@ async fn a_newer_last_good_replaces_the_kept_one_and_an_older_one_is_ignored() {
 async fn a_last_good_result_over_the_entry_bound_is_not_kept_and_the_older_one_stays() {
     let options = StoreOptions { last_good_entry_bytes: 20, ..StoreOptions::default() };
     on_each_engine(options, |store| async move {
-        store.create(Some("db_a"), state("A"), "create").await.unwrap();
+        store.create(Some("db_a"), state("A"), "create", &Author::system()).await.unwrap();
         let fits = run_of("old", 20);
         store.put_last_good("db_a", "p", "f", &fits, 10).await.unwrap();
         assert_eq!(store.last_good("db_a", "p", "f").await.unwrap(), Some((fits.clone(), 10)));
@@ -354,7 +371,7 @@ async fn a_last_good_result_over_the_entry_bound_is_not_kept_and_the_older_one_s
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fifth_fingerprint_of_a_panel_drops_its_oldest() {
     on_each_engine(StoreOptions::default(), |store| async move {
-        store.create(Some("db_a"), state("A"), "create").await.unwrap();
+        store.create(Some("db_a"), state("A"), "create", &Author::system()).await.unwrap();
         let all = ["f1", "f2", "f3", "f4", "f5", "f6"];
         // Put out of time order: the oldest by `at` goes, not the first put.
         for (f, at) in [("f2", 20), ("f1", 10), ("f4", 40), ("f3", 30)] {
@@ -382,7 +399,7 @@ async fn past_the_last_good_budget_the_oldest_entries_go_first_until_the_rest_fi
     let options = StoreOptions { last_good_bytes: 100, ..StoreOptions::default() };
     on_each_engine(options, |store| async move {
         for id in ["db_a", "db_b", "db_c"] {
-            store.create(Some(id), state(id), "create").await.unwrap();
+            store.create(Some(id), state(id), "create", &Author::system()).await.unwrap();
         }
         // (dashboard, panel, fingerprint) by letter.
         let key = |k: &str| match k {
@@ -432,8 +449,8 @@ async fn past_the_last_good_budget_the_oldest_entries_go_first_until_the_rest_fi
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn purging_a_dashboard_removes_its_last_good_results() {
     on_each_engine(StoreOptions::default(), |store| async move {
-        store.create(Some("db_a"), state("A"), "create").await.unwrap();
-        store.create(Some("db_b"), state("B"), "create").await.unwrap();
+        store.create(Some("db_a"), state("A"), "create", &Author::system()).await.unwrap();
+        store.create(Some("db_b"), state("B"), "create", &Author::system()).await.unwrap();
         store.put_last_good("db_a", "p1", "f", r#"{"v":1}"#, 1).await.unwrap();
         store.put_last_good("db_a", "p2", "f", r#"{"v":2}"#, 2).await.unwrap();
         store.put_last_good("db_b", "p1", "f", r#"{"v":3}"#, 3).await.unwrap();
@@ -451,7 +468,7 @@ async fn purging_a_dashboard_removes_its_last_good_results() {
         // A refresh finishing after the purge keeps nothing, and a new dashboard with the same
         // id starts without the old results.
         store.put_last_good("db_a", "p1", "f", r#"{"v":4}"#, 4).await.unwrap();
-        store.create(Some("db_a"), state("A"), "create").await.unwrap();
+        store.create(Some("db_a"), state("A"), "create", &Author::system()).await.unwrap();
         assert_eq!(store.last_good("db_a", "p1", "f").await.unwrap(), None);
         assert_eq!(store.last_good("db_a", "p2", "f").await.unwrap(), None);
         assert_last_good_count(&store, 7);
@@ -464,7 +481,7 @@ async fn last_good_results_survive_reopening_and_their_count_is_read_back() {
     let options = StoreOptions { last_good_bytes: 100, ..StoreOptions::default() };
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open_with(dir.path(), options).unwrap();
-    store.create(Some("db_a"), state("A"), "create").await.unwrap();
+    store.create(Some("db_a"), state("A"), "create", &Author::system()).await.unwrap();
     for (f, at) in [("f1", 10), ("f2", 20), ("f3", 30)] {
         store.put_last_good("db_a", "p", f, &run_of(f, 30), at).await.unwrap();
     }
@@ -486,7 +503,7 @@ async fn another_node_reads_the_last_good_result_a_node_kept() {
     let db = TestDb::new().await;
     let a = Store::connect(&db.url, StoreOptions::default()).await.unwrap();
     let b = Store::connect(&db.url, StoreOptions::default()).await.unwrap();
-    a.create(Some("db_a"), state("A"), "create").await.unwrap();
+    a.create(Some("db_a"), state("A"), "create", &Author::system()).await.unwrap();
     a.put_last_good("db_a", "p", "f", r#"{"v":1}"#, 10).await.unwrap();
     assert_eq!(b.last_good("db_a", "p", "f").await.unwrap(), Some((r#"{"v":1}"#.to_owned(), 10)));
     // Two nodes racing: the later result wins whichever commits last.
@@ -513,7 +530,7 @@ async fn another_node_reads_the_last_good_result_a_node_kept() {
 async fn a_damaged_last_good_result_is_reported_and_a_new_put_replaces_it() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
-    store.create(Some("db_a"), state("A"), "create").await.unwrap();
+    store.create(Some("db_a"), state("A"), "create", &Author::system()).await.unwrap();
     store.put_last_good("db_a", "p", "f", r#"{"v":123}"#, 10).await.unwrap();
     store.put_last_good("db_a", "p", "g", r#"{"v":4}"#, 11).await.unwrap();
     store.shutdown().await;

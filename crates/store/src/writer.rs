@@ -43,6 +43,8 @@ pub(super) enum Op {
         panels: u32,
         state: Vec<u8>,
         note: String,
+        /// The author as JSON.
+        author: String,
     },
     Save {
         id: String,
@@ -51,10 +53,12 @@ pub(super) enum Op {
         panels: u32,
         state: Vec<u8>,
         note: String,
+        author: String,
     },
     Revert {
         id: String,
         to: u64,
+        author: String,
     },
     Delete {
         id: String,
@@ -66,6 +70,7 @@ pub(super) enum Op {
         src: String,
         new_id: String,
         title: Option<String>,
+        author: String,
     },
     Purge {
         id: String,
@@ -436,10 +441,11 @@ fn head_state(t: &Tables<'_>, id: &str, h: &Head) -> Result<DashboardState, Fail
 /// Applies one op; every check runs before the op's first write.
 fn apply(t: &mut Tables<'_>, op: &Op, now: i64) -> Result<Reply, Fail> {
     match op {
-        Op::Create { id, title, panels, state, note } => {
-            create(t, id, title, *panels, state, note, now)
+        Op::Create { id, title, panels, state, note, author } => {
+            let vh = VersionHeader { created_at: now, panels: *panels, title, note, author };
+            create(t, id, &vh, state)
         }
-        Op::Save { id, base, title, panels, state, note } => {
+        Op::Save { id, base, title, panels, state, note, author } => {
             let head = live(t, id)?;
             if head.version != *base {
                 return Err(Fail::Op(StoreError::Conflict {
@@ -454,11 +460,11 @@ fn apply(t: &mut Tables<'_>, op: &Op, now: i64) -> Result<Reply, Fail> {
                 title: title.clone(),
                 ..head
             };
-            let vh = VersionHeader { created_at: now, panels: *panels, title, note };
+            let vh = VersionHeader { created_at: now, panels: *panels, title, note, author };
             put(t, id, &new, &vh, state)?;
             Ok(Reply::Record { meta: meta(id, &new), state: None })
         }
-        Op::Revert { id, to } => {
+        Op::Revert { id, to, author } => {
             let head = live(t, id)?;
             let (old, state) = load_version(t, id, *to)?;
             let (oh, json) = decode_version(&old)
@@ -471,8 +477,13 @@ fn apply(t: &mut Tables<'_>, op: &Op, now: i64) -> Result<Reply, Fail> {
                 title: oh.title.to_owned(),
                 ..head
             };
-            let vh =
-                VersionHeader { created_at: now, panels: oh.panels, title: oh.title, note: &note };
+            let vh = VersionHeader {
+                created_at: now,
+                panels: oh.panels,
+                title: oh.title,
+                note: &note,
+                author,
+            };
             put(t, id, &new, &vh, json)?;
             Ok(Reply::Record { meta: meta(id, &new), state: Some(state) })
         }
@@ -493,7 +504,7 @@ fn apply(t: &mut Tables<'_>, op: &Op, now: i64) -> Result<Reply, Fail> {
             }
             Ok(Reply::Record { meta: meta(id, &head), state: Some(state) })
         }
-        Op::Duplicate { src, new_id, title } => {
+        Op::Duplicate { src, new_id, title, author } => {
             let head = live(t, src)?;
             let mut state = head_state(t, src, &head)?;
             if let Some(title) = title {
@@ -503,7 +514,9 @@ fn apply(t: &mut Tables<'_>, op: &Op, now: i64) -> Result<Reply, Fail> {
                 .map_err(|e| Fail::Op(super::storage("serialize dashboard state", e)))?;
             let note = format!("duplicate of {src}");
             let panels = u32::try_from(state.panels.len()).unwrap_or(u32::MAX);
-            match create(t, new_id, &state.title, panels, &json, &note, now)? {
+            let vh =
+                VersionHeader { created_at: now, panels, title: &state.title, note: &note, author };
+            match create(t, new_id, &vh, &json)? {
                 Reply::Record { meta, .. } => Ok(Reply::Record { meta, state: Some(state) }),
                 Reply::Unit => Ok(Reply::Unit),
             }
@@ -681,14 +694,12 @@ fn remove_last_good(t: &mut Tables<'_>, key: &[u8]) -> Result<(), Fail> {
     Ok(())
 }
 
+/// Version 1 of a new dashboard `id`, described by `vh`.
 fn create(
     t: &mut Tables<'_>,
     id: &str,
-    title: &str,
-    panels: u32,
+    vh: &VersionHeader<'_>,
     state: &[u8],
-    note: &str,
-    now: i64,
 ) -> Result<Reply, Fail> {
     super::check_id(id).map_err(Fail::Op)?;
     if let Some(head) = get_head(t, id)? {
@@ -696,13 +707,12 @@ fn create(
     }
     let head = Head {
         version: 1,
-        created_at: now,
-        updated_at: now,
+        created_at: vh.created_at,
+        updated_at: vh.created_at,
         deleted: false,
-        panels,
-        title: title.to_owned(),
+        panels: vh.panels,
+        title: vh.title.to_owned(),
     };
-    let vh = VersionHeader { created_at: now, panels, title, note };
-    put(t, id, &head, &vh, state)?;
+    put(t, id, &head, vh, state)?;
     Ok(Reply::Record { meta: meta(id, &head), state: None })
 }

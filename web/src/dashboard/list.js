@@ -9,10 +9,12 @@
 // same reason the rows carry no private/team icon; the view's Share button shows it.
 //
 // Test hooks: .dashboard-item[data-dashboard-id] (.active when open), .dashboard-new,
-// .dashboard-duplicate, .dashboard-delete, .dashboard-versions with .version-restore buttons.
+// .dashboard-duplicate, .dashboard-delete, .dashboard-versions with .version-restore buttons; each
+// version's .version-meta names its author (author.js).
 import { h, icon } from '../dom.js';
 import { timeAgo } from '../time.js';
 import { readsOnly } from './access.js';
+import { authorLine } from './author.js';
 
 const enc = encodeURIComponent;
 
@@ -222,7 +224,9 @@ export function createDashboardList(el, { api, bus, session = Promise.resolve(nu
               onclick: () => revert(id, v.version),
             })),
         v.note ? h('div.version-note', { text: v.note, title: v.note }) : null,
-        h('div.version-meta', { text: `${v.panels} panel${v.panels === 1 ? '' : 's'}` })))));
+        h('div.version-meta', null,
+          authorLine(v.author) && h('span.version-author', { text: authorLine(v.author) }),
+          h('span.version-panels', { text: `${v.panels} panel${v.panels === 1 ? '' : 's'}` }))))));
   }
 
   async function revert(id, v) {

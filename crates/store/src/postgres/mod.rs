@@ -34,9 +34,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     ChangeKind, Counters, DashboardListItem, DashboardRecord, Record, SharedOptions, StoreError,
-    StoreOptions, StoreQuotas, StoreStats, VersionInfo, new_dashboard_id, now_ms, parse_state,
-    state_json,
+    StoreOptions, StoreQuotas, StoreStats, VersionInfo, author_json, author_of, new_dashboard_id,
+    now_ms, parse_state, state_json,
 };
+use base::principal::Author;
 use dashboard::DashboardState;
 
 /// The channel every node listens on.
@@ -306,13 +307,14 @@ impl Postgres {
         id: Option<&str>,
         state: DashboardState,
         note: &str,
+        by: &Author,
     ) -> Result<DashboardRecord, StoreError> {
         let (json, title, panels) = state_json(&state, &self.quotas)?;
         let id = id.map_or_else(new_dashboard_id, str::to_owned);
         super::check_id(&id)?;
         let c = self.client().await?;
         let now = now_ms();
-        self.insert(&c, &id, &json, &title, panels, note, now).await?;
+        self.insert(&c, &id, &json, &title, panels, (note, &author_json(by)), now).await?;
         self.committed();
         Ok(DashboardRecord {
             id,
@@ -333,7 +335,7 @@ impl Postgres {
         json: &[u8],
         title: &str,
         panels: u32,
-        note: &str,
+        (note, author): (&str, &str),
         now: i64,
     ) -> Result<(), StoreError> {
         let stmt = c
@@ -343,8 +345,8 @@ impl Postgres {
                     VALUES ($1, 1, $2, $3, $4, $4) ON CONFLICT (id) DO NOTHING RETURNING id
                  ), v AS (
                     INSERT INTO dashboard_versions
-                        (dashboard_id, version, created_at, title, panels, note, state)
-                    SELECT id, 1, $4, $2, $3, $5, $6 FROM head
+                        (dashboard_id, version, created_at, title, panels, note, state, author)
+                    SELECT id, 1, $4, $2, $3, $5, $6, $9 FROM head
                  )
                  SELECT pg_notify($7, $8)::text FROM head",
             )
@@ -354,7 +356,7 @@ impl Postgres {
         let panels = i32::try_from(panels).unwrap_or(i32::MAX);
         let notice = self.notice(id, ChangeKind::Created(1));
         let rows = c
-            .query(&stmt, &[&id, &title, &panels, &now, &note, &state, &CHANNEL, &notice])
+            .query(&stmt, &[&id, &title, &panels, &now, &note, &state, &CHANNEL, &notice, &author])
             .await
             .map_err(pg(format!("create `{id}`")))?;
         if rows.is_empty() {
@@ -388,7 +390,7 @@ impl Postgres {
         json: &[u8],
         title: &str,
         panels: u32,
-        note: &str,
+        (note, author): (&str, &str),
     ) -> Result<(i64, i64), StoreError> {
         let stmt = c
             .prepare_cached(
@@ -398,8 +400,8 @@ impl Postgres {
                     RETURNING id, version, created_at
                  ), v AS (
                     INSERT INTO dashboard_versions
-                        (dashboard_id, version, created_at, title, panels, note, state)
-                    SELECT id, version, $5, $3, $4, $6, $7 FROM head
+                        (dashboard_id, version, created_at, title, panels, note, state, author)
+                    SELECT id, version, $5, $3, $4, $6, $7, $11 FROM head
                  ), pruned AS (
                     DELETE FROM dashboard_versions
                     WHERE dashboard_id = $1 AND version <= $2 + 1 - $8
@@ -429,6 +431,7 @@ impl Postgres {
                     &kept,
                     &CHANNEL,
                     &notice,
+                    &author,
                 ],
             )
             .await
@@ -449,11 +452,13 @@ impl Postgres {
         base_version: u64,
         state: DashboardState,
         note: &str,
+        by: &Author,
     ) -> Result<DashboardRecord, StoreError> {
         let (json, title, panels) = state_json(&state, &self.quotas)?;
         let c = self.client().await?;
+        let author = author_json(by);
         let (created_at, now) =
-            self.save_on(&c, id, base_version, &json, &title, panels, note).await?;
+            self.save_on(&c, id, base_version, &json, &title, panels, (note, &author)).await?;
         self.committed();
         Ok(DashboardRecord {
             id: id.to_owned(),
@@ -526,7 +531,7 @@ impl Postgres {
         }
         let rows = c
             .query(
-                "SELECT version, created_at, title, panels, note FROM dashboard_versions
+                "SELECT version, created_at, title, panels, note, author FROM dashboard_versions
                  WHERE dashboard_id = $1 ORDER BY version",
                 &[&id],
             )
@@ -540,6 +545,7 @@ impl Postgres {
                 title: r.get(2),
                 panels: usize::try_from(r.get::<_, i32>(3)).unwrap_or(0),
                 note: r.get(4),
+                author: r.get::<_, Option<&str>>(5).and_then(author_of),
             })
             .collect())
     }
@@ -574,6 +580,7 @@ impl Postgres {
         &self,
         id: &str,
         to_version: u64,
+        by: &Author,
     ) -> Result<DashboardRecord, StoreError> {
         let mut c = self.client().await?;
         let tx = c.transaction().await.map_err(pg("begin revert"))?;
@@ -597,8 +604,9 @@ impl Postgres {
             .get(0);
         let state = parse_state(id, to_version, text.as_bytes())?;
         let (json, title, panels) = state_json(&state, &self.quotas)?;
-        let note = format!("revert to {to_version}");
-        let (created_at, now) = self.save_on(&tx, id, base, &json, &title, panels, &note).await?;
+        let (note, author) = (format!("revert to {to_version}"), author_json(by));
+        let (created_at, now) =
+            self.save_on(&tx, id, base, &json, &title, panels, (&note, &author)).await?;
         tx.commit().await.map_err(pg("commit revert"))?;
         self.committed();
         Ok(DashboardRecord {
@@ -643,6 +651,7 @@ impl Postgres {
         &self,
         id: &str,
         title: Option<String>,
+        by: &Author,
     ) -> Result<DashboardRecord, StoreError> {
         let src = self.get(id).await?;
         if src.deleted {
@@ -652,7 +661,7 @@ impl Postgres {
         if let Some(title) = title {
             state.title = title;
         }
-        self.create(Some(&new_dashboard_id()), state, &format!("duplicate of {id}")).await
+        self.create(Some(&new_dashboard_id()), state, &format!("duplicate of {id}"), by).await
     }
 
     pub(super) async fn purge(&self, id: &str) -> Result<(), StoreError> {
@@ -716,8 +725,8 @@ impl Postgres {
             let json = serde_json::to_string(state).map_err(pg("serialize dashboard state"))?;
             tx.execute(
                 "INSERT INTO dashboard_versions
-                    (dashboard_id, version, created_at, title, panels, note, state)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                    (dashboard_id, version, created_at, title, panels, note, state, author)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
                 &[
                     &h.id,
                     &to_i64(info.version),
@@ -726,6 +735,7 @@ impl Postgres {
                     &panels(info.panels),
                     &info.note,
                     &json,
+                    &info.author.as_ref().map(author_json),
                 ],
             )
             .await
@@ -823,7 +833,8 @@ impl Postgres {
             | Record::Workflow
             | Record::User
             | Record::SignIn
-            | Record::Sharing => {
+            | Record::Sharing
+            | Record::ShareLink => {
                 Some(json!({ "node": &*self.node, "record": kind.key() }).to_string())
             }
             Record::Session | Record::Usage | Record::WorkflowRun | Record::Audit => None,

@@ -176,6 +176,12 @@ const MIGRATIONS: &[Migration] = &[
             ON last_good (at, dashboard_id, panel_id, fingerprint) INCLUDE (bytes);
     ",
     },
+    Migration {
+        version: 8,
+        name: "versions' authors",
+        // JSON text (`base::principal::Author`); NULL on versions saved before authors.
+        sql: "ALTER TABLE dashboard_versions ADD COLUMN IF NOT EXISTS author text;",
+    },
 ];
 
 /// Any fixed key: the advisory lock migrations run under.
