@@ -187,16 +187,29 @@ async function goldDashboard(title) {
   return created.id;
 }
 
-/** A fresh browser (no cookie) that records the paths it asks the server for. */
+/** A fresh browser (no cookie) that records the paths it asks the server for, sockets too. */
 async function visitor() {
   const page = await newPage({ signIn: false });
   page.paths = [];
-  page.on('request', (r) => {
-    const url = new URL(r.url());
-    if (url.origin === server.url) page.paths.push(url.pathname);
+  const record = (u) => page.paths.push(new URL(u).pathname);
+  page.on('request', (r) => record(r.url()));
+  page.on('websocket', (ws) => record(ws.url()));
+  // How each socket closed (code, reason): `window.socketCloses`.
+  await page.addInitScript(() => {
+    const Native = window.WebSocket;
+    window.socketCloses = [];
+    window.WebSocket = class extends Native {
+      constructor(...args) {
+        super(...args);
+        this.addEventListener('close', (e) => window.socketCloses.push([e.code, e.reason]));
+      }
+    };
   });
   return page;
 }
+
+/** The codes and reasons the page's sockets closed with. */
+const socketCloses = (page) => page.evaluate(() => window.socketCloses);
 
 /** Opens a share link's page and waits for the dashboard with its panels' data. */
 async function openLink(page, token, id) {
@@ -270,9 +283,14 @@ test('a share link shows the dashboard read-only and live to a visitor without a
 
   // Revoked while open: the socket closes (1008) and the page says so, without a reload.
   await page.evaluate(() => { window.stillTheSamePage = true; });
+  const sockets = page.paths.filter((p) => p.endsWith('/ws')).length;
   await api.del(`/api/dashboards/${id}/share/${made.link.id}`);
   assert.equal(await goneText(page, 'revoked'), REVOKED);
   assert.equal(await page.evaluate(() => window.stillTheSamePage), true, 'no reload');
+  const closes = await socketCloses(page);
+  assert.deepEqual(closes.map(([code]) => code), [1008], JSON.stringify(closes));
+  await page.waitForTimeout(1500);
+  assert.equal(page.paths.filter((p) => p.endsWith('/ws')).length, sockets, 'no new socket after the 1008');
   assert.equal(await page.locator('.panel').count(), 0, 'the dashboard is gone from the page');
   assert.deepEqual(await api.get(`/api/dashboards/${id}/share`), []);
   // Opened again, the same.
@@ -298,10 +316,11 @@ test('an expired link says so, opened late or while open', async () => {
   await screenshot(page, 'share-link-expired');
 
   // Open when it expires: the server ends the socket (1008) and the page says which.
-  const soon = await api.post(`/api/dashboards/${id}/share`, { expiresIn: 4 });
+  const soon = await api.post(`/api/dashboards/${id}/share`, { expiresIn: 6 });
   await page.goto(`${server.url}/s/${soon.token}`);
   await page.waitForSelector(`.app-shared .dashboard-view[data-dashboard-id="${id}"][data-mode="live"]`);
   assert.equal(await goneText(page, 'expired', 30_000), EXPIRED);
+  assert.deepEqual((await socketCloses(page)).map(([code]) => code), [1008]);
   assert.deepEqual(unexpected(page.errors).filter((e) => !/status of 410/.test(e)), []);
   await page.context().close();
 });

@@ -69,7 +69,8 @@ export function createDashboardView(el, { api, bus, session, connection = {}, re
   const viewOnly = readOnly
     ? h('span.dash-view-only.dash-shared-chip', { text: readOnly.label, title: readOnly.title ?? '' })
     : h('span.dash-view-only', { hidden: true, text: 'View only' });
-  const shareBtn = h('button.share-open', {
+  // A share link's visitor has no access to look at, nor links to make: no Share button.
+  const shareBtn = readOnly ? null : h('button.share-open', {
     type: 'button', hidden: true, title: 'Who can see and change this dashboard', onclick: () => openShare(),
   });
   const varsBar = h('div.dashboard-vars');
