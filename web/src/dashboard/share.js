@@ -22,12 +22,13 @@
 // whose values are user ids), `.share-save`, `.share-close` and `.share-error` (role=alert).
 // Links: `.share-links` with `.share-link-label`, `.share-link-expiry` (a select of seconds, ''
 // never), `.share-link-vars` (a checkbox), `.share-link-create`; once made, `.share-link-created`
-// with `.share-link-url` (a read-only input), `.share-link-copy` and `.share-link-once`; the list
+// with `.share-link-url` (the URL's text), `.share-link-copy` and `.share-link-once`; the list
 // `.share-link-list` of `.share-link[data-link-id]` (`[data-expired]`) with `.share-link-name`,
 // `.share-link-meta` and `.share-link-revoke`; `.share-links-error` (role=alert).
 import './links.css';
 import { h } from '../dom.js';
 import { userLabel } from '../session.js';
+import { copyButton } from '../settings/form.js';
 import { SHARE_ROLES, VISIBILITIES, accessBody, candidates, draftOf, ownerLine } from './access.js';
 import { DEFAULT_EXPIRY, EXPIRY_CHOICES, linkBody, linkRow } from './links.js';
 
@@ -210,19 +211,11 @@ function linksSection({ api, dashboardId, vars }) {
 
   /** The new link's URL, this once: the server cannot show it again. */
   function showCreated(url) {
-    const field = h('input.share-link-url', { type: 'text', readonly: true, value: url, 'aria-label': 'The new link' });
-    field.addEventListener('focus', () => field.select());
-    const copy = h('button.primary.share-link-copy', {
-      type: 'button', text: 'Copy',
-      onclick: async () => {
-        copy.textContent = (await copyText(field)) ? 'Copied' : 'Select and copy it';
-      },
-    });
+    const shown = h('code.share-link-url', { text: url });
     created.replaceChildren(
-      h('div.share-link-url-row', null, field, copy),
+      h('div.share-link-url-row', null, shown, copyButton('primary.share-link-copy', url, shown)),
       h('p.share-link-once', { text: 'Copy it now: this link will not be shown again. Anyone who has it can look at this dashboard.' }));
     created.hidden = false;
-    field.focus();
   }
 
   function render() {
@@ -274,19 +267,4 @@ function linksSection({ api, dashboardId, vars }) {
     created,
     list,
     error);
-}
-
-/** Copies an input's text; false when the browser would not. */
-async function copyText(field) {
-  try {
-    await navigator.clipboard.writeText(field.value);
-    return true;
-  } catch {
-    field.select();
-    try {
-      return document.execCommand('copy');
-    } catch {
-      return false;
-    }
-  }
 }
