@@ -52,6 +52,7 @@ mod scopes;
 mod sdk;
 mod sdk_backings;
 mod server;
+mod share_links;
 mod ssrf;
 mod store;
 mod store_quotas;

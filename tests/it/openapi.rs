@@ -135,11 +135,14 @@ async fn the_document_is_served_without_a_credential_and_says_how_to_authenticat
         BTreeSet::from([
             "/",
             "/api/session/providers",
+            "/api/shared/{token}",
+            "/api/shared/{token}/ws",
             "/assets/{path}",
             "/docs",
             "/healthz",
             "/openapi.json",
-            "/readyz"
+            "/readyz",
+            "/s/{token}"
         ]),
         "the guard's public paths"
     );

@@ -106,8 +106,13 @@ pub enum LinkError {
     #[error("this link has expired")]
     Expired,
     /// A request that cannot be a link.
-    #[error("{0}")]
-    Invalid(String),
+    #[error("{message}")]
+    Invalid {
+        /// The field at fault.
+        field: &'static str,
+        /// Why.
+        message: String,
+    },
     /// Too many live links on one dashboard.
     #[error(
         "this dashboard has {MAX_PER_DASHBOARD} live share links, the most it may have: revoke one first"
@@ -166,14 +171,20 @@ impl Links {
         let expires_at = match req.expires_in {
             None => None,
             Some(0) => {
-                return Err(LinkError::Invalid("`expiresIn` must be at least 1 second".into()));
+                return Err(LinkError::Invalid {
+                    field: "expiresIn",
+                    message: "`expiresIn` must be at least 1 second".into(),
+                });
             }
             Some(s) if s > MAX_LIFETIME.as_secs() => {
-                return Err(LinkError::Invalid(format!(
-                    "`expiresIn` is at most {} seconds (a year); leave it out for a link that \
-                     lasts until revoked",
-                    MAX_LIFETIME.as_secs()
-                )));
+                return Err(LinkError::Invalid {
+                    field: "expiresIn",
+                    message: format!(
+                        "`expiresIn` is at most {} seconds (a year); leave it out for a link \
+                         that lasts until revoked",
+                        MAX_LIFETIME.as_secs()
+                    ),
+                });
             }
             Some(s) => Some(now + i64::try_from(s).unwrap_or(i64::MAX / 2_000) * 1000),
         };
@@ -364,12 +375,12 @@ mod tests {
         let too_long = LinkRequest { expires_in: Some(400 * 24 * 3600), ..Default::default() };
         assert!(matches!(
             links.create("db_a", &Principal::Owner, too_long).await,
-            Err(LinkError::Invalid(_))
+            Err(LinkError::Invalid { .. })
         ));
         let zero = LinkRequest { expires_in: Some(0), ..Default::default() };
         assert!(matches!(
             links.create("db_a", &Principal::Owner, zero).await,
-            Err(LinkError::Invalid(_))
+            Err(LinkError::Invalid { .. })
         ));
         let soon = LinkRequest {
             expires_in: Some(1),

@@ -353,6 +353,21 @@ impl From<access::users::UserError> for ApiError {
     }
 }
 
+impl From<access::links::LinkError> for ApiError {
+    fn from(e: access::links::LinkError) -> Self {
+        use access::links::LinkError;
+        match e {
+            LinkError::Invalid { field, message } => {
+                Self::BadRequest { msg: message, data: serde_json::json!({ "param": field }) }
+            }
+            LinkError::Unknown => Self::NotFound(e.to_string()),
+            LinkError::Expired => Self::Gone(e.to_string()),
+            LinkError::TooMany => Self::Conflict { msg: e.to_string(), data: Value::Null },
+            LinkError::Store(s) => s.into(),
+        }
+    }
+}
+
 impl From<SubmitError> for ApiError {
     fn from(e: SubmitError) -> Self {
         match e {

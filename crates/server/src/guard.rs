@@ -28,7 +28,9 @@
 //!    origin, and a request with the session cookie but no origin is refused.
 //! 6. A request that presented a credential is counted against that credential's share of
 //!    connections and requests in flight (`shares`: 429, or 503 when every attributable
-//!    connection is held), so one credential cannot hold everyone's.
+//!    connection is held), so one credential cannot hold everyone's. A share link's visitors
+//!    (`/api/shared/{token}`, public routes whose handlers check the token) are counted as
+//!    the link.
 //!
 //! Every response gets `Referrer-Policy: no-referrer`, `X-Content-Type-Options: nosniff` and
 //! framing denied. The policy is `access::Access`; this module only applies it to requests.
@@ -64,6 +66,8 @@ pub struct Gate {
     pub sessions: Arc<Sessions>,
     /// Sign-ins recorded.
     pub audit: Arc<Audit>,
+    /// Share links: a link's visitor is counted as the link.
+    pub links: Arc<access::links::Links>,
     /// What each route and method needs (`server::routes`).
     pub routes: RouteTable,
 }
@@ -133,7 +137,11 @@ pub async fn guard(State(gate): State<Arc<Gate>>, mut req: Request, next: Next) 
     let dead = (jar.sent.is_some() && session.is_none()).then(|| jar.clear()).flatten();
     let mut response = match check(&gate, &req, session.as_ref()) {
         Ok(Pass::Go(principal, authenticated)) => {
-            match super::shares::hold(&req, &principal, authenticated) {
+            let held = match shared_link(&gate, &req) {
+                Some(link) => super::shares::hold_as(&req, format!("link:{link}").into()),
+                None => super::shares::hold(&req, &principal, authenticated),
+            };
+            match held {
                 Ok(_in_flight) => {
                     req.extensions_mut().insert(principal);
                     if let Some(s) = session {
@@ -164,6 +172,14 @@ pub async fn guard(State(gate): State<Arc<Gate>>, mut req: Request, next: Next) 
     h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static("frame-ancestors 'none'"));
     response
+}
+
+/// The share link a `/api/shared/{token}…` request presents, if it works: its visitors hold
+/// the link's share of connections and requests, like any credential's.
+fn shared_link(gate: &Gate, req: &Request) -> Option<String> {
+    let rest = req.uri().path().strip_prefix("/api/shared/")?;
+    let token = rest.split('/').next()?;
+    gate.links.peek(token).ok().map(|l| l.id)
 }
 
 /// What to do with a request the guard does not refuse.

@@ -19,6 +19,7 @@ pub mod openapi;
 pub mod query;
 pub mod routes;
 pub mod session;
+pub mod share_links;
 pub mod shares;
 pub mod sharing;
 pub mod uploads;
@@ -98,6 +99,7 @@ pub fn app(
     );
     let (keys, users, sessions, audit) =
         (state.keys.clone(), state.users.clone(), state.sessions.clone(), state.audit.clone());
+    let links = state.links.clone();
     // Every MCP message is a POST; which tools a key may call is decided per call (`write` for
     // `execute` and `mutate`), by the MCP server.
     let (router, table) = routes(state, config.web.clone())
@@ -109,6 +111,7 @@ pub fn app(
         users,
         sessions,
         audit: audit.clone(),
+        links,
         routes: table,
     });
     // Per route, so the route template is known; outermost, so refusals are measured too.
@@ -313,6 +316,7 @@ pub fn api() -> Routes<Arc<App>> {
         .merge(keys::routes())
         .merge(session::routes())
         .merge(sharing::routes())
+        .merge(share_links::routes())
         .merge(users::routes())
         .merge(admin::routes())
         .merge(usage::routes())
@@ -633,6 +637,9 @@ async fn delete_dashboard(
 ) -> ApiResult {
     may(&app, &who, &id, Need::Edit)?;
     app.dashboards.delete(&id, q.purge).await?;
+    if q.purge {
+        app.links.remove_dashboard(&id).await?;
+    }
     Ok(ok(Deleted { id, deleted: true, purged: q.purge }))
 }
 

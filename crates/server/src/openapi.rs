@@ -89,6 +89,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
         super::keys::Doc::openapi(),
         super::session::Doc::openapi(),
         super::sharing::Doc::openapi(),
+        super::share_links::Doc::openapi(),
         super::users::Doc::openapi(),
         super::admin::Doc::openapi(),
         super::usage::Doc::openapi(),

@@ -139,6 +139,8 @@ pub struct Connection {
 struct Cell {
     owner: Option<Arc<str>>,
     closed: bool,
+    /// WebSockets this connection became, still open ([`Connection::upgraded`]).
+    upgraded: usize,
 }
 
 impl Connection {
@@ -151,13 +153,24 @@ impl Connection {
         self.cell.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The connection ended: its credential holds one connection less.
+    /// The connection's HTTP task ended: its credential holds one connection less, unless it
+    /// became a WebSocket that is still open (then when that closes).
     pub fn close(&self) {
         let mut cell = self.cell();
         cell.closed = true;
-        if let Some(owner) = cell.owner.take() {
+        if cell.upgraded == 0
+            && let Some(owner) = cell.owner.take()
+        {
             self.shares.state().release_connection(&owner);
         }
+    }
+
+    /// The connection became a WebSocket: it stays its credential's until the returned guard
+    /// is dropped (hyper ends the HTTP task at the upgrade, which would otherwise give the
+    /// connection back while the socket is still open).
+    pub fn upgraded(self: &Arc<Self>) -> Upgraded {
+        self.cell().upgraded += 1;
+        Upgraded(self.clone())
     }
 
     /// Makes the connection `who`'s, unless that takes `who` or everyone past their share.
@@ -183,6 +196,23 @@ impl Connection {
         state.attributed += 1;
         cell.owner = Some(who.clone());
         Ok(())
+    }
+}
+
+/// An open WebSocket's hold on its connection's attribution ([`Connection::upgraded`]).
+#[derive(Debug)]
+pub struct Upgraded(Arc<Connection>);
+
+impl Drop for Upgraded {
+    fn drop(&mut self) {
+        let mut cell = self.0.cell();
+        cell.upgraded = cell.upgraded.saturating_sub(1);
+        if cell.closed
+            && cell.upgraded == 0
+            && let Some(owner) = cell.owner.take()
+        {
+            self.0.shares.state().release_connection(&owner);
+        }
     }
 }
 
@@ -219,13 +249,17 @@ pub fn hold(
     principal: &Principal,
     authenticated: bool,
 ) -> Result<Option<Hold>, Refusal> {
-    let Some(ConnectionTag(conn)) = req.extensions().get::<ConnectionTag>() else {
-        return Ok(None);
-    };
     if !authenticated {
         return Ok(None);
     }
-    let who = credential(principal);
+    hold_as(req, credential(principal))
+}
+
+/// [`hold`] for a credential the guard names itself (a share link: `link:ID`).
+pub fn hold_as(req: &axum::extract::Request, who: Arc<str>) -> Result<Option<Hold>, Refusal> {
+    let Some(ConnectionTag(conn)) = req.extensions().get::<ConnectionTag>() else {
+        return Ok(None);
+    };
     conn.attribute(&who)?;
     let shares = &conn.shares;
     let mut state = shares.state();

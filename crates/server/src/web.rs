@@ -57,13 +57,14 @@ pub fn routes<S: Clone + Send + Sync + 'static>(files: WebFiles) -> Routes<S> {
     Routes::new()
         .route("/", get(Public, index))
         .route("/docs", get(Public, docs))
+        .route("/s/{token}", get(Public, shared))
         .route("/assets/{*path}", get(Public, asset))
         .with_state(Arc::new(files))
 }
 
 /// The pages and files, for the OpenAPI document.
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(index, docs, asset))]
+#[openapi(paths(index, shared, docs, asset))]
 pub(crate) struct Doc;
 
 /// The web app (signs in with `?token=`: the session cookie, then a redirect to `/`).
@@ -81,6 +82,24 @@ pub(crate) struct Doc;
     )
 )]
 async fn index(State(files): State<Arc<WebFiles>>, headers: HeaderMap) -> Response {
+    serve(&files, "index.html", &headers).await
+}
+
+/// A share link: the app's page, which shows the link's dashboard read-only (it reads
+/// `/api/shared/{token}`; the token is checked there, not here).
+#[utoipa::path(
+    get,
+    path = "/s/{token}",
+    tag = "web app",
+    security(()),
+    params(("token" = String, Path, description = "The share link's token.")),
+    responses(
+        (status = 200, description = "The app's page.", content_type = "text/html; charset=utf-8", body = String),
+        (status = 304, description = "Not modified (`If-None-Match`)."),
+        (status = "default", response = super::envelope::ErrorBody),
+    )
+)]
+async fn shared(State(files): State<Arc<WebFiles>>, headers: HeaderMap) -> Response {
     serve(&files, "index.html", &headers).await
 }
 

@@ -10,6 +10,13 @@
 //! size (close 1009) and message rate (a token bucket per connection: excess messages are
 //! dropped with an `error`, a client that keeps sending over the rate is closed with 1008).
 //! Never spawns a task per client message.
+//!
+//! A share link's visitor (`GET /api/shared/{token}/ws`, see `server::share_links`) speaks the
+//! same protocol through a narrower [`Door`]: only the link's dashboard, its variables fixed
+//! unless the link allows changing them, no `dashboards.changed`, operators' details taken out
+//! of every event ([`link`]), and closed with 1008 once the link is revoked or expires.
+
+mod link;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -22,6 +29,8 @@ use futures::{SinkExt, StreamExt};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use crate::shares::ConnectionTag;
+use access::links::ShareLink;
 use access::principal::Principal;
 use app::App;
 use live::{Outbox, OutboxItem, Viewer, ViewerLimits};
@@ -103,7 +112,49 @@ pub async fn upgrade(
     State(app): State<Arc<App>>,
     Extension(who): Extension<Principal>,
     jar: Option<Extension<crate::guard::SessionCookie>>,
+    tag: Option<Extension<ConnectionTag>>,
     ws: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
+) -> Response {
+    // A browser's connection outlives no sign-out: its session is checked while open.
+    let session = match (&who, jar) {
+        (Principal::User(_), Some(Extension(jar))) => jar.sent,
+        _ => None,
+    };
+    accept(app, ws, tag, Door::Credential { who, session })
+}
+
+/// Who is on the other end of a connection, and so what it may see.
+pub(crate) enum Door {
+    /// A credential's holder: a person (whose session is checked while the connection is
+    /// open), an API key, the server token.
+    Credential {
+        /// Who.
+        who: Principal,
+        /// A person's session cookie.
+        session: Option<String>,
+    },
+    /// A share link's visitor: its one dashboard, read-only.
+    Link(ShareLink),
+}
+
+impl Door {
+    /// How often the connection checks that its credential still stands (`None`: never).
+    fn recheck(&self) -> Option<std::time::Duration> {
+        match self {
+            Self::Credential { session: Some(_), .. } => Some(SESSION_CHECK),
+            Self::Credential { session: None, .. } => None,
+            Self::Link(_) => Some(LINK_CHECK),
+        }
+    }
+}
+
+/// Upgrades to a WebSocket connection through `door`, or answers 503 when the server holds as
+/// many connections as it accepts.
+pub(crate) fn accept(
+    app: Arc<App>,
+    ws: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
+    tag: Option<Extension<ConnectionTag>>,
+    door: Door,
 ) -> Response {
     // A plain GET (no upgrade headers) is refused in the envelope like every error, not with
     // axum's plain-text rejection.
@@ -118,19 +169,23 @@ pub async fn upgrade(
         Ok(a) => a,
         Err(e) => return crate::ApiError::Unavailable(e.to_string()).into_response(),
     };
+    // The socket stays its credential's connection while open, so one credential (a key, a
+    // person, a share link) cannot hold everyone's; the server token is the operator's and is
+    // not held to a share. Taken now: the HTTP task ends (and would give the connection back)
+    // before the upgrade completes.
+    let held = match (&door, tag) {
+        (Door::Credential { who: Principal::Owner, .. }, _) | (_, None) => None,
+        (_, Some(Extension(ConnectionTag(conn)))) => Some(conn.upgraded()),
+    };
     // Small buffers: tungstenite's 128 KiB defaults would cost ~256 KiB per idle connection.
     // The frame limit too: a single frame is buffered whole before the message limit applies.
     ws.max_message_size(MAX_MESSAGE)
         .max_frame_size(MAX_MESSAGE)
         .read_buffer_size(4 * 1024)
         .write_buffer_size(0)
-        .on_upgrade(move |socket| {
-            // A browser's connection outlives no sign-out: its session is checked while open.
-            let session = match (&who, jar) {
-                (Principal::User(_), Some(Extension(jar))) => jar.sent,
-                _ => None,
-            };
-            serve(app, admission, socket, who, session)
+        .on_upgrade(move |socket| async move {
+            serve(app, admission, socket, door).await;
+            drop(held);
         })
 }
 
@@ -218,16 +273,14 @@ fn too_big(e: &axum::Error) -> bool {
 
 /// How often an open connection checks that its session still stands.
 const SESSION_CHECK: std::time::Duration = std::time::Duration::from_secs(10);
+/// How often a share link's connection checks the link (a memory read): a revoke is felt
+/// within this.
+const LINK_CHECK: std::time::Duration = std::time::Duration::from_secs(2);
 
-async fn serve(
-    app: Arc<App>,
-    admission: live::Admission,
-    socket: WebSocket,
-    mut who: Principal,
-    session: Option<String>,
-) {
+async fn serve(app: Arc<App>, admission: live::Admission, socket: WebSocket, mut door: Door) {
     let (mut sink, mut stream) = socket.split();
     let outbox = Outbox::new(OUTBOX_CAPACITY);
+    let redacted = matches!(door, Door::Link(_));
     let mut writer = {
         let outbox = outbox.clone();
         tokio::spawn(async move {
@@ -242,7 +295,12 @@ async fn serve(
                                 tokio::task::yield_now().await;
                             }
                             after_control = item.is_control();
-                            if sink.send(Message::Text(item.text)).await.is_err() {
+                            let text = if redacted {
+                                link::redact(item.text.as_str()).into()
+                            } else {
+                                item.text
+                            };
+                            if sink.send(Message::Text(text)).await.is_err() {
                                 return;
                             }
                         }
@@ -271,35 +329,35 @@ async fn serve(
     let mut closing = false;
     let shutdown = app.shutdown_token();
     let mut changes = app.dashboards.changes();
-    let mut recheck = tokio::time::interval(SESSION_CHECK);
+    let every = door.recheck();
+    let mut recheck = tokio::time::interval(every.unwrap_or(SESSION_CHECK));
     recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let writer_ended = loop {
         let msg = tokio::select! {
             () = shutdown.cancelled() => break false,
-            _ = recheck.tick(), if session.is_some() && !closing => {
-                let cookie = session.as_deref().unwrap_or_default();
-                match app.sessions.peek(cookie).await {
-                    // The role may have changed: what this connection may see follows it.
-                    Some(person) => who = Principal::User(person),
-                    None => {
-                        closing = true;
-                        outbox.close(CLOSE_POLICY, "your session ended: sign in again");
-                    }
+            _ = recheck.tick(), if every.is_some() && !closing => {
+                if let Some(why) = still_open(&app, &mut door).await {
+                    closing = true;
+                    outbox.close(CLOSE_POLICY, &why);
                 }
                 continue;
             }
             change = changes.recv() => {
-                match change {
+                match (change, &door) {
+                    // A share link's visitor is told of no other dashboard.
+                    (_, Door::Link(_)) => {}
                     // Only dashboards this caller may see: an id tells something.
-                    Ok(c) if app.dashboards.sharing().sees(&who, &c.id) => {
+                    (Ok(c), Door::Credential { who, .. })
+                        if app.dashboards.sharing().sees(who, &c.id) =>
+                    {
                         outbox.push(changed_item(Some(&c)));
                     }
-                    Ok(_) => {}
-                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                    (Ok(_), _) => {}
+                    (Err(tokio::sync::broadcast::error::RecvError::Lagged(_)), _) => {
                         outbox.push(changed_item(None));
                     }
                     // The dashboards service is gone: the app is stopping.
-                    Err(tokio::sync::broadcast::error::RecvError::Closed) => break false,
+                    (Err(tokio::sync::broadcast::error::RecvError::Closed), _) => break false,
                 }
                 continue;
             }
@@ -349,7 +407,7 @@ async fn serve(
             },
         };
         match serde_json::from_str::<ClientMessage>(&text) {
-            Ok(m) => handle(&app, &outbox, &mut viewer, m, &who).await,
+            Ok(m) => handle(&app, &outbox, &mut viewer, m, &door).await,
             Err(e) => outbox.push(error_item(format!(
                 "bad message: {e}; expected {{\"type\": \"subscribe\"|\"unsubscribe\"|\"refresh\"|\"set_vars\", \"dashboardId\": ...}}"
             ))),
@@ -373,40 +431,75 @@ async fn serve(
     }
 }
 
+/// Why the connection must close now: its session ended or its link stopped working.
+/// `None`: it goes on (a person's role may have changed: what they see follows it).
+async fn still_open(app: &App, door: &mut Door) -> Option<String> {
+    match door {
+        Door::Credential { who, session: Some(cookie) } => match app.sessions.peek(cookie).await {
+            Some(person) => {
+                *who = Principal::User(person);
+                None
+            }
+            None => Some("your session ended: sign in again".into()),
+        },
+        Door::Credential { session: None, .. } => None,
+        Door::Link(link) => app.links.works(&link.id).err().map(|e| e.to_string()),
+    }
+}
+
 async fn handle(
     app: &Arc<App>,
     outbox: &Arc<Outbox>,
     viewer: &mut Viewer,
     msg: ClientMessage,
-    who: &Principal,
+    door: &Door,
 ) {
-    let result = match msg {
-        ClientMessage::Subscribe { dashboard_id } => {
-            // A dashboard this caller may not see is answered as missing.
-            match app.dashboards.may(who, &dashboard_id, dashboards::sharing::Need::View) {
-                Err(denied) => Err(denied.to_string()),
-                Ok(()) => match app.dashboards.get(&dashboard_id).await {
-                    Ok(rec) if !rec.deleted => viewer
-                        .subscribe(&dashboard_id, rec.version, Arc::new(rec.state))
-                        .map_err(|e| e.to_string()),
-                    Ok(_) => Err(format!("dashboard `{dashboard_id}` is deleted")),
-                    Err(e) => Err(e.to_string()),
-                },
-            }
+    let result = match (msg, door) {
+        (ClientMessage::Subscribe { dashboard_id }, _) => {
+            subscribe(app, viewer, &dashboard_id, door).await
         }
-        ClientMessage::Unsubscribe { dashboard_id } => {
+        (ClientMessage::Unsubscribe { dashboard_id }, _) => {
             viewer.unsubscribe(&dashboard_id);
             Ok(())
         }
-        ClientMessage::Refresh { dashboard_id, panel_id } => {
+        (ClientMessage::Refresh { dashboard_id, panel_id }, _) => {
             viewer.refresh(&dashboard_id, panel_id.as_deref()).map_err(|e| e.to_string())
         }
-        ClientMessage::SetVars { dashboard_id, vars } => {
+        (ClientMessage::SetVars { .. }, Door::Link(link)) if !link.allow_vars => {
+            Err("this shared view's variables are fixed by its link".into())
+        }
+        (ClientMessage::SetVars { dashboard_id, vars }, _) => {
             viewer.set_vars(&dashboard_id, vars).map_err(|e| e.to_string())
         }
     };
     if let Err(message) = result {
         outbox.push(error_item(message));
+    }
+}
+
+/// Subscribes to a dashboard the door lets through: one the caller may see, or the link's own
+/// (in the link's variable values). Another is answered as missing.
+async fn subscribe(app: &App, viewer: &mut Viewer, id: &str, door: &Door) -> Result<(), String> {
+    match door {
+        Door::Credential { who, .. } => app
+            .dashboards
+            .may(who, id, dashboards::sharing::Need::View)
+            .map_err(|denied| denied.to_string())?,
+        Door::Link(link) if link.dashboard_id != id => {
+            return Err(format!("dashboard `{id}` not found"));
+        }
+        Door::Link(_) => {}
+    }
+    let rec = app.dashboards.get(id).await.map_err(|e| e.to_string())?;
+    if rec.deleted {
+        return Err(format!("dashboard `{id}` is deleted"));
+    }
+    viewer.subscribe(id, rec.version, Arc::new(rec.state)).map_err(|e| e.to_string())?;
+    match door {
+        Door::Link(link) if !link.vars.is_empty() => {
+            viewer.set_vars(id, link.vars.clone()).map_err(|e| e.to_string())
+        }
+        _ => Ok(()),
     }
 }
 
