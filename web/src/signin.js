@@ -8,9 +8,12 @@
 // to `/?token=…`: the server checks the token, sets the session cookie and redirects back to `/`,
 // so the token never stays in the URL and no script ever holds it.
 //
-// `.signin-sso` waits for single sign-on: when `GET /api/session/providers` lists providers
-// (`[{id, name}]`), one link per provider to `/api/session/oidc/{id}/start`; while the route is
-// missing or fails it stays hidden and empty.
+// `.signin-sso` holds single sign-on (OpenID Connect): `GET /api/session/providers` lists the
+// providers (`[{id, name, startUrl}]`) and each gets a "Sign in with <name>" link to its
+// `startUrl` (`/api/session/oidc/{id}/start`), a whole-page navigation: the server redirects to
+// the provider, which sends the browser back to the server's callback, which sets the session
+// cookie and redirects to `/`. With no providers, or while the request fails, the slot stays
+// hidden and empty and the password form is all there is.
 //
 // Test hooks: `.signin[data-open]` while shown; `.signin-username`, `.signin-password`,
 // `.signin-submit`, `.signin-error` (role=alert, hidden until a refusal); `.signin-token` (the
@@ -99,31 +102,47 @@ async function signIn(username, password) {
 
 /** Fills `slot` with a link per single sign-on provider the server lists; hidden if none. */
 async function showProviders(slot) {
-  let providers = [];
+  let buttons = [];
   try {
     const res = await fetch('/api/session/providers');
     if (!res.ok) return;
-    const body = await res.json();
-    providers = providerList(body);
+    buttons = providerButtons(await res.json());
   } catch {
     return;
   }
-  if (!providers.length) return;
+  if (!buttons.length) return;
   slot.replaceChildren(
     h('p.signin-or', { text: 'or' }),
-    providers.map((p) => h('a.button.signin-sso-link', {
-      href: `/api/session/oidc/${encodeURIComponent(p.id)}/start`, dataset: { provider: p.id }, text: `Sign in with ${p.name}`,
-    })));
+    buttons.map((b) => h('a.button.signin-sso-link', { href: b.href, dataset: { provider: b.id }, text: b.text })));
   slot.hidden = false;
 }
 
-/** The `[{id, name}]` of a providers answer (the envelope's data, or a bare list); bad entries left out. */
+/**
+ * The `[{id, name, startUrl}]` of a providers answer (the envelope's data, or a bare list); entries
+ * without an id or a name are left out. A `startUrl` that is not a path on this server (absolute,
+ * protocol-relative, not a string) is replaced by the route the server documents for the id.
+ */
 export function providerList(body) {
   const list = Array.isArray(body) ? body : body?.data;
   if (!Array.isArray(list)) return [];
   return list
-    .filter((p) => p && typeof p.id === 'string' && p.id && typeof p.name === 'string' && p.name)
-    .map(({ id, name }) => ({ id, name }));
+    .filter((p) => p && typeof p.id === 'string' && p.id && typeof p.name === 'string' && p.name.trim())
+    .map(({ id, name, startUrl }) => ({
+      id,
+      name: name.trim(),
+      startUrl: localPath(startUrl) ?? `/api/session/oidc/${encodeURIComponent(id)}/start`,
+    }));
+}
+
+/** The sign-in screen's single sign-on links for a providers answer: `[{id, text, href}]`. */
+export function providerButtons(body) {
+  return providerList(body).map((p) => ({ id: p.id, text: `Sign in with ${p.name}`, href: p.startUrl }));
+}
+
+/** `path` when it is a path on this origin (`/…`, not `//host…` nor `/\host…`), else null. */
+function localPath(path) {
+  if (typeof path !== 'string' || !/^\/(?![/\\])/.test(path) || /[\s\\]/.test(path)) return null;
+  return path;
 }
 
 /**

@@ -1,7 +1,7 @@
 // Unit tests of the sign-in screen's messages and the providers answer (no DOM): node --test web/src/
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { retryAfterSeconds, tooManyMessage, signInMessage, providerList } from './signin.js';
+import { retryAfterSeconds, tooManyMessage, signInMessage, providerList, providerButtons } from './signin.js';
 
 const now = Date.parse('2026-11-27T12:00:00Z');
 
@@ -32,9 +32,45 @@ test('a refusal shows the server’s sentence, capitalised; no answer says so', 
 });
 
 test('single sign-on providers: the envelope’s data or a bare list, bad entries left out', () => {
-  const entries = [{ id: 'corp', name: 'Corp SSO', extra: 1 }, { id: '', name: 'x' }, { name: 'no id' }, null];
-  assert.deepEqual(providerList({ code: 0, msg: '', data: entries }), [{ id: 'corp', name: 'Corp SSO' }]);
-  assert.deepEqual(providerList(entries), [{ id: 'corp', name: 'Corp SSO' }]);
+  const corp = { id: 'corp', name: 'Corp SSO', startUrl: '/api/session/oidc/corp/start', extra: 1 };
+  const entries = [corp, { id: '', name: 'x' }, { name: 'no id' }, { id: 'blank', name: '  ' }, { id: 7, name: 'n' }, null];
+  const want = [{ id: 'corp', name: 'Corp SSO', startUrl: '/api/session/oidc/corp/start' }];
+  assert.deepEqual(providerList({ code: 0, msg: '', data: entries }), want);
+  assert.deepEqual(providerList(entries), want);
+  assert.deepEqual(providerList({ code: 0, data: [] }), []);
   assert.deepEqual(providerList({ code: 0, data: null }), []);
+  assert.deepEqual(providerList({ code: 0, data: { id: 'corp', name: 'Corp' } }), []);
   assert.deepEqual(providerList(null), []);
+  assert.deepEqual(providerList('<html>'), []);
+});
+
+test('each provider is a "Sign in with <name>" link to its startUrl', () => {
+  const body = {
+    code: 0,
+    data: [
+      { id: 'test', name: 'Test IdP', startUrl: '/api/session/oidc/test/start' },
+      { id: 'corp', name: ' Corp SSO ', startUrl: '/api/session/oidc/corp/start?x=1' },
+    ],
+  };
+  assert.deepEqual(providerButtons(body), [
+    { id: 'test', text: 'Sign in with Test IdP', href: '/api/session/oidc/test/start' },
+    { id: 'corp', text: 'Sign in with Corp SSO', href: '/api/session/oidc/corp/start?x=1' },
+  ]);
+  assert.deepEqual(providerButtons({ code: 0, data: [] }), []);
+});
+
+test('a startUrl that leaves this server, or none, is the documented start route of the id', () => {
+  const href = (startUrl, id = 'a b') => providerButtons([{ id, name: 'X', startUrl }])[0].href;
+  const route = '/api/session/oidc/a%20b/start';
+  assert.equal(href(undefined), route);
+  assert.equal(href(null), route);
+  assert.equal(href(''), route);
+  assert.equal(href(42), route);
+  assert.equal(href('https://evil.example/start'), route);
+  assert.equal(href('//evil.example/start'), route);
+  assert.equal(href('/\\evil.example/start'), route);
+  assert.equal(href('javascript:alert(1)'), route);
+  assert.equal(href('api/session/oidc/x/start'), route);
+  assert.equal(href('/api/session/oidc/x/start\n'), route);
+  assert.equal(href('/api/session/oidc/x/start'), '/api/session/oidc/x/start');
 });
