@@ -92,8 +92,9 @@ function stop(child) {
 
 /**
  * Starts the mock model with `script` and a server that uses it. `agents` are extra agent files
- * `{key: definition}` and `files` extra catalog files `{'tools/x.qlc': json}`, written before
- * start; `env` extra variables for the server. Returns `{url, mockUrl, dir, log, close()}`.
+ * `{key: definition}` and `files` extra files in the server's working directory, written before
+ * start: `{'tools/x.qlc': json}` as JSON, a string as it is (`{'boardsmith.toml': text}`); `env`
+ * extra variables for the server. Returns `{url, mockUrl, dir, log, close()}`.
  */
 export async function startServer({ script, agents = {}, files = {}, env: extraEnv = {} } = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'boardsmith-web-'));
@@ -126,7 +127,7 @@ export async function startServer({ script, agents = {}, files = {}, env: extraE
   }
   for (const [path, content] of Object.entries(files)) {
     await mkdir(join(dir, path, '..'), { recursive: true });
-    await writeFile(join(dir, path), JSON.stringify(content, null, 2));
+    await writeFile(join(dir, path), typeof content === 'string' ? content : JSON.stringify(content, null, 2));
   }
   let mock = null;
   if (script) {
