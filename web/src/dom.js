@@ -3,12 +3,15 @@
 
 /**
  * Creates an element: h('div.card.big', {title: 'x', class: 'ok', onclick: fn, dataset: {...}},
- * child, 'text'). Classes come from the tag and from a `class` attribute (added, not replaced);
- * `text` sets textContent; children are nodes or text (null and false are left out).
+ * child, 'text'). The tag may name an id before its classes (`h2#title.big`). Classes come from
+ * the tag and from a `class` attribute (added, not replaced); `text` sets textContent; children
+ * are nodes or text (null and false are left out).
  */
 export function h(tag, attrs, ...children) {
-  const [name, ...classes] = tag.split('.');
+  const [head, ...classes] = tag.split('.');
+  const [name, id] = head.split('#');
   const el = document.createElement(name || 'div');
+  if (id) el.id = id;
   if (classes.length) el.className = classes.join(' ');
   if (attrs) {
     for (const [k, v] of Object.entries(attrs)) {
