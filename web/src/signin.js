@@ -113,7 +113,7 @@ async function showProviders(slot) {
   if (!buttons.length) return;
   slot.replaceChildren(
     h('p.signin-or', { text: 'or' }),
-    buttons.map((b) => h('a.button.signin-sso-link', { href: b.href, dataset: { provider: b.id }, text: b.text })));
+    ...buttons.map((b) => h('a.button.signin-sso-link', { href: b.href, dataset: { provider: b.id }, text: b.text })));
   slot.hidden = false;
 }
 
