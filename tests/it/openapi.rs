@@ -134,6 +134,8 @@ async fn the_document_is_served_without_a_credential_and_says_how_to_authenticat
         public,
         BTreeSet::from([
             "/",
+            "/api/session/oidc/{id}/callback",
+            "/api/session/oidc/{id}/start",
             "/api/session/providers",
             "/api/shared/{token}",
             "/api/shared/{token}/ws",

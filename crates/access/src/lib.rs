@@ -24,8 +24,10 @@ pub mod attempts;
 pub mod audit;
 pub mod keys;
 pub mod links;
+pub mod oidc;
 pub mod principal;
 pub mod sessions;
+pub mod signin;
 pub mod token;
 pub mod usage;
 pub mod users;
@@ -80,6 +82,8 @@ struct ServerSection {
 struct FileWithServer {
     #[serde(default)]
     server: ServerSection,
+    #[serde(default)]
+    auth: oidc::AuthSection,
 }
 
 /// Access settings before the token is loaded.
@@ -99,6 +103,8 @@ pub struct AccessConfig {
     /// Always mark session cookies `Secure` (`BOARDSMITH_BEHIND_TLS=1`): the server is reached
     /// through a TLS proxy that may not say so in `X-Forwarded-Proto`.
     pub behind_tls: bool,
+    /// OpenID Connect providers (`[[auth.oidc]]`).
+    pub oidc: Vec<oidc::ProviderConfig>,
 }
 
 impl AccessConfig {
@@ -125,6 +131,12 @@ impl AccessConfig {
             AccessError::Config(format!("{} [server]: {}", path.display(), e.message()))
         })?;
         let s = file.server;
+        for provider in &file.auth.oidc {
+            provider
+                .check()
+                .map_err(|e| AccessError::Config(format!("{}: {e}", path.display())))?;
+        }
+        let oidc = file.auth.oidc;
         let no_auth = match env("BOARDSMITH_AUTH") {
             Some(v) => match v.trim().to_ascii_lowercase().as_str() {
                 "0" | "false" | "off" | "no" => true,
@@ -201,7 +213,7 @@ impl AccessConfig {
             }
             None => s.behind_tls.unwrap_or(false),
         };
-        Ok(Self { no_auth, token, allowed_hosts, allowed_origins, sessions, behind_tls })
+        Ok(Self { no_auth, token, allowed_hosts, allowed_origins, sessions, behind_tls, oidc })
     }
 
     /// The token to require: the configured one, else the data directory's (created if

@@ -367,6 +367,31 @@ impl Users {
         Ok(view(&record))
     }
 
+    /// The account an OpenID identity signs in as: made on its first sign-in (its name
+    /// from the identity, made free), and after that given the role the provider's claims say
+    /// now (except where that would leave no enabled admin: then it keeps its role). `None`:
+    /// the account is disabled.
+    #[base::boxed]
+    pub async fn linked(&self, who: &crate::oidc::Identity) -> Result<Option<UserView>, UserError> {
+        let Some(user) = self.by_oidc(&who.issuer, &who.subject) else {
+            let link = OidcLink { issuer: who.issuer.clone(), subject: who.subject.clone() };
+            let (name, email) = (who.display_name.clone(), who.email.clone());
+            return self.create_linked(&who.username, name, email, who.role, link).await.map(Some);
+        };
+        if user.disabled {
+            return Ok(None);
+        }
+        if user.role == who.role {
+            return Ok(Some(user));
+        }
+        let patch = UserPatch { role: Some(who.role), ..UserPatch::default() };
+        match self.update(&user.id, patch).await {
+            Ok((changed, _)) => Ok(Some(changed)),
+            Err(UserError::LastAdmin) => Ok(Some(user)),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Changes an account. Refused when it would leave no enabled admin.
     #[base::boxed]
     pub async fn update(

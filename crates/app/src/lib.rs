@@ -220,6 +220,10 @@ pub struct App {
     pub audit: Arc<access::audit::Audit>,
     /// Dashboards' share links.
     pub links: Arc<access::links::Links>,
+    /// OpenID Connect providers.
+    pub oidc: Arc<access::oidc::Oidc>,
+    /// Signing a person in (a password, the token link, an OpenID provider).
+    pub signins: access::signin::SignIns,
     /// Model calls counted per day, key, model and agent.
     pub usage: Arc<access::usage::UsageLedger>,
     /// Uploaded images (`<data>/uploads/`).
@@ -300,6 +304,15 @@ impl App {
         let audit = access::audit::Audit::new(store.clone(), access::audit::AuditLimits::default());
         let links = Arc::new(access::links::Links::new(store.clone()));
         links.reload().await.context("loading the share links")?;
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+        let oidc = access::oidc::Oidc::new(access.oidc.clone(), &env)
+            .map_err(anyhow::Error::msg)
+            .context("setting up OpenID Connect")?;
+        let signins = access::signin::SignIns {
+            sessions: sessions.clone(),
+            users: users.clone(),
+            audit: audit.clone(),
+        };
         let keys = Arc::new(
             access::api_keys::ApiKeys::load(store.clone(), usage.clone(), users.clone())
                 .await
@@ -500,6 +513,8 @@ impl App {
             attempts,
             audit,
             links,
+            oidc: Arc::new(oidc),
+            signins,
             usage,
             uploads,
             workflows,

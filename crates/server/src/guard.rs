@@ -68,6 +68,8 @@ pub struct Gate {
     pub audit: Arc<Audit>,
     /// Share links: a link's visitor is counted as the link.
     pub links: Arc<access::links::Links>,
+    /// Signing in (the token link signs in as the first admin).
+    pub signins: access::signin::SignIns,
     /// What each route and method needs (`server::routes`).
     pub routes: RouteTable,
 }
@@ -367,7 +369,7 @@ fn refusal(principal: &Principal, need: Scope, path: &str) -> String {
 }
 
 /// The value of cookie `name`, if the request has one.
-fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+pub(crate) fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers
         .get_all(header::COOKIE)
         .iter()
@@ -401,21 +403,12 @@ async fn token_sign_in(gate: &Gate, address: Option<IpAddr>, jar: &SessionCookie
         }
         Err(e) => return ApiError::from(e).into_response(),
     };
-    if let Some(old) = &jar.sent {
-        gate.sessions.end(old).await;
-    }
-    let session = match gate.sessions.start(&admin, Via::Token, address).await {
-        Ok(s) => s,
-        Err(e) => return ApiError::from(e).into_response(),
-    };
-    if let Err(e) = gate.users.signed_in(&admin.id).await {
-        tracing::warn!(error = %e, "noting a sign-in failed");
-    }
-    let event = Event::new(AuditKind::SignIn)
-        .by(&Principal::User(admin.person()))
-        .from(address)
-        .detail("server token link");
-    gate.audit.record(event).await;
+    let how = "server token link";
+    let session =
+        match gate.signins.begin(&admin, Via::Token, address, jar.sent.as_deref(), how).await {
+            Ok(s) => s,
+            Err(e) => return ApiError::from(e).into_response(),
+        };
     let mut r = home();
     if let Some(cookie) = jar.set(&session) {
         r.headers_mut().insert(header::SET_COOKIE, cookie);

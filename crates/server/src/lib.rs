@@ -14,6 +14,7 @@ pub mod error;
 pub mod guard;
 pub mod kb;
 pub mod keys;
+pub mod oidc;
 pub mod openai;
 pub mod openapi;
 pub mod query;
@@ -99,7 +100,7 @@ pub fn app(
     );
     let (keys, users, sessions, audit) =
         (state.keys.clone(), state.users.clone(), state.sessions.clone(), state.audit.clone());
-    let links = state.links.clone();
+    let (links, signins) = (state.links.clone(), state.signins.clone());
     // Every MCP message is a POST; which tools a key may call is decided per call (`write` for
     // `execute` and `mutate`), by the MCP server.
     let (router, table) = routes(state, config.web.clone())
@@ -112,6 +113,7 @@ pub fn app(
         sessions,
         audit: audit.clone(),
         links,
+        signins,
         routes: table,
     });
     // Per route, so the route template is known; outermost, so refusals are measured too.
@@ -315,6 +317,7 @@ pub fn api() -> Routes<Arc<App>> {
         .merge(openai::routes())
         .merge(keys::routes())
         .merge(session::routes())
+        .merge(oidc::routes())
         .merge(sharing::routes())
         .merge(share_links::routes())
         .merge(users::routes())

@@ -88,6 +88,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
         super::agents::Doc::openapi(),
         super::keys::Doc::openapi(),
         super::session::Doc::openapi(),
+        super::oidc::Doc::openapi(),
         super::sharing::Doc::openapi(),
         super::share_links::Doc::openapi(),
         super::users::Doc::openapi(),

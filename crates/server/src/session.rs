@@ -41,22 +41,34 @@ pub fn routes() -> Routes<Arc<App>> {
 
 /// A single sign-on provider the sign-in page offers.
 #[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
 struct SignInProvider {
-    /// Its id in `/api/session/oidc/{id}/start`.
+    /// Its id.
     id: String,
     /// Its name on the button.
     name: String,
+    /// Where the button goes: `/api/session/oidc/{id}/start`.
+    start_url: String,
 }
 
 #[utoipa::path(
     get,
     path = "/api/session/providers",
     tag = "session",
-    responses((status = 200, description = "The single sign-on providers the sign-in page offers (none until OpenID Connect is configured).", body = Envelope<Vec<SignInProvider>>), (status = "default", response = crate::envelope::ErrorBody))
+    responses((status = 200, description = "The OpenID providers the sign-in page offers (`[[auth.oidc]]` in `boardsmith.toml`).", body = Envelope<Vec<SignInProvider>>), (status = "default", response = crate::envelope::ErrorBody))
 )]
-async fn sign_in_providers() -> Response {
-    // OpenID Connect is not configured in this version: the sign-in page offers passwords.
-    ok(Vec::<SignInProvider>::new())
+async fn sign_in_providers(State(app): State<Arc<App>>) -> Response {
+    let providers: Vec<SignInProvider> = app
+        .oidc
+        .providers()
+        .into_iter()
+        .map(|(id, name)| SignInProvider {
+            start_url: format!("/api/session/oidc/{id}/start"),
+            id,
+            name,
+        })
+        .collect();
+    ok(providers)
 }
 
 /// The client's address, when the request came through the accept loop.
@@ -188,19 +200,9 @@ async fn sign_in(
         return Err(ApiError::Unauthorized("wrong username or password".into()));
     };
     app.attempts.succeeded(&request.username);
-    // A new id at every sign-in: whatever session this browser had ends.
-    if let Some(old) = &jar.sent {
-        app.sessions.end(old).await;
-    }
-    let session = app.sessions.start(&user, Via::Password, address).await?;
-    if let Err(e) = app.users.signed_in(&user.id).await {
-        tracing::warn!(error = %e, "noting a sign-in failed");
-    }
-    let principal = Principal::User(user.person());
-    app.audit
-        .record(Event::new(AuditKind::SignIn).by(&principal).from(address).detail("password"))
-        .await;
-    Ok(started(&app, &principal, &session, &jar))
+    let session =
+        app.signins.begin(&user, Via::Password, address, jar.sent.as_deref(), "password").await?;
+    Ok(started(&app, &Principal::User(user.person()), &session, &jar))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

@@ -27,6 +27,9 @@ pub(super) struct FileConfig {
     /// `[knowledge]` belongs to `knowledge` (read there); accepted here, not read.
     #[serde(default, rename = "knowledge")]
     pub(super) _knowledge: Option<IgnoredAny>,
+    /// `[auth]` belongs to `access` (read there); accepted here, not read.
+    #[serde(default, rename = "auth")]
+    pub(super) _auth: Option<IgnoredAny>,
 }
 
 #[derive(Debug, Default, Deserialize)]
