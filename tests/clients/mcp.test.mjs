@@ -13,12 +13,27 @@ import { apiOf, bin, closeBrowser, newPage, startServer } from '../../web/tests/
 
 let server;
 let readKey;
+let annKey;
 let stdioData;
 
 before(async () => {
   server = await startServer();
   const key = await apiOf(server.url).post('/api/keys', { name: 'mcp reader', scopes: ['read'] });
   readKey = key.key;
+  // An editor's own key: she sees only her dashboards and the team's.
+  await apiOf(server.url).post('/api/admin/users', { username: 'ann', password: 'a long enough password', role: 'editor' });
+  const signIn = await fetch(`${server.url}/api/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'ann', password: 'a long enough password' }),
+  });
+  const cookie = signIn.headers.get('set-cookie').split(';')[0];
+  const made = await fetch(`${server.url}/api/keys`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', cookie, origin: server.url },
+    body: JSON.stringify({ name: 'ann over mcp', scopes: ['read', 'write'] }),
+  });
+  annKey = (await made.json()).data.key;
   stdioData = await mkdtemp(join(tmpdir(), 'boardsmith-mcp-stdio-'));
 });
 
@@ -38,6 +53,7 @@ function python(args = []) {
       MCP_URL: `${server.url}/mcp`,
       MCP_TOKEN: server.token,
       MCP_READ_KEY: readKey,
+      MCP_ANN_KEY: annKey,
       MCP_STDIO_DATA: stdioData,
       BOARDSMITH_BIN: bin,
     },

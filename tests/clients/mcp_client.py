@@ -165,6 +165,28 @@ class OverHttp(unittest.TestCase):
         uri, got = run(go())
         self.assertEqual(got, uri)
 
+    def test_nothing_is_heard_of_a_dashboard_the_caller_may_not_see(self):
+        """Ann's key (an editor) listens to the admin's private dashboard and to her own; the
+        admin changes both: she hears of hers only."""
+        async def go():
+            async with connect() as admin, connect(os.environ["MCP_ANN_KEY"]) as ann:
+                private = await execute(admin, "Admin's own")
+                hers = await execute(ann, "Ann's own")
+                uris = [f"boardsmith://dashboards/{d}" for d in (private, hers)]
+                heard = []
+                async with ann.listen(resource_subscriptions=uris) as sub:
+                    await admin.call_tool("mutate", {"code": ADD_PANEL, "dashboard_id": private})
+                    await admin.call_tool("mutate", {"code": ADD_PANEL, "dashboard_id": hers})
+                    async for event in sub:
+                        if isinstance(event, ResourceUpdated):
+                            heard.append(event.uri)
+                            if event.uri == uris[1]:
+                                break
+                return uris, heard
+
+        uris, heard = run(go())
+        self.assertEqual(heard, [uris[1]], "the admin's private dashboard changed first, unheard")
+
     def test_a_pre_2026_session_subscribes_and_is_notified(self):
         notes = []
 

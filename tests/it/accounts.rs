@@ -737,7 +737,19 @@ async fn a_dashboard_an_agent_builds_in_a_persons_chat_is_theirs() {
         json!({"message": "Build me a gold dashboard", "agentKey": "dashboard", "stream": false});
     let r = ann.post(app.url("/api/query")).json(&body).send().await.unwrap();
     assert_eq!(r.status(), 200);
-    let _ = r.text().await.unwrap();
+    let ran: Value = r.json().await.unwrap();
+    let run_id = ran["data"]["runId"].as_str().unwrap().to_owned();
+    // Ann's run is hers to follow and answer: bob finds nothing by its id.
+    let resume = |c: &reqwest::Client| {
+        c.post(app.url("/api/query"))
+            .header("last-event-id", format!("{run_id}:0"))
+            .json(&json!({}))
+            .send()
+    };
+    assert_eq!(resume(&bob).await.unwrap().status(), 404);
+    assert_eq!(resume(&ann).await.unwrap().status(), 200);
+    let answer = json!({"runId": run_id, "toolId": "t1", "payload": {}});
+    assert_eq!(status_of(&bob, Method::POST, app.url("/api/submit"), answer).await, 404);
     let ids = |c: reqwest::Client| {
         let url = app.url("/api/dashboards");
         async move {
@@ -853,5 +865,54 @@ async fn a_persons_upload_is_theirs_to_delete() {
     let url = app.url(&format!("/api/uploads/{id}"));
     assert_eq!(status_of(&bob, Method::DELETE, url.clone(), json!(null)).await, 403);
     assert_eq!(status_of(&ann, Method::DELETE, url, json!(null)).await, 200);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workflow_run_is_its_persons_and_acts_with_their_rights() {
+    let app = spawn_app().await;
+    app.add_user("ann", PASSWORD, "editor").await;
+    app.add_user("bob", PASSWORD, "editor").await;
+    let ann = app.cookie_client(&app.password_cookie("ann", PASSWORD).await);
+    let bob = app.cookie_client(&app.password_cookie("bob", PASSWORD).await);
+    // Ann's private dashboard, and a workflow (the admin's to define) that reads it.
+    let r = ann.post(app.url("/api/dashboards")).json(&json!({"template": "gold"})).send().await;
+    let made: Value = r.unwrap().json().await.unwrap();
+    let id = made["data"]["id"].as_str().unwrap().to_owned();
+    let def = json!({"id": "peek", "name": "peek", "nodes": [
+        {"id": "read", "type": "tool", "tool": "get_state", "args": {"dashboard_id": id}}
+    ]});
+    let (status, body) = app.post("/api/workflows", def).await;
+    assert_eq!(status, 201, "{body}");
+    let run = |c: &reqwest::Client| {
+        c.post(app.url("/api/workflows/peek/run")).json(&json!({"stream": false})).send()
+    };
+    let hers: Value = run(&ann).await.unwrap().json().await.unwrap();
+    let run_id = hers["data"]["runId"].as_str().unwrap().to_owned();
+    let url = app.url(&format!("/api/workflows/runs/{run_id}"));
+    let state: Value = ann.get(&url).send().await.unwrap().json().await.unwrap();
+    assert_eq!(state["data"]["status"], "completed", "ann reads her own dashboard: {state}");
+    // Bob's run of the same workflow acts as bob: ann's private dashboard is not there.
+    let his: Value = run(&bob).await.unwrap().json().await.unwrap();
+    let his_id = his["data"]["runId"].as_str().unwrap().to_owned();
+    let his_url = app.url(&format!("/api/workflows/runs/{his_id}"));
+    let state: Value = bob.get(&his_url).send().await.unwrap().json().await.unwrap();
+    assert_eq!(state["data"]["status"], "failed", "{state}");
+    assert!(state.to_string().contains("not found"), "{state}");
+    // Ann's run is hers: bob neither reads, follows, resumes nor cancels it; the admin reads it.
+    assert_eq!(status_of(&bob, Method::GET, url.clone(), json!(null)).await, 404);
+    for path in ["resume", "cancel"] {
+        let u = app.url(&format!("/api/workflows/runs/{run_id}/{path}"));
+        assert_eq!(status_of(&bob, Method::POST, u, json!({})).await, 404, "{path}");
+    }
+    let follow = bob
+        .post(app.url("/api/workflows/peek/run"))
+        .header("last-event-id", format!("{run_id}:0"))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(follow.status(), 404);
+    assert_eq!(app.get(&format!("/api/workflows/runs/{run_id}")).await.0, 200);
     app.stop().await;
 }

@@ -180,8 +180,8 @@ impl McpServer {
     }
 
     /// Forwards dashboard changes to this connection's `resources/subscribe` subscriptions
-    /// (and list changes to it) until it closes.
-    fn forward_to(&self, peer: Peer<RoleServer>) {
+    /// (and list changes to it) until it closes: only of dashboards `who` may see.
+    fn forward_to(&self, peer: Peer<RoleServer>, who: Principal) {
         {
             let mut s = self.subscribed.lock().unwrap_or_else(|p| p.into_inner());
             if s.forwarding {
@@ -191,9 +191,12 @@ impl McpServer {
         }
         let mut changes = self.shared.dashboards.changes();
         let subscribed = self.subscribed.clone();
+        let dashboards = self.shared.dashboards.clone();
         tokio::spawn(async move {
             loop {
                 let (uris, list_changed) = match changes.recv().await {
+                    // Not a word of a dashboard the caller may not see, not even that it moved.
+                    Ok(change) if !dashboards.sharing().sees(&who, &change.id) => continue,
                     Ok(change) => resources::touched(&change),
                     // Fell behind: say everything may have changed.
                     Err(RecvError::Lagged(_)) => {
@@ -408,6 +411,7 @@ impl ServerHandler for McpServer {
     }
 
     async fn listen(&self, ctx: SubscriptionContext) -> Result<(), ErrorData> {
+        let who = self.principal(ctx.request_context());
         let mut changes = self.shared.dashboards.changes();
         let sink = ctx.sink().clone();
         let follows = |uri: &str| {
@@ -421,6 +425,10 @@ impl ServerHandler for McpServer {
             let (uris, list_changed) = tokio::select! {
                 () = ctx.cancelled() => return Ok(()),
                 change = changes.recv() => match change {
+                    // Not a word of a dashboard the caller may not see, not even that it moved.
+                    Ok(change) if !self.shared.dashboards.sharing().sees(&who, &change.id) => {
+                        continue;
+                    }
                     Ok(change) => resources::touched(&change),
                     Err(RecvError::Lagged(_)) => (
                         ctx.accepted().resource_subscriptions.clone().unwrap_or_default(),
@@ -429,7 +437,13 @@ impl ServerHandler for McpServer {
                     Err(RecvError::Closed) => return Ok(()),
                 },
             };
-            for uri in uris.into_iter().filter(|u| follows(u)) {
+            let visible = |uri: &str| match resources::Uri::parse(uri) {
+                Some(resources::Uri::Dashboard(id)) => {
+                    self.shared.dashboards.sharing().sees(&who, id)
+                }
+                _ => true,
+            };
+            for uri in uris.into_iter().filter(|u| follows(u) && visible(u)) {
                 if sink.notify_resource_updated(uri).await.is_err() {
                     return Ok(());
                 }
@@ -460,7 +474,7 @@ impl ServerHandler for McpServer {
             ));
         }
         self.subscribed.lock().unwrap_or_else(|p| p.into_inner()).uris.insert(request.uri);
-        self.forward_to(ctx.peer.clone());
+        self.forward_to(ctx.peer.clone(), who.clone());
         Ok(())
     }
 

@@ -319,12 +319,20 @@ struct Submitted {
     request_body = SubmitBody,
     responses((status = 200, description = "Accepted (404 when nothing waits for that run and tool).", body = Envelope<Submitted>), (status = "default", response = ErrorBody))
 )]
-async fn submit(State(app): Api, body: Bytes) -> ApiResult {
+async fn submit(
+    State(app): Api,
+    axum::Extension(principal): axum::Extension<Principal>,
+    body: Bytes,
+) -> ApiResult {
     let body: SubmitBody = parse_body(&body)?;
     for (name, value) in [("runId", &body.run_id), ("toolId", &body.tool_id)] {
         if value.trim().is_empty() {
             return Err(ApiError::bad(format!("`{name}` must be a non-empty string")));
         }
+    }
+    // Only the run's person (or an admin) answers its questions.
+    if let Some(chat) = app.agents.chat_of_run(&body.run_id).await {
+        crate::chat_access::own_chat(&app, &principal, &chat).await?;
     }
     app.agents.submit(&body.run_id, &body.tool_id, body.payload).await?;
     Ok(ok(Submitted {

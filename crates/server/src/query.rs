@@ -116,6 +116,12 @@ pub async fn query(
 ) -> Result<Response, ApiError> {
     if let Some(last) = headers.get("last-event-id") {
         let last = last.to_str().map_err(|_| ApiError::bad("`Last-Event-ID` must be ASCII"))?;
+        // Another person's run is not there to follow.
+        if let Some((run_id, _)) = last.rsplit_once(':')
+            && let Some(chat) = app.agents.chat_of_run(run_id).await
+        {
+            crate::chat_access::own_chat(&app, &principal, &chat).await?;
+        }
         return Ok(sse(app.agents.resume(last).await?));
     }
     let mut request: QueryRequest = parse_body(&body)?;

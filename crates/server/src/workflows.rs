@@ -254,6 +254,10 @@ async fn run_workflow(
 ) -> Result<Response, ApiError> {
     if let Some(last) = headers.get("last-event-id") {
         let last = last.to_str().map_err(|_| ApiError::bad("`Last-Event-ID` must be ASCII"))?;
+        // `<runId>[.<attempt>]:<seq>`: another person's run is not there to follow.
+        let stream = last.rsplit_once(':').map_or(last, |(s, _)| s);
+        let run_id = stream.split_once('.').map_or(stream, |(r, _)| r);
+        own_run(&app, &principal, run_id).await?;
         let events = app.agents.resume_events(last).await?;
         let stream_id = events.run_id().to_owned();
         return Ok(sse_of(stream_id, events));
@@ -261,7 +265,7 @@ async fn run_workflow(
     let body: RunBody =
         if body.is_empty() { RunBody::default() } else { super::parse_body(&body)? };
     let caller = principal.key_id().map(str::to_owned);
-    let started = app.workflows.run(&id, body.inputs, caller).await?;
+    let started = app.workflows.run(&id, body.inputs, caller, Some(principal)).await?;
     Ok(answer(started, body.stream == Some(false)).await)
 }
 
@@ -275,9 +279,26 @@ async fn run_workflow(
 )]
 async fn get_run(
     State(app): State<Arc<App>>,
+    Extension(principal): Extension<Principal>,
     Path(run_id): Path<String>,
 ) -> Result<Response, ApiError> {
+    own_run(&app, &principal, &run_id).await?;
     Ok(ok(app.workflows.run_state(&run_id).await?))
+}
+
+/// Refuses, as missing, a run of another person (admins see every run).
+async fn own_run(app: &App, who: &Principal, run_id: &str) -> Result<(), ApiError> {
+    let owner = match app.workflows.owner_of(run_id).await {
+        Ok(owner) => owner,
+        // A stream that has no run record (yet) is the event log's to answer.
+        Err(workflow::WorkflowError::NotFound(_)) => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    if crate::chat_access::sees_chat(who, owner.as_deref()) {
+        Ok(())
+    } else {
+        Err(ApiError::NotFound(format!("no workflow run `{run_id}`")))
+    }
 }
 
 /// The body of `POST /api/workflows/runs/{run_id}/resume`.
@@ -308,12 +329,14 @@ struct ResumeBody {
 )]
 async fn resume_run(
     State(app): State<Arc<App>>,
+    Extension(principal): Extension<Principal>,
     Path(run_id): Path<String>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
+    own_run(&app, &principal, &run_id).await?;
     let body: ResumeBody =
         if body.is_empty() { ResumeBody::default() } else { super::parse_body(&body)? };
-    let started = app.workflows.resume(&run_id).await?;
+    let started = app.workflows.resume(&run_id, Some(principal)).await?;
     Ok(answer(started, body.stream == Some(false)).await)
 }
 
@@ -328,8 +351,10 @@ async fn resume_run(
 )]
 async fn cancel_run(
     State(app): State<Arc<App>>,
+    Extension(principal): Extension<Principal>,
     Path(run_id): Path<String>,
 ) -> Result<Response, ApiError> {
+    own_run(&app, &principal, &run_id).await?;
     app.workflows.cancel(&run_id)?;
     Ok(ok(json!({ "cancelled": run_id })))
 }

@@ -51,6 +51,9 @@ pub struct Execution {
     pub slots: Arc<Slots>,
     /// How long an `llm` or `agent` node waits for an agent run slot.
     pub agent_wait: Duration,
+    /// Who the run acts for: its nodes' tools and agents have their rights (`None`: the
+    /// owner's).
+    pub principal: Option<base::principal::Principal>,
 }
 
 #[derive(Debug, Clone)]
@@ -121,6 +124,7 @@ pub async fn execute(mut x: Execution) -> RunStatus {
                 cancel: nodes_cancel.clone(),
                 slots: Arc::clone(&x.slots),
                 agent_wait: x.agent_wait,
+                principal: x.principal.clone(),
             };
             let graph = Arc::clone(&graph);
             // Counted before it exists, so a human node parking at once sees its siblings.

@@ -421,6 +421,7 @@ impl Workflows {
         id: &'a str,
         inputs: Map<String, Value>,
         caller: Option<String>,
+        principal: Option<base::principal::Principal>,
     ) -> base::BoxFuture<'a, Result<Started, WorkflowError>> {
         Box::pin(async move {
             let entry = self.get(id).await?;
@@ -436,6 +437,7 @@ impl Workflows {
                 definition: entry.definition,
                 inputs,
                 caller,
+                owner: principal.as_ref().and_then(|p| p.user_id()).map(|u| u.to_string()),
                 status: RunStatus::Running,
                 finished: Vec::new(),
                 steps: 0,
@@ -446,7 +448,7 @@ impl Workflows {
                 started_at: now,
                 updated_at: now,
             };
-            self.launch(graph, record).await
+            self.launch(graph, record, principal).await
         })
     }
 
@@ -455,6 +457,7 @@ impl Workflows {
     pub fn resume<'a>(
         self: &'a Arc<Self>,
         run_id: &'a str,
+        principal: Option<base::principal::Principal>,
     ) -> base::BoxFuture<'a, Result<Started, WorkflowError>> {
         Box::pin(async move {
             let mut record =
@@ -478,7 +481,7 @@ impl Workflows {
             record.status = RunStatus::Running;
             record.error = None;
             record.updated_at = now_ms();
-            self.launch(graph, record).await
+            self.launch(graph, record, principal).await
         })
     }
 
@@ -507,6 +510,7 @@ impl Workflows {
         self: &Arc<Self>,
         graph: validate::Graph,
         record: RunRecord,
+        principal: Option<base::principal::Principal>,
     ) -> Result<Started, WorkflowError> {
         let run_id = record.run_id.clone();
         let cancel = CancellationToken::new();
@@ -536,6 +540,7 @@ impl Workflows {
             cancel,
             slots: Arc::clone(&self.slots),
             agent_wait: self.config.agent_wait,
+            principal,
         };
         let service = Arc::clone(self);
         let id = run_id.clone();
@@ -556,6 +561,16 @@ impl Workflows {
                 "workflow run `{run_id}` is not running in this server"
             )))
         }
+    }
+
+    /// The person run `run_id` is for (`None`: the server token's, or from before accounts).
+    #[base::boxed]
+    pub async fn owner_of(&self, run_id: &str) -> Result<Option<String>, WorkflowError> {
+        self.runs
+            .get(run_id)
+            .await?
+            .map(|r| r.owner)
+            .ok_or_else(|| WorkflowError::NotFound(format!("no workflow run `{run_id}`")))
     }
 
     /// A run's state.

@@ -48,8 +48,8 @@ pub async fn run_member(
             tag: format!("n{}", ctx.index),
             announce: false,
         },
-        // A workflow runs for nobody in particular: its members act as the owner.
-        principal: None,
+        // A member acts with the rights of the person the workflow runs for.
+        principal: ctx.principal.clone(),
         caller: ctx.caller.clone(),
         meter: None,
     };

@@ -73,6 +73,10 @@ pub struct RunRecord {
     /// The API key that started it (`None`: the owner): its model calls count against it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub caller: Option<String>,
+    /// The person it is for (`None`: the server token, or a run from before accounts: the
+    /// first admin's). Only they and admins read, resume and cancel it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
     /// Where it is.
     pub status: RunStatus,
     /// Finished nodes in the order they finished.

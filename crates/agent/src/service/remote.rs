@@ -104,6 +104,27 @@ impl AgentService {
         Ok(Stream { run_id, chat_id: String::new(), events, queued: None, _reader: reader })
     }
 
+    /// The chat run `run_id` belongs to: the running run's here, else what its `run.start`
+    /// event says (in the logs, here or from the node that has them). `None`: no such run
+    /// kept anywhere.
+    #[base::boxed]
+    pub async fn chat_of_run(&self, run_id: &str) -> Option<String> {
+        if let Some(run) = lock(&self.live).get(run_id) {
+            return Some(run.chat_id.clone());
+        }
+        let mut events = self.resume_events(&format!("{run_id}:0")).await.ok()?;
+        // `run.start` is among the first events (after the request's echo), already there: a
+        // short wait only guards a stalled node.
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(2);
+        for _ in 0..8 {
+            let next = tokio::time::timeout_at(deadline, events.next()).await.ok()?.ok()??;
+            if let crate::events::EventBody::RunStart { chat_id, .. } = &next.body {
+                return Some(chat_id.clone());
+            }
+        }
+        None
+    }
+
     /// The events of any stream in the run logs (agent or workflow run) after a
     /// `Last-Event-ID`, here or from the node that has it.
     #[base::boxed]

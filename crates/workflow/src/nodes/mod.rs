@@ -100,6 +100,8 @@ pub struct NodeCtx {
     pub slots: Arc<super::slots::Slots>,
     /// How long an `llm` or `agent` node waits for a slot of the agent run cap.
     pub agent_wait: std::time::Duration,
+    /// Who the run acts for (`None`: the owner).
+    pub principal: Option<base::principal::Principal>,
 }
 
 /// What a finished node produced.

@@ -76,6 +76,8 @@ pub(super) async fn run(config: &Config, ctx: &NodeCtx) -> Result<NodeResult, No
     ctx.sink.emit(EventBody::ToolEnd { tool_id: tool_id.clone() });
     let mut tcx = ToolContext::new(&ctx.run_id, &ctx.run_id).with_tool_id(tool_id.clone());
     tcx.cancel = ctx.cancel.child_token();
+    // The tool acts with the rights of the person the workflow runs for.
+    tcx.principal = ctx.principal.clone();
     match ctx.deps.backend.call_with_events(&config.tool, args, tcx).await {
         Ok(reply) => {
             ctx.sink.emit(EventBody::ToolResult { tool_id, result: reply.result.clone() });
