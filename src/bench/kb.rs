@@ -108,7 +108,7 @@ pub async fn kb(
         config.embedding_model = embedding;
         let models = Arc::new(Models::new(llm.clone()));
         let k = Knowledge::open(config, models, sdk.clone()).await?;
-        let kb = k.create("bench", "").await?.id;
+        let kb = k.create("bench", "", None, Default::default()).await?.id;
         let docs = chunks.div_ceil(per_doc.max(1));
         let started = Instant::now();
         for d in 0..docs {
@@ -134,7 +134,7 @@ pub async fn kb(
         latency.push(super::percentiles(times));
         match LabeledSet::load(labeled) {
             Ok(set) => {
-                let lkb = k.create("labeled", "").await?.id;
+                let lkb = k.create("labeled", "", None, Default::default()).await?.id;
                 let slugs = set.ingest(&k, &lkb).await?;
                 recall.push(format!("{:.3}", set.recall(&k, &lkb, &slugs, 5).await?.0));
             }

@@ -24,6 +24,11 @@ async fn status_of(client: &reqwest::Client, method: Method, url: String, body: 
     status
 }
 
+/// GET `url` as `client`: the envelope.
+async fn json_of(client: &reqwest::Client, url: String) -> Value {
+    client.get(url).send().await.unwrap().json().await.unwrap()
+}
+
 async fn me(app: &TestApp, cookie: &str) -> (u16, Value) {
     let r = app.cookie_client(cookie).get(app.url("/api/session")).send().await.unwrap();
     (r.status().as_u16(), r.json().await.unwrap())
@@ -555,14 +560,7 @@ async fn a_private_dashboard_is_its_owners_until_shared_by_every_path() {
     assert_eq!(r.status(), 201);
     let made: Value = r.json().await.unwrap();
     let id = made["data"]["id"].as_str().unwrap().to_owned();
-    let access: Value = ann
-        .get(app.url(&format!("/api/dashboards/{id}/access")))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let access = json_of(&ann, app.url(&format!("/api/dashboards/{id}/access"))).await;
     assert_eq!(access["data"]["owner"], ann_id.as_str(), "{access}");
     assert_eq!(access["data"]["visibility"], "private");
     assert_eq!(access["data"]["canChange"], true);
@@ -678,14 +676,7 @@ async fn a_private_dashboard_is_its_owners_until_shared_by_every_path() {
     let save = json!({"baseVersion": 1, "state": state});
     let url = app.url(&format!("/api/dashboards/{id}"));
     assert_eq!(status_of(&bob, Method::PUT, url, save).await, 200);
-    let versions: Value = ann
-        .get(app.url(&format!("/api/dashboards/{id}/versions")))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let versions = json_of(&ann, app.url(&format!("/api/dashboards/{id}/versions"))).await;
     let authors: Vec<(Value, Value)> = versions["data"]
         .as_array()
         .unwrap()
@@ -765,23 +756,9 @@ async fn a_dashboard_an_agent_builds_in_a_persons_chat_is_theirs() {
     let anns = ids(ann.clone()).await;
     assert_eq!(anns.len(), 1, "the run built one dashboard, ann's: {anns:?}");
     assert!(ids(bob.clone()).await.is_empty(), "bob sees none of ann's");
-    let access: Value = ann
-        .get(app.url(&format!("/api/dashboards/{}/access", anns[0])))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let access = json_of(&ann, app.url(&format!("/api/dashboards/{}/access", anns[0]))).await;
     assert_eq!(access["data"]["ownerName"], "ann", "{access}");
-    let versions: Value = ann
-        .get(app.url(&format!("/api/dashboards/{}/versions", anns[0])))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let versions = json_of(&ann, app.url(&format!("/api/dashboards/{}/versions", anns[0]))).await;
     let first = &versions["data"][0]["author"];
     assert_eq!((&first["username"], &first["via"]), (&json!("ann"), &json!("agent")), "{versions}");
     // The chat is ann's too: listed for her (and the admin), hidden from bob by every path.
@@ -890,13 +867,13 @@ async fn a_workflow_run_is_its_persons_and_acts_with_their_rights() {
     let hers: Value = run(&ann).await.unwrap().json().await.unwrap();
     let run_id = hers["data"]["runId"].as_str().unwrap().to_owned();
     let url = app.url(&format!("/api/workflows/runs/{run_id}"));
-    let state: Value = ann.get(&url).send().await.unwrap().json().await.unwrap();
+    let state = json_of(&ann, url.clone()).await;
     assert_eq!(state["data"]["status"], "completed", "ann reads her own dashboard: {state}");
     // Bob's run of the same workflow acts as bob: ann's private dashboard is not there.
     let his: Value = run(&bob).await.unwrap().json().await.unwrap();
     let his_id = his["data"]["runId"].as_str().unwrap().to_owned();
     let his_url = app.url(&format!("/api/workflows/runs/{his_id}"));
-    let state: Value = bob.get(&his_url).send().await.unwrap().json().await.unwrap();
+    let state = json_of(&bob, his_url).await;
     assert_eq!(state["data"]["status"], "failed", "{state}");
     assert!(state.to_string().contains("not found"), "{state}");
     // Ann's run is hers: bob neither reads, follows, resumes nor cancels it; the admin reads it.
@@ -914,5 +891,70 @@ async fn a_workflow_run_is_its_persons_and_acts_with_their_rights() {
         .unwrap();
     assert_eq!(follow.status(), 404);
     assert_eq!(app.get(&format!("/api/workflows/runs/{run_id}")).await.0, 200);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_knowledge_base_is_its_makers_until_shared_with_the_team() {
+    let app = spawn_app().await;
+    app.add_user("ann", PASSWORD, "editor").await;
+    app.add_user("bob", PASSWORD, "editor").await;
+    let ann = app.cookie_client(&app.password_cookie("ann", PASSWORD).await);
+    let bob = app.cookie_client(&app.password_cookie("bob", PASSWORD).await);
+    let r = ann.post(app.url("/api/kb")).json(&json!({"name": "ann-notes"})).send().await;
+    let made: Value = r.unwrap().json().await.unwrap();
+    assert_eq!(made["data"]["visibility"], "private", "{made}");
+    let kb = made["data"]["id"].as_str().unwrap().to_owned();
+    let doc =
+        json!({"title": "Gold note", "text": "Gold broke its sixty-day average on heavy volume."});
+    let docs = app.url(&format!("/api/kb/{kb}/documents"));
+    assert_eq!(status_of(&ann, Method::POST, docs.clone(), doc.clone()).await, 201);
+    let names = |v: Value| -> Vec<String> {
+        v["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(names(json_of(&ann, app.url("/api/kb")).await), ["ann-notes"]);
+    assert!(names(json_of(&bob, app.url("/api/kb")).await).is_empty(), "bob sees none of ann's");
+    let search = app.url(&format!("/api/kb/{kb}/search"));
+    let query = json!({"query": "gold"});
+    for (method, url, body) in [
+        (Method::GET, app.url(&format!("/api/kb/{kb}")), json!(null)),
+        (Method::GET, docs.clone(), json!(null)),
+        (Method::POST, search.clone(), query.clone()),
+        (Method::POST, docs.clone(), doc.clone()),
+        (Method::DELETE, app.url(&format!("/api/kb/{kb}")), json!(null)),
+    ] {
+        assert_eq!(status_of(&bob, method.clone(), url.clone(), body).await, 404, "{method} {url}");
+    }
+    // A workflow bob runs searches with bob's rights: the base is not there for it.
+    let def = json!({"id": "ask", "name": "ask", "nodes": [
+        {"id": "find", "type": "knowledge", "kb": "ann-notes", "query": "gold"}
+    ]});
+    assert_eq!(app.post("/api/workflows", def).await.0, 201);
+    let run = |c: &reqwest::Client| {
+        c.post(app.url("/api/workflows/ask/run")).json(&json!({"stream": false})).send()
+    };
+    let his: Value = run(&bob).await.unwrap().json().await.unwrap();
+    let his_id = his["data"]["runId"].as_str().unwrap().to_owned();
+    let state = json_of(&bob, app.url(&format!("/api/workflows/runs/{his_id}"))).await;
+    assert_eq!(state["data"]["status"], "failed", "{state}");
+
+    // Shared with the team: bob reads and searches it (so do his runs), but does not change it.
+    let change = app.url(&format!("/api/kb/{kb}"));
+    let team = json!({"visibility": "team"});
+    assert_eq!(status_of(&bob, Method::PATCH, change.clone(), team.clone()).await, 404);
+    assert_eq!(status_of(&ann, Method::PATCH, change.clone(), team).await, 200);
+    assert_eq!(names(json_of(&bob, app.url("/api/kb")).await), ["ann-notes"]);
+    assert_eq!(status_of(&bob, Method::POST, search, query).await, 200);
+    assert_eq!(status_of(&bob, Method::POST, docs, doc).await, 403);
+    assert_eq!(status_of(&bob, Method::DELETE, change, json!(null)).await, 403);
+    let his: Value = run(&bob).await.unwrap().json().await.unwrap();
+    let his_id = his["data"]["runId"].as_str().unwrap().to_owned();
+    let state = json_of(&bob, app.url(&format!("/api/workflows/runs/{his_id}"))).await;
+    assert_eq!(state["data"]["status"], "completed", "{state}");
     app.stop().await;
 }

@@ -294,7 +294,7 @@ async fn migrate_store_copies_every_version_record_chat_and_upload_and_proves_it
         let k = Knowledge::open(KnowledgeConfig::new(dir.path()), models, crate::support::sdk())
             .await
             .unwrap();
-        let base = k.create("research", "notes").await.unwrap();
+        let base = k.create("research", "notes", None, Default::default()).await.unwrap();
         let text = "The central bank raised the policy rate by fifty basis points.";
         let doc = NewDocument::Text { title: "Rates note".into(), text: text.into() };
         k.add(&base.id, doc).await.unwrap();

@@ -275,7 +275,7 @@ async fn recall_at_5_on_the_labeled_set() {
         config.embedding_model = embedding;
         let models = Arc::new(boardsmith::llm::Models::new(llm_config(Some(&url))));
         let k = Knowledge::open(config, models, sdk.clone()).await.unwrap();
-        let kb = k.create("labeled", "").await.unwrap().id;
+        let kb = k.create("labeled", "", None, Default::default()).await.unwrap().id;
         let slugs = set.ingest(&k, &kb).await.unwrap();
         let (recall, mode) = set.recall(&k, &kb, &slugs, 5).await.unwrap();
         recalls.push((mode, recall));

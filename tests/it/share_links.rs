@@ -278,3 +278,44 @@ async fn a_links_visitors_hold_the_links_share_of_connections_and_no_more() {
     assert!(back.is_some(), "the place came back");
     app.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_made_on_one_node_opens_on_another_and_a_revoke_there_closes_it_here() {
+    use crate::support::pg::TestDb;
+    use reqwest::Method;
+    let db = TestDb::new().await;
+    let token = "cluster-test-token-0123456789abcdef";
+    let (_dirs, nodes) = crate::support::node::cluster(&db.url, 2, token, &[], |_| {}).await;
+    let (a, b) = (&nodes[0], &nodes[1]);
+    let (status, made) =
+        a.send(Method::POST, "/api/dashboards", json!({"state": state("Metals")})).await;
+    assert_eq!(status, 201, "{made}");
+    let id = made["data"]["id"].as_str().unwrap().to_owned();
+    let (status, link) =
+        a.send(Method::POST, &format!("/api/dashboards/{id}/share"), json!({})).await;
+    assert_eq!(status, 201, "{link}");
+    let secret = link["data"]["token"].as_str().unwrap().to_owned();
+    let link_id = link["data"]["link"]["id"].as_str().unwrap().to_owned();
+    let visitor = reqwest::Client::new();
+    let open_on_b = || visitor.get(b.url(&format!("/api/shared/{secret}"))).send();
+    // B may learn of the link a moment later.
+    let mut opened = false;
+    for _ in 0..100 {
+        if open_on_b().await.unwrap().status() == 200 {
+            opened = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(opened, "the link never opened on B");
+    let url = b.url(&format!("/api/shared/{secret}/ws")).replace("http://", "ws://");
+    let (mut ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+    ws_send(&mut ws, json!({"type": "subscribe", "dashboardId": id})).await;
+    ws_until(&mut ws, |m| m["type"] == "dashboard.snapshot").await;
+    let (status, _) =
+        a.send(Method::DELETE, &format!("/api/dashboards/{id}/share/{link_id}"), Value::Null).await;
+    assert_eq!(status, 200);
+    let (code, reason) = closed(&mut ws).await;
+    assert_eq!(code, 1008, "{reason}");
+    assert_eq!(open_on_b().await.unwrap().status(), 404);
+}

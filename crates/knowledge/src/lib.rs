@@ -29,6 +29,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
+use base::principal::Principal;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -221,6 +222,38 @@ pub struct KnowledgeBase {
     /// Its chunks (not stored: counted).
     #[serde(default)]
     pub chunks: usize,
+    /// Who made it (absent: made before accounts, the first admin's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    /// Who else reads and searches it (and whose agents do).
+    #[serde(default)]
+    pub visibility: KbVisibility,
+}
+
+/// Who besides its owner and admins may read and search a knowledge base.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum KbVisibility {
+    /// Nobody else.
+    #[default]
+    Private,
+    /// Every signed-in person, and the agents and workflows that run for them.
+    Team,
+}
+
+impl KnowledgeBase {
+    /// Whether `who` may read and search it: admins (and the server token, and keys from
+    /// before accounts) every base; a person their own and the team's.
+    pub fn readable_by(&self, who: &Principal) -> bool {
+        self.visibility == KbVisibility::Team || self.writable_by(who)
+    }
+
+    /// Whether `who` may change it (documents, visibility) and delete it: its owner and admins.
+    pub fn writable_by(&self, who: &Principal) -> bool {
+        who.is_admin()
+            || who.person().is_none()
+            || who.user_id().is_some_and(|me| self.owner.as_deref() == Some(me.as_str()))
+    }
 }
 
 /// What a document was made from.
@@ -507,12 +540,42 @@ impl Knowledge {
         c.bases.get(key).or_else(|| c.bases.values().find(|b| b.name == key)).cloned()
     }
 
+    /// The bases `who` may read and search, by name.
+    pub fn list_for(&self, who: &Principal) -> Vec<KnowledgeBase> {
+        self.list().into_iter().filter(|b| b.readable_by(who)).collect()
+    }
+
+    /// [`Knowledge::find`] among the bases `who` may read: another's private base is not there.
+    pub fn find_for(&self, key: &str, who: &Principal) -> Option<KnowledgeBase> {
+        self.find(key).filter(|b| b.readable_by(who))
+    }
+
+    /// Sets who else may read a base.
+    #[base::boxed]
+    pub async fn set_visibility(
+        &self,
+        id: &str,
+        visibility: KbVisibility,
+    ) -> Result<KnowledgeBase, KnowledgeError> {
+        let _w = self.writes.lock().await;
+        let mut base = self.get(id)?;
+        base.visibility = visibility;
+        if let Some(store) = &self.shared {
+            let meta = json_of(&base)?;
+            store.kb_put_base(&base.id, &meta).await.map_err(shared_err)?;
+        }
+        self.apply_base(base.clone()).await?;
+        Ok(base)
+    }
+
     /// Makes a base; names are unique.
     #[base::boxed]
     pub async fn create(
         &self,
         name: &str,
         description: &str,
+        owner: Option<String>,
+        visibility: KbVisibility,
     ) -> Result<KnowledgeBase, KnowledgeError> {
         let name = check_text("name", name, 100)?;
         if name.is_empty() {
@@ -541,6 +604,8 @@ impl Knowledge {
             created_at: Utc::now(),
             documents: 0,
             chunks: 0,
+            owner,
+            visibility,
         };
         if let Some(store) = &self.shared {
             let meta = json_of(&base)?;

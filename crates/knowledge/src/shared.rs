@@ -57,7 +57,13 @@ impl Knowledge {
             self.apply_delete_document(doc).await?;
         }
         for base in bases {
-            if !self.read().bases.contains_key(&base.id) {
+            // New here, or changed on another node (its visibility): the counts are this
+            // node's own.
+            let changed = self.read().bases.get(&base.id).is_none_or(|held| {
+                (&held.name, &held.description, &held.owner, held.visibility)
+                    != (&base.name, &base.description, &base.owner, base.visibility)
+            });
+            if changed {
                 self.apply_base(base).await?;
             }
         }

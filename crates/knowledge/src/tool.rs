@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use super::{Knowledge, KnowledgeError};
 use agent::events::EventBody;
 use agent::tools::{Args, BackendTool, BackendTools, ToolContext, ToolError, ToolReply};
+use base::principal::Principal;
 
 /// The tool's name.
 pub const NAME: &str = agent::tools::agent_file::KNOWLEDGE_SEARCH;
@@ -36,17 +37,20 @@ impl KnowledgeSearch {
     /// The ids of the bases this call searches: `kb` if given (which the agent must be allowed),
     /// else every base the agent may search.
     fn bases(&self, kb: Option<&str>, ctx: &ToolContext) -> Result<Vec<String>, ToolError> {
+        // The run's person's bases only (another's private base is not there); a run for
+        // nobody in particular is the owner's.
+        let who = ctx.principal.clone().unwrap_or(Principal::Owner);
         let allowed: Option<Vec<String>> =
             ctx.agent.as_ref().and_then(|a| a.knowledge_bases.as_ref()).map(|keys| {
-                keys.iter().filter_map(|k| self.knowledge.find(k)).map(|b| b.id).collect()
+                keys.iter().filter_map(|k| self.knowledge.find_for(k, &who)).map(|b| b.id).collect()
             });
-        let all = || self.knowledge.list().into_iter().map(|b| b.id).collect::<Vec<_>>();
+        let all = || self.knowledge.list_for(&who).into_iter().map(|b| b.id).collect::<Vec<_>>();
         match kb {
             Some(key) => {
-                let Some(base) = self.knowledge.find(key) else {
+                let Some(base) = self.knowledge.find_for(key, &who) else {
                     let names: Vec<String> = self
                         .knowledge
-                        .list()
+                        .list_for(&who)
                         .into_iter()
                         .filter(|b| allowed.as_ref().is_none_or(|a| a.contains(&b.id)))
                         .map(|b| b.name)

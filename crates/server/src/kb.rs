@@ -16,15 +16,18 @@ use super::envelope::{Envelope, ErrorBody};
 use super::routes::{Routes, delete, get, post};
 use super::{ApiError, created, ok, parse_body};
 use access::keys::Scope;
+use access::principal::Principal;
 use app::App;
+use axum::Extension;
 use knowledge::{
-    DocKind, DocumentInfo, KnowledgeBase, NewDocument, SearchAnswer, SearchMode, SearchResult,
+    DocKind, DocumentInfo, KbVisibility, KnowledgeBase, NewDocument, SearchAnswer, SearchMode,
+    SearchResult,
 };
 
 /// The operations of this module, for the OpenAPI document.
 #[derive(OpenApi)]
 #[openapi(
-    paths(list, create, get_one, remove, documents, add_document, remove_document, search),
+    paths(list, create, get_one, change, remove, documents, add_document, remove_document, search),
     components(schemas(
         KnowledgeBase,
         DocumentInfo,
@@ -43,7 +46,10 @@ pub(crate) struct Doc;
 pub fn routes() -> Routes<Arc<App>> {
     Routes::new()
         .route("/api/kb", get(Scope::Read, list).post(Scope::Write, create))
-        .route("/api/kb/{id}", get(Scope::Read, get_one).delete(Scope::Write, remove))
+        .route(
+            "/api/kb/{id}",
+            get(Scope::Read, get_one).patch(Scope::Write, change).delete(Scope::Write, remove),
+        )
         // The handler bounds the body itself (the default 2 MB limit is below a document's).
         .route(
             "/api/kb/{id}/documents",
@@ -64,6 +70,10 @@ struct NewBase {
     /// What it holds.
     #[serde(default)]
     description: String,
+    /// `private` (the default: its maker and admins) or `team` (everyone reads and searches
+    /// it, and their agents do).
+    #[serde(default)]
+    visibility: KbVisibility,
 }
 
 /// A document as JSON: `{title, text}`, `{title, markdown}` or `{url, title?}` (exactly one of
@@ -103,8 +113,31 @@ struct SearchBody {
     tag = "knowledge",
     responses((status = 200, description = "The bases.", body = Envelope<Vec<KnowledgeBase>>), (status = "default", response = ErrorBody))
 )]
-async fn list(State(app): State<Arc<App>>) -> Response {
-    ok(app.knowledge.list())
+async fn list(State(app): State<Arc<App>>, Extension(who): Extension<Principal>) -> Response {
+    ok(app.knowledge.list_for(&who))
+}
+
+/// A base `who` may read; another's private base is answered as missing.
+fn readable(app: &App, who: &Principal, id: &str) -> Result<KnowledgeBase, ApiError> {
+    match app.knowledge.get(id) {
+        Ok(base) if base.readable_by(who) => Ok(base),
+        Ok(_) => Err(ApiError::NotFound(format!("no knowledge base `{id}`"))),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// A base `who` may change: its owner's and admins'; a team base others only read (403).
+fn writable(app: &App, who: &Principal, id: &str) -> Result<KnowledgeBase, ApiError> {
+    let base = readable(app, who, id)?;
+    if base.writable_by(who) {
+        Ok(base)
+    } else {
+        Err(ApiError::Forbidden(format!(
+            "knowledge base `{}` is shared with the team to search, not to change; ask its \
+             owner",
+            base.name
+        )))
+    }
 }
 
 /// Makes a knowledge base.
@@ -115,9 +148,42 @@ async fn list(State(app): State<Arc<App>>) -> Response {
     request_body = NewBase,
     responses((status = 201, description = "The base, with its `id`.", body = Envelope<KnowledgeBase>), (status = "default", response = ErrorBody))
 )]
-async fn create(State(app): State<Arc<App>>, body: Bytes) -> Result<Response, ApiError> {
+async fn create(
+    State(app): State<Arc<App>>,
+    Extension(who): Extension<Principal>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
     let b: NewBase = parse_body(&body)?;
-    Ok(created(app.knowledge.create(&b.name, &b.description).await?))
+    let owner = who.user_id().map(ToString::to_string);
+    Ok(created(app.knowledge.create(&b.name, &b.description, owner, b.visibility).await?))
+}
+
+/// A change to a base.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct BaseChange {
+    /// Who else reads and searches it.
+    visibility: KbVisibility,
+}
+
+/// Changes who else may read a base (its owner or an admin).
+#[utoipa::path(
+    patch,
+    path = "/api/kb/{id}",
+    tag = "knowledge",
+    params(("id" = String, Path, description = "The base's id.")),
+    request_body = BaseChange,
+    responses((status = 200, description = "The base as changed.", body = Envelope<KnowledgeBase>), (status = "default", response = ErrorBody))
+)]
+async fn change(
+    State(app): State<Arc<App>>,
+    Extension(who): Extension<Principal>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    writable(&app, &who, &id)?;
+    let b: BaseChange = parse_body(&body)?;
+    Ok(ok(app.knowledge.set_visibility(&id, b.visibility).await?))
 }
 
 /// One knowledge base.
@@ -130,9 +196,10 @@ async fn create(State(app): State<Arc<App>>, body: Bytes) -> Result<Response, Ap
 )]
 async fn get_one(
     State(app): State<Arc<App>>,
+    Extension(who): Extension<Principal>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    Ok(ok(app.knowledge.get(&id)?))
+    Ok(ok(readable(&app, &who, &id)?))
 }
 
 /// Deletes a knowledge base with all its documents.
@@ -143,7 +210,12 @@ async fn get_one(
     params(("id" = String, Path, description = "The base's id.")),
     responses((status = 200, description = "The deleted base.", body = Envelope<KnowledgeBase>), (status = "default", response = ErrorBody))
 )]
-async fn remove(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Response, ApiError> {
+async fn remove(
+    State(app): State<Arc<App>>,
+    Extension(who): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    writable(&app, &who, &id)?;
     Ok(ok(app.knowledge.delete(&id).await?))
 }
 
@@ -157,8 +229,10 @@ async fn remove(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<R
 )]
 async fn documents(
     State(app): State<Arc<App>>,
+    Extension(who): Extension<Principal>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
+    readable(&app, &who, &id)?;
     Ok(ok(app.knowledge.documents(&id)?))
 }
 
@@ -186,9 +260,11 @@ async fn documents(
 )]
 async fn add_document(
     State(app): State<Arc<App>>,
+    Extension(who): Extension<Principal>,
     Path(id): Path<String>,
     request: Request,
 ) -> Result<Response, ApiError> {
+    writable(&app, &who, &id)?;
     let limit = app.knowledge.limits().max_document_bytes;
     let too_large = || {
         ApiError::from(knowledge::KnowledgeError::TooLarge {
@@ -322,8 +398,10 @@ async fn read_part(
 )]
 async fn remove_document(
     State(app): State<Arc<App>>,
+    Extension(who): Extension<Principal>,
     Path((id, doc)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
+    writable(&app, &who, &id)?;
     Ok(ok(app.knowledge.delete_document(&id, &doc).await?))
 }
 
@@ -339,9 +417,11 @@ async fn remove_document(
 )]
 async fn search(
     State(app): State<Arc<App>>,
+    Extension(who): Extension<Principal>,
     Path(id): Path<String>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
+    readable(&app, &who, &id)?;
     let b: SearchBody = parse_body(&body)?;
     Ok(ok(app.knowledge.search(&[id], &b.query, b.k.unwrap_or(5)).await?))
 }

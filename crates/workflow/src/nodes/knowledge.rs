@@ -73,12 +73,14 @@ pub(super) fn check(config: &Config, cx: &CheckContext) -> Vec<(String, String)>
 pub(super) async fn run(config: &Config, ctx: &NodeCtx) -> Result<NodeResult, NodeError> {
     let knowledge = &ctx.deps.knowledge;
     let query = ctx.scope.render(&config.query)?;
+    // The bases of the person the run is for (a run for nobody in particular: the owner's).
+    let who = ctx.principal.clone().unwrap_or(base::principal::Principal::Owner);
     let kbs: Vec<String> = match &config.kb {
-        Some(key) => match knowledge.find(key) {
+        Some(key) => match knowledge.find_for(key, &who) {
             Some(base) => vec![base.id],
             None => return Err(NodeError::new(format!("no knowledge base `{key}`"))),
         },
-        None => knowledge.list().into_iter().map(|b| b.id).collect(),
+        None => knowledge.list_for(&who).into_iter().map(|b| b.id).collect(),
     };
     let k = usize::try_from(config.k.unwrap_or(DEFAULT_K)).unwrap_or(usize::MAX);
     let answer =
