@@ -168,6 +168,13 @@ async fn a_viewer_reads_and_is_refused_every_write_and_an_editor_every_administr
         (Method::POST, "/api/query".to_owned(), json!({"agent": "dashboard", "query": "hi"})),
         (Method::POST, "/v1/chat/completions".to_owned(), json!({"model": "x", "messages": []})),
         (Method::POST, "/api/workflows".to_owned(), json!({})),
+        (Method::POST, "/api/workflows/any/run".to_owned(), json!({})),
+        (
+            Method::POST,
+            "/v1/agents/dashboard/chat/completions".to_owned(),
+            json!({"model": "x", "messages": [{"role": "user", "content": "hi"}]}),
+        ),
+        (Method::POST, "/api/kb".to_owned(), json!({"name": "mine"})),
         (Method::POST, "/api/admin/users".to_owned(), json!({"username": "z", "role": "admin"})),
         (Method::GET, "/api/admin/audit".to_owned(), json!(null)),
         (Method::PUT, "/api/sdk/fallback".to_owned(), json!({"enabled": true})),
