@@ -165,6 +165,24 @@ class OverHttp(unittest.TestCase):
         uri, got = run(go())
         self.assertEqual(got, uri)
 
+    def test_an_editor_reads_nothing_of_anothers_private_dashboard(self):
+        async def go():
+            async with connect() as admin, connect(os.environ["MCP_ANN_KEY"]) as ann:
+                private = await execute(admin, "Admin's private")
+                uri = f"boardsmith://dashboards/{private}"
+                listed = json.loads((await ann.read_resource("boardsmith://dashboards")).contents[0].text)
+                resources = [r.uri for r in (await ann.list_resources()).resources]
+                read = await error_of(ann.read_resource(uri))
+                state = await ann.call_tool("get_state", {"dashboard_id": private})
+                return private, uri, listed, resources, read, state
+
+        private, uri, listed, resources, read, state = run(go())
+        self.assertNotIn(private, json.dumps(listed))
+        self.assertNotIn(uri, [str(r) for r in resources])
+        self.assertIsNotNone(read, "reading another's private dashboard is refused")
+        self.assertTrue(state.is_error, state)
+        self.assertIn("not found", state.content[0].text)
+
     def test_nothing_is_heard_of_a_dashboard_the_caller_may_not_see(self):
         """Ann's key (an editor) listens to the admin's private dashboard and to her own; the
         admin changes both: she hears of hers only."""
