@@ -491,3 +491,53 @@ async fn every_connection_hears_dashboards_change() {
     assert!(m.get("version").is_none(), "{m}");
     app.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_versions_compare_panel_by_panel_with_each_changed_panels_code() {
+    let app = support::spawn_app().await;
+    let panel = |id: &str, title: &str, code: &str| json!({"id": id, "title": title, "type": "table", "renderer": "custom", "code": code});
+    let v1 = json!({"title": "Desk", "layout": {"columns": 12}, "panels": [
+        panel("a", "Alpha", "const x = 1;\nreturn [{ x }];"),
+        panel("b", "Beta", "return [];")
+    ]});
+    let (status, made) = app.post("/api/dashboards", json!({"state": v1})).await;
+    assert_eq!(status, 201, "{made}");
+    let id = made["data"]["id"].as_str().unwrap().to_owned();
+    let v2 = json!({"title": "Desk", "layout": {"columns": 12}, "panels": [
+        panel("a", "Alpha", "const x = 2;\nreturn [{ x }];"),
+        panel("c", "Gamma", "return [];")
+    ]});
+    let (status, _) =
+        app.put(&format!("/api/dashboards/{id}"), json!({"baseVersion": 1, "state": v2})).await;
+    assert_eq!(status, 200);
+    let (status, diff) = app.get(&format!("/api/dashboards/{id}/diff?from=1&to=2")).await;
+    assert_eq!(status, 200, "{diff}");
+    let kinds: Vec<(String, String)> = diff["data"]["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["type"].as_str().unwrap().to_owned(),
+                c["panel_id"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    for expected in [("modified_panel", "a"), ("removed_panel", "b"), ("added_panel", "c")] {
+        assert!(
+            kinds.iter().any(|(k, p)| k == expected.0 && p == expected.1),
+            "{expected:?} in {kinds:?}"
+        );
+    }
+    let code = diff["data"]["code"].as_object().unwrap();
+    assert_eq!(code.keys().collect::<Vec<_>>(), ["a"], "only a's code changed");
+    let a = code["a"].as_str().unwrap();
+    assert!(a.contains("-const x = 1;") && a.contains("+const x = 2;"), "{a}");
+    // Backwards too; a missing version and a bad query are clear errors.
+    let (_, back) = app.get(&format!("/api/dashboards/{id}/diff?from=2&to=1")).await;
+    assert!(back["data"]["code"]["a"].as_str().unwrap().contains("+const x = 1;"));
+    assert_eq!(app.get(&format!("/api/dashboards/{id}/diff?from=1&to=9")).await.0, 404);
+    assert_eq!(app.get(&format!("/api/dashboards/{id}/diff?from=one&to=2")).await.0, 400);
+    assert_eq!(app.get(&format!("/api/dashboards/{id}/diff?from=1")).await.0, 400);
+    app.stop().await;
+}

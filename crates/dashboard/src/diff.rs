@@ -182,12 +182,17 @@ fn panel_detail(o: &Panel, n: &Panel) -> String {
     detail
 }
 
-/// A compact unified diff of panel code, at most [`MAX_CODE_DIFF_LINES`] lines.
-pub fn code_diff(old: &str, new: &str) -> String {
+/// A unified diff of panel code with `context` lines around each change, whole.
+pub fn unified_code_diff(old: &str, new: &str, context: usize) -> String {
     let diff = similar::TextDiff::from_lines(old, new);
     let mut unified = diff.unified_diff();
-    unified.context_radius(1).missing_newline_hint(false);
-    let text = unified.to_string();
+    unified.context_radius(context).missing_newline_hint(false);
+    unified.to_string()
+}
+
+/// A compact unified diff of panel code, at most [`MAX_CODE_DIFF_LINES`] lines.
+pub fn code_diff(old: &str, new: &str) -> String {
+    let text = unified_code_diff(old, new, 1);
     let lines: Vec<&str> = text.lines().collect();
     let mut out = lines.iter().take(MAX_CODE_DIFF_LINES).copied().collect::<Vec<_>>().join("\n");
     if lines.len() > MAX_CODE_DIFF_LINES {

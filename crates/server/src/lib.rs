@@ -9,6 +9,7 @@ pub mod admin;
 pub mod agents;
 pub mod chat_access;
 pub mod connections;
+pub mod diff;
 pub mod envelope;
 pub mod error;
 pub mod guard;
@@ -320,6 +321,7 @@ pub fn api() -> Routes<Arc<App>> {
         .merge(oidc::routes())
         .merge(sharing::routes())
         .merge(share_links::routes())
+        .merge(diff::routes())
         .merge(users::routes())
         .merge(admin::routes())
         .merge(usage::routes())

@@ -91,6 +91,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
         super::oidc::Doc::openapi(),
         super::sharing::Doc::openapi(),
         super::share_links::Doc::openapi(),
+        super::diff::Doc::openapi(),
         super::users::Doc::openapi(),
         super::admin::Doc::openapi(),
         super::usage::Doc::openapi(),
