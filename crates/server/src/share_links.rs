@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 use utoipa::{OpenApi, ToSchema};
 
 use super::envelope::Envelope;
-use super::routes::{Need as Door, Routes, delete, get};
+use super::routes::{self, Routes, delete, get};
 use super::session::{Peer, ip};
 use super::{ApiError, created, ok, parse_body};
 use access::audit::{AuditKind, Event};
@@ -42,8 +42,8 @@ pub fn routes() -> Routes<Arc<App>> {
     Routes::new()
         .route("/api/dashboards/{id}/share", get(Scope::Read, list).post(Scope::Write, create))
         .route("/api/dashboards/{id}/share/{link}", delete(Scope::Write, revoke))
-        .route("/api/shared/{token}", get(Door::Open, open))
-        .route("/api/shared/{token}/ws", get(Door::Open, socket))
+        .route("/api/shared/{token}", get(routes::Need::Open, open))
+        .route("/api/shared/{token}/ws", get(routes::Need::Open, socket))
 }
 
 /// Only those who may change a dashboard make, see and revoke its links.
