@@ -8,6 +8,7 @@ import { api } from './api.js';
 import { bus } from './bus.js';
 import { setTheme, bindThemeButton } from './theme.js';
 import { createDashboardList, createDashboardView } from './dashboard/index.js';
+import { createHistory } from './dashboard/history/index.js';
 import { createChatPane } from './chat/index.js';
 import { createSettings } from './settings/index.js';
 import { createAccountMenu } from './account.js';
@@ -73,6 +74,8 @@ bindThemeButton($('.theme-toggle'));
 
 const list = createDashboardList($('.app-sidebar'), ctx);
 const view = createDashboardView($('.app-dashboard'), ctx);
+// Old versions, comparisons and the agent's draft: a sheet over the dashboard pane.
+const history = createHistory($('.app-dashboard'), $('.app-dashboard .dashboard-view'), ctx);
 const chat = createChatPane($('.app-chat'), ctx);
 const settings = createSettings($('.app-settings'), { ...ctx, onClose: () => closeSettings() });
 createAccountMenu($('.account-slot'), { api, session });
@@ -126,4 +129,4 @@ if (initial.get('d')) {
 }
 
 // A handle for the browser tests and the console; not an API.
-window.boardsmith = { api, bus, view, chat, list, settings, setTheme, session };
+window.boardsmith = { api, bus, view, chat, list, settings, setTheme, session, history };

@@ -8,9 +8,13 @@
 // say who may change a row, and asking each row's access would be one request per row. For the
 // same reason the rows carry no private/team icon; the view's Share button shows it.
 //
+// Each version can be opened read-only ("Open": 'version:open' on the bus) and two versions,
+// ticked, compared ("Compare": 'version:compare'); history/versions.js shows them.
+//
 // Test hooks: .dashboard-item[data-dashboard-id] (.active when open), .dashboard-new,
-// .dashboard-duplicate, .dashboard-delete, .dashboard-versions with .version-restore buttons; each
-// version's .version-meta names its author (author.js).
+// .dashboard-duplicate, .dashboard-delete, .dashboard-versions with .version-restore,
+// .version-open and input.version-pick per version and .versions-compare; each version's
+// .version-meta names its author (author.js).
 import { h, icon } from '../dom.js';
 import { timeAgo } from '../time.js';
 import { readsOnly } from './access.js';
@@ -183,6 +187,8 @@ export function createDashboardList(el, { api, bus, session = Promise.resolve(nu
   // ---- versions ---------------------------------------------------------------------------
   let versionsSeq = 0;
   let versions = null; // {id, rows} shown
+  // Versions ticked for "Compare" (at most two; a third unticks the oldest pick).
+  let picks = [];
   async function loadVersions() {
     const id = openId;
     const mine = ++versionsSeq;
@@ -202,6 +208,7 @@ export function createDashboardList(el, { api, bus, session = Promise.resolve(nu
       return;
     }
     if (mine !== versionsSeq) return;
+    if (versions?.id !== id) picks = [];
     versions = { id, rows: [...rows].sort((a, b) => b.version - a.version) };
     renderVersions();
   }
@@ -210,13 +217,35 @@ export function createDashboardList(el, { api, bus, session = Promise.resolve(nu
     if (!versions) return;
     const { id, rows } = versions;
     const latest = rows[0]?.version;
+    picks = picks.filter((p) => rows.some((v) => v.version === p));
     versionsEl.hidden = false;
+    const compare = h('button.versions-compare', {
+      type: 'button', disabled: picks.length !== 2,
+      title: picks.length === 2 ? `Compare v${Math.min(...picks)} with v${Math.max(...picks)}` : 'Tick two versions to compare them',
+      text: picks.length === 2 ? `Compare v${Math.min(...picks)} ↔ v${Math.max(...picks)}` : 'Compare',
+      onclick: () => {
+        if (picks.length !== 2) return;
+        bus.emit('version:compare', { dashboardId: id, from: Math.min(...picks), to: Math.max(...picks), canRestore: mayChange(id) });
+      },
+    });
     versionsEl.replaceChildren(
-      h('h3.versions-title', null, 'Version history', h('span.versions-count', { text: String(rows.length) })),
+      h('h3.versions-title', null, 'Version history', h('span.versions-count', { text: String(rows.length) }), compare),
       h('ol.versions', null, rows.map((v) => h(`li.version${v.version === latest ? '.current' : ''}`, { dataset: { version: String(v.version) } },
         h('div.version-line', null,
+          rows.length > 1 ? h('input.version-pick', {
+            type: 'checkbox', checked: picks.includes(v.version), title: `Tick two versions to compare them`,
+            'aria-label': `Pick version ${v.version} to compare`,
+            onchange: (e) => {
+              picks = e.target.checked ? [...picks.filter((p) => p !== v.version), v.version].slice(-2) : picks.filter((p) => p !== v.version);
+              renderVersions();
+            },
+          }) : null,
           h('span.version-num', { text: `v${v.version}` }),
           timeAgo(h('span.version-time'), v.createdAt),
+          h('button.version-open', {
+            type: 'button', title: `Show version ${v.version} read-only`, text: 'Open',
+            onclick: () => bus.emit('version:open', { dashboardId: id, version: v.version, canRestore: mayChange(id) }),
+          }),
           v.version === latest
             ? h('span.version-current', { text: 'current' })
             : mayChange(id) && h('button.version-restore', {
