@@ -8,6 +8,9 @@
 // "Show demo and test agents" is on (agents.js has the rule); a refusal for want of a model
 // points to Settings → Providers (render.js, `.chat-error[data-reason=no-model]`), for an admin;
 // anyone else is told to ask one (the section is the admin's).
+// The chat list (chatlist.js) searches the chats (`GET /api/chats?q=`), renames one in place and
+// deletes one after a confirm; deleting the open chat starts a new one. In review mode a tool
+// result that wrote a draft (`draft: true`), and any run's end, emit 'draft:changed' on the bus.
 // Panels a run left failing are noted after its answer (render.js, `.run-failing`), by their
 // titles once the dashboard view announces them ('dashboard:panels').
 import './chat.css';
@@ -17,8 +20,11 @@ import { streamQuery, QueryError } from './stream.js';
 import { runAction } from './actions.js';
 import { pruneFrames } from './viewport.js';
 import { listedAgents } from './agents.js';
-import { timeAgo } from '../time.js';
+import { html } from 'htm/preact';
+import { render } from 'preact';
 import { h } from '../dom.js';
+import { ChatList } from './chatlist.js';
+import { chatsPath, sortChats, withRow, withoutChat } from './chats.js';
 import { getPref } from '../prefs.js';
 import { isAdmin } from '../session.js';
 
@@ -48,9 +54,8 @@ export function createChatPane(el, { api, bus, session = Promise.resolve(null) }
   const newBtn = h('button.chat-new', { type: 'button' }, '+ New chat');
   const header = h('div.chat-header', null, agentSel, title, listToggle, newBtn);
 
-  // Chat list.
-  const list = h('ul.chat-list', { 'aria-label': 'Chats' });
-  const listWrap = h('div.chat-list-wrap', null, list);
+  // Chat list (chatlist.js, a Preact component): search, rename, delete.
+  const listWrap = h('div.chat-list-wrap');
   const setListCollapsed = (collapsed) => {
     root.classList.toggle('list-collapsed', collapsed);
     listToggle.setAttribute('aria-expanded', String(!collapsed));
@@ -258,12 +263,15 @@ export function createChatPane(el, { api, bus, session = Promise.resolve(null) }
     });
   agentSel.addEventListener('change', () => selectAgent(agentSel.value));
 
-  // Chat list.
+  // Chat list: the chats matching `query` (all without one), newest first.
+  let query = '';
+  let chatsSeq = 0;
   async function refreshChats() {
+    const mine = ++chatsSeq;
     try {
-      const data = await api.get('/api/chats');
-      chats = Array.isArray(data) ? data.slice() : [];
-      chats.sort((a, b) => (b.updatedAt ?? 0) - (a.updatedAt ?? 0));
+      const data = await api.get(chatsPath(query));
+      if (mine !== chatsSeq) return;
+      chats = sortChats(Array.isArray(data) ? data : []);
     } catch (e) {
       console.warn('chats:', e.message);
       return;
@@ -272,29 +280,27 @@ export function createChatPane(el, { api, bus, session = Promise.resolve(null) }
     setTitle();
   }
   function paintChats() {
-    list.replaceChildren();
-    if (!chats.length) {
-      list.append(h('li.chat-list-empty', null, 'No chats yet'));
-      return;
-    }
-    for (const c of chats) {
-      const onkeydown = (e) => {
-        if (e.key === 'Enter' || e.key === ' ') {
-          e.preventDefault();
-          openChat(c.chatId);
-        }
-      };
-      list.append(h('li.chat-item', {
-        dataset: { chatId: c.chatId }, tabIndex: 0, role: 'button', title: c.chatName || '',
-        'aria-current': c.chatId === chatId ? 'true' : null, onclick: () => openChat(c.chatId), onkeydown,
-      }, h('span.chat-item-name', null, c.chatName || 'Untitled chat'), timeAgo(h('span.chat-item-time'), c.updatedAt)));
-    }
+    render(html`<${ChatList} chats=${chats} current=${chatId} query=${query}
+      onQuery=${(q) => { query = q; refreshChats(); }}
+      onOpen=${(id) => openChat(id)} onRename=${renameChat} onDelete=${deleteChat} />`, listWrap);
   }
-  function markCurrent() {
-    for (const li of list.querySelectorAll('.chat-item')) {
-      if (li.dataset.chatId === chatId) li.setAttribute('aria-current', 'true');
-      else li.removeAttribute('aria-current');
-    }
+  const markCurrent = () => paintChats();
+
+  async function renameChat(id, title) {
+    const row = await api.patch(`/api/chats/${encodeURIComponent(id)}`, { title });
+    chats = withRow(chats, row ?? { chatId: id, chatName: title });
+    if (id === chatId) model.chatName = row?.chatName ?? title;
+    paintChats();
+    setTitle();
+  }
+
+  /** Deletes a chat; the open one gives way to a new chat. */
+  async function deleteChat(c) {
+    await api.del(`/api/chats/${encodeURIComponent(c.chatId)}`);
+    chats = withoutChat(chats, c.chatId);
+    if (c.chatId === chatId) newChat();
+    else paintChats();
+    bus.emit('chat:deleted', { chatId: c.chatId });
   }
 
   function resetTranscript() {
@@ -387,6 +393,10 @@ export function createChatPane(el, { api, bus, session = Promise.resolve(null) }
           bus.emit('chat:opened', { chatId });
           refreshChats();
         }
+        break;
+      case 'tool.result':
+        // Review mode: the agent's dashboard edit went into a draft (history/review.js shows it).
+        if (ev.draft === true || ev.result?.draft === true) bus.emit('draft:changed', { dashboardId: ev.result?.dashboardId ?? null });
         break;
       case 'dashboard.update':
         if (!ev.deleted && ev.dashboardId) bus.emit('dashboard:open', { dashboardId: ev.dashboardId });
@@ -488,6 +498,8 @@ export function createChatPane(el, { api, bus, session = Promise.resolve(null) }
       if (!controller) setStreaming(false);
       flush();
       refreshChats();
+      // A run that ended may have left a draft (review mode): the review banner asks again.
+      bus.emit('draft:changed', {});
     }
   }
 
