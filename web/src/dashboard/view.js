@@ -27,6 +27,10 @@
 // disabled unless `vars`. `open(id, initial)` may start from the dashboard as REST gave it
 // ({state, version, vars}) until the socket's snapshot comes.
 //
+// Direct editing (edit/index.js) is mounted here for people who may change the dashboard: the
+// view tells it the dashboard opened, each new state and the access once known; a share link's
+// page (readOnly) gets none.
+//
 // Test hooks: .dashboard-view[data-dashboard-id][data-version]; .dashboard-vars [name=<var>];
 // .dashboard-view[data-access=edit|view] once the access is known, .dash-view-only (hidden when
 // editable; `.dash-shared-chip` on a share link's page), .dashboard-vars[data-locked] when a link
@@ -46,6 +50,7 @@ import { currentHealth, loadHealth, setFallback } from '../datahealth.js';
 import { canEdit } from './access.js';
 import { openShareDialog } from './share.js';
 import { varValues } from './links.js';
+import { createEditing } from './edit/index.js';
 
 const ROW_HEIGHT = 80;
 // The Share button's icon: a lock for private, two people for team.
@@ -87,14 +92,16 @@ export function createDashboardView(el, { api, bus, session, connection = {}, re
   const empty = h('div.dash-empty', null,
     h('div.dash-empty-title', { text: 'No dashboard open' }),
     h('div.muted', { text: 'Pick one from the list, create one from a template, or ask the agent in the chat.' }));
-  const header = h('header.dash-header', null,
-    h('div.dash-title-row', null, titleEl, versionEl, viewOnly, h('span.dash-spacer'), statusDot, shareBtn, refreshAll),
-    varsBar);
+  const titleRow = h('div.dash-title-row', null, titleEl, versionEl, viewOnly, h('span.dash-spacer'), statusDot, shareBtn, refreshAll);
+  const header = h('header.dash-header', null, titleRow, varsBar);
   const footer = h('footer.dash-footer', null, 'Charts by ',
     h('a', { href: 'https://www.tradingview.com/', target: '_blank', rel: 'noopener noreferrer', text: 'TradingView Lightweight Charts™' }),
     ' and Apache ECharts');
   const root = h('div.dashboard-view', { dataset: { dashboardId: '', version: '' } }, header, banner, outageBanner, grid, empty, footer);
   el.replaceChildren(root);
+  const editing = readOnly ? null : createEditing({
+    root, titleRow, titleEl, grid, api, rowHeight: ROW_HEIGHT, vars: () => varValues(state?.variables, vars),
+  });
 
   // ---- model ------------------------------------------------------------------------------
   let current = null; // dashboard id
@@ -264,6 +271,7 @@ export function createDashboardView(el, { api, bus, session, connection = {}, re
     access = null;
     editable = !readOnly;
     paintAccess();
+    editing?.open(dashboardId);
     bus.emit('dashboard:opened', { dashboardId });
     if (initial?.state) {
       vars = { ...(initial.vars ?? {}) };
@@ -298,6 +306,7 @@ export function createDashboardView(el, { api, bus, session, connection = {}, re
     access = answer;
     editable = canEdit(access, who);
     paintAccess();
+    editing?.setEditable(editable);
     bus.emit('dashboard:access', { dashboardId: id, canEdit: editable, access });
   }
 
@@ -331,6 +340,7 @@ export function createDashboardView(el, { api, bus, session, connection = {}, re
         access = saved;
         editable = canEdit(access, await session);
         paintAccess();
+        editing?.setEditable(editable);
         bus.emit('dashboard:access', { dashboardId: id, canEdit: editable, access });
       },
     });
@@ -513,6 +523,7 @@ export function createDashboardView(el, { api, bus, session, connection = {}, re
     } else {
       grid.querySelector(':scope > .dash-no-panels')?.remove();
     }
+    editing?.update(next, nextVersion);
   }
 
   /** Tells the other parts (the chat's failing-panel notes) the titles, when they changed. */
