@@ -42,7 +42,7 @@ function ReviewSheet({ draft, onAccept, onReject, onClose, api }) {
       setBusy(false);
     }
   };
-  const rows = changeRows(draft.changes, null, draft.state);
+  const rows = changeRows(draft.changes, draft.base ?? null, draft.state);
   const tests = draft.tests ?? {};
   const extra = (row) => {
     if (!row.panelId) return null;
