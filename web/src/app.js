@@ -75,7 +75,7 @@ bindThemeButton($('.theme-toggle'));
 const list = createDashboardList($('.app-sidebar'), ctx);
 const view = createDashboardView($('.app-dashboard'), ctx);
 // Old versions, comparisons and the agent's draft: a sheet over the dashboard pane.
-const history = createHistory($('.app-dashboard'), $('.app-dashboard .dashboard-view'), ctx);
+const historyViews = createHistory($('.app-dashboard'), $('.app-dashboard .dashboard-view'), ctx);
 const chat = createChatPane($('.app-chat'), ctx);
 const settings = createSettings($('.app-settings'), { ...ctx, onClose: () => closeSettings() });
 createAccountMenu($('.account-slot'), { api, session });
@@ -129,4 +129,4 @@ if (initial.get('d')) {
 }
 
 // A handle for the browser tests and the console; not an API.
-window.boardsmith = { api, bus, view, chat, list, settings, setTheme, session, history };
+window.boardsmith = { api, bus, view, chat, list, settings, setTheme, session, history: historyViews };

@@ -222,7 +222,7 @@ export function createDashboardList(el, { api, bus, session = Promise.resolve(nu
     const compare = h('button.versions-compare', {
       type: 'button', disabled: picks.length !== 2,
       title: picks.length === 2 ? `Compare v${Math.min(...picks)} with v${Math.max(...picks)}` : 'Tick two versions to compare them',
-      text: picks.length === 2 ? `Compare v${Math.min(...picks)} ↔ v${Math.max(...picks)}` : 'Compare',
+      text: picks.length === 2 ? `Compare v${Math.min(...picks)}↔v${Math.max(...picks)}` : 'Compare',
       onclick: () => {
         if (picks.length !== 2) return;
         bus.emit('version:compare', { dashboardId: id, from: Math.min(...picks), to: Math.max(...picks), canRestore: mayChange(id) });

@@ -70,8 +70,8 @@ export function CodeDiffs({ code, state }) {
 
 // ---- read-only panels with data -------------------------------------------------------------
 
-/** Previews run at once per page (the server caps them too: BOARDSMITH_MAX_PREVIEWS). */
-const PREVIEWS_AT_ONCE = 2;
+/** Previews run at once per page: one (the server runs few at once, BOARDSMITH_MAX_PREVIEWS, half its workers, and answers more with 429). */
+const PREVIEWS_AT_ONCE = 1;
 let running = 0;
 const waiting = [];
 async function previewSlot(fn) {

@@ -1,6 +1,6 @@
 // What changed between two dashboard states, in words for people, and the lines of a unified
 // code diff: pure functions behind the compare view and the draft review (components.js draws
-// them). Input is the server's: `changes` (dashboard::diff ChangeEntry: {type, panelId?, detail})
+// them). Input is the server's: `changes` (dashboard::diff ChangeEntry: {type, panel_id?, detail})
 // and `code` ({panelId: unified diff text}) of `GET /api/dashboards/{id}/diff` or of a draft.
 
 /** Panel fields (a `modified_panel` entry's first detail line) → the tag people read. */
@@ -68,8 +68,10 @@ export function changeRows(changes, oldState = null, newState = null) {
     return row;
   };
   const addTag = (row, tag) => { if (!row.tags.includes(tag)) row.tags.push(tag); };
-  for (const c of Array.isArray(changes) ? changes : []) {
-    if (!c || typeof c !== 'object') continue;
+  for (const c0 of Array.isArray(changes) ? changes : []) {
+    if (!c0 || typeof c0 !== 'object') continue;
+    // The server's ChangeEntry names the panel `panel_id`; either spelling is read.
+    const c = { ...c0, panelId: c0.panelId ?? c0.panel_id };
     const detail = typeof c.detail === 'string' ? c.detail : '';
     const first = detail.split('\n')[0];
     switch (c.type) {

@@ -21,7 +21,8 @@ test('added, removed, code and config changes get their own tags; the code diff 
     { type: 'title_changed', detail: '"A" → "B"' },
     { type: 'removed_panel', panelId: 'x', detail: '"X" (line)' },
     { type: 'added_panel', panelId: 'y', detail: '"Y" (bar)' },
-    { type: 'modified_panel', panelId: 'z', detail: 'code, config\n@@ -1 +1 @@\n-a\n+b' },
+    // As the server sends it: `panel_id`.
+    { type: 'modified_panel', panel_id: 'z', detail: 'code, config\n@@ -1 +1 @@\n-a\n+b' },
   ]);
   assert.deepEqual(rows.map((r) => [r.kind, r.panelId ?? null, r.tags]), [
     ['dashboard', null, []],

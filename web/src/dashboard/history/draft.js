@@ -15,7 +15,8 @@ export function changesLabel(n) {
 export function draftPanels(draft) {
   const ids = [];
   for (const c of Array.isArray(draft?.changes) ? draft.changes : []) {
-    if (c?.panelId && !ids.includes(c.panelId)) ids.push(c.panelId);
+    const id = c?.panelId ?? c?.panel_id; // the server's ChangeEntry says `panel_id`
+    if (id && !ids.includes(id)) ids.push(id);
   }
   return ids;
 }

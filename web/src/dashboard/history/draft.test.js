@@ -6,7 +6,7 @@ const draft = {
   changes: [
     { type: 'title_changed', detail: '"A" → "B"' },
     { type: 'modified_panel', panelId: 'p1', detail: 'code' },
-    { type: 'added_panel', panelId: 'p2', detail: '"New" (bar)' },
+    { type: 'added_panel', panel_id: 'p2', detail: '"New" (bar)' },
     { type: 'reordered', detail: '…' },
   ],
   tests: { p1: { ok: true, rowCount: 12 }, p2: { ok: false, error: { kind: 'runtime', message: 'x is not defined', line: 3 } } },

@@ -19,6 +19,7 @@ import { ChangesList, CodeDiffs, PanelGrid, VersionMeta } from './components.js'
 import { changeRows } from './diff.js';
 
 const enc = encodeURIComponent;
+const panelsLabel = (n) => `${n} panel${n === 1 ? '' : 's'}`;
 
 /** The dashboard's versions, newest first (null while loading). */
 function useVersions(api, dashboardId) {
@@ -94,7 +95,7 @@ function CompareSide({ side, version, info, rec }) {
     <div class="compare-side-label">${side === 'from' ? 'Before' : 'After'} · v${version}</div>
     <div class="compare-side-title">${rec?.state?.title ?? '…'}</div>
     <${VersionMeta} info=${info} />
-    ${rec?.state ? html`<div class="compare-side-panels muted">${rec.state.panels?.length ?? 0} panels</div>` : null}
+    ${rec?.state ? html`<div class="compare-side-panels muted">${panelsLabel(rec.state.panels?.length ?? 0)}</div>` : null}
   </div>`;
 }
 
