@@ -11,7 +11,7 @@
 import { html } from 'htm/preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { absoluteTime, relativeTime } from '../time.js';
-import { checkTitle, debounce } from './chats.js';
+import { chatTitle, checkTitle, debounce } from './chats.js';
 
 const PENCIL = 'M10.5 3.5l2 2L6 12H4v-2zM9.5 4.5l2 2';
 const BIN = 'M3 4.5h10M6.5 4.5V3h3v1.5M4.5 4.5l.6 8.5h5.8l.6-8.5';
@@ -21,7 +21,7 @@ function Icon({ d }) {
 }
 
 function RenameField({ chat, onSave, onCancel }) {
-  const [text, setText] = useState(chat.chatName || '');
+  const [text, setText] = useState(chatTitle(chat));
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
   const input = useRef(null);
@@ -38,7 +38,7 @@ function RenameField({ chat, onSave, onCancel }) {
       setError(checked.error);
       return;
     }
-    if (checked.title === (chat.chatName || '')) {
+    if (checked.title === chatTitle(chat)) {
       done.current = true;
       onCancel();
       return;
@@ -76,8 +76,8 @@ function RenameField({ chat, onSave, onCancel }) {
 }
 
 function ChatRow({ chat, current, editing, onOpen, onEdit, onRename, onDelete }) {
-  const name = chat.chatName || 'Untitled chat';
-  return html`<li class="chat-item" data-chat-id=${chat.chatId} aria-current=${current ? 'true' : null} title=${chat.chatName || ''}>
+  const name = chatTitle(chat) || 'Untitled chat';
+  return html`<li class="chat-item" data-chat-id=${chat.chatId} aria-current=${current ? 'true' : null} title=${chatTitle(chat)}>
     ${editing
       ? html`<${RenameField} chat=${chat} onSave=${(title) => onRename(chat.chatId, title).then(() => onEdit(null))} onCancel=${() => onEdit(null)} />`
       : html`<button type="button" class="chat-item-open" onClick=${() => onOpen(chat.chatId)}>
@@ -104,7 +104,7 @@ export function ChatList({ chats, current, query, onQuery, onOpen, onRename, onD
   useEffect(() => () => search.cancel(), []);
   const remove = async (chat) => {
     // eslint-disable-next-line no-alert
-    if (!window.confirm(`Delete the chat “${chat.chatName || 'Untitled chat'}”? Its messages are deleted for good.`)) return;
+    if (!window.confirm(`Delete the chat “${chatTitle(chat) || 'Untitled chat'}”? Its messages are deleted for good.`)) return;
     setError('');
     try {
       await onDelete(chat);

@@ -4,6 +4,14 @@
 
 export const MAX_TITLE_CHARS = 120;
 
+/**
+ * The name a chat goes by: its `title` (a rename's, else its first message), else the short
+ * `chatName` older servers send alone.
+ */
+export function chatTitle(c) {
+  return (typeof c?.title === 'string' && c.title.trim()) || c?.chatName || '';
+}
+
 /** `GET /api/chats`, with `?q=` when there is text to search for. */
 export function chatsPath(query) {
   const q = typeof query === 'string' ? query.trim() : '';

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chatsPath, checkTitle, withRow, withoutChat, sortChats, debounce, MAX_TITLE_CHARS } from './chats.js';
+import { chatTitle, chatsPath, checkTitle, withRow, withoutChat, sortChats, debounce, MAX_TITLE_CHARS } from './chats.js';
 
 test('the search path carries the trimmed text, encoded; no text lists all', () => {
   assert.equal(chatsPath(''), '/api/chats');
@@ -51,4 +51,11 @@ test('debounce: one call with the last arguments after the burst; flush and canc
   d.cancel();
   advance(1000);
   assert.deepEqual(calls, ['gold', 'x']);
+});
+
+test('a chat goes by its title, else its short name', () => {
+  assert.equal(chatTitle({ chatName: 'Tell me ab', title: 'Tell me about gold' }), 'Tell me about gold');
+  assert.equal(chatTitle({ chatName: 'Tell me ab' }), 'Tell me ab');
+  assert.equal(chatTitle({ chatName: 'x', title: '  ' }), 'x');
+  assert.equal(chatTitle(null), '');
 });

@@ -24,7 +24,7 @@ import { html } from 'htm/preact';
 import { render } from 'preact';
 import { h } from '../dom.js';
 import { ChatList } from './chatlist.js';
-import { chatsPath, sortChats, withRow, withoutChat } from './chats.js';
+import { chatTitle, chatsPath, sortChats, withRow, withoutChat } from './chats.js';
 import { getPref } from '../prefs.js';
 import { isAdmin } from '../session.js';
 
@@ -203,7 +203,7 @@ export function createChatPane(el, { api, bus, session = Promise.resolve(null) }
 
   function setTitle() {
     const c = chats.find((x) => x.chatId === chatId);
-    title.textContent = chatId ? c?.chatName || model.chatName || 'Chat' : 'New chat';
+    title.textContent = chatId ? chatTitle(c) || model.chatName || 'Chat' : 'New chat';
     title.title = title.textContent;
   }
 
@@ -288,8 +288,8 @@ export function createChatPane(el, { api, bus, session = Promise.resolve(null) }
 
   async function renameChat(id, title) {
     const row = await api.patch(`/api/chats/${encodeURIComponent(id)}`, { title });
-    chats = withRow(chats, row ?? { chatId: id, chatName: title });
-    if (id === chatId) model.chatName = row?.chatName ?? title;
+    chats = withRow(chats, row ?? { chatId: id, title });
+    if (id === chatId) model.chatName = title;
     paintChats();
     setTitle();
   }

@@ -97,7 +97,7 @@ function ReviewBar({ draft, onOpen }) {
 function ReviewToggle({ enabled, busy, error, onToggle }) {
   return html`${error ? html`<span class="review-toggle-error" role="alert">${error}</span>` : null}<button type="button" class="review-toggle" aria-pressed=${String(!!enabled)} disabled=${busy}
     title=${enabled ? 'The agent’s edits wait as a draft for you to accept. Click to let them publish at once.' : 'Have the agent’s edits wait as a draft for you to review before anyone else sees them'}
-    onClick=${onToggle}><span class="review-toggle-box" aria-hidden="true"></span>Review agent edits</button>`;
+    aria-label="Review agent edits" onClick=${onToggle}><span class="review-toggle-box" aria-hidden="true"></span>Review<span class="review-toggle-more"> agent edits</span></button>`;
 }
 
 /** Mounts review mode on the dashboard view (`viewEl`, the `.dashboard-view`). */
