@@ -49,7 +49,8 @@ async function loadRegistry(api) {
  */
 export function createEditing({ root, titleRow, titleEl, grid, api, vars, rowHeight }) {
   const toolbarHost = h('div.dash-edit-toolbar', { hidden: true, role: 'toolbar', 'aria-label': 'Edit dashboard' });
-  titleRow.insertBefore(toolbarHost, titleRow.querySelector('.live-status'));
+  // A row of its own under the title row (which already holds the live status, Share, …).
+  titleRow.after(toolbarHost);
   const layer = h('div.dash-edit-layer');
   root.append(layer);
   const arrangeHost = h('div.dash-arrange', { hidden: true });

@@ -1,4 +1,4 @@
-// The editing toolbar in the dashboard's title row (only for people who may change it):
+// The editing toolbar under the dashboard's title row (only for people who may change it):
 // Arrange (a toggle), Variables, Undo and Redo, and the status line that says what the last
 // edit did ("Saved as v7", "Not undone: …"), an aria-live region so screen readers hear it —
 // also the Arrange mode's keyboard moves.
@@ -24,11 +24,11 @@ function Icon({ d }) {
 export function Toolbar({ arranging, canUndo, canRedo, undoLabel, redoLabel, status, onArrange, onVars, onUndo, onRedo }) {
   const mod = /Mac|iPhone|iPad/.test(navigator.platform) ? '⌘' : 'Ctrl+';
   return html`
-    <button type="button" class=${`edit-arrange${arranging ? ' primary' : ''}`} aria-pressed=${String(arranging)}
+    <button type="button" class=${`edit-arrange${arranging ? ' primary' : ''}`} aria-pressed=${String(arranging)} aria-label="Arrange panels"
       title=${arranging ? 'Done arranging' : 'Move and resize panels (drag, or arrow keys on a focused panel)'} onClick=${onArrange}>
       <${Icon} d=${ICONS.arrange} /><span class="label">${arranging ? 'Done' : 'Arrange'}</span>
     </button>
-    <button type="button" class="edit-vars" title="Edit the dashboard’s variables" onClick=${onVars}>
+    <button type="button" class="edit-vars" aria-label="Variables" title="Edit the dashboard’s variables" onClick=${onVars}>
       <${Icon} d=${ICONS.vars} /><span class="label">Variables</span>
     </button>
     <button type="button" class="edit-undo" disabled=${!canUndo} aria-label="Undo"
