@@ -505,3 +505,65 @@ async fn uploads_quota_share_and_delete_on(db: Option<TestDb>) {
     assert_eq!(delete_with(owner, &app, &sha(&png_of(800, 1))).await.0, 404);
     app.stop().await;
 }
+
+#[tokio::test]
+async fn a_deleted_chat_takes_its_memory_and_the_images_only_it_used() {
+    on_each_backend(a_deleted_chat_takes_its_memory_and_images_on).await;
+}
+
+async fn a_deleted_chat_takes_its_memory_and_images_on(db: Option<TestDb>) {
+    let mock = MockLlm::start(
+        Script { turns: vec![reply("I see a chart.", true), reply("No image here.", false)] },
+        0,
+    )
+    .await
+    .unwrap();
+    let app = app_with(&mock, db.as_ref()).await;
+    let (_, up) = upload(&app, "image/png", PNG).await;
+    let shared = up["data"]["id"].as_str().unwrap().to_owned();
+    let only: Vec<u8> = [PNG, b"x"].concat();
+    let (_, up) = upload(&app, "image/png", &only).await;
+    let mine = up["data"]["id"].as_str().unwrap().to_owned();
+    // Chat A uses both images; chat B the first one too.
+    let ask = |chat: &str, images: Vec<&str>| {
+        let images: Vec<Value> = images.iter().map(|id| json!({"uploadId": id})).collect();
+        json!({"message": "what is this", "agentKey": "seer", "chatId": chat, "images": images})
+    };
+    let (status, _, body) = query(&app, ask("chat-a", vec![&shared, &mine])).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, _, body) = query(&app, ask("chat-b", vec![&shared])).await;
+    assert_eq!(status, 200, "{body}");
+
+    let r = app.http.delete(app.url("/api/chats/chat-a")).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let deleted: Value = r.json().await.unwrap();
+    assert_eq!(deleted["data"], json!({"chatId": "chat-a", "uploads": [mine]}), "{deleted}");
+    // Gone from the list, the history and the store; the image chat B uses stays.
+    let (_, chats) = app.get("/api/chats").await;
+    let ids: Vec<&str> =
+        chats["data"].as_array().unwrap().iter().map(|c| c["chatId"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["chat-b"]);
+    assert_eq!(app.get("/api/chat?chatId=chat-a").await.0, 404);
+    assert_eq!(app.get(&format!("/api/uploads/{mine}")).await.0, 404);
+    assert_eq!(app.get(&format!("/api/uploads/{shared}")).await.0, 200);
+    match &db {
+        Some(db) => {
+            let sql = sql_client(db).await;
+            let rows = sql
+                .query_one("SELECT count(*) FROM chat_runs WHERE chat_id = 'chat-a'", &[])
+                .await
+                .unwrap();
+            assert_eq!(rows.get::<_, i64>(0), 0, "no row of the chat is left");
+        }
+        None => {
+            let files = walk(app.dir.path());
+            assert!(!files.iter().any(|f| f.ends_with("chat-a.json")), "{files:?}");
+            assert!(files.iter().any(|f| f.ends_with("chat-b.json")), "{files:?}");
+        }
+    }
+    // A second delete finds nothing.
+    let r = app.http.delete(app.url("/api/chats/chat-a")).send().await.unwrap();
+    assert_eq!(r.status(), 404);
+    mock.stop();
+    app.stop().await;
+}

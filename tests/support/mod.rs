@@ -276,9 +276,16 @@ impl TestApp {
     }
 
     /// Calls a tool; panics unless the envelope says ok. Returns `data`.
+    /// Calls a dashboard tool over REST: its output. A refused change (the output has an
+    /// `error`) must come as a 422 whose `msg` is that error, anything else as a 200.
     pub async fn tool(&self, name: &str, input: Value) -> Value {
         let (status, body) = self.post(&format!("/api/tools/{name}"), input).await;
-        assert_eq!(status, 200, "{body}");
+        let refused = body["data"]["error"].is_string();
+        assert_eq!(status, if refused { 422 } else { 200 }, "{body}");
+        if refused {
+            assert_eq!(body["msg"], body["data"]["error"], "{body}");
+            assert_ne!(body["code"], 0, "{body}");
+        }
         body["data"].clone()
     }
 

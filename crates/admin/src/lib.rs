@@ -145,6 +145,11 @@ pub struct Settings {
     /// is unavailable, over `BOARDSMITH_DATA_FALLBACK` and `[data] fallback`; `null`: theirs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_fallback: Option<bool>,
+    /// Chats untouched this many days are deleted, over `MEMORY_CHAT_RETENTION_DAYS`; `null`:
+    /// that variable's (none: kept for good).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1)]
+    pub chat_retention_days: Option<u32>,
 }
 
 /// The settings and what is in force.
@@ -583,6 +588,13 @@ impl Admin {
     /// Replaces the settings.
     #[base::boxed]
     pub async fn put_settings(&self, mut settings: Settings) -> Result<SettingsView, AdminError> {
+        if settings.chat_retention_days == Some(0) {
+            return Err(AdminError::Invalid {
+                field: "chatRetentionDays".into(),
+                message: "chatRetentionDays is a number of days, 1 or more (null: keep chats)"
+                    .into(),
+            });
+        }
         let mut state = self.state.lock().await;
         settings.default_model =
             settings.default_model.map(|m| m.trim().to_owned()).filter(|m| !m.is_empty());

@@ -4,6 +4,7 @@
 //! and runs' events to SSE.
 
 pub mod catalog;
+pub mod chats;
 pub mod cluster;
 pub mod definition;
 pub mod events;

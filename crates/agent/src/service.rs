@@ -88,6 +88,10 @@ pub struct QueryRequest {
     /// queue the message as a `followUp`.
     #[serde(default)]
     pub busy: Option<Busy>,
+    /// Only these of the agent's tools for this request (by name; never more than the agent
+    /// has: a name it does not have is refused). Absent: all of them.
+    #[serde(default)]
+    pub tools: Option<Vec<String>>,
     /// The conversation before `message` as the client keeps it (clients of the
     /// OpenAI-compatible API send the whole conversation each time): the run's history when
     /// the chat has none of its own. Not part of `POST /api/query`'s body.
@@ -586,6 +590,23 @@ impl AgentService {
                 .with_fallbacks(&agent, primary, !images.is_empty())
                 .map_err(|error| QueryError::Model { agent: agent_key.clone(), error })?
                 .map(|r| Arc::new(r) as Arc<dyn ModelResolver>);
+            let mut tools = RunInput::tools_from(&snapshot, &agent);
+            if let Some(only) = &request.tools {
+                let unknown: Vec<&str> = only
+                    .iter()
+                    .filter(|n| !tools.iter().any(|t| &t.name == *n))
+                    .map(String::as_str)
+                    .collect();
+                if !unknown.is_empty() {
+                    let has: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+                    return Err(QueryError::Invalid(format!(
+                        "`tools` may only narrow agent `{agent_key}`'s tools ({}); it has no {}",
+                        if has.is_empty() { "it has none".to_owned() } else { has.join(", ") },
+                        unknown.iter().map(|u| format!("`{u}`")).collect::<Vec<_>>().join(", ")
+                    )));
+                }
+                tools.retain(|t| only.contains(&t.name));
+            }
             let run_id = uuid::Uuid::now_v7().to_string();
             let hooks = self.hooks.as_ref().map(|make| {
                 make(&RunContext {
@@ -648,7 +669,7 @@ impl AgentService {
             let input = RunInput {
                 run_id: run_id.clone(),
                 chat_id: chat_id.clone(),
-                tools: RunInput::tools_from(&snapshot, &agent),
+                tools,
                 agent,
                 history: request
                     .prior

@@ -192,6 +192,8 @@ pub struct App {
     pub catalog: Arc<Catalog>,
     /// Stored chats.
     pub memory: ChatMemory,
+    /// Chats as their people manage them: titles, review mode, search, delete, retention.
+    pub chats: Arc<agent::chats::Chats>,
     /// Frontend tools waiting for `/api/submit`.
     pub submits: FrontendSubmits,
     /// Queries to agent runs.
@@ -464,6 +466,15 @@ impl App {
         }
         tokio::spawn(usage.clone().run_flusher(shutdown.clone()));
         tokio::spawn(sweep_people(sessions.clone(), audit.clone(), shutdown.clone()));
+        let chats =
+            Arc::new(agent::chats::Chats::new(memory.clone(), store.clone(), uploads.clone()));
+        tools.set_chats(chats.clone());
+        tokio::spawn(expire_chats(
+            chats.clone(),
+            admin.clone(),
+            memory.config().retention_days,
+            shutdown.clone(),
+        ));
         if config.load_templates && dashboards.list(true).await?.is_empty() {
             // Nodes of a shared store may all find it empty at once: a template's id is then
             // derived from its name, so it is created once and the others' attempts conflict.
@@ -498,6 +509,7 @@ impl App {
             tools,
             catalog,
             memory,
+            chats,
             submits,
             agents,
             models,
@@ -607,6 +619,37 @@ async fn sweep_people(
     }
 }
 
+/// Every hour (and at start), deletes the chats untouched for longer than the retention
+/// (the admin setting, else `MEMORY_CHAT_RETENTION_DAYS`); none without one. On several nodes
+/// each sweeps: a chat another deleted first is skipped.
+async fn expire_chats(
+    chats: Arc<agent::chats::Chats>,
+    admin: Arc<admin::Admin>,
+    configured: Option<u32>,
+    shutdown: CancellationToken,
+) {
+    let mut every = tokio::time::interval(std::time::Duration::from_secs(3600));
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            _ = every.tick() => {}
+        }
+        let Some(days) = admin.settings().await.settings.chat_retention_days.or(configured) else {
+            continue;
+        };
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        match chats.expire(days, now_ms).await {
+            Ok(gone) if !gone.is_empty() => {
+                tracing::info!(chats = gone.len(), days, "deleted chats past their retention");
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "deleting chats past their retention failed"),
+        }
+    }
+}
+
 /// What this node keeps in memory of records other nodes may change.
 struct Kept {
     keys: Arc<access::api_keys::ApiKeys>,
@@ -672,7 +715,10 @@ async fn follow_records(
                 | Record::Usage
                 | Record::WorkflowRun
                 | Record::Audit
-                | Record::Sharing => Ok(()),
+                | Record::Sharing
+                | Record::ChatMeta
+                | Record::Draft
+                | Record::Review => Ok(()),
             };
             if let Err(e) = reloaded {
                 tracing::warn!(kind = kind.key(), error = %e, "re-reading another node's change failed");

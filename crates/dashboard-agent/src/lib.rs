@@ -18,10 +18,12 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use base::principal::Via;
 use base::principal::{Author, Principal};
 use dashboard::summary::summary;
 use dashboard::validate::parse_state;
 use dashboard::{ChangeEntry, DashboardState, Issue};
+use dashboards::drafts::{Draft, PanelTest, drafter};
 use dashboards::sharing::{Denied, Need};
 use dashboards::{Dashboards, Edit, Runs};
 use live::PanelRun;
@@ -120,6 +122,9 @@ pub struct ExecuteOutput {
     /// Why nothing was saved.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Review mode: the state went into the analyst's draft, not the published dashboard.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub draft: bool,
     /// What was saved (not part of the output).
     #[serde(skip)]
     pub written: Option<Written>,
@@ -181,6 +186,9 @@ pub struct GetStateOutput {
     /// Why there is no state.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Review mode: this is the analyst's draft, not the published dashboard.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub draft: bool,
 }
 
 /// Input of `mutate`.
@@ -210,6 +218,9 @@ pub struct MutateOutput {
     /// Why nothing was saved.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Review mode: the change went into the analyst's draft, not the published dashboard.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub draft: bool,
     /// What was saved or deleted (not part of the output).
     #[serde(skip)]
     pub written: Option<Written>,
@@ -270,6 +281,8 @@ pub struct Tools {
     sandbox: Sandbox,
     dashboards: Arc<Dashboards>,
     sessions: session::Sessions,
+    /// Which chats are in review mode (set once by the app, which makes chats after tools).
+    chats: std::sync::OnceLock<Arc<agent::chats::Chats>>,
 }
 
 impl std::fmt::Debug for Tools {
@@ -332,10 +345,75 @@ fn validation(runs: &[(String, PanelRun)]) -> ValidationResult {
     ValidationResult { panels, all_ok }
 }
 
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
 impl Tools {
     /// Builds the tools.
     pub fn new(sandbox: Sandbox, store: Arc<Store>, dashboards: Arc<Dashboards>) -> Self {
-        Self { sessions: session::Sessions::new(store), sandbox, dashboards }
+        let chats = std::sync::OnceLock::new();
+        Self { sessions: session::Sessions::new(store), sandbox, dashboards, chats }
+    }
+
+    /// Lets chats in review mode make drafts (without: only dashboards in review mode do).
+    pub fn set_chats(&self, chats: Arc<agent::chats::Chats>) {
+        let _ = self.chats.set(chats);
+    }
+
+    /// Whether a write `by` of dashboard `id` goes into a draft: an agent's or an MCP
+    /// client's write, while the dashboard or the agent's chat is in review mode.
+    async fn drafting(&self, id: &str, by: &Author) -> Result<bool, ToolError> {
+        if !matches!(by.via, Via::Agent | Via::Mcp) {
+            return Ok(false);
+        }
+        if self.dashboards.drafts().reviewing(id).await? {
+            return Ok(true);
+        }
+        match (&by.chat, self.chats.get()) {
+            (Some(chat), Some(chats)) => Ok(chats.in_review(chat).await.unwrap_or_else(|e| {
+                tracing::warn!(%chat, error = %e, "reading a chat's review mode failed");
+                false
+            })),
+            _ => Ok(false),
+        }
+    }
+
+    /// Puts `state` (tested by `runs`) into `who`'s draft of the dashboard `head` is the
+    /// published version of, starting the draft from `head` when there is none.
+    async fn put_draft(
+        &self,
+        head: &store::DashboardRecord,
+        existing: Option<Draft>,
+        state: DashboardState,
+        runs: &[(String, PanelRun)],
+        who: &Principal,
+        by: &Author,
+    ) -> Result<(), ToolError> {
+        let now = now_ms();
+        let mut draft = existing.unwrap_or_else(|| Draft {
+            dashboard_id: head.id.clone(),
+            drafter: drafter(who),
+            base_version: head.version,
+            base: head.state.clone(),
+            state: head.state.clone(),
+            author: by.clone(),
+            created_at: now,
+            updated_at: now,
+            tests: Default::default(),
+        });
+        draft.state = state;
+        draft.author = by.clone();
+        draft.updated_at = now;
+        for (panel, run) in runs {
+            draft.tests.insert(panel.clone(), PanelTest::of(run));
+        }
+        let changed = dashboard::merge::changed_panels(&draft.base, &draft.state);
+        draft.tests.retain(|p, _| changed.contains(p));
+        self.dashboards.drafts().put(&draft).await?;
+        Ok(())
     }
 
     /// Dispatches a call by tool name with JSON input; the output as JSON.
@@ -384,7 +462,7 @@ impl Tools {
                 (serde_json::to_value(out), written)
             }
             DashboardTool::GetState => {
-                let out = self.get_state(parse(tool, input)?, session, who).await?;
+                let out = self.get_state(parse(tool, input)?, session, who, by).await?;
                 (serde_json::to_value(out), None)
             }
             DashboardTool::Mutate => {
@@ -467,6 +545,7 @@ impl Tools {
             state: Value::Null,
             validation: None,
             error: Some(error),
+            draft: false,
             written: None,
         };
         let existing = match &input.dashboard_id {
@@ -493,9 +572,22 @@ impl Tools {
             state: serde_json::to_value(&state).unwrap_or(Value::Null),
             validation: Some(validation(&runs)),
             error: None,
+            draft: false,
             written: None,
         };
         let title = state.title.clone();
+        if let Some(head) = &existing
+            && self.drafting(&id, by).await?
+        {
+            if head.deleted {
+                return Err(StoreError::Deleted(id).into());
+            }
+            let mine = self.dashboards.drafts().get(&id, &drafter(who)).await?;
+            self.put_draft(head, mine, state, &runs, who, by).await?;
+            self.sessions.touch(session, &id, &title).await?;
+            output.draft = true;
+            return Ok(output);
+        }
         let (version, changes) = match existing {
             None => {
                 let empty = DashboardState { panels: Vec::new(), ..state.clone() };
@@ -544,6 +636,7 @@ impl Tools {
         input: GetStateInput,
         session: Option<&str>,
         who: &Principal,
+        by: &Author,
     ) -> Result<GetStateOutput, ToolError> {
         let id = match self.resolve(input.dashboard_id.as_deref(), session).await? {
             Ok(id) => id,
@@ -552,6 +645,7 @@ impl Tools {
                     dashboard_id: String::new(),
                     state: Value::Null,
                     error: Some(e),
+                    draft: false,
                 });
             }
         };
@@ -560,12 +654,18 @@ impl Tools {
         if rec.deleted {
             return Err(StoreError::Deleted(id).into());
         }
-        self.sessions.touch(session, &id, &rec.state.title).await?;
-        let state = match input.detail_level {
-            DetailLevel::Summary => summary(&rec.state),
-            DetailLevel::Full => serde_json::to_value(&rec.state).unwrap_or(Value::Null),
+        // In review mode the agent goes on from its draft, not from the published version.
+        let draft = match self.drafting(&id, by).await? {
+            true => self.dashboards.drafts().get(&id, &drafter(who)).await?,
+            false => None,
         };
-        Ok(GetStateOutput { dashboard_id: id, state, error: None })
+        let current = draft.as_ref().map_or(&rec.state, |d| &d.state);
+        self.sessions.touch(session, &id, &current.title).await?;
+        let state = match input.detail_level {
+            DetailLevel::Summary => summary(current),
+            DetailLevel::Full => serde_json::to_value(current).unwrap_or(Value::Null),
+        };
+        Ok(GetStateOutput { dashboard_id: id, state, error: None, draft: draft.is_some() })
     }
 
     /// `mutate`: applies `async (state) => newState` to a copy of the current state, diffs,
@@ -585,6 +685,7 @@ impl Tools {
             validation: None,
             deleted: false,
             error: None,
+            draft: false,
             written: None,
         };
         let id = match self.resolve(input.dashboard_id.as_deref(), session).await? {
@@ -592,6 +693,9 @@ impl Tools {
             Err(e) => return Ok(MutateOutput { error: Some(e), ..out("") }),
         };
         self.dashboards.may(who, &id, Need::Edit)?;
+        if self.drafting(&id, by).await? {
+            return self.mutate_draft(&id, &input.code, session, who, by).await;
+        }
         // Under the writer lock nobody else saves this dashboard: the head read here stays
         // the base of the save.
         let lock = self.dashboards.lock(&id).await?;
@@ -641,5 +745,54 @@ impl Tools {
             written: Some(written),
             ..out(&id)
         })
+    }
+
+    /// `mutate` in review mode: applies the code to the caller's draft (or, with none, to the
+    /// published state), test-runs the changed panels and keeps the result as the draft.
+    /// Returning null (deleting) is refused: a draft cannot delete a dashboard.
+    async fn mutate_draft(
+        &self,
+        id: &str,
+        code: &str,
+        session: Option<&str>,
+        who: &Principal,
+        by: &Author,
+    ) -> Result<MutateOutput, ToolError> {
+        let out = MutateOutput {
+            dashboard_id: id.to_owned(),
+            changes: Vec::new(),
+            validation: None,
+            deleted: false,
+            error: None,
+            draft: true,
+            written: None,
+        };
+        let head = self.dashboards.get(id).await?;
+        if head.deleted {
+            return Err(StoreError::Deleted(id.to_owned()).into());
+        }
+        let mine = self.dashboards.drafts().get(id, &drafter(who)).await?;
+        let current = mine.as_ref().map_or(&head.state, |d| &d.state).clone();
+        let new = match self.build(code, Some(&current)).await {
+            Ok(Some(s)) => s,
+            Ok(None) => {
+                let e = "this dashboard is in review mode: the agent's changes are a draft, and a draft cannot delete the dashboard; ask the analyst to delete it";
+                return Ok(MutateOutput { error: Some(e.into()), ..out });
+            }
+            Err(e) => return Ok(MutateOutput { error: Some(e), ..out }),
+        };
+        let diff = dashboard::diff::Diff::between(&current, &new);
+        if diff.is_empty() {
+            self.sessions.touch(session, id, &new.title).await?;
+            return Ok(out);
+        }
+        let runs = self.test_run(id, &new, &diff.changed).await;
+        if let Some(e) = syntax_issues(&new, &runs) {
+            return Ok(MutateOutput { error: Some(e), ..out });
+        }
+        let title = new.title.clone();
+        self.put_draft(&head, mine, new, &runs, who, by).await?;
+        self.sessions.touch(session, id, &title).await?;
+        Ok(MutateOutput { changes: diff.changes, validation: Some(validation(&runs)), ..out })
     }
 }

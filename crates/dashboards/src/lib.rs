@@ -20,6 +20,7 @@
 //!
 //! Must not know HTTP, WebSocket framing or agents; it runs panels only through `live`.
 
+pub mod drafts;
 pub mod sharing;
 
 use std::collections::HashMap;
@@ -43,6 +44,7 @@ pub struct Dashboards {
     locks: Mutex<HashMap<String, Arc<AsyncMutex<()>>>>,
     changes: broadcast::Sender<Change>,
     sharing: sharing::Sharings,
+    drafts: drafts::Drafts,
 }
 
 /// A committed change to the set of dashboards, as announced on [`Dashboards::changes`].
@@ -140,7 +142,98 @@ impl Dashboards {
         let (changes, _) = broadcast::channel(CHANGE_BACKLOG);
         live.keep_with(Arc::new(Kept { store: store.clone() }));
         let sharing = sharing::Sharings::new(store.clone());
-        Self { store, live, locks: Mutex::new(HashMap::new()), changes, sharing }
+        let drafts = drafts::Drafts::new(store.clone());
+        Self { store, live, locks: Mutex::new(HashMap::new()), changes, sharing, drafts }
+    }
+
+    /// Review mode and drafts ([`drafts`]).
+    pub fn drafts(&self) -> &drafts::Drafts {
+        &self.drafts
+    }
+
+    /// Publishes the drafter's draft of `id` onto the current version: all of it (`panels`
+    /// `None`: its panels, order and dashboard-level fields), or only those panels. What is
+    /// left of the draft is rebased on the new version and returned (`None`: nothing left,
+    /// the draft is gone). Nothing is saved when the published state already has it all.
+    #[base::boxed]
+    pub async fn accept_draft(
+        &self,
+        id: &str,
+        drafter: &str,
+        panels: Option<&[String]>,
+        by: &Author,
+    ) -> Result<(Option<Saved>, Option<drafts::Draft>), drafts::DraftError> {
+        use dashboard::merge;
+        let lock = self.lock(id).await?;
+        let head = self.store.get(id).await?;
+        if head.deleted {
+            return Err(StoreError::Deleted(id.to_owned()).into());
+        }
+        let draft = self
+            .drafts
+            .get(id, drafter)
+            .await?
+            .ok_or_else(|| drafts::DraftError::NoDraft(id.to_owned()))?;
+        check_selected(&draft, panels)?;
+        let merged = merge::apply(&head.state, &draft.base, &draft.state, panels);
+        let issues = dashboard::validate::check_rules(&merged);
+        if !issues.is_empty() {
+            let text: Vec<String> =
+                issues.iter().map(|i| format!("{}: {}", i.path, i.message)).collect();
+            return Err(drafts::DraftError::Invalid(text.join("; ")));
+        }
+        let edit = Edit::new(head.clone(), merged.clone());
+        let (saved, version) = if edit.diff.is_empty() {
+            (None, head.version)
+        } else {
+            let saved = self.save(&lock, edit, "draft accepted", by, Runs::Changed).await?;
+            let version = saved.record.version;
+            (Some(saved), version)
+        };
+        drop(lock);
+        let left = match panels {
+            None => None,
+            Some(_) => {
+                let state = merge::apply(&merged, &draft.base, &draft.state, None);
+                let mut rest =
+                    drafts::Draft { base_version: version, base: merged, state, ..draft };
+                let changed = merge::changed_panels(&rest.base, &rest.state);
+                rest.tests.retain(|p, _| changed.contains(p));
+                (!rest.is_empty()).then_some(rest)
+            }
+        };
+        match &left {
+            Some(rest) => self.drafts.put(rest).await?,
+            None => self.drafts.remove(id, drafter).await?,
+        }
+        Ok((saved, left))
+    }
+
+    /// Drops the drafter's draft of `id` (`panels` `None`), or takes those panels back to
+    /// the draft's base; answers what is left (`None`: the draft is gone). The published
+    /// dashboard and its history are untouched.
+    #[base::boxed]
+    pub async fn reject_draft(
+        &self,
+        id: &str,
+        drafter: &str,
+        panels: Option<&[String]>,
+    ) -> Result<Option<drafts::Draft>, drafts::DraftError> {
+        let draft = self
+            .drafts
+            .get(id, drafter)
+            .await?
+            .ok_or_else(|| drafts::DraftError::NoDraft(id.to_owned()))?;
+        check_selected(&draft, panels)?;
+        let Some(panels) = panels else {
+            self.drafts.remove(id, drafter).await?;
+            return Ok(None);
+        };
+        let state = dashboard::merge::revert(&draft.base, &draft.state, panels);
+        let mut rest = drafts::Draft { state, ..draft };
+        rest.tests.retain(|p, _| !panels.contains(p));
+        self.drafts.put(&rest).await?;
+        Ok((!rest.is_empty()).then_some(rest))
     }
 
     /// Who may see and change each dashboard ([`sharing`]); load it with
@@ -410,6 +503,7 @@ impl Dashboards {
         if purge {
             self.store.purge(id).await?;
             self.sharing.remove(id).await?;
+            self.drafts.forget(id).await?;
         }
         Ok(())
     }
@@ -637,6 +731,21 @@ async fn to_the_end<T: Send + 'static>(
     tokio::spawn(write)
         .await
         .unwrap_or_else(|e| Err(StoreError::Storage(format!("the write task failed: {e}"))))
+}
+
+/// Refuses panel ids the draft does not change.
+fn check_selected(
+    draft: &drafts::Draft,
+    panels: Option<&[String]>,
+) -> Result<(), drafts::DraftError> {
+    let changed = dashboard::merge::changed_panels(&draft.base, &draft.state);
+    match panels.and_then(|ids| ids.iter().find(|p| !changed.contains(p))) {
+        Some(panel) => Err(drafts::DraftError::UnknownPanel {
+            panel: panel.clone(),
+            changed: if changed.is_empty() { "no panel".into() } else { changed.join(", ") },
+        }),
+        None => Ok(()),
+    }
 }
 
 fn announce(changes: &broadcast::Sender<Change>, id: &str, kind: ChangeKind) {

@@ -32,15 +32,7 @@ fn pairs(q: Params) -> Result<Vec<(String, String)>, ApiError> {
 
 /// The operations of this module, for the OpenAPI document.
 #[derive(OpenApi)]
-#[openapi(paths(
-    list_agents,
-    get_agent,
-    list_chats,
-    get_chat,
-    get_viewport,
-    submit,
-    super::query::query
-))]
+#[openapi(paths(list_agents, get_agent, get_chat, get_viewport, submit, super::query::query))]
 pub(crate) struct Doc;
 
 /// The routes of this module.
@@ -48,7 +40,6 @@ pub fn routes() -> Routes<Arc<App>> {
     Routes::new()
         .route("/api/agents", get(Scope::Agents, list_agents))
         .route("/api/agent", get(Scope::Agents, get_agent))
-        .route("/api/chats", get(Scope::Agents, list_chats))
         .route("/api/chat", get(Scope::Agents, get_chat))
         .route("/api/viewport", get(Scope::Agents, get_viewport))
         .route("/api/submit", post(Scope::Agents, submit))
@@ -201,26 +192,6 @@ async fn get_agent(State(app): Api, q: Params) -> ApiResult {
         .agent(key)
         .ok_or_else(|| ApiError::NotFound(format!("agent `{key}` not found")))?;
     Ok(ok(agent_detail(&snapshot, &agent)?))
-}
-
-/// Stored chats, newest first.
-#[utoipa::path(
-    get,
-    path = "/api/chats",
-    tag = "chats",
-    responses((status = 200, description = "The chats.", body = Envelope<Vec<agent::memory::ChatSummary>>), (status = "default", response = ErrorBody))
-)]
-async fn list_chats(
-    State(app): Api,
-    axum::Extension(who): axum::Extension<Principal>,
-    q: Params,
-) -> ApiResult {
-    QueryParams::new(pairs(q)?, &[])?;
-    let chats = app.memory.list_chats().await?;
-    Ok(ok(chats
-        .into_iter()
-        .filter(|c| crate::chat_access::sees_chat(&who, c.owner.as_deref()))
-        .collect::<Vec<_>>()))
 }
 
 /// A chat's history as snapshot events: `{chatId, chatName, events, references, messages?,

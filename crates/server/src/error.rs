@@ -60,6 +60,15 @@ pub enum ApiError {
         /// `{expected, actual}`.
         data: Value,
     },
+    /// A well-formed request whose work was refused: a tool call whose change was not made
+    /// (the builder failed, the state broke a rule). `data` is the tool's own result.
+    #[error("{msg}")]
+    Unprocessable {
+        /// Why it was refused.
+        msg: String,
+        /// The result, as the tool gave it.
+        data: Value,
+    },
     /// The resource is gone (deleted dashboard).
     #[error("{0}")]
     Gone(String),
@@ -175,6 +184,28 @@ impl From<MemoryError> for ApiError {
             | MemoryError::Config(_)
             | MemoryError::Encode(_)
             | MemoryError::Io { .. } => Self::internal(e),
+        }
+    }
+}
+
+impl From<agent::chats::ChatsError> for ApiError {
+    fn from(e: agent::chats::ChatsError) -> Self {
+        use agent::chats::ChatsError;
+        match e {
+            ChatsError::Memory(m) => m.into(),
+            ChatsError::Store(s) => s.into(),
+            ChatsError::BadTitle(_) => Self::bad(e.to_string()),
+        }
+    }
+}
+
+impl From<dashboards::drafts::DraftError> for ApiError {
+    fn from(e: dashboards::drafts::DraftError) -> Self {
+        use dashboards::drafts::DraftError;
+        match e {
+            DraftError::NoDraft(_) => Self::NotFound(e.to_string()),
+            DraftError::UnknownPanel { .. } | DraftError::Invalid(_) => Self::bad(e.to_string()),
+            DraftError::Store(s) => s.into(),
         }
     }
 }
@@ -411,6 +442,7 @@ impl ApiError {
             Self::MethodNotAllowed(msg) => (StatusCode::METHOD_NOT_ALLOWED, msg, Value::Null),
             Self::Conflict { msg, data } => (StatusCode::CONFLICT, msg, data),
             Self::Gone(msg) => (StatusCode::GONE, msg, Value::Null),
+            Self::Unprocessable { msg, data } => (StatusCode::UNPROCESSABLE_ENTITY, msg, data),
             Self::TooLarge { msg, data } => (StatusCode::PAYLOAD_TOO_LARGE, msg, data),
             Self::InsufficientStorage { msg, data } => {
                 (StatusCode::INSUFFICIENT_STORAGE, msg, data)

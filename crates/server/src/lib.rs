@@ -8,8 +8,10 @@
 pub mod admin;
 pub mod agents;
 pub mod chat_access;
+pub mod chats;
 pub mod connections;
 pub mod diff;
+pub mod drafts;
 pub mod envelope;
 pub mod error;
 pub mod guard;
@@ -24,6 +26,7 @@ pub mod session;
 pub mod share_links;
 pub mod shares;
 pub mod sharing;
+pub mod tools;
 pub mod uploads;
 pub mod usage;
 pub mod users;
@@ -208,7 +211,6 @@ async fn metrics(State(app): Api) -> ApiResult {
         revert_dashboard,
         refresh_dashboard,
         dashboard_data,
-        call_tool,
         preview_panel,
         sdk_sources,
         sdk_health,
@@ -221,7 +223,6 @@ async fn metrics(State(app): Api) -> ApiResult {
         store::DashboardListItem,
         store::VersionInfo,
         DetailLevel,
-        ToolName
     ))
 )]
 pub(crate) struct Doc;
@@ -307,7 +308,6 @@ pub fn api() -> Routes<Arc<App>> {
         // Runs the panels again and changes nothing stored: reading.
         .route("/api/dashboards/{id}/refresh", post(Scope::Read, refresh_dashboard))
         .route("/api/dashboards/{id}/data", get(Scope::Read, dashboard_data))
-        .route("/api/tools/{tool}", post(Scope::Write, call_tool))
         .route("/api/panels/preview", post(Scope::Write, preview_panel))
         .route("/api/sdk/sources", get(Scope::Read, sdk_sources))
         .route("/api/sdk/health", get(Scope::Read, sdk_health))
@@ -315,6 +315,8 @@ pub fn api() -> Routes<Arc<App>> {
         .route("/api/templates", get(Scope::Read, list_templates))
         .route("/ws", get(Scope::Read, crate::ws::upgrade))
         .merge(agents::routes())
+        .merge(chats::routes())
+        .merge(tools::routes())
         .merge(openai::routes())
         .merge(keys::routes())
         .merge(session::routes())
@@ -322,6 +324,7 @@ pub fn api() -> Routes<Arc<App>> {
         .merge(sharing::routes())
         .merge(share_links::routes())
         .merge(diff::routes())
+        .merge(drafts::routes())
         .merge(users::routes())
         .merge(admin::routes())
         .merge(usage::routes())
@@ -790,60 +793,6 @@ async fn dashboard_data(
     may(&app, &who, &id, Need::View)?;
     let results = app.dashboards.data(&id).await?;
     Ok(ok(PanelResultsView { dashboard_id: id, version: results.version, panels: results.panels }))
-}
-
-/// The dashboard agent's tools, called directly: the body is the tool's input plus an optional
-/// `session` (the agent's chat id; a session keeps its active dashboard).
-#[utoipa::path(
-    post,
-    path = "/api/tools/{tool}",
-    tag = "tools",
-    params(("tool" = ToolName, Path, description = "The tool.")),
-    request_body(content = Object, description = "`search {code}`, `execute {code, dashboard_id?}`, \
-        `get_state {dashboard_id?, detail_level?}`, `mutate {code, dashboard_id?}`, each with an \
-        optional `session`."),
-    responses((status = 200, description = "The tool's output (failures of the model's code are \
-        part of it).", body = Envelope<Value>), (status = "default", response = ErrorBody))
-)]
-async fn call_tool(
-    State(app): Api,
-    Extension(who): Extension<Principal>,
-    Path(tool): Path<String>,
-    body: Bytes,
-) -> ApiResult {
-    let mut input: Map<String, Value> = parse_body(&body)?;
-    let session = match input.remove("session") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) if !s.is_empty() && s.len() <= 128 => Some(s),
-        Some(other) => {
-            return Err(ApiError::bad(format!(
-                "`session` must be a non-empty string, got {other}"
-            )));
-        }
-    };
-    // A person's sessions are their own: another's active dashboard is out of reach.
-    let session = match (session, who.person()) {
-        (Some(s), Some(_)) => Some(format!("{}/{s}", who.holder())),
-        (s, _) => s,
-    };
-    let by = rest(&who);
-    let out = app.tools.call(&tool, Value::Object(input), session.as_deref(), &who, &by).await?;
-    Ok(ok(out))
-}
-
-/// The dashboard agent's tools.
-#[derive(ToSchema)]
-#[schema(rename_all = "snake_case")]
-#[allow(dead_code)] // Only its schema is used: the path segment is looked up by name.
-enum ToolName {
-    /// Runs search code against the data-source registry.
-    Search,
-    /// Runs builder code that returns a new dashboard state.
-    Execute,
-    /// A dashboard's state.
-    GetState,
-    /// Runs `async (state) => newState` on a dashboard.
-    Mutate,
 }
 
 #[derive(Deserialize, ToSchema)]

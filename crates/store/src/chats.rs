@@ -79,6 +79,12 @@ impl Store {
         self.chat_engine()?.chat_index().await
     }
 
+    /// Deletes every line of a chat; answers how many there were (0: no such chat).
+    #[base::boxed]
+    pub async fn delete_chat(&self, chat_id: &str) -> Result<u64, StoreError> {
+        self.chat_engine()?.delete_chat(chat_id).await
+    }
+
     /// Writes a chat's lines (with their times) in order, in one transaction; the target of
     /// `boardsmith migrate-store`. A chat that already has lines is refused.
     #[base::boxed]

@@ -65,6 +65,13 @@ pub(super) const SHARING: TableDefinition<'static, &str, &[u8]> = TableDefinitio
 /// Share links by the digest of their token.
 pub(super) const SHARE_LINKS: TableDefinition<'static, &str, &[u8]> =
     TableDefinition::new("share_links");
+/// Chats' titles and settings by chat id.
+pub(super) const CHAT_META: TableDefinition<'static, &str, &[u8]> =
+    TableDefinition::new("chat_meta");
+/// Drafts by `{dashboardId}/{userId}`.
+pub(super) const DRAFTS: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("drafts");
+/// Dashboards in review mode by dashboard id.
+pub(super) const REVIEWS: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("reviews");
 /// Store-level metadata.
 pub(super) const META: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("meta");
 
@@ -84,6 +91,9 @@ pub(super) fn table_of(
         super::Record::Audit => AUDIT,
         super::Record::Sharing => SHARING,
         super::Record::ShareLink => SHARE_LINKS,
+        super::Record::ChatMeta => CHAT_META,
+        super::Record::Draft => DRAFTS,
+        super::Record::Review => REVIEWS,
     }
 }
 

@@ -324,11 +324,17 @@ pub enum Record {
     Sharing,
     /// A dashboard's share link (`access::links`), by the digest of its token.
     ShareLink,
+    /// A chat's title and settings (`agent::chats`), by chat id.
+    ChatMeta,
+    /// A person's draft of a dashboard (`dashboards::drafts`), by `{dashboardId}/{drafter}`.
+    Draft,
+    /// A dashboard in review mode (`dashboards::drafts`), by dashboard id.
+    Review,
 }
 
 impl Record {
     /// Every kind.
-    pub const ALL: [Self; 11] = [
+    pub const ALL: [Self; 14] = [
         Self::Session,
         Self::ApiKey,
         Self::Usage,
@@ -340,6 +346,9 @@ impl Record {
         Self::Audit,
         Self::Sharing,
         Self::ShareLink,
+        Self::ChatMeta,
+        Self::Draft,
+        Self::Review,
     ];
 
     /// The kind's name in messages.
@@ -356,6 +365,9 @@ impl Record {
             Self::Audit => "audit entry",
             Self::Sharing => "dashboard sharing",
             Self::ShareLink => "share link",
+            Self::ChatMeta => "chat settings",
+            Self::Draft => "draft",
+            Self::Review => "review mode",
         }
     }
 
@@ -373,6 +385,9 @@ impl Record {
             Self::Audit => "audit",
             Self::Sharing => "sharing",
             Self::ShareLink => "share_link",
+            Self::ChatMeta => "chat_meta",
+            Self::Draft => "draft",
+            Self::Review => "review",
         }
     }
 

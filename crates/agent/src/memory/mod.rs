@@ -129,6 +129,9 @@ pub struct MemoryConfig {
     /// Tool names recorded as actions (`_actionId`) rather than tools (`_toolId`)
     /// (`MEMORY_CHAT_ACTION_TOOLS`, comma-separated).
     pub action_tools: BTreeSet<String>,
+    /// Chats untouched this many days are deleted (`MEMORY_CHAT_RETENTION_DAYS`; the admin
+    /// setting `chatRetentionDays` wins over it); `None`: kept for good.
+    pub retention_days: Option<u32>,
 }
 
 impl MemoryConfig {
@@ -138,10 +141,12 @@ impl MemoryConfig {
             dir: data_dir.join("chats"),
             window: DEFAULT_WINDOW,
             action_tools: DEFAULT_ACTION_TOOLS.iter().map(|s| (*s).to_owned()).collect(),
+            retention_days: None,
         }
     }
 
-    /// The defaults overridden by `MEMORY_CHAT_DIR`, `MEMORY_CHAT_K`, `MEMORY_CHAT_ACTION_TOOLS`.
+    /// The defaults overridden by `MEMORY_CHAT_DIR`, `MEMORY_CHAT_K`, `MEMORY_CHAT_ACTION_TOOLS`,
+    /// `MEMORY_CHAT_RETENTION_DAYS`.
     pub fn from_env(data_dir: &Path) -> Result<Self, MemoryError> {
         Self::from_vars(data_dir, |name| std::env::var(name).ok())
     }
@@ -159,6 +164,14 @@ impl MemoryConfig {
             config.window = k.trim().parse().map_err(|_| {
                 MemoryError::Config(format!("MEMORY_CHAT_K must be a run count, got `{k}`"))
             })?;
+        }
+        if let Some(days) = var("MEMORY_CHAT_RETENTION_DAYS").filter(|d| !d.trim().is_empty()) {
+            let days: u32 = days.trim().parse().ok().filter(|d| *d > 0).ok_or_else(|| {
+                MemoryError::Config(format!(
+                    "MEMORY_CHAT_RETENTION_DAYS must be a number of days (1 or more), got `{days}`"
+                ))
+            })?;
+            config.retention_days = Some(days);
         }
         if let Some(list) = var("MEMORY_CHAT_ACTION_TOOLS") {
             config.action_tools = list
@@ -457,6 +470,30 @@ impl ChatMemory {
             Ok(chats)
         })
         .await
+    }
+
+    /// Deletes a chat's runs for good, waiting for a run of it in progress to end first (its
+    /// lock); [`MemoryError::NotFound`] when it has none.
+    #[base::boxed]
+    pub async fn delete(&self, chat_id: &str) -> Result<(), MemoryError> {
+        let lock = self.lock_chat(chat_id).await?;
+        let found = if let Backend::Shared(shared) = &self.inner.backend {
+            shared.delete(chat_id).await?
+        } else {
+            let chat_id = chat_id.to_owned();
+            blocking(&self.inner, move |inner| {
+                let path = inner.path(&chat_id);
+                inner.cache().remove(&chat_id);
+                match fs::remove_file(&path) {
+                    Ok(()) => Ok(true),
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+                    Err(e) => Err(io_err(&path)(e)),
+                }
+            })
+            .await?
+        };
+        drop(lock);
+        if found { Ok(()) } else { Err(MemoryError::NotFound(chat_id.to_owned())) }
     }
 
     /// A chat's history for `GET /api/chat`: [`snapshot_events`], and with

@@ -113,6 +113,14 @@ impl Shared {
         }
     }
 
+    /// Deletes the chat's rows; `false` when it had none.
+    pub(super) async fn delete(&self, chat_id: &str) -> Result<bool, MemoryError> {
+        let n = self.store.delete_chat(chat_id).await?;
+        lock(&self.heads).remove(chat_id);
+        lock(&self.listed).remove(chat_id);
+        Ok(n > 0)
+    }
+
     /// Every chat's list entry. One query of line ids tells which chats changed since this
     /// node last listed them; only those have lines read (their first and last).
     pub(super) async fn list_chats(&self) -> Result<Vec<ChatSummary>, MemoryError> {

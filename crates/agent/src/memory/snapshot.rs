@@ -9,8 +9,15 @@ use super::*;
 pub struct ChatSummary {
     /// The chat.
     pub chat_id: String,
-    /// Its first query message, cut to [`CHAT_NAME_CHARS`] characters.
+    /// Its first query message, cut to [`CHAT_NAME_CHARS`] characters (the seed's name).
     pub chat_name: String,
+    /// What the chat is called: the name its person gave it, else one made from its first
+    /// exchange ([`chat_title`]).
+    #[serde(default)]
+    pub title: String,
+    /// The agent's dashboard changes in this chat are drafts to review (`agent::chats`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub review: bool,
     /// The agent of its first run.
     pub first_agent_key: Option<String>,
     /// Its first message's time, unix milliseconds.
@@ -252,9 +259,76 @@ pub(super) fn summary_of(chat_id: &str, runs: &[RunRecord]) -> Option<ChatSummar
     Some(ChatSummary {
         chat_id: chat_id.to_owned(),
         chat_name: chat_name(&first.query.message),
+        title: chat_title(first),
+        review: false,
         first_agent_key: first.query.agent_key.clone(),
         created_at,
         updated_at: last.updated_at,
         owner: first.owner.clone(),
     })
+}
+
+/// Words a request opens with that say nothing of its subject ("Build me a", "Can you
+/// please show"), dropped from a title made from the message.
+const FILLER: [&str; 22] = [
+    "a", "an", "the", "me", "my", "please", "can", "could", "would", "you", "i", "want", "need",
+    "build", "make", "create", "show", "give", "set", "up", "let's", "lets",
+];
+
+/// Characters of a title made from a chat's first exchange.
+pub const TITLE_CHARS: usize = 48;
+
+/// A chat's title made from its first exchange: the title of the dashboard its first run
+/// built or changed last (a dashboard tool's result `state.title` or `summary.title`), else the first message without the words
+/// a request opens with, its first letter capitalized, cut at a word within
+/// [`TITLE_CHARS`] characters.
+pub fn chat_title(first: &RunRecord) -> String {
+    let built = first.messages.iter().rev().find_map(|m| match m {
+        StoredMessage::Tool(t) if !t.is_error => t.content.iter().find_map(|p| {
+            let v: Value = serde_json::from_str(&p.text).ok()?;
+            let title = ["/state/title", "/summary/title"]
+                .iter()
+                .find_map(|at| v.pointer(at)?.as_str())?
+                .trim();
+            (!title.is_empty()).then(|| title.to_owned())
+        }),
+        _ => None,
+    });
+    let text = built.unwrap_or_else(|| {
+        let line = first.query.message.trim().lines().next().unwrap_or_default();
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let skip = words
+            .iter()
+            .take_while(|w| {
+                let w = w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'');
+                FILLER.contains(&w.to_lowercase().as_str())
+            })
+            .count();
+        // A message that is all filler keeps its words.
+        let rest = if skip < words.len() { &words[skip..] } else { &words[..] };
+        rest.join(" ").trim_end_matches(['.', '?', '!', ',', ':', ';']).to_owned()
+    });
+    let mut out = String::new();
+    for word in text.split_whitespace() {
+        let next = if out.is_empty() {
+            word.chars().count()
+        } else {
+            out.chars().count() + 1 + word.chars().count()
+        };
+        if next > TITLE_CHARS {
+            if out.is_empty() {
+                out = word.chars().take(TITLE_CHARS).collect();
+            }
+            break;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    let mut chars = out.chars();
+    match chars.next() {
+        Some(c) => c.to_uppercase().chain(chars).collect(),
+        None => out,
+    }
 }

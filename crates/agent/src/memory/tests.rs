@@ -94,6 +94,37 @@ fn chat_names_are_cut_by_characters() {
 }
 
 #[test]
+fn titles_come_from_the_exchange_not_the_first_words() {
+    let memory = ChatMemory::new(MemoryConfig::new(Path::new("/unused")));
+    let run = |message: &str| {
+        let query = Query { chat_id: "c".into(), message: message.into(), ..Query::default() };
+        memory.recorder("r", query, 1).record
+    };
+    assert_eq!(chat_title(&run("Build me a gold dashboard")), "Gold dashboard");
+    assert_eq!(chat_title(&run("can you please show me BTC funding?")), "BTC funding");
+    assert_eq!(chat_title(&run("please")), "Please", "all filler keeps its words");
+    assert_eq!(chat_title(&run("")), "");
+    let long = chat_title(&run(&"word ".repeat(40)));
+    assert!(long.chars().count() <= TITLE_CHARS && long.ends_with("word"), "{long}");
+    assert_eq!(chat_title(&run(&"x".repeat(80))).chars().count(), TITLE_CHARS);
+    // The dashboard the run built names the chat.
+    let mut built = run("Build me a gold dashboard");
+    let result = r#"{"dashboard_id":"db_1","state":{"title":"Gold vs. the dollar"}}"#;
+    built.messages.push(StoredMessage::Tool(ToolEntry {
+        name: "execute".into(),
+        tool_call_id: "t1".into(),
+        content: vec![Part::text(result)],
+        ts: 2,
+        tool_id: None,
+        action_id: None,
+        timing: None,
+        is_error: false,
+        events: Vec::new(),
+    }));
+    assert_eq!(chat_title(&built), "Gold vs. the dollar");
+}
+
+#[test]
 fn stored_messages_use_the_seed_shapes() {
     let memory = ChatMemory::new(MemoryConfig::new(Path::new("/unused")));
     let query = Query {

@@ -111,6 +111,18 @@ impl Postgres {
             .collect())
     }
 
+    pub(crate) async fn delete_chat(&self, chat_id: &str) -> Result<u64, StoreError> {
+        let mut c = self.client().await?;
+        let tx = locked(&mut c, chat_id).await?;
+        let n = tx
+            .execute("DELETE FROM chat_runs WHERE chat_id = $1", &[&chat_id])
+            .await
+            .map_err(pg(format!("delete chat `{chat_id}`")))?;
+        tx.commit().await.map_err(pg("commit a chat delete"))?;
+        self.committed();
+        Ok(n)
+    }
+
     pub(crate) async fn import_chat(
         &self,
         chat_id: &str,

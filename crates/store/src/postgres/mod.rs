@@ -837,7 +837,13 @@ impl Postgres {
             | Record::ShareLink => {
                 Some(json!({ "node": &*self.node, "record": kind.key() }).to_string())
             }
-            Record::Session | Record::Usage | Record::WorkflowRun | Record::Audit => None,
+            Record::Session
+            | Record::Usage
+            | Record::WorkflowRun
+            | Record::Audit
+            | Record::ChatMeta
+            | Record::Draft
+            | Record::Review => None,
         }
     }
 
