@@ -155,8 +155,15 @@ export function PanelGrid({ api, state, highlight = null }) {
       panels.push(p);
       run(p, def);
     }
+    // The theme switched (theme.js sets <html data-theme>): the charts take its colours.
+    const themed = new MutationObserver(() => {
+      const next = themeColors();
+      for (const p of panels) p.theme(next);
+    });
+    themed.observe(document.documentElement, { attributes: true, attributeFilter: ['data-theme'] });
     return () => {
       alive = false;
+      themed.disconnect();
       for (const p of panels) p.destroy();
       grid.replaceChildren();
     };

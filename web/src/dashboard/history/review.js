@@ -147,14 +147,9 @@ export function createReview({ sheet, viewEl, api, bus }) {
     const id = dashboardId;
     const mine = ++seq;
     if (!id) return;
-    // Drafts are made in review mode only; not asking otherwise spares a 404 (no draft) per open.
-    if (enabled !== true) {
-      if (draft) {
-        draft = null;
-        paint();
-      }
-      return;
-    }
+    // Drafts are made in review mode only; not asking otherwise spares a 404 (no draft) per
+    // open. A draft shown when review mode goes off is asked about again: it may still be there.
+    if (enabled !== true && !draft) return;
     let d = null;
     try {
       d = await api.get(`/api/dashboards/${enc(id)}/draft`);

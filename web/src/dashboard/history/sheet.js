@@ -33,7 +33,11 @@ export function createSheet(container) {
   }
 
   document.addEventListener('keydown', (e) => {
-    if (e.key === 'Escape' && kind && !e.defaultPrevented && !document.querySelector('dialog[open]')) close();
+    if (e.key !== 'Escape' || !kind || e.defaultPrevented || document.querySelector('dialog[open]')) return;
+    // Escape in a field elsewhere (the chat's composer) is that field's.
+    const field = document.activeElement?.closest?.('input, textarea, select, [contenteditable]');
+    if (field && !host.contains(field)) return;
+    close();
   });
 
   return { open, close, kind: () => kind };
