@@ -94,6 +94,10 @@ test('the agent’s edit is a draft the analyst reviews and a second viewer does
   const banner = analyst.locator('.review-banner');
   await banner.waitFor();
   assert.match(await banner.textContent(), /The agent has a draft: \d+ changes?/);
+  // The chat says where the edit went.
+  const note = analyst.locator('.chat-draft-note').last();
+  await note.waitFor();
+  assert.equal(await note.getAttribute('data-dashboard-id'), dashboardId);
 
   // Nothing published: the history, the stored state and the second viewer are as before.
   assert.deepEqual(await api.get(`/api/dashboards/${dashboardId}/versions`), versionsBefore);
@@ -139,7 +143,9 @@ test('a rejected draft leaves no trace in the published history', async () => {
   const stateBefore = (await api.get(`/api/dashboards/${dashboardId}`)).state;
   await ask(analyst, 'Add a gold quote');
   await analyst.waitForSelector('.review-banner');
-  await analyst.click('.review-open');
+  // This time from the chat: the tool result's Review.
+  assert.equal(await analyst.locator('.chat-draft-review').count(), 2, 'one per drafted edit');
+  await analyst.locator('.chat-draft-review').last().click();
   const sheet = analyst.locator('.history-sheet[data-kind="review"] .review-sheet');
   const quote = sheet.locator('.changes .change[data-panel-id="desk-quote"]');
   await quote.waitFor();

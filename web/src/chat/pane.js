@@ -25,6 +25,7 @@ import { render } from 'preact';
 import { h } from '../dom.js';
 import { ChatList } from './chatlist.js';
 import { chatTitle, chatsPath, sortChats, withRow, withoutChat } from './chats.js';
+import { draftOfResult } from '../dashboard/history/draft.js';
 import { getPref } from '../prefs.js';
 import { isAdmin } from '../session.js';
 
@@ -107,6 +108,7 @@ export function createChatPane(el, { api, bus, session = Promise.resolve(null) }
     onSubmit: (run, block, params) =>
       api.post('/api/submit', { runId: run.runId, toolId: block.id, chatId: chatId ?? undefined, payload: { params } }),
     onOpenDashboard: (dashboardId) => dashboardId && bus.emit('dashboard:open', { dashboardId }),
+    onReviewDraft: (dashboardId) => bus.emit('draft:review', { dashboardId }),
     onOpenSettings: (section) => bus.emit('settings:open', { section }),
     canSetUpModels: () => admin !== false,
     dashboardInfo: (id) => dashboardNames.get(id) ?? null,
@@ -396,7 +398,7 @@ export function createChatPane(el, { api, bus, session = Promise.resolve(null) }
         break;
       case 'tool.result':
         // Review mode: the agent's dashboard edit went into a draft (history/review.js shows it).
-        if (ev.draft === true || ev.result?.draft === true) bus.emit('draft:changed', { dashboardId: ev.result?.dashboardId ?? null });
+        if (ev.draft === true || draftOfResult(ev.result)) bus.emit('draft:changed', { dashboardId: draftOfResult(ev.result)?.dashboardId ?? null });
         break;
       case 'dashboard.update':
         if (!ev.deleted && ev.dashboardId) bus.emit('dashboard:open', { dashboardId: ev.dashboardId });

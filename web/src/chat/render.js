@@ -17,6 +17,7 @@ import { splitViewports, validationOf, isFrontendType, errorMessage, failureWord
 import { isNoModelError } from './agents.js';
 import { mountViewport } from './viewport.js';
 import { h, safeUrl } from '../dom.js';
+import { draftOfResult } from '../dashboard/history/draft.js';
 
 const RESULT_LIMIT = 20000;
 
@@ -42,7 +43,8 @@ const STATUS_LABEL = { streaming: 'writing', running: 'running', done: 'done', e
 
 /**
  * `createRenderer(listEl, ctx)`; ctx: {api, toolInfo(name) → {kind, viewportKey}|null,
- * onSubmit(run, block, params) → Promise, onOpenDashboard(id), onOpenSettings(section),
+ * onSubmit(run, block, params) → Promise, onOpenDashboard(id), onReviewDraft(id) (a tool result
+ * that went into the analyst's draft: `.chat-draft-note` with `.chat-draft-review`), onOpenSettings(section),
  * canSetUpModels() → false when the user may not add providers (not an admin),
  * dashboardInfo(id) → {title, panels: Map(panelId → title)}|null (the dashboard in view)}.
  */
@@ -311,6 +313,7 @@ function makeTool(block, ctx, run) {
   let argsKey = null;
   let resultShown = false;
   let openShown = false;
+  let draftShown = false;
   let mounted = false;
   let confirmKey = null;
 
@@ -470,6 +473,17 @@ function makeTool(block, ctx, run) {
         const { dashboardId } = b.dashboard;
         const onclick = () => ctx.onOpenDashboard?.(dashboardId);
         valBox.append(h('button.chat-link-button', { type: 'button', onclick }, 'Open dashboard'));
+      }
+
+      // Review mode: the change went into the analyst's draft, not the published dashboard.
+      const drafted = b.hasResult && !draftShown ? draftOfResult(b.result) : null;
+      if (drafted) {
+        draftShown = true;
+        valBox.append(h('div.chat-draft-note', { dataset: { dashboardId: drafted.dashboardId ?? '' } },
+          h('span', null, 'Saved as a draft: only you see it until you accept it.'),
+          ctx.onReviewDraft ? h('button.chat-link-button.chat-draft-review', {
+            type: 'button', onclick: () => ctx.onReviewDraft(drafted.dashboardId),
+          }, 'Review') : null));
       }
     },
   };

@@ -42,3 +42,23 @@ export function failingTests(draft) {
   const tests = draft?.tests && typeof draft.tests === 'object' ? draft.tests : {};
   return Object.keys(tests).filter((id) => tests[id] && !tests[id].ok);
 }
+
+/**
+ * The dashboard an agent tool result put into the analyst's draft (`draft: true` on an
+ * execute/mutate result, an object or its JSON text), or null when the result published or
+ * failed. → {dashboardId} (dashboardId may be null when the result does not name it).
+ */
+export function draftOfResult(result) {
+  let r = result;
+  if (typeof r === 'string') {
+    if (!r.includes('"draft"')) return null;
+    try {
+      r = JSON.parse(r);
+    } catch {
+      return null;
+    }
+  }
+  if (!r || typeof r !== 'object' || r.draft !== true) return null;
+  const id = r.dashboard_id ?? r.dashboardId;
+  return { dashboardId: typeof id === 'string' && id ? id : null };
+}

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { draftCount, changesLabel, draftPanels, testResult, failingTests } from './draft.js';
+import { draftCount, changesLabel, draftPanels, testResult, failingTests, draftOfResult } from './draft.js';
 
 const draft = {
   changes: [
@@ -28,4 +28,14 @@ test('test results read as a sentence: passed with rows, failed with kind, line 
   assert.deepEqual(testResult({ ok: false }), { ok: false, text: 'Test failed: error: unknown error' });
   assert.equal(testResult(undefined), null);
   assert.deepEqual(failingTests(draft), ['p2']);
+});
+
+test('a tool result that wrote a draft names its dashboard; others are not drafts', () => {
+  assert.deepEqual(draftOfResult({ dashboard_id: 'db_1', draft: true, changes: [] }), { dashboardId: 'db_1' });
+  assert.deepEqual(draftOfResult('{"dashboard_id":"db_2","draft":true}'), { dashboardId: 'db_2' });
+  assert.deepEqual(draftOfResult({ draft: true }), { dashboardId: null });
+  assert.equal(draftOfResult({ dashboard_id: 'db_1', changes: [] }), null);
+  assert.equal(draftOfResult('{"draft": false}'), null);
+  assert.equal(draftOfResult('not json "draft"'), null);
+  assert.equal(draftOfResult(null), null);
 });

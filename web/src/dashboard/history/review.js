@@ -7,6 +7,8 @@
 //   again on opening the dashboard, on
 //   'draft:changed' (the chat: a tool result that wrote a draft, a run that ended) and after
 //   each accept or reject;
+// - 'draft:review' {dashboardId} (the chat's Review on a tool result that made a draft) opens
+//   that dashboard and its review sheet;
 // - the review sheet (sheet.js): the changes, each changed panel's code diff and test result,
 //   Accept / Reject per panel and Accept all / Reject all (`POST …/draft/accept|reject` with
 //   `{panels?}`), and the draft drawn read-only with data (components.js PanelGrid).
@@ -117,6 +119,7 @@ export function createReview({ sheet, viewEl, api, bus }) {
   let toggleError = '';
   let draft = null;
   let seq = 0;
+  let reviewWanted = null; // a dashboard whose review sheet opens once its draft is loaded
 
   function paint() {
     render(canEdit && enabled !== null && dashboardId
@@ -159,6 +162,10 @@ export function createReview({ sheet, viewEl, api, bus }) {
     if (mine !== seq || id !== dashboardId) return;
     draft = d && draftCount(d) > 0 ? d : null;
     paint();
+    if (reviewWanted === id) {
+      reviewWanted = null;
+      openSheet();
+    }
   }
 
   async function toggle() {
@@ -218,6 +225,14 @@ export function createReview({ sheet, viewEl, api, bus }) {
     if (canEdit && !was) loadReview(id).then(loadDraft);
   });
   bus.on('draft:changed', () => loadDraft());
+  // The chat's "Review" on a tool result that made a draft: that dashboard, its draft shown.
+  bus.on('draft:review', ({ dashboardId: id }) => {
+    const target = id || dashboardId;
+    if (!target) return;
+    reviewWanted = target;
+    if (target !== dashboardId) bus.emit('dashboard:open', { dashboardId: target });
+    else loadDraft();
+  });
 
   return { reload: loadDraft, openSheet, current: () => draft };
 }
