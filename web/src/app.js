@@ -102,6 +102,12 @@ bus.on('chat:opened', ({ chatId }) => writeHash('chat', chatId));
 bus.on('dashboard:open', () => {
   if (app.dataset.pane === 'list') showPane('dashboard');
 });
+// A version opened or compared from the list shows in the dashboard pane (narrow screens).
+for (const name of ['version:open', 'version:compare']) {
+  bus.on(name, () => {
+    if (app.dataset.pane === 'list') showPane('dashboard');
+  });
+}
 
 // A changed hash (typed, pasted, back/forward) opens what it names without a reload. It is read
 // from the event, not from `location`: by the time the event runs, a dashboard the app opened
