@@ -1,11 +1,14 @@
-// Bundles the browser app into OUTDIR: index.html, assets/app.js, assets/app.css, each also
-// precompressed (.br, .gz) so the server can send them without compressing per request; and the
+// Bundles the browser app into OUTDIR: index.html, assets/app.js (the entry), the chunks it
+// loads (assets/*-HASH.js: esbuild's code splitting, so the signed-in app, the share-link page
+// and the heavy editing parts — CodeMirror, gridstack — are fetched only when used), and
+// assets/app.css, every one also precompressed (.br, .gz) so the server can send them without
+// compressing per request (it serves any file under assets/); and the
 // API reference page, docs.html, with Swagger UI's prebuilt bundle from the npm package
 // `swagger-ui-dist` (assets/swagger-ui-bundle.js, assets/swagger-ui.css) and docs.js, which
 // points it at the server's /openapi.json.
 // Usage: node build.mjs OUTDIR [--watch]   (cargo's build.rs calls it with OUT_DIR/web)
 import { build, context } from 'esbuild';
-import { copyFile, mkdir, readFile, writeFile, rm } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, writeFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { brotliCompressSync, gzipSync, constants } from 'node:zlib';
 
@@ -21,6 +24,10 @@ const options = {
   entryPoints: { app: join(here, 'src/main.js') },
   bundle: true,
   format: 'esm',
+  // Dynamic import()s become chunks of their own (main.js's app/share-link split, the code
+  // editor, Arrange's gridstack); code two of them share goes into a chunk-HASH.js.
+  splitting: true,
+  chunkNames: '[name]-[hash]',
   target: 'es2022',
   outdir: join(outdir, 'assets'),
   minify: !watch,
@@ -42,9 +49,22 @@ async function writeShell() {
   }
 }
 
+/**
+ * esbuild puts all the CSS the entry reaches, through dynamic imports too, into app.css (the
+ * one stylesheet index.html links) and also writes a stylesheet per lazily loaded chunk that
+ * nothing links: those are dropped.
+ */
+async function dropUnlinkedCss() {
+  for (const file of await readdir(join(outdir, 'assets'))) {
+    if (file.endsWith('.css') && file !== 'app.css' && file !== 'swagger-ui.css') {
+      await rm(join(outdir, 'assets', file));
+    }
+  }
+}
+
 async function compressAll() {
-  const files = ['index.html', 'assets/app.js', 'assets/app.css', 'docs.html', 'assets/docs.js',
-    'assets/swagger-ui-bundle.js', 'assets/swagger-ui.css'];
+  const assets = (await readdir(join(outdir, 'assets'))).filter((f) => /\.(js|css)$/.test(f));
+  const files = ['index.html', 'docs.html', ...assets.map((f) => `assets/${f}`)];
   for (const file of files) {
     const path = join(outdir, file);
     const body = await readFile(path);
@@ -63,5 +83,6 @@ if (watch) {
   console.log(`watching web/src -> ${outdir} (index.html is copied once)`);
 } else {
   await build(options);
+  await dropUnlinkedCss();
   await compressAll();
 }

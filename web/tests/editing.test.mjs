@@ -414,6 +414,41 @@ test('undo and redo: Ctrl+Z restores the previous title as a new version, Ctrl+S
   await page.close();
 });
 
+test('the code editor and Arrange’s gridstack are not part of the first load: fetched (brotli) when first used', async () => {
+  const id = await makeDashboard('Lazy parts', ['a', 'b']);
+  const page = await newPage();
+  const scripts = [];
+  page.on('response', (r) => {
+    const url = new URL(r.url());
+    if (url.pathname.startsWith('/assets/') && url.pathname.endsWith('.js')) {
+      scripts.push({ name: url.pathname.slice('/assets/'.length), status: r.status(), encoding: r.headers()['content-encoding'] });
+    }
+  });
+  await openEditable(page, id);
+  scripts.length = 0;
+  await page.reload(); // a whole first load, with the listener on (signing in loaded the page)
+  await page.waitForSelector(`.dashboard-view[data-dashboard-id="${id}"][data-editable] .panel`);
+  const first = scripts.map((s) => s.name);
+  assert.ok(first.includes('app.js'), `the entry was loaded: ${first}`);
+  assert.ok(first.some((n) => /^app-\w+\.js$/.test(n)), `the app's chunk was loaded: ${first}`);
+  assert.ok(!first.some((n) => /^(code|gridstack)-/.test(n)), `no editor or gridstack chunk at first: ${first}`);
+  for (const s of scripts) assert.ok([200, 304].includes(s.status), `${s.name} served: ${s.status}`);
+
+  await page.click('.panel[data-panel-id="a"] .panel-edit');
+  await page.waitForSelector('dialog.panel-editor .editor-code .cm-editor');
+  const code = scripts.find((s) => /^code-\w+\.js$/.test(s.name));
+  assert.ok(code, `the editor's chunk was fetched on opening the editor: ${scripts.map((s) => s.name)}`);
+  assert.equal(code.encoding, 'br', 'a chunk comes precompressed');
+  assert.equal(await page.locator('.editor-code-loading').count(), 0, 'the loading note is gone');
+  await page.click('.editor-cancel');
+  await page.waitForSelector('dialog.panel-editor', { state: 'detached' });
+
+  await page.click('.edit-arrange');
+  await page.waitForSelector('.dash-arrange .grid-stack-item .arrange-card[data-panel-id="b"]');
+  assert.ok(scripts.some((s) => /^gridstack-\w+\.js$/.test(s.name)), `gridstack's chunk was fetched on Arrange: ${scripts.map((s) => s.name)}`);
+  assert.deepEqual(page.errors, []);
+});
+
 test('a share link’s page has no editing', async () => {
   const id = await makeDashboard('Shared out', ['s']);
   const made = await api.post(`/api/dashboards/${id}/share`, {});

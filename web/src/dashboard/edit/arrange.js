@@ -11,10 +11,13 @@
 // reflows a canvas. This module manages gridstack's DOM itself (not Preact): gridstack moves
 // and measures its elements directly.
 //
+// gridstack's script is loaded when Arrange is first turned on (a dynamic import, a chunk of
+// its own; its small stylesheet stays in app.css): until it is there `show` keeps the newest
+// state and draws it once loaded, unless `destroy` came first.
+//
 // Test hooks: .dash-arrange.grid-stack[data-columns] > .grid-stack-item[gs-id] >
 // .grid-stack-item-content.arrange-card[data-panel-id][data-w][data-h][data-index] (focusable),
 // gridstack's .ui-resizable-se handles.
-import { GridStack } from 'gridstack';
 import 'gridstack/dist/gridstack.min.css';
 import { h } from '../../dom.js';
 import { place } from './flow.js';
@@ -27,7 +30,16 @@ const KEYS = {
   ArrowDown: ['later', 'taller'],
 };
 
-export function createArrange(host, { rowHeight, onArrange, onKey }) {
+let gridstack = null;
+/** gridstack's module, fetched once. */
+function loadGridStack() {
+  if (!gridstack) gridstack = import('gridstack').catch((e) => { gridstack = null; throw e; });
+  return gridstack;
+}
+
+export function createArrange(host, { rowHeight, onArrange, onKey, onLoadError }) {
+  let GridStack = null; // the class, once loaded
+  let waiting = null; // a state to show once it is
   let grid = null;
   let shownKey = '';
   let building = false;
@@ -111,6 +123,22 @@ export function createArrange(host, { rowHeight, onArrange, onKey }) {
       return;
     }
     if (grid && layoutKey(state) === shownKey) return;
+    if (!GridStack) {
+      const first = !waiting;
+      waiting = state;
+      if (first) {
+        loadGridStack().then((m) => {
+          GridStack = m.GridStack;
+          const s = waiting;
+          waiting = null;
+          if (s) build(s);
+        }, (e) => {
+          waiting = null;
+          onLoadError?.(e);
+        });
+      }
+      return;
+    }
     build(state);
   }
 
@@ -121,6 +149,7 @@ export function createArrange(host, { rowHeight, onArrange, onKey }) {
       host.querySelector(`.arrange-card[data-panel-id="${CSS.escape(id)}"]`)?.focus();
     },
     destroy() {
+      waiting = null;
       grid?.destroy(false);
       grid = null;
       shownKey = '';

@@ -7,17 +7,27 @@
 // that does not parse; what the server refuses is listed by field. The parent (index.js) saves
 // and closes the dialog once saved.
 //
+// CodeMirror (code.js) is loaded on first use (a dynamic import, a chunk of its own), so the
+// page's first load does not carry it; until it is there the code pane says so
+// (.editor-code-loading) and test runs use the panel's saved code.
+//
 // Test hooks: dialog.panel-editor[data-panel-id] with input[name=title], select[name=type],
 // .editor-renderer, .editor-code .cm-editor, textarea[name=config|indicators|dataSource],
 // .editor-run, .editor-save, .editor-cancel, .editor-message; .editor-preview[data-status=
 // idle|running|ok|error] > .panel (panel.js) and .editor-preview-error[data-line][data-kind].
 import { html, useState, useEffect, useRef, Dialog } from './ui.js';
 import { PANEL_TYPES, RENDERER_LABEL, withType } from './types.js';
-import { createCodeEditor } from './code.js';
 import { createPanel } from '../panel.js';
 import { themeColors } from '../../theme.js';
 
 const PREVIEW_PAUSE_MS = 700;
+
+let codeModule = null;
+/** code.js (CodeMirror), fetched once. */
+function loadCodeEditor() {
+  if (!codeModule) codeModule = import('./code.js').catch((e) => { codeModule = null; throw e; });
+  return codeModule;
+}
 
 /** Pretty JSON for a textarea ('' for nothing). */
 const jsonText = (v) => (v === undefined || v === null ? '' : JSON.stringify(v, null, 2));
@@ -61,6 +71,7 @@ export function PanelEditor({ panel, api, vars, completion, onSave, onClose }) {
   const [saving, setSaving] = useState(false);
   const [message, setMessage] = useState('');
   const [issues, setIssues] = useState([]);
+  const [codeState, setCodeState] = useState('loading'); // loading | ready | failed
 
   const codeHost = useRef(null);
   const code = useRef(null); // createCodeEditor's handle
@@ -102,16 +113,24 @@ export function PanelEditor({ panel, api, vars, completion, onSave, onClose }) {
 
   // The code editor and the preview panel live as long as the dialog.
   useEffect(() => {
-    code.current = createCodeEditor(codeHost.current, {
-      doc: panel.code ?? '',
-      context: completion,
-      onChange: () => setCodeTick((n) => n + 1),
-      onRun: () => run(),
-    });
+    let gone = false;
+    loadCodeEditor().then(({ createCodeEditor }) => {
+      if (gone) return;
+      code.current = createCodeEditor(codeHost.current, {
+        doc: panel.code ?? '',
+        context: completion,
+        onChange: () => setCodeTick((n) => n + 1),
+        onRun: () => run(),
+      });
+      const r = last.current;
+      if (r.status === 'error' && r.code === code.current.value()) code.current.setError(r.error ?? { message: 'failed' });
+      setCodeState('ready');
+    }, () => { if (!gone) setCodeState('failed'); });
     previewPanel.current = createPanel(previewDef(), { onRefresh: () => run(), onChange: () => {}, colors: themeColors() });
     previewHost.current.append(previewPanel.current.el);
     run();
     return () => {
+      gone = true;
       token.current += 1;
       code.current?.destroy();
       previewPanel.current?.destroy();
@@ -152,6 +171,10 @@ export function PanelEditor({ panel, api, vars, completion, onSave, onClose }) {
     }
     if (jsonError) {
       setMessage('Fix the JSON under More first.');
+      return;
+    }
+    if (!code.current) {
+      setMessage(codeState === 'failed' ? 'The code editor did not load; reload the page to edit.' : 'The code editor is still loading.');
       return;
     }
     const text = code.current.value();
@@ -207,6 +230,7 @@ export function PanelEditor({ panel, api, vars, completion, onSave, onClose }) {
             <span class="dash-spacer"></span>
             <button type="button" class="editor-run" onClick=${() => run()} disabled=${preview.status === 'running'}>Run</button>
           </div>
+          ${codeState !== 'ready' ? html`<p class="muted editor-code-loading" role="status">${codeState === 'failed' ? 'The code editor did not load; reload the page to try again.' : 'Loading the code editor…'}</p>` : null}
           <div class="editor-code" ref=${codeHost}></div>
           <details class="editor-more">
             <summary>More: config, indicators, data source</summary>

@@ -73,6 +73,7 @@ export function createEditing({ root, titleRow, titleEl, grid, api, vars, rowHei
     rowHeight,
     onArrange: (nodes) => quick((s) => arrangeState(s, nodes), 'layout change'),
     onKey,
+    onLoadError: (e) => say(`Arrange could not load (${e.message}); reload the page to try again.`, 'error'),
   });
 
   /** The newest state known: the view's, or our own save's until the view has it. */
