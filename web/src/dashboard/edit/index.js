@@ -22,7 +22,7 @@
 import { h, icon } from '../../dom.js';
 import { html, render } from './ui.js';
 import { createHistory } from './history.js';
-import { saveState, overwrite, describe } from './save.js';
+import { saveState, overwrite, describe, noteOf, stepNote } from './save.js';
 import { arrange as arrangeState, moveBy, resizeBy, spanOf } from './flow.js';
 import { Toolbar } from './toolbar.js';
 import { TitleInput } from './title.js';
@@ -100,7 +100,7 @@ export function createEditing({ root, titleRow, titleEl, grid, api, vars, rowHei
       if (dashboardId !== id || !base.state) return { kind: 'error', message: 'No dashboard open.' };
       const next = edit(base.state);
       if (!next || next === base.state || json(next) === json(base.state)) return { kind: 'unchanged' };
-      const out = await saveState(api, id, base.version, next);
+      const out = await saveState(api, id, base.version, next, noteOf(what, base.state, next));
       if (dashboardId !== id) return out;
       if (out.kind === 'saved') accepted(out, base.state, next, what);
       else if (out.kind === 'conflict') {
@@ -129,14 +129,14 @@ export function createEditing({ root, titleRow, titleEl, grid, api, vars, rowHei
         after();
         return { kind: 'unchanged' };
       }
-      const out = await saveState(api, id, base.version, next);
+      const out = await saveState(api, id, base.version, next, noteOf(what, base.state, next));
       if (dashboardId !== id) return out;
       if (out.kind === 'saved') {
         accepted(out, base.state, next, what);
         after();
       } else if (out.kind === 'conflict') {
         say('This dashboard changed meanwhile — Reload or Overwrite?', 'warn');
-        conflict = { what, actual: out.actual, state: next, close: after };
+        conflict = { what, actual: out.actual, state: next, note: noteOf(what, base.state, next), close: after };
         paint();
       } else {
         say(describe(out), 'error');
@@ -150,7 +150,7 @@ export function createEditing({ root, titleRow, titleEl, grid, api, vars, rowHei
   async function overwriteConflict() {
     const c = conflict;
     if (!c) return null;
-    const out = await overwrite(api, id, c.state);
+    const out = await overwrite(api, id, c.state, c.note);
     if (out.kind === 'saved') {
       accepted(out, out.before, c.state, c.what);
       conflict = null;
@@ -189,7 +189,7 @@ export function createEditing({ root, titleRow, titleEl, grid, api, vars, rowHei
         }
         return;
       }
-      const out = await saveState(api, id, r.baseVersion, r.state);
+      const out = await saveState(api, id, r.baseVersion, r.state, stepNote(dir, r.label));
       if (dashboardId !== id) return;
       if (out.kind === 'saved') {
         local = { state: r.state, version: out.version };

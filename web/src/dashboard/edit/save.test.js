@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { saveState, overwrite, outcomeOf, describe } from './save.js';
+import { saveState, overwrite, outcomeOf, describe, noteOf, stepNote, NOTE_MAX } from './save.js';
 
 class ApiError extends Error {
   constructor(status, message, data) {
@@ -59,4 +59,34 @@ test('invalid states list their issues by path; other failures say why', () => {
   assert.deepEqual(bare.issues, [{ path: '$', message: 'title is empty' }]);
   assert.equal(describe(outcomeOf(new ApiError(403, 'forbidden'))), 'Not saved: you may not change this dashboard.');
   assert.equal(describe(outcomeOf(new ApiError(0, 'server unreachable'))), 'Not saved: server unreachable');
+});
+
+test('a note goes with the save when there is one (one line, at most 200 characters)', async () => {
+  const api = fakeApi([{ version: 4 }, { version: 5 }, { version: 6 }]);
+  await saveState(api, 'db_1', 3, state, 'Layout changed');
+  assert.deepEqual(api.calls[0][2], { baseVersion: 3, state, note: 'Layout changed' });
+  await saveState(api, 'db_1', 4, state, '  ');
+  assert.deepEqual(api.calls[1][2], { baseVersion: 4, state }, 'a blank note is left out');
+  await saveState(api, 'db_1', 5, state, `line\none ${'x'.repeat(300)}`);
+  const note = api.calls[2][2].note;
+  assert.equal([...note].length, NOTE_MAX);
+  assert.ok(note.startsWith('line one x') && note.endsWith('…'));
+});
+
+test('notes say what an edit did', () => {
+  const panels = [{ id: 'a', title: 'Gold', type: 'table' }, { id: 'b', title: 'Oil', type: 'table' }];
+  const s0 = { title: 'Metals', panels };
+  assert.equal(noteOf('rename', s0, { ...s0, title: 'Commodities' }), 'Renamed the dashboard to “Commodities”');
+  const renamed = { ...s0, panels: [panels[0], { ...panels[1], title: 'Brent' }] };
+  assert.equal(noteOf('rename', s0, renamed), 'Renamed panel “Oil” to “Brent”');
+  assert.equal(noteOf('layout change', s0, s0), 'Layout changed');
+  const edited = { ...s0, panels: [{ ...panels[0], code: 'return [];' }, panels[1]] };
+  assert.equal(noteOf('panel edit', s0, edited), 'Edited panel “Gold”');
+  assert.equal(noteOf('variables edit', s0, { ...s0, variables: [] }), 'Variables edited');
+  assert.equal(noteOf('something else', s0, s0), null);
+  assert.equal(stepNote('undo', 'rename'), 'Undo (rename)');
+  assert.equal(stepNote('redo', 'layout change'), 'Redo (layout change)');
+  const long = 'T'.repeat(200);
+  const n = noteOf('rename', { ...s0, panels: [{ ...panels[0], title: long }] }, { ...s0, panels: [{ ...panels[0], title: `${long}!` }] });
+  assert.ok([...n].length <= NOTE_MAX && n.includes('…'), n);
 });
