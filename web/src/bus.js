@@ -14,6 +14,10 @@
 //                                           answer (datahealth.js); panels and settings follow
 //   'settings:open'      {section?}         open the settings page (at 'providers', ...)
 //   'prefs:changed'      {key, value}       a preference of this browser changed (prefs.js)
+//   'draft:changed'      {dashboardId?, drafted?}  a run ended or a tool result made a draft
+//                                           (drafted: one surely was): the review banner asks
+//   'draft:review'       {dashboardId}      open that dashboard's review sheet
+//   'chats:review'       {any}              whether any of this person's chats is in review mode
 
 const handlers = new Map();
 

@@ -3,7 +3,9 @@
 // sheet with the changes, code, test results and the draft drawn — and a second viewer (the
 // server token, another browser context) does not, until it is accepted: then it is a published
 // version the second viewer's live view shows. A rejected draft leaves no trace in the published
-// history; a draft of two panels is accepted and rejected one panel at a time.
+// history; a draft of two panels is accepted and rejected one panel at a time. A chat's own
+// review switch (under the composer) makes the agent's edits in that chat drafts, on a dashboard
+// that is not in review mode itself.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, apiOf, newPage, closeBrowser, screenshot } from './harness.mjs';
@@ -190,4 +192,45 @@ test('a draft accepted and rejected panel by panel: one published, the other dro
   assert.deepEqual(await panelIds(analyst), ['desk-kline', 'desk-news', 'desk-usd']);
   assert.deepEqual(unexpected(analyst.errors), []);
   await analyst.context().close();
+});
+
+test('a chat in review mode: the Review edits switch under the composer sets it, and the agent’s next edit in that chat is a draft', async () => {
+  const page = await newPage({ signIn: false });
+  await signIn(page, 'ann', 'review-every-draft-1');
+  await page.click('.chat-new');
+  assert.equal(await page.locator('.chat-review-toggle').isHidden(), true, 'a new chat has no switch until it is stored');
+  await ask(page, 'Build me a gold desk');
+  await page.waitForSelector('.dashboard-view[data-version="1"] .panel[data-panel-id="desk-kline"]');
+  const dash = await page.locator('.dashboard-view').getAttribute('data-dashboard-id');
+  assert.notEqual(dash, dashboardId, 'a dashboard of its own');
+  assert.deepEqual(await api.get(`/api/dashboards/${dash}/review`), { enabled: false }, 'the dashboard is not in review mode');
+
+  const toggle = page.locator('.chat-review-toggle');
+  await toggle.waitFor();
+  assert.equal(await toggle.getAttribute('aria-pressed'), 'false');
+  const chatId = await toggle.getAttribute('data-chat-id');
+  assert.ok(chatId);
+  const reviewOf = async () => (await api.get('/api/chats')).find((c) => c.chatId === chatId)?.review === true;
+  assert.equal(await reviewOf(), false);
+  await toggle.click();
+  await page.waitForSelector('.chat-review-toggle[aria-pressed="true"]:not([disabled])');
+  assert.equal(await reviewOf(), true, 'GET /api/chats says review: true');
+
+  // The agent's next edit in this chat waits as a draft.
+  const versionsBefore = await api.get(`/api/dashboards/${dash}/versions`);
+  await ask(page, 'Add gold news');
+  await page.waitForSelector(`.dashboard-view[data-dashboard-id="${dash}"] .review-banner`);
+  const note = page.locator('.chat-draft-note').last();
+  await note.waitFor();
+  assert.equal(await note.getAttribute('data-dashboard-id'), dash);
+  assert.deepEqual(await api.get(`/api/dashboards/${dash}/versions`), versionsBefore, 'nothing published');
+  assert.deepEqual((await api.get(`/api/dashboards/${dash}`)).state.panels.map((p) => p.id), ['desk-kline']);
+  await screenshot(page, 'review-chat-toggle');
+
+  // Off again: the switch and the server agree.
+  await toggle.click();
+  await page.waitForSelector('.chat-review-toggle[aria-pressed="false"]:not([disabled])');
+  assert.equal(await reviewOf(), false);
+  assert.deepEqual(unexpected(page.errors), []);
+  await page.context().close();
 });

@@ -9,7 +9,9 @@
 // points to Settings → Providers (render.js, `.chat-error[data-reason=no-model]`), for an admin;
 // anyone else is told to ask one (the section is the admin's).
 // The chat list (chatlist.js) searches the chats (`GET /api/chats?q=`), renames one in place and
-// deletes one after a confirm; deleting the open chat starts a new one. In review mode a tool
+// deletes one after a confirm; deleting the open chat starts a new one. The Review edits
+// switch under the composer (.chat-review-toggle[aria-pressed][data-chat-id], for a chat the server has) puts the open chat in
+// review mode (`PATCH /api/chats/{chatId}` {review}). In review mode a tool
 // result that wrote a draft (`draft: true`), and any run's end, emit 'draft:changed' on the bus.
 // Panels a run left failing are noted after its answer (render.js, `.run-failing`), by their
 // titles once the dashboard view announces them ('dashboard:panels').
@@ -86,8 +88,16 @@ export function createChatPane(el, { api, bus, session = Promise.resolve(null) }
   // Images pasted or dropped: uploaded at once, shown as removable chips, sent with the message.
   const attachmentsEl = h('div.chat-attachments', { 'aria-label': 'Attached images' });
   const attachError = h('div.chat-attach-error', { role: 'status' });
+  // Review mode of the open chat (`PATCH /api/chats/{chatId}` {review}): the agent's dashboard
+  // edits in it wait as drafts to accept. Under the composer, as it is about what the agent
+  // does with what is sent; a new chat has none until its first message.
+  const reviewBtn = h('button.chat-review-toggle', {
+    type: 'button', hidden: true, 'aria-pressed': 'false', 'aria-label': 'Review the agent’s dashboard edits',
+  }, h('span.chat-review-box', { 'aria-hidden': 'true' }), 'Review edits');
+  const reviewError = h('span.chat-review-error', { role: 'alert', hidden: true });
   const composer = h('form.chat-composer', null, attachmentsEl, attachError,
-    h('div.chat-composer-row', null, input, buttons), hint);
+    h('div.chat-composer-row', null, input, buttons),
+    h('div.chat-composer-foot', null, hint, reviewError, reviewBtn));
 
   root.append(header, listWrap, scroller, composer);
 
@@ -207,7 +217,56 @@ export function createChatPane(el, { api, bus, session = Promise.resolve(null) }
     const c = chats.find((x) => x.chatId === chatId);
     title.textContent = chatId ? chatTitle(c) || model.chatName || 'Chat' : 'New chat';
     title.title = title.textContent;
+    paintReview();
   }
+
+  // Review mode per chat, as the server last said (chat list rows, PATCH answers).
+  const reviewOf = new Map(); // chatId → boolean
+  let reviewBusy = false;
+  let anyReview = null;
+  /** Tells the review banner (history/review.js) whether any chat of this person is in review mode. */
+  function announceReview() {
+    const any = [...reviewOf.values()].some(Boolean);
+    if (any === anyReview) return;
+    anyReview = any;
+    bus.emit('chats:review', { any });
+  }
+  function paintReview() {
+    const on = !!(chatId && reviewOf.get(chatId));
+    reviewBtn.hidden = !chatId;
+    if (chatId) reviewBtn.dataset.chatId = chatId;
+    else delete reviewBtn.dataset.chatId;
+    reviewBtn.disabled = reviewBusy;
+    reviewBtn.setAttribute('aria-pressed', String(on));
+    reviewBtn.title = on
+      ? 'On: the agent’s dashboard edits in this chat wait as drafts for you to accept. Click to let them publish at once.'
+      : 'Review the agent’s dashboard edits: in this chat they wait as drafts for you to accept before anyone else sees them';
+    if (!chatId) reviewError.hidden = true;
+  }
+  async function toggleReview() {
+    const id = chatId;
+    if (!id || reviewBusy) return;
+    const want = !reviewOf.get(id);
+    reviewBusy = true;
+    reviewError.hidden = true;
+    paintReview();
+    try {
+      const row = await api.patch(`/api/chats/${encodeURIComponent(id)}`, { review: want });
+      reviewOf.set(id, typeof row?.review === 'boolean' ? row.review : want);
+      announceReview();
+      chats = withRow(chats, row ?? { chatId: id, review: want });
+      paintChats();
+    } catch (e) {
+      if (id === chatId) {
+        reviewError.textContent = `Review not ${want ? 'on' : 'off'}: ${e.message}`;
+        reviewError.hidden = false;
+      }
+    } finally {
+      reviewBusy = false;
+      paintReview();
+    }
+  }
+  reviewBtn.addEventListener('click', toggleReview);
 
   // Agents.
   function loadAgentTools(key) {
@@ -274,6 +333,8 @@ export function createChatPane(el, { api, bus, session = Promise.resolve(null) }
       const data = await api.get(chatsPath(query));
       if (mine !== chatsSeq) return;
       chats = sortChats(Array.isArray(data) ? data : []);
+      for (const c of chats) if (c?.chatId) reviewOf.set(c.chatId, c.review === true);
+      if (!query) announceReview();
     } catch (e) {
       console.warn('chats:', e.message);
       return;
@@ -398,7 +459,7 @@ export function createChatPane(el, { api, bus, session = Promise.resolve(null) }
         break;
       case 'tool.result':
         // Review mode: the agent's dashboard edit went into a draft (history/review.js shows it).
-        if (ev.draft === true || draftOfResult(ev.result)) bus.emit('draft:changed', { dashboardId: draftOfResult(ev.result)?.dashboardId ?? null });
+        if (ev.draft === true || draftOfResult(ev.result)) bus.emit('draft:changed', { dashboardId: draftOfResult(ev.result)?.dashboardId ?? null, drafted: true });
         break;
       case 'dashboard.update':
         if (!ev.deleted && ev.dashboardId) bus.emit('dashboard:open', { dashboardId: ev.dashboardId });
@@ -500,8 +561,9 @@ export function createChatPane(el, { api, bus, session = Promise.resolve(null) }
       if (!controller) setStreaming(false);
       flush();
       refreshChats();
-      // A run that ended may have left a draft (review mode): the review banner asks again.
-      bus.emit('draft:changed', {});
+      // A run that ended may have left a draft (review mode): the review banner asks again
+      // (whatever the dashboard's own review mode, when this chat is in review mode).
+      bus.emit('draft:changed', { drafted: !!(chatId && reviewOf.get(chatId)) });
     }
   }
 

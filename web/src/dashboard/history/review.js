@@ -120,6 +120,7 @@ export function createReview({ sheet, viewEl, api, bus }) {
   let draft = null;
   let seq = 0;
   let reviewWanted = null; // a dashboard whose review sheet opens once its draft is loaded
+  let chatReview = false; // some chat of this person is in review mode ('chats:review')
 
   function paint() {
     render(canEdit && enabled !== null && dashboardId
@@ -146,13 +147,14 @@ export function createReview({ sheet, viewEl, api, bus }) {
     paint();
   }
 
-  async function loadDraft() {
+  async function loadDraft(force = false) {
     const id = dashboardId;
     const mine = ++seq;
     if (!id) return;
-    // Drafts are made in review mode only; not asking otherwise spares a 404 (no draft) per
-    // open. A draft shown when review mode goes off is asked about again: it may still be there.
-    if (enabled !== true && !draft) return;
+    // Drafts are made in review mode only (the dashboard's, or a chat's: `chatReview`); not
+    // asking otherwise spares a 404 (no draft) per open. A draft shown when review mode goes off
+    // is asked about again: it may still be there. `force`: the chat says a draft was made.
+    if (enabled !== true && !chatReview && !draft && !force && reviewWanted !== id) return;
     let d = null;
     try {
       d = await api.get(`/api/dashboards/${enc(id)}/draft`);
@@ -224,14 +226,19 @@ export function createReview({ sheet, viewEl, api, bus }) {
     paint();
     if (canEdit && !was) loadReview(id).then(loadDraft);
   });
-  bus.on('draft:changed', () => loadDraft());
+  bus.on('draft:changed', ({ dashboardId: id = null, drafted = false } = {}) => loadDraft(drafted && (!id || id === dashboardId)));
+  bus.on('chats:review', ({ any }) => {
+    const was = chatReview;
+    chatReview = !!any;
+    if (chatReview && !was && canEdit) loadDraft();
+  });
   // The chat's "Review" on a tool result that made a draft: that dashboard, its draft shown.
   bus.on('draft:review', ({ dashboardId: id }) => {
     const target = id || dashboardId;
     if (!target) return;
     reviewWanted = target;
     if (target !== dashboardId) bus.emit('dashboard:open', { dashboardId: target });
-    else loadDraft();
+    else loadDraft(true);
   });
 
   return { reload: loadDraft, openSheet, current: () => draft };
