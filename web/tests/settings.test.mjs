@@ -2,7 +2,8 @@
 // (pointing at the scripted mock model on loopback) brings its models to the default-model
 // picker and its key never reaches the page; the default model is set; an API key is made,
 // shown once, works, and is revoked; usage after a /v1/chat/completions call is a painted
-// chart and a table; server errors show next to the field they name; narrow screens work.
+// chart and a table; server errors show next to the field they name; chat retention is set,
+// kept, refused at 0 by the server next to its field, and cleared; narrow screens work.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -252,6 +253,48 @@ test('usage: an empty range says so; after a model call the chart is painted and
   await screenshot(page, 'settings');
   assert.deepEqual(unexpected(page.errors), []);
   assert.equal(page.errors.length, 1, 'the 1 refusals this test provokes');
+  await page.close();
+});
+
+test('chat retention: 30 days is saved and kept after a reload; 0 shows the server’s error by the field; empty keeps chats', async () => {
+  const before = await api.get('/api/admin/settings');
+  const page = await newPage();
+  await openSettings(page);
+  const section = page.locator('.settings-retention[data-loaded]');
+  await section.waitFor();
+  const input = section.locator('input[name=chatRetentionDays]');
+  assert.equal(await section.locator('.settings-field[data-param=chatRetentionDays] .field-label').textContent(), 'Delete chats untouched for N days');
+
+  await input.fill('30');
+  await section.locator('.retention-save').click();
+  await page.waitForFunction(() => /30 days are deleted/.test(document.querySelector('.retention-effect').textContent));
+  let settings = await api.get('/api/admin/settings');
+  assert.equal(settings.settings.chatRetentionDays, 30);
+  assert.equal(settings.settings.defaultModel ?? null, before.settings.defaultModel ?? null, 'the default model is kept');
+
+  await openSettings(page);
+  await page.locator('.settings-retention[data-loaded]').waitFor();
+  assert.equal(await page.locator('input[name=chatRetentionDays]').inputValue(), '30', 'still 30 after a reload');
+
+  // 0: the server refuses it, naming the field; the message is shown next to it.
+  await page.fill('input[name=chatRetentionDays]', '0');
+  await page.click('.retention-save');
+  const fieldError = page.locator('.settings-retention .settings-field[data-param=chatRetentionDays] .field-error');
+  await fieldError.waitFor();
+  assert.match(await fieldError.textContent(), /chatRetentionDays/);
+  assert.equal(await page.getAttribute('input[name=chatRetentionDays]', 'aria-invalid'), 'true');
+  assert.equal((await api.get('/api/admin/settings')).settings.chatRetentionDays, 30, 'nothing saved');
+
+  // Empty: chats are kept for good (null).
+  await page.fill('input[name=chatRetentionDays]', '');
+  await page.click('.retention-save');
+  await page.waitForFunction(() => /kept for good/.test(document.querySelector('.retention-effect').textContent));
+  assert.equal(await fieldError.isVisible(), false, 'the error went with the fix');
+  settings = await api.get('/api/admin/settings');
+  assert.equal(settings.settings.chatRetentionDays ?? null, null);
+  await screenshot(page, 'settings-retention');
+  assert.deepEqual(unexpected(page.errors), []);
+  assert.equal(page.errors.length, 1, 'the one refusal this test provokes');
   await page.close();
 });
 

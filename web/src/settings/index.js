@@ -1,21 +1,25 @@
 // The settings page (`#settings` in the URL, the gear in the header): providers and their keys,
-// the default model, the data providers' health and the demo-data switch, API keys, users and
-// the audit log (admins only), how to connect MCP clients, usage and this browser's preferences,
-// all through the API, so a new user never needs an environment variable.
+// the default model, how long chats are kept, the data providers' health and the demo-data
+// switch, API keys, users and the audit log (admins only), how to connect MCP clients, usage
+// and this browser's preferences, all through the API, so a new user never needs an
+// environment variable.
 // createSettings(el, {api, bus, session}) → {open(), close(), isOpen()}, with `session` the
 // promise of `GET /api/session`. Every section reloads from the server each time the page opens;
 // a failed request shows the server's message next to the field it names (form.js). The admin
-// sections (providers, the default model, usage, users, the audit log: their routes are the
-// admin's) stay hidden, and are never requested, until the session says admin; data providers,
-// API keys (one's own; the scopes one's role can grant), MCP and preferences are for everyone.
+// sections (providers, the default model, chat retention, usage, users, the audit log: their
+// routes are the admin's) stay hidden, and are never requested, until the session says admin;
+// data providers, API keys (one's own; the scopes one's role can grant), MCP and preferences
+// are for everyone.
 //
 // Test hooks: `.settings-view[data-open]`, `.settings-close`, and each section's own (see
-// providers.js, model.js, data.js, keys.js, users.js, audit.js, mcp.js, usage.js, prefs.js);
-// sections set `data-loaded` once loaded. `open({section})` scrolls to `.settings-<section>`.
+// providers.js, model.js, retention.js, data.js, keys.js, users.js, audit.js, mcp.js, usage.js,
+// prefs.js); sections set `data-loaded` once loaded. `open({section})` scrolls to
+// `.settings-<section>`.
 import './settings.css';
 import { h } from '../dom.js';
 import { createProviders } from './providers.js';
 import { createDefaultModel } from './model.js';
+import { createRetention } from './retention.js';
 import { createKeys } from './keys.js';
 import { createUsage } from './usage.js';
 import { createMcp } from './mcp.js';
@@ -40,6 +44,7 @@ export function createSettings(el, { api, bus, session = Promise.resolve(null), 
   const parts = { api, bus, toast };
   const providers = createProviders(parts);
   const model = createDefaultModel(parts);
+  const retention = createRetention(parts);
   const keys = createKeys(parts);
   const usage = createUsage(parts);
   const mcp = createMcp();
@@ -48,7 +53,7 @@ export function createSettings(el, { api, bus, session = Promise.resolve(null), 
   const users = createUsers(parts);
   const audit = createAudit(parts);
   /** Shown, and loaded, for admins only. */
-  const adminOnly = [providers, model, usage, users, audit];
+  const adminOnly = [providers, model, retention, usage, users, audit];
   for (const section of adminOnly) section.el.hidden = true;
 
   const root = h('div.settings-view', null,
@@ -56,7 +61,7 @@ export function createSettings(el, { api, bus, session = Promise.resolve(null), 
       h('h1', { text: 'Settings' }),
       h('span.spacer'),
       h('button.settings-close', { type: 'button', text: '✕ Close', title: 'Back to the dashboards (Esc)', onclick: () => onClose?.() })),
-    h('div.settings-body', null, providers.el, model.el, data.el, keys.el, users.el, audit.el, mcp.el, usage.el, prefs.el));
+    h('div.settings-body', null, providers.el, model.el, retention.el, data.el, keys.el, users.el, audit.el, mcp.el, usage.el, prefs.el));
   el.replaceChildren(root);
 
   // A provider added or removed changes which models can be picked.
@@ -93,6 +98,7 @@ export function createSettings(el, { api, bus, session = Promise.resolve(null), 
       for (const section of adminOnly) section.el.hidden = false;
       providers.load();
       model.load();
+      retention.load();
       usage.load();
       users.load(s);
       audit.load();

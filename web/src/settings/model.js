@@ -7,6 +7,7 @@
 import { h } from '../dom.js';
 import { ApiError } from '../api.js';
 import { field, formError, clearErrors, showError, busy } from './form.js';
+import { updateSettings } from './admin-settings.js';
 
 /** `GET /v1/models`: OpenAI's list format, not the envelope. */
 async function listModels() {
@@ -87,7 +88,7 @@ export function createDefaultModel({ api, toast }) {
     const value = select.value || null;
     await busy(submit, async () => {
       clearErrors(form);
-      await api.put('/api/admin/settings', { defaultModel: value });
+      await updateSettings(api, { defaultModel: value });
       toast(value ? `Default model: ${value}` : 'Default model cleared');
       await load();
     }, (e) => showError(form, e));
