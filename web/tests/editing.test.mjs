@@ -101,6 +101,13 @@ test('rename the dashboard and a panel in place: each the next version, kept aft
   assert.equal((await page.textContent('.dash-title')).trim(), 'Gold desk, renamed');
   assert.equal((await page.textContent('.panel[data-panel-id="b"] .panel-title')).trim(), 'Silver table');
   assert.equal(await page.getAttribute('.dashboard-view', 'data-version'), String(v0 + 2));
+
+  // Each edit went with a note that says what it did, shown in the version history.
+  const notes = new Map((await api.get(`/api/dashboards/${id}/versions`)).map((v) => [v.version, v.note]));
+  assert.equal(notes.get(v0 + 1), 'Renamed the dashboard to “Gold desk, renamed”');
+  assert.equal(notes.get(v0 + 2), 'Renamed panel “Panel b” to “Silver table”');
+  await page.waitForSelector(`.dashboard-versions .version[data-version="${v0 + 2}"]`);
+  assert.match(await page.textContent(`.dashboard-versions .version[data-version="${v0 + 2}"]`), /Renamed panel “Panel b” to “Silver table”/);
   assert.deepEqual(page.errors, []);
   await page.close();
 });
@@ -410,6 +417,9 @@ test('undo and redo: Ctrl+Z restores the previous title as a new version, Ctrl+S
   rec = await stateOf(id);
   assert.equal(rec.version, v0 + 6);
   assert.equal(rec.state.title, 'Theirs');
+  const notes = new Map((await api.get(`/api/dashboards/${id}/versions`)).map((v) => [v.version, v.note]));
+  assert.deepEqual([1, 2, 3, 4, 5].map((n) => notes.get(v0 + n)),
+    ['Renamed the dashboard to “After”', 'Undo (rename)', 'Redo (rename)', 'Undo (rename)', 'Redo (rename)']);
   assert.deepEqual(page.errors, []);
   await page.close();
 });
