@@ -1,6 +1,6 @@
 // Reading a dashboard's history in real Chromium: a version opened read-only shows that version's
 // title and panels (drawn with data) while the live dashboard differs, who saved it and its note,
-// and Restore; two versions compared list the retitled and resized panel and show its code as a
+// and Restore; a viewer opening a version sees its data too (GET …/versions/{v}/data); two versions compared list the retitled and resized panel and show its code as a
 // line diff (text, never HTML).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -66,7 +66,7 @@ test('a version opens read-only with its own title and panels, its author and no
   assert.equal(await page.locator('.dashboard-view').isHidden(), true);
   assert.equal(await page.locator('.dashboard-view .dash-title').textContent(), 'Desk two');
 
-  // That version's panels, with data from running their code.
+  // That version's panels, with its data (GET …/versions/1/data).
   const price = sheet.locator('.readonly-grid .panel[data-panel-id="price"]');
   assert.equal(await price.locator('.panel-title').textContent(), 'Price');
   await page.waitForFunction(() => [...document.querySelectorAll('.readonly-grid .panel')]
@@ -85,6 +85,53 @@ test('a version opens read-only with its own title and panels, its author and no
   await page.waitForSelector('.history-sheet', { state: 'detached' });
   assert.equal(await page.locator('.dashboard-view').isVisible(), true);
   assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+/** Opens the app without a session and signs in through the form; waits for the account menu. */
+async function signIn(page, username, password) {
+  await page.goto(server.url);
+  await page.waitForSelector('.signin[data-open]');
+  await page.fill('.signin-username', username);
+  await page.fill('.signin-password', password);
+  await page.click('.signin-submit');
+  await page.waitForSelector('.account-menu:not([hidden]) .account-name');
+}
+
+test('a viewer opens a version and sees it with data: the version’s results from the server, no code run for them', async () => {
+  const vera = await api.post('/api/admin/users', { username: 'vera', password: 'vera-reads-charts-1', role: 'viewer' });
+  await api.put(`/api/dashboards/${id}/access`, { visibility: 'private', users: [{ userId: vera.id, role: 'view' }] });
+  const page = await newPage({ signIn: false });
+  const refused = [];
+  page.on('response', (r) => { if (r.status() >= 400) refused.push(`${r.status()} ${r.request().method()} ${new URL(r.url()).pathname}`); });
+  await signIn(page, 'vera', 'vera-reads-charts-1');
+  const asked = [];
+  page.on('request', (r) => {
+    const path = new URL(r.url()).pathname;
+    if (path.startsWith('/api/panels/preview') || path.includes('/versions/')) asked.push(`${r.method()} ${path}`);
+  });
+  await openHistory(page);
+  await page.waitForSelector(`.dashboard-view[data-access="view"]`);
+
+  await page.click('.dashboard-versions .version[data-version="1"] .version-open');
+  const sheet = page.locator('.history-sheet[data-kind="version"] .version-sheet[data-version="1"]');
+  await sheet.locator('.version-dash-title').waitFor();
+  assert.equal(await sheet.locator('.version-dash-title').textContent(), 'Desk one');
+  await page.waitForFunction(() => {
+    const panels = [...document.querySelectorAll('.readonly-grid .panel')];
+    return panels.length === 2 && panels.every((p) => p.dataset.status === 'ok');
+  }, null, { timeout: 30_000 });
+  // Version 1's own data: the notes table's row, the price chart drawn.
+  assert.match(await sheet.locator('.readonly-grid .panel[data-panel-id="notes"]').textContent(), /steady/);
+  assert.equal(await sheet.locator('.readonly-grid .panel[data-panel-id="price"]').evaluate((p) => p.classList.contains('has-data')), true);
+  assert.equal(await sheet.locator('.version-sheet-restore').count(), 0, 'a viewer may not restore');
+  assert.deepEqual(asked.filter((a) => a.includes('preview')), [], 'no preview (it needs write access)');
+  assert.ok(asked.includes(`GET /api/dashboards/${id}/versions/1/data`), asked.join(', '));
+  await screenshot(page, 'versions-viewer');
+  // Refused: only what the app asks before signing in (401) and the chat a viewer's role may
+  // not use (403); nothing of the dashboard or its versions.
+  assert.deepEqual(refused.filter((r) => !/^(401 GET \/api\/(session|dashboards|chats|agents)|403 GET \/api\/(chats|agents))$/.test(r)), []);
+  assert.deepEqual(page.errors.filter((e) => !/Failed to load resource: the server responded with a status of (401|403) /.test(e)), []);
   await page.context().close();
 });
 

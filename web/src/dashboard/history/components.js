@@ -1,7 +1,9 @@
 // The Preact components the version history and the draft review share: who made a version and
 // why (VersionMeta), the list of changes (ChangesList), a panel's code as a line diff (CodeDiff,
-// text nodes only, never HTML), and a dashboard state drawn read-only with data (PanelGrid: each
-// panel's code run once through `POST /api/panels/preview`, drawn by panel.js's createPanel).
+// text nodes only, never HTML), and a dashboard state drawn read-only with data (PanelGrid, drawn
+// by panel.js's createPanel): a saved version's data comes from `GET /api/dashboards/{id}/
+// versions/{v}/data` (read access: viewers see it too), a draft's (only editors have drafts)
+// from running each panel's code through `POST /api/panels/preview`.
 //
 // Test hooks: .version-meta-line (.version-author, .version-note); .changes > .change[data-kind]
 // [data-panel-id] with .change-title, .change-tag[data-tag] and .change-detail; .code-diff
@@ -105,10 +107,23 @@ export function defaultVars(state) {
 }
 
 /**
- * A dashboard state's panels, read-only, each with data from running its code (the variables at
- * their defaults). `highlight` (a Set of panel ids) marks changed panels.
+ * A result slot of `GET …/data` or `…/versions/{v}/data` (`{status, data?, error?, provenance?,
+ * refreshedAt?, stale?}`) drawn on panel `p` as `seq`.
  */
-export function PanelGrid({ api, state, highlight = null }) {
+export function applySlot(p, slot, seq) {
+  if (slot?.status === 'ok' || slot?.status === 'stale') p.applyData(slot.data, seq, slot.refreshedAt, slot);
+  else if (slot?.status === 'error') p.applyError(slot.error ?? { kind: 'error', message: 'The run failed' }, seq);
+  else if (slot) p.setLoading();
+  else p.applyError({ kind: 'error', message: 'The server sent no result for this panel.' }, seq);
+}
+
+/**
+ * A dashboard state's panels, read-only, each with data (the variables at their defaults): with
+ * `dashboardId` and `version`, that saved version's results from the server (one request for all
+ * panels); else each panel's code run through the preview (a draft). `highlight` (a Set of
+ * panel ids) marks changed panels.
+ */
+export function PanelGrid({ api, state, highlight = null, dashboardId = null, version = null }) {
   const gridRef = useRef(null);
   const key = JSON.stringify(state ?? null);
   useEffect(() => {
@@ -123,6 +138,27 @@ export function PanelGrid({ api, state, highlight = null }) {
     grid.style.setProperty('--row', '80px');
     const panels = [];
     let seq = 0;
+    const saved = dashboardId && Number.isInteger(version);
+    let fetching = null; // the version's results, one request for every panel waiting on it
+    const versionData = () => {
+      if (!fetching) {
+        fetching = api.get(`/api/dashboards/${encodeURIComponent(dashboardId)}/versions/${version}/data`);
+        fetching.finally(() => { fetching = null; }).catch(() => {});
+      }
+      return fetching;
+    };
+    const load = async (p, def) => {
+      p.setLoading();
+      const mine = ++seq;
+      try {
+        const out = await versionData();
+        if (!alive) return;
+        applySlot(p, out?.panels?.[def.id], mine);
+      } catch (e) {
+        if (!alive) return;
+        p.applyError({ kind: 'error', message: `Could not load this version's data: ${e.message}` }, mine);
+      }
+    };
     const run = async (p, def) => {
       p.setLoading();
       const mine = ++seq;
@@ -142,7 +178,7 @@ export function PanelGrid({ api, state, highlight = null }) {
     for (const def of state.panels ?? []) {
       let p;
       try {
-        p = createPanel(def, { onRefresh: () => run(p, def), onChange: () => {}, colors });
+        p = createPanel(def, { onRefresh: () => (saved ? load : run)(p, def), onChange: () => {}, colors });
       } catch {
         continue;
       }
@@ -153,7 +189,7 @@ export function PanelGrid({ api, state, highlight = null }) {
       p.el.classList.toggle('is-changed', !!highlight?.has(def.id));
       grid.append(p.el);
       panels.push(p);
-      run(p, def);
+      (saved ? load : run)(p, def);
     }
     // The theme switched (theme.js sets <html data-theme>): the charts take its colours.
     const themed = new MutationObserver(() => {
@@ -169,7 +205,7 @@ export function PanelGrid({ api, state, highlight = null }) {
     };
     // The state's JSON is the key: a new state draws anew.
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [key, highlight ? [...highlight].join(',') : '']);
+  }, [key, highlight ? [...highlight].join(',') : '', dashboardId, version]);
   if (!state) return null;
   return html`<div class="readonly-dashboard">
     ${state.panels?.length ? null : html`<p class="readonly-grid-note muted">No panels in this version.</p>`}

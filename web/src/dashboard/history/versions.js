@@ -86,7 +86,7 @@ function VersionSheet({ api, dashboardId, version, canRestore, onRestore, onComp
     ${rec?.error ? html`<p class="sheet-error" role="alert">Could not load version ${version}: ${rec.error}</p>` : null}
     ${!rec ? html`<p class="muted">Loading version ${version}…</p>` : null}
     ${rec?.state ? html`<h3 class="version-dash-title">${rec.state.title}</h3>
-      <${PanelGrid} api=${api} state=${rec.state} />` : null}
+      <${PanelGrid} api=${api} state=${rec.state} dashboardId=${dashboardId} version=${version} />` : null}
   </div>`;
 }
 
