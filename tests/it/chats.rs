@@ -68,8 +68,10 @@ async fn a_chat_is_titled_from_its_exchange_renamed_searched_and_expired() {
     let ids = |v: Vec<Value>| {
         v.iter().map(|c| c["chatId"].as_str().unwrap().to_owned()).collect::<Vec<_>>()
     };
-    assert_eq!(ids(chats(&app, "?q=NOTES").await), ["copper"]);
-    assert_eq!(ids(chats(&app, "?q=gold%20dashboard").await), ["gold"]);
+    assert_eq!(ids(chats(&app, "?q=NOTES").await), ["copper"], "by the title");
+    assert_eq!(ids(chats(&app, "?q=tell%20me%20ABOUT").await), ["copper"], "by a message");
+    let answered = ids(chats(&app, "?q=offline%20demo").await);
+    assert_eq!(answered, ["copper"], "by the agent's answer (the demo's catch-all reply)");
     assert!(chats(&app, "?q=platinum").await.is_empty());
     assert_eq!(app.get("/api/chats?x=1").await.0, 400);
 

@@ -544,8 +544,13 @@ async fn a_deleted_chat_takes_its_memory_and_images_on(db: Option<TestDb>) {
         chats["data"].as_array().unwrap().iter().map(|c| c["chatId"].as_str().unwrap()).collect();
     assert_eq!(ids, ["chat-b"]);
     assert_eq!(app.get("/api/chat?chatId=chat-a").await.0, 404);
-    assert_eq!(app.get(&format!("/api/uploads/{mine}")).await.0, 404);
-    assert_eq!(app.get(&format!("/api/uploads/{shared}")).await.0, 200);
+    let status = |id: String| {
+        let url = app.url(&format!("/api/uploads/{id}"));
+        let http = app.http.clone();
+        async move { http.get(url).send().await.unwrap().status().as_u16() }
+    };
+    assert_eq!(status(mine.clone()).await, 404);
+    assert_eq!(status(shared.clone()).await, 200);
     match &db {
         Some(db) => {
             let sql = sql_client(db).await;

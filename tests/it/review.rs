@@ -115,6 +115,14 @@ async fn review_mode_keeps_the_agents_edits_a_draft_for_its_analyst_until_accept
     assert_eq!(draft["baseVersion"], published["data"]["version"]);
     // Nobody else sees it.
     assert_eq!(send(&vic, &app, Method::GET, &at("/draft"), Value::Null).await.0, 404);
+    let has = |c: reqwest::Client| {
+        let url = app.url(&at("/review"));
+        async move {
+            c.get(url).send().await.unwrap().json::<Value>().await.unwrap()["data"]["hasDraft"]
+                .clone()
+        }
+    };
+    assert_eq!((has(ann.clone()).await, has(vic.clone()).await), (json!(true), json!(false)));
     assert_eq!(send(&app.http, &app, Method::GET, &at("/draft"), Value::Null).await.0, 404);
     let (status, body) =
         send(&ann, &app, Method::POST, &at("/draft/accept"), json!({"panels": ["nope"]})).await;

@@ -604,18 +604,29 @@ async fn sweep_people(
     audit: Arc<access::audit::Audit>,
     shutdown: CancellationToken,
 ) {
-    let mut every = tokio::time::interval(std::time::Duration::from_secs(3600));
-    loop {
-        tokio::select! {
-            () = shutdown.cancelled() => return,
-            _ = every.tick() => {}
-        }
+    hourly(shutdown, || async {
         if let Err(e) = sessions.sweep().await {
             tracing::warn!(error = %e, "removing expired sessions failed");
         }
         if let Err(e) = audit.prune().await {
             tracing::warn!(error = %e, "pruning the audit trail failed");
         }
+    })
+    .await;
+}
+
+/// Runs `work` at once and then every hour until `shutdown`.
+async fn hourly<F: std::future::Future<Output = ()>>(
+    shutdown: CancellationToken,
+    mut work: impl FnMut() -> F,
+) {
+    let mut every = tokio::time::interval(std::time::Duration::from_secs(3600));
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            _ = every.tick() => {}
+        }
+        work().await;
     }
 }
 
@@ -628,14 +639,9 @@ async fn expire_chats(
     configured: Option<u32>,
     shutdown: CancellationToken,
 ) {
-    let mut every = tokio::time::interval(std::time::Duration::from_secs(3600));
-    loop {
-        tokio::select! {
-            () = shutdown.cancelled() => return,
-            _ = every.tick() => {}
-        }
+    hourly(shutdown, || async {
         let Some(days) = admin.settings().await.settings.chat_retention_days.or(configured) else {
-            continue;
+            return;
         };
         let now_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -647,7 +653,8 @@ async fn expire_chats(
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "deleting chats past their retention failed"),
         }
-    }
+    })
+    .await;
 }
 
 /// What this node keeps in memory of records other nodes may change.

@@ -236,6 +236,23 @@ fn variables_detail(old: &[Variable], new: &[Variable]) -> String {
     parts.join("; ")
 }
 
+/// Each panel whose code differs from `old` to `new` (it is in both): a unified line diff of
+/// its whole code, three lines of context, by panel id.
+pub fn code_diffs(
+    old: &DashboardState,
+    new: &DashboardState,
+) -> std::collections::BTreeMap<String, String> {
+    let olds = by_id(&old.panels);
+    new.panels
+        .iter()
+        .filter_map(|p| {
+            let before = olds.get(p.id.as_str())?;
+            (before.code != p.code)
+                .then(|| (p.id.clone(), unified_code_diff(&before.code, &p.code, 3)))
+        })
+        .collect()
+}
+
 /// Everything a write needs to know about one edit, computed once: the change entries (with
 /// code diffs, for the agent), the RFC 6902 patch (for subscribers) and the panels to run.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,11 +1,12 @@
 //! Dashboards as documents: the `DashboardState` model, its validation (structure, rules and the
-//! per-type panel data contract), diffs between versions, three-way merges for drafts, and the
-//! compact summary for models.
+//! per-type panel data contract), diffs between versions, three-way merges for drafts, the
+//! export document and CSV, and the compact summary for models.
 //!
 //! Pure and synchronous: knows nothing of storage, the sandbox, HTTP or WebSockets.
 
 pub mod data;
 pub mod diff;
+pub mod export;
 pub mod merge;
 pub mod state;
 pub mod summary;

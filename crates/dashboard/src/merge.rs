@@ -69,19 +69,7 @@ pub fn apply(
     }
     for id in selected {
         match draft.panels.iter().position(|p| &p.id == id) {
-            Some(at) => {
-                let panel = draft.panels[at].clone();
-                if let Some(i) = out.panels.iter().position(|p| &p.id == id) {
-                    out.panels[i] = panel;
-                } else {
-                    // After the nearest panel before it in the draft that the result has.
-                    let after = draft.panels[..at]
-                        .iter()
-                        .rev()
-                        .find_map(|prev| out.panels.iter().position(|p| p.id == prev.id));
-                    out.panels.insert(after.map_or(0, |i| i + 1), panel);
-                }
-            }
+            Some(at) => place(&mut out, &draft.panels, at),
             None => out.panels.retain(|p| &p.id != id),
         }
     }
@@ -98,22 +86,26 @@ pub fn revert(base: &DashboardState, draft: &DashboardState, panels: &[String]) 
     let mut out = draft.clone();
     for id in panels {
         match base.panels.iter().position(|p| &p.id == id) {
-            Some(at) => {
-                let panel = base.panels[at].clone();
-                if let Some(i) = out.panels.iter().position(|p| &p.id == id) {
-                    out.panels[i] = panel;
-                } else {
-                    let after = base.panels[..at]
-                        .iter()
-                        .rev()
-                        .find_map(|prev| out.panels.iter().position(|p| p.id == prev.id));
-                    out.panels.insert(after.map_or(0, |i| i + 1), panel);
-                }
-            }
+            Some(at) => place(&mut out, &base.panels, at),
             None => out.panels.retain(|p| &p.id != id),
         }
     }
     out
+}
+
+/// Puts `from[at]` into `out`: in place of the panel with its id, else after the nearest
+/// panel before it in `from` that `out` has (first when none).
+fn place(out: &mut DashboardState, from: &[Panel], at: usize) {
+    let panel = from[at].clone();
+    if let Some(i) = out.panels.iter().position(|p| p.id == panel.id) {
+        out.panels[i] = panel;
+    } else {
+        let after = from[..at]
+            .iter()
+            .rev()
+            .find_map(|prev| out.panels.iter().position(|p| p.id == prev.id));
+        out.panels.insert(after.map_or(0, |i| i + 1), panel);
+    }
 }
 
 /// Puts the panels of `out` that `order` has in `order`'s relative order, in the places such

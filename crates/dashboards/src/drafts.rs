@@ -152,6 +152,27 @@ impl Drafts {
         }
     }
 
+    /// The drafter's draft of `id` when it changes every panel of `panels` (`None`: the
+    /// whole draft is meant).
+    #[base::boxed]
+    pub(crate) async fn chosen(
+        &self,
+        id: &str,
+        drafter: &str,
+        panels: Option<&[String]>,
+    ) -> Result<Draft, DraftError> {
+        let draft =
+            self.get(id, drafter).await?.ok_or_else(|| DraftError::NoDraft(id.to_owned()))?;
+        let changed = dashboard::merge::changed_panels(&draft.base, &draft.state);
+        match panels.and_then(|ids| ids.iter().find(|p| !changed.contains(p))) {
+            Some(panel) => Err(DraftError::UnknownPanel {
+                panel: panel.clone(),
+                changed: if changed.is_empty() { "no panel".into() } else { changed.join(", ") },
+            }),
+            None => Ok(draft),
+        }
+    }
+
     /// Stores a draft, or removes it when it changes nothing.
     #[base::boxed]
     pub async fn put(&self, draft: &Draft) -> Result<(), StoreError> {

@@ -169,12 +169,7 @@ impl Dashboards {
         if head.deleted {
             return Err(StoreError::Deleted(id.to_owned()).into());
         }
-        let draft = self
-            .drafts
-            .get(id, drafter)
-            .await?
-            .ok_or_else(|| drafts::DraftError::NoDraft(id.to_owned()))?;
-        check_selected(&draft, panels)?;
+        let draft = self.drafts.chosen(id, drafter, panels).await?;
         let merged = merge::apply(&head.state, &draft.base, &draft.state, panels);
         let issues = dashboard::validate::check_rules(&merged);
         if !issues.is_empty() {
@@ -219,12 +214,7 @@ impl Dashboards {
         drafter: &str,
         panels: Option<&[String]>,
     ) -> Result<Option<drafts::Draft>, drafts::DraftError> {
-        let draft = self
-            .drafts
-            .get(id, drafter)
-            .await?
-            .ok_or_else(|| drafts::DraftError::NoDraft(id.to_owned()))?;
-        check_selected(&draft, panels)?;
+        let draft = self.drafts.chosen(id, drafter, panels).await?;
         let Some(panels) = panels else {
             self.drafts.remove(id, drafter).await?;
             return Ok(None);
@@ -361,6 +351,18 @@ impl Dashboards {
         Ok(PanelResults { version: rec.version, panels: self.live.slots(id), state })
     }
 
+    /// The panels of a past version run now with the default values (results of code that is
+    /// live come from the cache): what that version showed, for reading it before a restore.
+    /// Nothing is published.
+    #[base::boxed]
+    pub async fn version_data(&self, id: &str, version: u64) -> Result<PanelResults, StoreError> {
+        let rec = self.store.get_version(id, version).await?;
+        let all: Vec<String> = rec.state.panels.iter().map(|p| p.id.clone()).collect();
+        let runs = self.live.run_panels(id, &rec.state, &all).await;
+        let panels = runs.into_iter().map(|(p, run)| (p, PanelSlot::of_run(run))).collect();
+        Ok(PanelResults { version: rec.version, panels, state: Arc::new(rec.state) })
+    }
+
     /// Runs panel code once outside any dashboard; `None` when the preview cap is reached.
     #[base::boxed]
     pub async fn preview(&self, code: &str, vars: &Map<String, Value>) -> Option<PanelRun> {
@@ -446,13 +448,14 @@ impl Dashboards {
     }
 
     /// A person's edit (REST): `state` as the version after `base_version`, which must be the
-    /// current one; the added and modified panels run before the version is published.
+    /// current one, with its `note` for the history; the added and modified panels run before the version is published.
     #[base::boxed]
     pub async fn edit(
         &self,
         id: &str,
         base_version: u64,
         state: DashboardState,
+        note: &str,
         by: &Author,
     ) -> Result<Saved, StoreError> {
         let lock = self.lock(id).await?;
@@ -463,7 +466,7 @@ impl Dashboards {
         if before.version != base_version {
             return Err(StoreError::Conflict { expected: base_version, actual: before.version });
         }
-        self.save(&lock, Edit::new(before, state), "edited", by, Runs::Changed).await
+        self.save(&lock, Edit::new(before, state), note, by, Runs::Changed).await
     }
 
     /// Saves the state of `to_version` as a new version and publishes it.
@@ -731,21 +734,6 @@ async fn to_the_end<T: Send + 'static>(
     tokio::spawn(write)
         .await
         .unwrap_or_else(|e| Err(StoreError::Storage(format!("the write task failed: {e}"))))
-}
-
-/// Refuses panel ids the draft does not change.
-fn check_selected(
-    draft: &drafts::Draft,
-    panels: Option<&[String]>,
-) -> Result<(), drafts::DraftError> {
-    let changed = dashboard::merge::changed_panels(&draft.base, &draft.state);
-    match panels.and_then(|ids| ids.iter().find(|p| !changed.contains(p))) {
-        Some(panel) => Err(drafts::DraftError::UnknownPanel {
-            panel: panel.clone(),
-            changed: if changed.is_empty() { "no panel".into() } else { changed.join(", ") },
-        }),
-        None => Ok(()),
-    }
 }
 
 fn announce(changes: &broadcast::Sender<Change>, id: &str, kind: ChangeKind) {

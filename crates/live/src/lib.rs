@@ -763,19 +763,7 @@ impl Live {
         }
         let duration_ms = run.duration.as_secs_f64() * 1e3;
         // Fresh data, or the last good data while the provider fails (with why and since when).
-        let shown = match (run.result, run.kept) {
-            (Ok(ok), _) => Ok((ok, run.finished_at, None)),
-            (Err(error), Some(kept)) => {
-                let reason = error
-                    .outage
-                    .as_ref()
-                    .map_or_else(|| "the data provider failed".to_owned(), |o| o.summary.clone());
-                let stale =
-                    Stale { data_at: kept.good.at, failing_since: kept.failing_since, reason };
-                Ok((kept.good.ok, kept.good.at, Some((stale, error))))
-            }
-            (Err(error), None) => Err(error),
-        };
+        let shown = shown(run);
         let event = match shown {
             Ok((ok, at, stale)) => {
                 let (stale, error) = stale.unzip();
@@ -1025,6 +1013,45 @@ fn publish_to(w: &Watched, view: Option<&str>, event: &Event) {
     let item = event.outbox_item();
     for s in subs {
         s.viewer.outbox.push(item.clone());
+    }
+}
+
+/// What a run shows: fresh data (with its time), the last good data while the provider fails
+/// (with why, since when, and the error), or the error alone.
+#[allow(clippy::type_complexity)]
+fn shown(run: PanelRun) -> Result<(RunOk, i64, Option<(Stale, ExecError)>), ExecError> {
+    match (run.result, run.kept) {
+        (Ok(ok), _) => Ok((ok, run.finished_at, None)),
+        (Err(error), Some(kept)) => {
+            let reason = error
+                .outage
+                .as_ref()
+                .map_or_else(|| "the data provider failed".to_owned(), |o| o.summary.clone());
+            let stale = Stale { data_at: kept.good.at, failing_since: kept.failing_since, reason };
+            Ok((kept.good.ok, kept.good.at, Some((stale, error))))
+        }
+        (Err(error), None) => Err(error),
+    }
+}
+
+impl PanelSlot {
+    /// The slot of a run that belongs to no live view (a past version's panels): `seq` 0.
+    pub fn of_run(run: PanelRun) -> Self {
+        match shown(run) {
+            Ok((ok, at, stale)) => {
+                let (stale, error) = stale.unzip();
+                Self {
+                    status: if stale.is_some() { RunStatus::Stale } else { RunStatus::Ok },
+                    data: Some(ok.data),
+                    provenance: ok.provenance,
+                    error,
+                    seq: 0,
+                    refreshed_at: Some(at),
+                    stale,
+                }
+            }
+            Err(error) => Self { status: RunStatus::Error, error: Some(error), ..pending_slot() },
+        }
     }
 }
 

@@ -17,7 +17,7 @@ use super::{ApiError, ApiQuery, may, ok};
 use access::keys::Scope;
 use access::principal::Principal;
 use app::App;
-use dashboard::diff::{ChangeEntry, changes, unified_code_diff};
+use dashboard::diff::{ChangeEntry, changes, code_diffs};
 use dashboards::sharing::Need;
 
 #[derive(OpenApi)]
@@ -73,15 +73,6 @@ async fn diff(
     may(&app, &who, &id, Need::View)?;
     let old = app.dashboards.get_version(&id, q.from).await?;
     let new = app.dashboards.get_version(&id, q.to).await?;
-    let code = new
-        .state
-        .panels
-        .iter()
-        .filter_map(|p| {
-            let before = old.state.panels.iter().find(|o| o.id == p.id)?;
-            (before.code != p.code)
-                .then(|| (p.id.clone(), unified_code_diff(&before.code, &p.code, 3)))
-        })
-        .collect();
+    let code = code_diffs(&old.state, &new.state);
     Ok(ok(VersionDiff { from: q.from, to: q.to, changes: changes(&old.state, &new.state), code }))
 }

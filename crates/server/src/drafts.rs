@@ -20,7 +20,7 @@ use super::{ApiError, may, ok, parse_body, rest};
 use access::keys::Scope;
 use access::principal::Principal;
 use app::App;
-use dashboard::diff::{ChangeEntry, changes, unified_code_diff};
+use dashboard::diff::{ChangeEntry, changes, code_diffs};
 use dashboards::drafts::{Draft, drafter};
 use dashboards::sharing::Need;
 
@@ -48,13 +48,13 @@ struct Review {
     enabled: bool,
 }
 
-/// Whether a dashboard is in review mode.
+/// Whether a dashboard is in review mode, and whether the caller has a draft of it.
 #[utoipa::path(
     get,
     path = "/api/dashboards/{id}/review",
     tag = "drafts",
     params(("id" = String, Path, description = "The dashboard id.")),
-    responses((status = 200, description = "Its review mode.", body = Envelope<Review>), (status = "default", response = ErrorBody))
+    responses((status = 200, description = "Its review mode.", body = Envelope<ReviewView>), (status = "default", response = ErrorBody))
 )]
 async fn review(
     State(app): State<Arc<App>>,
@@ -63,7 +63,20 @@ async fn review(
 ) -> Result<Response, ApiError> {
     may(&app, &who, &id, Need::View)?;
     app.dashboards.get(&id).await?;
-    Ok(ok(Review { enabled: app.dashboards.drafts().reviewing(&id).await? }))
+    let drafts = app.dashboards.drafts();
+    let enabled = drafts.reviewing(&id).await?;
+    let has_draft = drafts.get(&id, &drafter(&who)).await?.is_some();
+    Ok(ok(ReviewView { enabled, has_draft }))
+}
+
+/// A dashboard's review mode, and whether the caller has a draft of it.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct ReviewView {
+    /// The agent's changes to this dashboard are drafts for the analyst to accept.
+    enabled: bool,
+    /// The caller has a draft of it (made here, or in a chat in review mode).
+    has_draft: bool,
 }
 
 /// Turns a dashboard's review mode on or off (whoever may change the dashboard). Drafts
@@ -106,18 +119,17 @@ struct DraftView {
 
 async fn view(app: &App, draft: Draft) -> Result<DraftView, ApiError> {
     let published_version = app.dashboards.get(&draft.dashboard_id).await?.version;
-    let code = draft
-        .state
-        .panels
-        .iter()
-        .filter_map(|p| {
-            let before = draft.base.panels.iter().find(|o| o.id == p.id)?;
-            (before.code != p.code)
-                .then(|| (p.id.clone(), unified_code_diff(&before.code, &p.code, 3)))
-        })
-        .collect();
+    let code = code_diffs(&draft.base, &draft.state);
     let changes = changes(&draft.base, &draft.state);
     Ok(DraftView { draft, published_version, changes, code })
+}
+
+/// What is left of a draft, as shown.
+async fn rest_of(app: &App, left: Option<Draft>) -> Result<Option<DraftView>, ApiError> {
+    match left {
+        Some(d) => Ok(Some(view(app, d).await?)),
+        None => Ok(None),
+    }
 }
 
 /// The caller's draft of a dashboard (404 when they have none).
@@ -152,8 +164,12 @@ struct Pick {
     panels: Option<Vec<String>>,
 }
 
+/// The panels chosen: no body, `null` and `{}` all mean the whole draft.
 fn pick(body: &Bytes) -> Result<Pick, ApiError> {
-    if body.iter().all(u8::is_ascii_whitespace) { Ok(Pick::default()) } else { parse_body(body) }
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Pick::default());
+    }
+    Ok(parse_body::<Option<Pick>>(body)?.unwrap_or_default())
 }
 
 /// What is left of a draft after an accept or reject.
@@ -189,11 +205,7 @@ async fn accept(
         .dashboards
         .accept_draft(&id, &drafter(&who), pick.panels.as_deref(), &rest(&who))
         .await?;
-    let draft = match left {
-        Some(d) => Some(view(&app, d).await?),
-        None => None,
-    };
-    Ok(ok(Outcome { version: saved.map(|s| s.record.version), draft }))
+    Ok(ok(Outcome { version: saved.map(|s| s.record.version), draft: rest_of(&app, left).await? }))
 }
 
 /// Drops the caller's draft, or takes some of its panels back to the published version's.
@@ -215,9 +227,5 @@ async fn reject(
     let pick = pick(&body)?;
     may(&app, &who, &id, Need::View)?;
     let left = app.dashboards.reject_draft(&id, &drafter(&who), pick.panels.as_deref()).await?;
-    let draft = match left {
-        Some(d) => Some(view(&app, d).await?),
-        None => None,
-    };
-    Ok(ok(Outcome { version: None, draft }))
+    Ok(ok(Outcome { version: None, draft: rest_of(&app, left).await? }))
 }

@@ -14,6 +14,7 @@ pub mod diff;
 pub mod drafts;
 pub mod envelope;
 pub mod error;
+pub mod export;
 pub mod guard;
 pub mod kb;
 pub mod keys;
@@ -211,6 +212,7 @@ async fn metrics(State(app): Api) -> ApiResult {
         revert_dashboard,
         refresh_dashboard,
         dashboard_data,
+        version_data,
         preview_panel,
         sdk_sources,
         sdk_health,
@@ -304,6 +306,7 @@ pub fn api() -> Routes<Arc<App>> {
         .route("/api/dashboards/{id}/restore", post(Scope::Write, restore_dashboard))
         .route("/api/dashboards/{id}/versions", get(Scope::Read, list_versions))
         .route("/api/dashboards/{id}/versions/{version}", get(Scope::Read, get_version))
+        .route("/api/dashboards/{id}/versions/{version}/data", get(Scope::Read, version_data))
         .route("/api/dashboards/{id}/revert", post(Scope::Write, revert_dashboard))
         // Runs the panels again and changes nothing stored: reading.
         .route("/api/dashboards/{id}/refresh", post(Scope::Read, refresh_dashboard))
@@ -324,6 +327,7 @@ pub fn api() -> Routes<Arc<App>> {
         .merge(sharing::routes())
         .merge(share_links::routes())
         .merge(diff::routes())
+        .merge(export::routes())
         .merge(drafts::routes())
         .merge(users::routes())
         .merge(admin::routes())
@@ -582,6 +586,9 @@ struct SaveBody {
     /// The new DashboardState.
     #[schema(value_type = Object)]
     state: Value,
+    /// What the edit did, for the history (at most 200 characters; default "edited").
+    #[serde(default)]
+    note: Option<String>,
 }
 
 /// Saves an edited state as a new version (optimistic concurrency) and pushes it.
@@ -605,7 +612,15 @@ async fn save_dashboard(
         msg: format!("invalid DashboardState: {e}"),
         data: json!({ "issues": e.0 }),
     })?;
-    Ok(ok(app.dashboards.edit(&id, body.base_version, state, &rest(&who)).await?.record))
+    let note = match body.note.as_deref().map(str::trim) {
+        None | Some("") => "edited".to_owned(),
+        Some(n) if n.chars().count() > 200 || n.chars().any(char::is_control) => {
+            return Err(ApiError::bad("`note` is one line of at most 200 characters"));
+        }
+        Some(n) => n.to_owned(),
+    };
+    let by = rest(&who);
+    Ok(ok(app.dashboards.edit(&id, body.base_version, state, &note, &by).await?.record))
 }
 
 #[derive(Deserialize, IntoParams)]
@@ -792,6 +807,28 @@ async fn dashboard_data(
 ) -> ApiResult {
     may(&app, &who, &id, Need::View)?;
     let results = app.dashboards.data(&id).await?;
+    Ok(ok(PanelResultsView { dashboard_id: id, version: results.version, panels: results.panels }))
+}
+
+/// A past version's panels run now (default variable values; nothing is published): what it
+/// showed, for anyone who may see the dashboard.
+#[utoipa::path(
+    get,
+    path = "/api/dashboards/{id}/versions/{version}/data",
+    tag = "dashboards",
+    params(
+        ("id" = String, Path, description = "The dashboard id (`db_…`)."),
+        ("version" = u64, Path, description = "The version."),
+    ),
+    responses((status = 200, description = "The results.", body = Envelope<PanelResultsView>), (status = "default", response = ErrorBody))
+)]
+async fn version_data(
+    State(app): Api,
+    Extension(who): Extension<Principal>,
+    Path((id, version)): Path<(String, u64)>,
+) -> ApiResult {
+    may(&app, &who, &id, Need::View)?;
+    let results = app.dashboards.version_data(&id, version).await?;
     Ok(ok(PanelResultsView { dashboard_id: id, version: results.version, panels: results.panels }))
 }
 

@@ -94,6 +94,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
         super::sharing::Doc::openapi(),
         super::share_links::Doc::openapi(),
         super::diff::Doc::openapi(),
+        super::export::Doc::openapi(),
         super::drafts::Doc::openapi(),
         super::users::Doc::openapi(),
         super::admin::Doc::openapi(),
