@@ -527,10 +527,10 @@ async fn chats_are_listed_newest_first_on(chats: Chats) {
     assert_eq!(
         listed,
         json!([
-            {"chatId": "chat-a", "chatName": "元素碳的简介，100", "firstAgentKey": "demoAction",
+            {"chatId": "chat-a", "chatName": "元素碳的简介，100", "title": "元素碳的简介，100字", "firstAgentKey": "demoAction",
              "createdAt": 100, "updatedAt": 310},
-            {"chatId": "chat-b", "chatName": "second cha", "firstAgentKey": "demoAction",
-             "createdAt": 200, "updatedAt": 210},
+            {"chatId": "chat-b", "chatName": "second cha", "title": "Second chat",
+             "firstAgentKey": "demoAction", "createdAt": 200, "updatedAt": 210},
         ])
     );
     // A chat written by another process (node) is picked up: the cache checks the file, or

@@ -168,11 +168,11 @@ async fn a_hanging_provider_fails_as_not_answering_and_holds_no_other_panel() {
 
 #[tokio::test]
 async fn a_refusing_provider_is_cut_off_and_then_fails_at_once() {
-    // Bind then drop to get a port with nothing listening.
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    // A port bound but never listening: connections to it are refused, and no other test's
+    // server can take it meanwhile (a port bound and dropped could be, and answer).
+    let held = tokio::net::TcpSocket::new_v4().unwrap();
+    held.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let port = held.local_addr().unwrap().port();
     let origin = format!("http://127.0.0.1:{port}");
     let app = app_with_binance_at(&origin, Arc::new(tempfile::tempdir().unwrap())).await;
     let code = "return await sdk.crypto.getKline({ symbol: 'BTCUSDT', limit: 3 });";

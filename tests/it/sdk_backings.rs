@@ -324,11 +324,10 @@ async fn slow_upstream_times_out() {
 
 #[tokio::test]
 async fn connection_refused_is_reported() {
-    // Bind then drop to get a port with nothing listening.
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    // A port bound but never listening: refused, and no other test can take it meanwhile.
+    let held = tokio::net::TcpSocket::new_v4().unwrap();
+    held.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let port = held.local_addr().unwrap().port();
     let origin = format!("http://127.0.0.1:{port}");
     let mut spec = spec_at("binance.json", &origin);
     each_http(&mut spec, &|h| h.retries = Some(1));

@@ -17,8 +17,38 @@ async fn serves_the_page_and_the_bundle_compressed_and_revalidated() {
     let html = page.text().await.unwrap();
     assert!(html.contains(r#"src="/assets/app.js""#), "{html}");
 
+    // The entry imports the app's chunks (esbuild code splitting, content-hashed names); the
+    // largest chunk it reaches holds the chart libraries.
+    let chunks = |text: &str| -> Vec<String> {
+        let mut names: Vec<String> = text
+            .split("\"./")
+            .skip(1)
+            .filter_map(|rest| rest.split('"').next())
+            .filter(|name| name.ends_with(".js") && !name.contains('/'))
+            .map(str::to_owned)
+            .collect();
+        names.dedup();
+        names
+    };
+    let entry = http.get(app.url("/assets/app.js")).send().await.unwrap().text().await.unwrap();
+    let mut reached: Vec<(usize, String)> = Vec::new();
+    let mut queue = chunks(&entry);
+    while let Some(name) = queue.pop() {
+        if reached.iter().any(|(_, n)| *n == name) {
+            continue;
+        }
+        let r = http.get(app.url(&format!("/assets/{name}"))).send().await.unwrap();
+        assert_eq!(r.status(), 200, "{name}");
+        let text = r.text().await.unwrap();
+        queue.extend(chunks(&text));
+        reached.push((text.len(), name));
+    }
+    reached.sort();
+    let (_, biggest) = reached.last().cloned().expect("the entry imports chunks");
+    let asset = format!("/assets/{biggest}");
+
     // No Accept-Encoding: the plain file.
-    let plain = http.get(app.url("/assets/app.js")).send().await.unwrap();
+    let plain = http.get(app.url(&asset)).send().await.unwrap();
     assert_eq!(plain.status(), 200);
     assert!(plain.headers().get(CONTENT_ENCODING).is_none());
     assert_eq!(plain.headers()[CONTENT_TYPE], "text/javascript; charset=utf-8");
@@ -27,7 +57,7 @@ async fn serves_the_page_and_the_bundle_compressed_and_revalidated() {
 
     // A browser's Accept-Encoding: brotli, much smaller; gzip when brotli is refused.
     let br = http
-        .get(app.url("/assets/app.js"))
+        .get(app.url(&asset))
         .header(ACCEPT_ENCODING, "gzip, deflate, br")
         .send()
         .await
@@ -36,18 +66,14 @@ async fn serves_the_page_and_the_bundle_compressed_and_revalidated() {
     let etag = br.headers()[ETAG].clone();
     let br_len = br.bytes().await.unwrap().len();
     assert!(br_len * 3 < plain_len, "brotli {br_len} vs plain {plain_len}");
-    let gz = http
-        .get(app.url("/assets/app.js"))
-        .header(ACCEPT_ENCODING, "br;q=0, gzip")
-        .send()
-        .await
-        .unwrap();
+    let gz =
+        http.get(app.url(&asset)).header(ACCEPT_ENCODING, "br;q=0, gzip").send().await.unwrap();
     assert_eq!(gz.headers()[CONTENT_ENCODING], "gzip");
     assert_ne!(gz.headers()[ETAG], etag, "each encoding has its own ETag");
 
     // A reload revalidates: same ETag → 304 with no body.
     let again = http
-        .get(app.url("/assets/app.js"))
+        .get(app.url(&asset))
         .header(ACCEPT_ENCODING, "br")
         .header(IF_NONE_MATCH, etag.clone())
         .send()

@@ -29,7 +29,7 @@ pub(crate) struct Doc;
 pub fn routes() -> Routes<Arc<App>> {
     Routes::new()
         .route("/api/chats", get(Scope::Agents, list))
-        .route("/api/chats/{chat_id}", patch(Scope::Agents, update).delete(Scope::Agents, delete))
+        .route("/api/chats/{chatId}", patch(Scope::Agents, update).delete(Scope::Agents, delete))
 }
 
 /// Which chats.
