@@ -37,7 +37,7 @@ pub fn top_changed(base: &DashboardState, draft: &DashboardState) -> bool {
 }
 
 /// `head` with the draft's changes to `panels` (`None`: every changed panel, the
-/// dashboard-level fields and the draft's panel order) carried over. Panels others changed in
+/// dashboard-level fields and, when the draft reordered panels, its order) carried over. Panels others changed in
 /// `head` and the draft did not touch stay as they are in `head`; a selected panel the draft
 /// changed replaces head's (the draft's reviewer chose it).
 pub fn apply(
@@ -73,10 +73,22 @@ pub fn apply(
             None => out.panels.retain(|p| &p.id != id),
         }
     }
-    if whole {
+    if whole && reordered(base, draft) {
         follow_order(&mut out, draft);
     }
     out
+}
+
+/// Whether the panels `base` and `draft` share are in another order in the draft.
+fn reordered(base: &DashboardState, draft: &DashboardState) -> bool {
+    let shared = |a: &DashboardState, b: &DashboardState| -> Vec<String> {
+        a.panels
+            .iter()
+            .filter(|p| b.panels.iter().any(|q| q.id == p.id))
+            .map(|p| p.id.clone())
+            .collect()
+    };
+    shared(base, draft) != shared(draft, base)
 }
 
 /// `draft` with `panels` taken back to how they are in `base`: an added panel leaves, a
@@ -165,7 +177,8 @@ mod tests {
         // Someone else changed b's width and added d after the draft began.
         let head = state("T", vec![panel("a", "1", 6), panel("b", "1", 12), panel("d", "1", 3)]);
         let out = apply(&head, &base, &draft, Some(&["a".into(), "c".into()]));
-        assert_eq!(ids(&out), ["a", "b", "d", "c"]);
+        // c goes after b, the panel before it in the draft; d, added meanwhile, stays.
+        assert_eq!(ids(&out), ["a", "b", "c", "d"]);
         assert_eq!(out.panels[0].code, "2");
         assert_eq!(out.panels[1], head.panels[1], "b is not selected: head's stays");
         assert_eq!(out.title, "T", "the title travels only with a whole accept");
