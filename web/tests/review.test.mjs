@@ -86,7 +86,7 @@ test('the analyst builds a dashboard and switches review mode on', async () => {
   assert.equal(await analyst.locator('.review-banner').count(), 0);
   await toggle.click();
   await analyst.waitForSelector('.review-toggle[aria-pressed="true"]');
-  assert.deepEqual(await api.get(`/api/dashboards/${dashboardId}/review`), { enabled: true });
+  assert.deepEqual(await api.get(`/api/dashboards/${dashboardId}/review`), { enabled: true, hasDraft: false });
   assert.deepEqual(unexpected(analyst.errors), []);
 });
 
@@ -203,7 +203,7 @@ test('a chat in review mode: the Review edits switch under the composer sets it,
   await page.waitForSelector('.dashboard-view[data-version="1"] .panel[data-panel-id="desk-kline"]');
   const dash = await page.locator('.dashboard-view').getAttribute('data-dashboard-id');
   assert.notEqual(dash, dashboardId, 'a dashboard of its own');
-  assert.deepEqual(await api.get(`/api/dashboards/${dash}/review`), { enabled: false }, 'the dashboard is not in review mode');
+  assert.deepEqual(await api.get(`/api/dashboards/${dash}/review`), { enabled: false, hasDraft: false }, 'the dashboard is not in review mode, and no draft yet');
 
   const toggle = page.locator('.chat-review-toggle');
   await toggle.waitFor();
