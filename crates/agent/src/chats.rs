@@ -63,7 +63,7 @@ pub struct ChatPatch {
 /// What a delete removed.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct Deleted {
+pub struct DeletedChat {
     /// The chat.
     pub chat_id: String,
     /// The images it referred to that no other chat did, now deleted.
@@ -171,7 +171,7 @@ impl Chats {
     /// Deletes a chat: its runs (after a run in progress ends), its settings, and the images
     /// only it referred to.
     #[base::boxed]
-    pub async fn delete(&self, chat_id: &str) -> Result<Deleted, ChatsError> {
+    pub async fn delete(&self, chat_id: &str) -> Result<DeletedChat, ChatsError> {
         let mine: HashSet<String> =
             self.memory.runs(chat_id).await?.iter().flat_map(images).collect();
         self.memory.delete(chat_id).await?;
@@ -194,7 +194,7 @@ impl Chats {
                 }
             }
         }
-        Ok(Deleted { chat_id: chat_id.to_owned(), uploads: gone })
+        Ok(DeletedChat { chat_id: chat_id.to_owned(), uploads: gone })
     }
 
     /// Deletes every chat not updated for `days` days (`now_ms` is the time now); answers the

@@ -17,7 +17,7 @@ use super::{ApiError, ApiQuery, ok, parse_body};
 use crate::chat_access::sees_chat;
 use access::keys::Scope;
 use access::principal::Principal;
-use agent::chats::{ChatPatch, Deleted};
+use agent::chats::{ChatPatch, DeletedChat};
 use agent::memory::{ChatSummary, validate_chat_id};
 use app::App;
 
@@ -108,7 +108,7 @@ async fn update(
     path = "/api/chats/{chatId}",
     tag = "chats",
     params(("chatId" = String, Path, description = "The chat.")),
-    responses((status = 200, description = "What was deleted.", body = Envelope<Deleted>), (status = "default", response = ErrorBody))
+    responses((status = 200, description = "What was deleted.", body = Envelope<DeletedChat>), (status = "default", response = ErrorBody))
 )]
 async fn delete(
     State(app): State<Arc<App>>,

@@ -825,9 +825,12 @@ async fn dashboard_data(
 async fn version_data(
     State(app): Api,
     Extension(who): Extension<Principal>,
-    Path((id, version)): Path<(String, u64)>,
+    Path((id, version)): Path<(String, String)>,
 ) -> ApiResult {
     may(&app, &who, &id, Need::View)?;
+    let version: u64 = version.parse().map_err(|_| {
+        ApiError::bad(format!("version must be a positive integer, got `{version}`"))
+    })?;
     let results = app.dashboards.version_data(&id, version).await?;
     Ok(ok(PanelResultsView { dashboard_id: id, version: results.version, panels: results.panels }))
 }
