@@ -21,6 +21,7 @@ const DASHBOARD_LABEL = {
   layout_changed: 'Grid changed',
   refresh_changed: 'Refresh changed',
   variables_changed: 'Variables changed',
+  alerts_changed: 'Alert rules changed',
 };
 
 const panelOf = (state, id) => (state?.panels ?? []).find((p) => p?.id === id) ?? null;

@@ -57,3 +57,8 @@ test('a unified diff becomes numbered lines; the stat counts them', () => {
   assert.deepEqual(diffLines(''), []);
   assert.deepEqual(diffLines(null), []);
 });
+
+test('changed alert rules are a dashboard-wide row with the server’s detail', () => {
+  const rows = changeRows([{ type: 'alerts_changed', detail: 'added "X above 3"' }]);
+  assert.deepEqual(rows.map((r) => [r.kind, r.title, r.detail]), [['dashboard', 'Alert rules changed', 'added "X above 3"']]);
+});
