@@ -17,6 +17,7 @@ pub use access::usage;
 pub use admin;
 pub use agent;
 pub use agent::cluster;
+pub use alerting;
 pub use app;
 pub use base::config_file;
 pub use base::fs_private;

@@ -11,6 +11,7 @@ mod agent_catalog;
 mod agent_memory;
 mod agent_run;
 mod agent_tools;
+mod alerts;
 mod api_keys;
 mod bash_confinement;
 mod chats;

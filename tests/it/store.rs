@@ -35,6 +35,7 @@ fn st(title: &str, panels: usize) -> DashboardState {
         panels: (0..panels).map(|i| panel(&format!("p{i}"))).collect(),
         variables: Vec::new(),
         refresh: None,
+        alerts: Vec::new(),
     }
 }
 

@@ -24,6 +24,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("uploads", &["base", "store"]),
     ("live", &["base", "dashboard", "sandbox"]),
     ("dashboards", &["base", "dashboard", "live", "store"]),
+    // Alert rules judged on scheduled runs; states and notifications in the store.
+    ("alerting", &["base", "dashboard", "dashboards", "live", "sandbox", "sdk", "store"]),
     // The runtime of every agent; chat memory on a shared store; nothing of dashboards.
     ("agent", &["base", "llm", "store", "uploads"]),
     ("knowledge", &["agent", "base", "llm", "sdk", "store"]),

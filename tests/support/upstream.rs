@@ -27,6 +27,7 @@ struct Hit {
     path: String,
     query: String,
     headers: HeaderMap,
+    body: String,
 }
 
 #[derive(Default)]
@@ -38,11 +39,11 @@ struct Upstream {
 
 async fn handle(State(up): State<Arc<Upstream>>, req: Request) -> Response {
     let path = req.uri().path().to_owned();
-    up.hits.lock().unwrap().push(Hit {
-        path: path.clone(),
-        query: req.uri().query().unwrap_or_default().to_owned(),
-        headers: req.headers().clone(),
-    });
+    let query = req.uri().query().unwrap_or_default().to_owned();
+    let headers = req.headers().clone();
+    let body = axum::body::to_bytes(req.into_body(), 1 << 20).await.unwrap_or_default();
+    let body = String::from_utf8_lossy(&body).into_owned();
+    up.hits.lock().unwrap().push(Hit { path: path.clone(), query, headers, body });
     let reply = {
         let mut script = up.script.lock().unwrap();
         match script.get_mut(&path) {
@@ -120,6 +121,21 @@ impl Server {
     /// How many requests reached `path`.
     pub fn hits(&self, path: &str) -> usize {
         self.up.hits.lock().unwrap().iter().filter(|h| h.path == path).count()
+    }
+
+    /// Headers and body of every hit on `path`, in order (webhook receivers).
+    pub fn posts(&self, path: &str) -> Vec<(HeaderMap, String)> {
+        let hits = self.up.hits.lock().unwrap();
+        hits.iter()
+            .filter(|h| h.path == path)
+            .map(|h| (h.headers.clone(), h.body.clone()))
+            .collect()
+    }
+
+    /// Query strings of every hit on `path`, in order.
+    pub fn queries(&self, path: &str) -> Vec<String> {
+        let hits = self.up.hits.lock().unwrap();
+        hits.iter().filter(|h| h.path == path).map(|h| h.query.clone()).collect()
     }
 
     /// Query string and headers of the last hit on `path`.

@@ -48,6 +48,9 @@ pub struct AppConfig {
     pub sandbox: SandboxConfig,
     /// Panel runs and refresh scheduling.
     pub live: LiveConfig,
+    /// How often judged panels run and when a failing rule says "no data"
+    /// (`BOARDSMITH_ALERT_EVERY`, `BOARDSMITH_ALERT_NO_DATA_AFTER`).
+    pub alerting: alerting::AlertingConfig,
     /// Load the example dashboards when the store is empty.
     pub load_templates: bool,
     /// Agent, tool and viewport directories (`AGENT_EXTERNAL_DIR`, ...).
@@ -105,6 +108,7 @@ impl AppConfig {
             sdk: SdkConfig::from_env(),
             sandbox,
             live,
+            alerting: alerting::AlertingConfig::from_env(),
             load_templates: true,
             catalog: CatalogConfig::from_env(),
             memory: None,
@@ -186,6 +190,8 @@ pub struct App {
     pub dashboards: Arc<Dashboards>,
     /// Panel runs and subscribers (the same layer `dashboards` publishes through).
     pub live: Arc<Live>,
+    /// Alert rules judged on scheduled runs: their states and notifications.
+    pub alerting: Arc<alerting::Alerting>,
     /// The agent's tools.
     pub tools: Arc<Tools>,
     /// Agents, tools and viewports, reloaded when their files change.
@@ -498,9 +504,18 @@ impl App {
                 }
             }
         }
+        // After the templates, so their rules are registered by the first scan.
+        let alerting = alerting::Alerting::new(
+            dashboards.clone(),
+            store.clone(),
+            sdk.clone(),
+            config.alerting.clone(),
+        );
+        alerting.clone().start(shutdown.clone()).await.context("loading the alert rules")?;
         let mcp =
             mcp::Shared::new(tools.clone(), dashboards.clone(), sdk.clone(), config.mcp_tools);
         Ok(Arc::new(Self {
+            alerting,
             mcp,
             sdk,
             sandbox,
@@ -725,7 +740,11 @@ async fn follow_records(
                 | Record::Sharing
                 | Record::ChatMeta
                 | Record::Draft
-                | Record::Review => Ok(()),
+                | Record::Review
+                // Alerting reads its records from the store each time.
+                | Record::AlertState
+                | Record::Notification
+                | Record::Channel => Ok(()),
             };
             if let Err(e) = reloaded {
                 tracing::warn!(kind = kind.key(), error = %e, "re-reading another node's change failed");

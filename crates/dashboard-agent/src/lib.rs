@@ -234,6 +234,26 @@ pub struct ValidationResult {
     /// True when every panel succeeded.
     #[serde(rename = "allOk")]
     pub all_ok: bool,
+    /// The alert rules on the panels that ran, judged on these runs' data (a dry run: no
+    /// notification). Rules with code are judged on the first scheduled refresh.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub alerts: Vec<AlertDryRun>,
+}
+
+/// One alert rule judged on a test run.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct AlertDryRun {
+    /// The rule.
+    #[serde(rename = "ruleId")]
+    pub rule_id: String,
+    /// `firing` (its condition holds now), `ok`, `error` (it cannot be judged: fix the rule),
+    /// or `later` (code rules, and panels whose run failed).
+    pub status: String,
+    /// The value judged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<f64>,
+    /// What was seen, or why it cannot be judged.
+    pub message: String,
 }
 
 /// One panel's test run.
@@ -330,7 +350,39 @@ fn syntax_issues(state: &DashboardState, runs: &[(String, PanelRun)]) -> Option<
     (!issues.is_empty()).then(|| issues_text(&issues))
 }
 
-fn validation(runs: &[(String, PanelRun)]) -> ValidationResult {
+/// Each alert rule on a panel that ran, judged on its data (declarative rules only; `for`
+/// and fan-out are the scheduler's).
+fn dry_run_alerts(state: &DashboardState, runs: &[(String, PanelRun)]) -> Vec<AlertDryRun> {
+    use dashboard::alerts::{When, judge};
+    state
+        .alerts
+        .iter()
+        .filter_map(|rule| {
+            let (_, run) = runs.iter().find(|(id, _)| *id == rule.panel_id)?;
+            let panel = state.panels.iter().find(|p| p.id == rule.panel_id)?;
+            let dry = |status: &str, value, message: String| AlertDryRun {
+                rule_id: rule.id.clone(),
+                status: status.to_owned(),
+                value,
+                message,
+            };
+            Some(match (&rule.when, &run.result) {
+                (_, Err(_)) => {
+                    dry("later", None, "the panel's run failed; judged once it runs".into())
+                }
+                (When::Code(_), Ok(_)) => {
+                    dry("later", None, "rule code runs on the first scheduled refresh".into())
+                }
+                (When::Condition(c), Ok(ok)) => match judge(c, panel.kind, &ok.data, None) {
+                    Ok(r) => dry(if r.firing { "firing" } else { "ok" }, r.value, r.message),
+                    Err(e) => dry("error", None, e),
+                },
+            })
+        })
+        .collect()
+}
+
+fn validation(state: &DashboardState, runs: &[(String, PanelRun)]) -> ValidationResult {
     let panels: Vec<PanelValidation> = runs
         .iter()
         .map(|(id, run)| PanelValidation {
@@ -342,7 +394,7 @@ fn validation(runs: &[(String, PanelRun)]) -> ValidationResult {
         })
         .collect();
     let all_ok = panels.iter().all(|p| p.status == "success");
-    ValidationResult { panels, all_ok }
+    ValidationResult { panels, all_ok, alerts: dry_run_alerts(state, runs) }
 }
 
 fn now_ms() -> i64 {
@@ -570,7 +622,7 @@ impl Tools {
         let mut output = ExecuteOutput {
             dashboard_id: id.clone(),
             state: serde_json::to_value(&state).unwrap_or(Value::Null),
-            validation: Some(validation(&runs)),
+            validation: Some(validation(&state, &runs)),
             error: None,
             draft: false,
             written: None,
@@ -590,7 +642,8 @@ impl Tools {
         }
         let (version, changes) = match existing {
             None => {
-                let empty = DashboardState { panels: Vec::new(), ..state.clone() };
+                let empty =
+                    DashboardState { panels: Vec::new(), alerts: Vec::new(), ..state.clone() };
                 let changes = dashboard::diff::changes(&empty, &state);
                 let version =
                     self.dashboards.create(Some(&id), state, "execute", by, runs).await?.version;
@@ -741,7 +794,7 @@ impl Tools {
         };
         Ok(MutateOutput {
             changes: saved.diff.changes,
-            validation: Some(validation(&saved.runs)),
+            validation: Some(validation(&saved.record.state, &saved.runs)),
             written: Some(written),
             ..out(&id)
         })
@@ -791,8 +844,9 @@ impl Tools {
             return Ok(MutateOutput { error: Some(e), ..out });
         }
         let title = new.title.clone();
+        let checked = validation(&new, &runs);
         self.put_draft(&head, mine, new, &runs, who, by).await?;
         self.sessions.touch(session, id, &title).await?;
-        Ok(MutateOutput { changes: diff.changes, validation: Some(validation(&runs)), ..out })
+        Ok(MutateOutput { changes: diff.changes, validation: Some(checked), ..out })
     }
 }

@@ -1,7 +1,7 @@
 //! Differences between two versions of a dashboard: change entries keyed by panel id (for the
 //! agent and the UI) and an RFC 6902 JSON Patch (for clients holding the exact base version).
 //!
-//! Entries come in a fixed order: title, layout, refresh, variables, then removed panels (old
+//! Entries come in a fixed order: title, layout, refresh, variables, alerts, then removed panels (old
 //! order), added panels and modified panels (new order), then one `reordered` entry when the
 //! relative order of the panels present in both versions changed. Panels are matched by id,
 //! never by index, so removing a panel does not make its successors look modified or moved.
@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::validate::type_name;
-use super::{DashboardState, Panel, Variable};
+use super::{AlertRule, DashboardState, Panel, Variable};
 
 /// What changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -35,6 +35,8 @@ pub enum ChangeKind {
     Reordered,
     /// The dashboard-level refresh interval changed.
     RefreshChanged,
+    /// Alert rules were added, removed or changed.
+    AlertsChanged,
 }
 
 /// One change, keyed by panel id.
@@ -122,6 +124,13 @@ pub fn changes(old: &DashboardState, new: &DashboardState) -> Vec<ChangeEntry> {
         out.push(ChangeEntry::new(
             ChangeKind::VariablesChanged,
             variables_detail(&old.variables, &new.variables),
+        ));
+    }
+
+    if old.alerts != new.alerts {
+        out.push(ChangeEntry::new(
+            ChangeKind::AlertsChanged,
+            alerts_detail(&old.alerts, &new.alerts),
         ));
     }
 
@@ -236,6 +245,39 @@ fn variables_detail(old: &[Variable], new: &[Variable]) -> String {
     parts.join("; ")
 }
 
+fn alerts_detail(old: &[AlertRule], new: &[AlertRule]) -> String {
+    let find = |rs: &[AlertRule], id: &str| rs.iter().position(|r| r.id == id);
+    let mut parts = Vec::new();
+    for r in new.iter().filter(|r| find(old, &r.id).is_none()) {
+        parts.push(format!("added {} ({:?} on panel {})", r.id, r.name, r.panel_id));
+    }
+    for r in old.iter().filter(|r| find(new, &r.id).is_none()) {
+        parts.push(format!("removed {}", r.id));
+    }
+    for r in new {
+        let Some(o) = find(old, &r.id).map(|i| &old[i]) else { continue };
+        if o != r {
+            // Which wire fields differ, by comparing the serialized rules.
+            let (a, b) = (
+                serde_json::to_value(o).unwrap_or_default(),
+                serde_json::to_value(r).unwrap_or_default(),
+            );
+            let keys: std::collections::BTreeSet<&String> =
+                a.as_object().into_iter().chain(b.as_object()).flat_map(|m| m.keys()).collect();
+            let fields: Vec<&str> = keys
+                .into_iter()
+                .filter(|k| a.get(k.as_str()) != b.get(k.as_str()))
+                .map(String::as_str)
+                .collect();
+            parts.push(format!("changed {} ({})", r.id, fields.join(", ")));
+        }
+    }
+    if parts.is_empty() {
+        parts.push("order".to_owned());
+    }
+    parts.join("; ")
+}
+
 /// Each panel whose code differs from `old` to `new` (it is in both): a unified line diff of
 /// its whole code, three lines of context, by panel id.
 pub fn code_diffs(
@@ -326,7 +368,23 @@ mod tests {
             panels: ids.iter().map(|id| panel(id, PanelType::Line)).collect(),
             variables: vec![],
             refresh: None,
+            alerts: vec![],
         }
+    }
+
+    #[test]
+    fn alert_rules_added_removed_and_changed_are_one_entry() {
+        let rule = |id: &str, value: f64| {
+            serde_json::from_value::<AlertRule>(json!({"id": id, "name": id, "panelId": "a",
+                "when": {"op": ">", "value": value}}))
+            .unwrap()
+        };
+        let old = DashboardState { alerts: vec![rule("x", 1.0), rule("y", 1.0)], ..state(&["a"]) };
+        let new = DashboardState { alerts: vec![rule("x", 2.0), rule("z", 1.0)], ..state(&["a"]) };
+        let c = changes(&old, &new);
+        assert_eq!(kinds(&c), [(ChangeKind::AlertsChanged, None)]);
+        assert_eq!(c[0].detail, "added z (\"z\" on panel a); removed y; changed x (when)");
+        assert!(changes(&old, &old).is_empty());
     }
 
     fn kinds(c: &[ChangeEntry]) -> Vec<(ChangeKind, Option<&str>)> {
@@ -527,6 +585,7 @@ mod tests {
                 panels,
                 variables,
                 refresh: refresh.map(str::to_owned),
+                alerts: Vec::new(),
             })
     }
 

@@ -5,7 +5,7 @@
 //!
 //! Panels are matched by id. A panel is *changed* when it was added, removed or differs in
 //! any field (code, title, type, layout, ...) between base and draft. Dashboard-level fields
-//! (title, layout, variables, refresh) travel only with a whole accept.
+//! (title, layout, variables, refresh, alert rules) travel only with a whole accept.
 
 use std::collections::HashMap;
 
@@ -28,12 +28,13 @@ pub fn changed_panels(base: &DashboardState, draft: &DashboardState) -> Vec<Stri
     out
 }
 
-/// Whether the dashboard-level fields (title, grid, variables, refresh) differ.
+/// Whether the dashboard-level fields (title, grid, variables, refresh, alerts) differ.
 pub fn top_changed(base: &DashboardState, draft: &DashboardState) -> bool {
     base.title != draft.title
         || base.layout != draft.layout
         || base.variables != draft.variables
         || base.refresh != draft.refresh
+        || base.alerts != draft.alerts
 }
 
 /// `head` with the draft's changes to `panels` (`None`: every changed panel, the
@@ -65,6 +66,9 @@ pub fn apply(
         }
         if base.refresh != draft.refresh {
             out.refresh.clone_from(&draft.refresh);
+        }
+        if base.alerts != draft.alerts {
+            out.alerts.clone_from(&draft.alerts);
         }
     }
     for id in selected {
@@ -163,6 +167,7 @@ mod tests {
             panels,
             variables: Vec::new(),
             refresh: None,
+            alerts: Vec::new(),
         }
     }
 

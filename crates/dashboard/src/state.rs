@@ -23,6 +23,9 @@ pub struct DashboardState {
     /// Dashboard-level refresh interval such as `"30s"` or `"5m"` (panels may override).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refresh: Option<String>,
+    /// Alert rules judged on panels' data on every refresh (see [`super::alerts`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alerts: Vec<super::alerts::AlertRule>,
 }
 
 /// Grid layout of a dashboard.

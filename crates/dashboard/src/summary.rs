@@ -14,7 +14,7 @@ pub const CONTEXT_PANELS: usize = 24;
 /// Panel list and key config with a code preview (no full code, no config).
 ///
 /// `{title, layout, refresh?, variables?: [{name, default}], panels: [{id, title, type, renderer,
-/// indicators?, dataSource?: {source, method}, layout?, refresh?, codePreview}]}`
+/// indicators?, dataSource?: {source, method}, layout?, refresh?, codePreview}], alerts?}`
 pub fn summary(state: &DashboardState) -> Value {
     let mut out = Map::new();
     out.insert("title".into(), json!(state.title));
@@ -53,6 +53,10 @@ pub fn summary(state: &DashboardState) -> Value {
         })
         .collect();
     out.insert("panels".into(), Value::Array(panels));
+    if !state.alerts.is_empty() {
+        // Rules are small and the model edits them whole: all of each.
+        out.insert("alerts".into(), json!(state.alerts));
+    }
     Value::Object(out)
 }
 
@@ -104,6 +108,10 @@ pub fn context_line(id: &str, state: &DashboardState) -> String {
         let vars: Vec<String> =
             state.variables.iter().map(|v| format!("{}={}", v.name, v.default)).collect();
         line.push_str(&format!("; variables: {}", vars.join(", ")));
+    }
+    if !state.alerts.is_empty() {
+        let rules: Vec<&str> = state.alerts.iter().map(|a| a.id.as_str()).collect();
+        line.push_str(&format!("; alerts: {}", rules.join(", ")));
     }
     line
 }

@@ -63,7 +63,7 @@ pub fn parse_state(v: &Value) -> Result<DashboardState, InvalidState> {
         return Err(InvalidState(vec![Issue {
             path: ROOT.into(),
             message: format!(
-                "expected a DashboardState object {{title, layout, panels, variables?, refresh?}}, got {}",
+                "expected a DashboardState object {{title, layout, panels, variables?, refresh?, alerts?}}, got {}",
                 kind_of(v)
             ),
         }]));
@@ -132,6 +132,7 @@ pub fn check_rules(state: &DashboardState) -> Vec<Issue> {
             names.insert(&var.name, i);
         }
     }
+    super::alerts::check(state, &mut |path, message| out.push(path, message));
     out.0
 }
 
@@ -371,7 +372,7 @@ fn check_variable(out: &mut Issues, i: usize, var: &Variable) {
 
 /// Structural issues of a document that failed to deserialize, part by part.
 fn structural_issues(obj: &serde_json::Map<String, Value>) -> Vec<Issue> {
-    const FIELDS: [&str; 5] = ["title", "layout", "panels", "variables", "refresh"];
+    const FIELDS: [&str; 6] = ["title", "layout", "panels", "variables", "refresh", "alerts"];
     let mut out = Issues::default();
     for key in obj.keys() {
         if !FIELDS.contains(&key.as_str()) {
@@ -395,20 +396,20 @@ fn structural_issues(obj: &serde_json::Map<String, Value>) -> Vec<Issue> {
     if let Some(v) = obj.get("layout") {
         part::<Layout>(&mut out, "layout", v);
     }
-    for (key, is_panels) in [("panels", true), ("variables", false)] {
+    for key in ["panels", "variables", "alerts"] {
         match obj.get(key) {
             None => {}
             Some(Value::Array(items)) => {
                 for (i, item) in items.iter().enumerate() {
                     let path = format!("{key}[{i}]");
-                    if is_panels {
-                        part::<Panel>(&mut out, &path, item);
-                    } else {
-                        part::<Variable>(&mut out, &path, item);
+                    match key {
+                        "panels" => part::<Panel>(&mut out, &path, item),
+                        "variables" => part::<Variable>(&mut out, &path, item),
+                        _ => part::<super::AlertRule>(&mut out, &path, item),
                     }
                 }
             }
-            Some(Value::Null) if !is_panels => {}
+            Some(Value::Null) if key != "panels" => {}
             Some(other) => out.push(key, format!("expected an array, got {}", kind_of(other))),
         }
     }

@@ -203,6 +203,9 @@ struct Watched {
     /// Last `seq` per panel across views: a result in any view gets a higher one than every
     /// result before it, so a viewer moving to another view never sees `seq` go backwards.
     seqs: HashMap<String, u64>,
+    /// Panels an alert rule judges, with how often at least: the default view of these
+    /// refreshes on schedule even with no subscriber (see [`Live::set_alerted`]).
+    alerted: HashMap<String, Duration>,
 }
 
 impl Watched {
@@ -318,6 +321,21 @@ pub trait RefreshCoordinator: Send + Sync {
     ) -> base::BoxFuture<'a, ()>;
 }
 
+/// Sees every scheduled run of the default view (default values) on the node that made it: the
+/// node holding the dashboard's refresh lease, so exactly one node sees each run. Alert rules
+/// are judged here.
+pub trait RunObserver: Send + Sync {
+    /// `run` of panel `panel` of `id` at `version` (called before subscribers get it).
+    fn observed(
+        &self,
+        id: &str,
+        version: u64,
+        state: &Arc<DashboardState>,
+        panel: &str,
+        run: &PanelRun,
+    );
+}
+
 /// Counters for tests and diagnostics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -340,6 +358,7 @@ pub struct Live {
     admissions: Arc<tokio::sync::Semaphore>,
     previews: tokio::sync::Semaphore,
     counters: viewer::Counters,
+    observer: std::sync::OnceLock<Arc<dyn RunObserver>>,
 }
 
 impl std::fmt::Debug for Live {
@@ -416,7 +435,57 @@ impl Live {
             previews: tokio::sync::Semaphore::new(config.max_previews),
             limits: config.viewers,
             counters: viewer::Counters::default(),
+            observer: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Hands every scheduled default-view run to `observer` from now on (set once).
+    pub fn observe_with(&self, observer: Arc<dyn RunObserver>) {
+        let _ = self.observer.set(observer);
+    }
+
+    /// Makes `panels` of `id` (held at `version`) refresh on schedule with the default values
+    /// at least every given interval, viewers or not; an empty map ends that. Alert rules use
+    /// it: a rule is judged on every such run.
+    pub fn set_alerted(
+        &self,
+        id: &str,
+        version: u64,
+        state: Arc<DashboardState>,
+        panels: HashMap<String, Duration>,
+    ) {
+        let mut map = self.lock();
+        if panels.is_empty() {
+            if let Some(w) = map.get_mut(id) {
+                w.alerted.clear();
+            }
+            return;
+        }
+        let w = map.entry(id.to_owned()).or_default();
+        w.default_view();
+        if w.state.is_none() {
+            adopt(w, version, state);
+        }
+        w.alerted = panels;
+    }
+
+    /// Runs one panel's code now with `vars` (one run per panel at a time; bounded overall),
+    /// never from the cache and without publishing: an alert rule's own values.
+    #[base::boxed]
+    pub async fn run_fresh(
+        &self,
+        dashboard_id: &str,
+        panel: &Panel,
+        vars: &Map<String, Value>,
+    ) -> PanelRun {
+        self.runner.run_fresh(dashboard_id, panel, vars).await
+    }
+
+    /// Runs code that belongs to no panel (an alert rule's `when`), in the same sandbox and
+    /// slots as panels; not counted as a preview.
+    #[base::boxed]
+    pub async fn run_code(&self, code: &str, vars: &Map<String, Value>) -> PanelRun {
+        self.runner.preview(code, vars).await
     }
 
     /// Keeps panels' last good results durably through `keeper` from now on (set once), so a
@@ -829,7 +898,7 @@ impl Live {
     }
 
     /// Re-runs panels with the default values and publishes their results to the default view
-    /// (scheduled refreshes).
+    /// (REST refreshes).
     async fn refresh_default(&self, id: &str, state: &DashboardState, panels: &[Panel]) {
         let vars = self.vars(id, state);
         let runs =
@@ -901,20 +970,31 @@ impl Live {
         let now = Instant::now();
         let mut map = self.lock();
         let mut out = Vec::new();
-        for (id, w) in map.iter_mut().filter(|(_, w)| !w.subscribers.is_empty()) {
+        for (id, w) in
+            map.iter_mut().filter(|(_, w)| !w.subscribers.is_empty() || !w.alerted.is_empty())
+        {
             let Some(state) = w.state.clone() else { continue };
             let dashboard: Arc<str> = id.as_str().into();
             for (key, view) in &mut w.views {
-                let Some(rep) = w.subscribers.iter().find(|s| s.view == *key) else { continue };
+                let is_default = &**key == DEFAULT_VIEW;
+                let rep = w.subscribers.iter().find(|s| s.view == *key);
+                if rep.is_none() && !is_default {
+                    continue;
+                }
+                // With no subscriber, only the panels alert rules judge.
+                let alerted = &w.alerted;
                 let due: Vec<Panel> = state
                     .panels
                     .iter()
+                    .filter(|p| rep.is_some() || alerted.contains_key(&p.id))
                     .filter(|p| {
                         let every = p
                             .refresh
                             .as_deref()
                             .or(state.refresh.as_deref())
                             .and_then(parse_interval);
+                        let alert = alerted.get(&p.id).copied().filter(|_| is_default);
+                        let every = [every, alert].into_iter().flatten().min();
                         // A panel failing for a provider's reason is retried sooner when its
                         // schedule would wait longer (or it has none), so it recovers alone.
                         let retry = view.failures.get(&p.id).map(|n| {
@@ -937,9 +1017,9 @@ impl Live {
                     view.last_run.insert(p.id.clone(), now);
                 }
                 if due.is_empty() {
-                } else if &**key == DEFAULT_VIEW {
+                } else if is_default {
                     out.push((id.clone(), state.clone(), due));
-                } else {
+                } else if let Some(rep) = rep {
                     for p in &due {
                         rep.viewer.enqueue(&self.counters, &dashboard, &p.id, true);
                     }
@@ -949,11 +1029,11 @@ impl Live {
         out
     }
 
-    /// The dashboards with subscribers on this node.
+    /// The dashboards with subscribers on this node, and those with alerted panels.
     pub fn watched_ids(&self) -> Vec<String> {
         self.lock()
             .iter()
-            .filter(|(_, w)| !w.subscribers.is_empty())
+            .filter(|(_, w)| !w.subscribers.is_empty() || !w.alerted.is_empty())
             .map(|(id, _)| id.clone())
             .collect()
     }
@@ -983,9 +1063,6 @@ impl Live {
                 for (id, state, panels) in due {
                     let (live, coordinator) = (self.clone(), coordinator.clone());
                     tokio::spawn(async move {
-                        let Some(c) = coordinator else {
-                            return live.refresh_default(&id, &state, &panels).await;
-                        };
                         let vars = live.vars(&id, &state);
                         let version = live.held(&id).map_or(0, |(v, _)| v);
                         let runs = futures::future::join_all(
@@ -993,7 +1070,12 @@ impl Live {
                         )
                         .await;
                         for (p, run) in panels.iter().zip(runs) {
-                            c.share(&id, version, &p.id, &run).await;
+                            if let Some(o) = live.observer.get() {
+                                o.observed(&id, version, &state, &p.id, &run);
+                            }
+                            if let Some(c) = &coordinator {
+                                c.share(&id, version, &p.id, &run).await;
+                            }
                             live.record(&id, DEFAULT_VIEW, &p.id, run);
                         }
                     });

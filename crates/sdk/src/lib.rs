@@ -168,6 +168,24 @@ impl Sdk {
     ) -> Result<http::Fetched, http::Error> {
         self.http.get_document(url, max_bytes, timeout).await
     }
+
+    /// Whether `url` may be requested under the outbound policy (an alert channel's webhook).
+    pub fn check_outbound(&self, url: &str) -> Result<(), http::Error> {
+        self.http.check_url(url)
+    }
+
+    /// POSTs JSON to `url` (an alert channel's webhook) through the same client and outbound
+    /// policy as every `http` backing; see [`http::Client::post_json`].
+    #[base::boxed]
+    pub async fn post_json(
+        &self,
+        url: &str,
+        body: Vec<u8>,
+        headers: Vec<(String, String)>,
+        timeout: std::time::Duration,
+    ) -> Result<u16, http::Error> {
+        self.http.post_json(url, body, headers, timeout).await
+    }
 }
 
 /// A provider's status for Settings → Data providers.

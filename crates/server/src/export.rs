@@ -79,10 +79,15 @@ async fn import(
     let mut doc: serde_json::Value = parse_body(&body)?;
     // The state is checked by the dashboard rules with paths (`state.panels[2].renderer`).
     let state_value = doc.get_mut("state").map(serde_json::Value::take).unwrap_or_default();
-    let state = parse_state(&state_value).map_err(|e| ApiError::BadRequest {
+    let invalid = |e: dashboard::InvalidState| ApiError::BadRequest {
         msg: format!("`state` is not a valid dashboard: {e}"),
         data: serde_json::to_value(&e.0).unwrap_or_default(),
-    })?;
+    };
+    let state = parse_state(&state_value).map_err(invalid)?;
+    let unknown = app.alerting.unknown_channels(&state).await?;
+    if !unknown.is_empty() {
+        return Err(invalid(dashboard::InvalidState(unknown)));
+    }
     if let serde_json::Value::Object(m) = &mut doc {
         m.insert("state".into(), serde_json::to_value(&state).unwrap_or_default());
     }

@@ -7,6 +7,8 @@
 
 pub mod admin;
 pub mod agents;
+pub mod alerts;
+pub mod channels;
 pub mod chat_access;
 pub mod chats;
 pub mod connections;
@@ -328,6 +330,8 @@ pub fn api() -> Routes<Arc<App>> {
         .merge(share_links::routes())
         .merge(diff::routes())
         .merge(export::routes())
+        .merge(alerts::routes())
+        .merge(channels::routes())
         .merge(drafts::routes())
         .merge(users::routes())
         .merge(admin::routes())
@@ -430,6 +434,18 @@ fn may(app: &App, who: &Principal, id: &str, need: Need) -> Result<(), ApiError>
     })
 }
 
+/// A state sent through REST: the dashboard rules, then the channels its alert rules name
+/// (a 400 naming every problem's path).
+async fn rest_state(app: &App, value: &Value) -> Result<dashboard::DashboardState, ApiError> {
+    let invalid = |e: dashboard::InvalidState| ApiError::BadRequest {
+        msg: format!("invalid DashboardState: {e}"),
+        data: json!({ "issues": e.0 }),
+    };
+    let state = parse_state(value).map_err(invalid)?;
+    let unknown = app.alerting.unknown_channels(&state).await?;
+    if unknown.is_empty() { Ok(state) } else { Err(invalid(dashboard::InvalidState(unknown))) }
+}
+
 /// The author of a version saved through REST (the web app, an API client).
 fn rest(who: &Principal) -> Author {
     Author::new(who, Via::Rest)
@@ -466,10 +482,7 @@ async fn create_dashboard(
     let body: CreateBody = parse_body(&body)?;
     let record = match (body.state, body.template, body.duplicate_of) {
         (Some(state), None, None) => {
-            let state = parse_state(&state).map_err(|e| ApiError::BadRequest {
-                msg: format!("invalid DashboardState: {e}"),
-                data: json!({ "issues": e.0 }),
-            })?;
+            let state = rest_state(&app, &state).await?;
             app.dashboards.create(None, state, "created", &rest(&who), Vec::new()).await?
         }
         (None, Some(name), None) => {
@@ -608,10 +621,7 @@ async fn save_dashboard(
 ) -> ApiResult {
     may(&app, &who, &id, Need::Edit)?;
     let body: SaveBody = parse_body(&body)?;
-    let state = parse_state(&body.state).map_err(|e| ApiError::BadRequest {
-        msg: format!("invalid DashboardState: {e}"),
-        data: json!({ "issues": e.0 }),
-    })?;
+    let state = rest_state(&app, &body.state).await?;
     let note = match body.note.as_deref().map(str::trim) {
         None | Some("") => "edited".to_owned(),
         Some(n) if n.chars().count() > 200 || n.chars().any(char::is_control) => {

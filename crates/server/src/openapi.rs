@@ -95,6 +95,8 @@ pub fn document() -> utoipa::openapi::OpenApi {
         super::share_links::Doc::openapi(),
         super::diff::Doc::openapi(),
         super::export::Doc::openapi(),
+        super::alerts::Doc::openapi(),
+        super::channels::Doc::openapi(),
         super::drafts::Doc::openapi(),
         super::users::Doc::openapi(),
         super::admin::Doc::openapi(),

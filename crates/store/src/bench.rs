@@ -41,6 +41,7 @@ pub fn sample_state(title: &str, n: u64, bytes: usize) -> DashboardState {
         panels,
         variables: Vec::new(),
         refresh: None,
+        alerts: Vec::new(),
     }
 }
 

@@ -72,6 +72,14 @@ pub(super) const CHAT_META: TableDefinition<'static, &str, &[u8]> =
 pub(super) const DRAFTS: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("drafts");
 /// Dashboards in review mode by dashboard id.
 pub(super) const REVIEWS: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("reviews");
+/// Alert rules' states by `{dashboardId}/{ruleId}/{fan-out value}`.
+pub(super) const ALERT_STATES: TableDefinition<'static, &str, &[u8]> =
+    TableDefinition::new("alert_states");
+/// Alert notifications by their dedupe key.
+pub(super) const NOTIFICATIONS: TableDefinition<'static, &str, &[u8]> =
+    TableDefinition::new("notifications");
+/// Alert channels by name.
+pub(super) const CHANNELS: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("channels");
 /// Store-level metadata.
 pub(super) const META: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("meta");
 
@@ -94,6 +102,9 @@ pub(super) fn table_of(
         super::Record::ChatMeta => CHAT_META,
         super::Record::Draft => DRAFTS,
         super::Record::Review => REVIEWS,
+        super::Record::AlertState => ALERT_STATES,
+        super::Record::Notification => NOTIFICATIONS,
+        super::Record::Channel => CHANNELS,
     }
 }
 

@@ -330,11 +330,17 @@ pub enum Record {
     Draft,
     /// A dashboard in review mode (`dashboards::drafts`), by dashboard id.
     Review,
+    /// An alert rule's state (`alerting`), by `{dashboardId}/{ruleId}/{fan-out value}`.
+    AlertState,
+    /// A notification of an alert's transition (`alerting`), by its dedupe key.
+    Notification,
+    /// An alert notification channel (`alerting::channels`), by name.
+    Channel,
 }
 
 impl Record {
     /// Every kind.
-    pub const ALL: [Self; 14] = [
+    pub const ALL: [Self; 17] = [
         Self::Session,
         Self::ApiKey,
         Self::Usage,
@@ -349,6 +355,9 @@ impl Record {
         Self::ChatMeta,
         Self::Draft,
         Self::Review,
+        Self::AlertState,
+        Self::Notification,
+        Self::Channel,
     ];
 
     /// The kind's name in messages.
@@ -368,6 +377,9 @@ impl Record {
             Self::ChatMeta => "chat settings",
             Self::Draft => "draft",
             Self::Review => "review mode",
+            Self::AlertState => "alert state",
+            Self::Notification => "notification",
+            Self::Channel => "alert channel",
         }
     }
 
@@ -388,6 +400,9 @@ impl Record {
             Self::ChatMeta => "chat_meta",
             Self::Draft => "draft",
             Self::Review => "review",
+            Self::AlertState => "alert_state",
+            Self::Notification => "notification",
+            Self::Channel => "channel",
         }
     }
 

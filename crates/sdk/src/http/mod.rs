@@ -278,6 +278,49 @@ impl Client {
     }
 }
 
+impl Client {
+    /// Checks that `url` may be requested under the outbound policy (scheme, allowed host, an
+    /// IP literal's address); names are checked again when they resolve.
+    pub fn check_url(&self, url: &str) -> Result<(), Error> {
+        let parsed = reqwest::Url::parse(url)
+            .map_err(|e| Error::Upstream(format!("`{url}` is not a URL: {e}")))?;
+        Ok(self.outbound.check(&parsed, false)?)
+    }
+
+    /// POSTs a JSON `body` with `headers` under the same outbound policy as every backing,
+    /// within `timeout`; answers the status (any), the error when it could not be sent.
+    #[base::boxed]
+    pub async fn post_json(
+        &self,
+        url: &str,
+        body: Vec<u8>,
+        headers: Vec<(String, String)>,
+        timeout: Duration,
+    ) -> Result<u16, Error> {
+        let parsed = reqwest::Url::parse(url)
+            .map_err(|e| Error::Upstream(format!("`{url}` is not a URL: {e}")))?;
+        self.outbound.check(&parsed, false)?;
+        let label = parsed.host_str().unwrap_or_default().to_owned();
+        let mut req = self
+            .inner
+            .post(parsed)
+            .timeout(timeout)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body);
+        for (k, v) in headers {
+            req = req.header(k, v);
+        }
+        let resp = req.send().await.map_err(|e| match refusal(&e) {
+            Some(r) => Error::Refused(r),
+            None if e.is_timeout() => {
+                Error::Unavailable(format!("{label}: no answer within {timeout:?}"), Cause::Timeout)
+            }
+            None => Error::Unavailable(format!("{label}: {}", root_cause(&e)), Cause::Unreachable),
+        })?;
+        Ok(resp.status().as_u16())
+    }
+}
+
 /// Lists fetched by lookups: URL → (when fetched, parsed body).
 type Lists = std::collections::HashMap<String, (std::time::Instant, Arc<Value>)>;
 

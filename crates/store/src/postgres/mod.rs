@@ -843,7 +843,10 @@ impl Postgres {
             | Record::Audit
             | Record::ChatMeta
             | Record::Draft
-            | Record::Review => None,
+            | Record::Review
+            | Record::AlertState
+            | Record::Notification
+            | Record::Channel => None,
         }
     }
 

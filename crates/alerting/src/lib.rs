@@ -1,0 +1,581 @@
+//! Alert evaluation: judges each dashboard's alert rules (`DashboardState.alerts`) on the
+//! scheduled runs of their panels, keeps every rule's state in the store, and records one
+//! notification per transition (firing, resolved).
+//!
+//! - **Who judges.** The live layer's scheduler hands each scheduled default-value run to
+//!   [`Alerting`] (a [`live::RunObserver`]) on the node holding the dashboard's refresh lease,
+//!   so on several nodes exactly one judges a rule; dashboards with rules refresh their judged
+//!   panels even when nobody watches ([`live::Live::set_alerted`]).
+//! - **Exactly once.** A notification's id is its dedupe key (`{dashboard}/{rule}/{value}/
+//!   {n}`, the rule's `n`th transition), stored before the rule's new state: a node taking over
+//!   after a crash computes the same key and finds it there.
+//! - **Outages are not market moves.** A failed panel run (or rule code) leaves the state as it
+//!   is; after `no_data_after` the rule says "no data".
+//!
+//! - **Channels.** Each notification goes to the channels its rule names ([`channels`]: signed
+//!   webhooks through the SDK's outbound policy), and what each delivery did is kept on it.
+//!
+//! Rule syntax, validation, reading values and the state machine are `dashboard::alerts`'
+//! (pure). Knows nothing of HTTP serving.
+
+pub mod channels;
+mod evaluate;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use dashboard::DashboardState;
+use dashboard::alerts::{RuleState, Severity, Status, Transition};
+use dashboards::Dashboards;
+use live::{PanelRun, RunObserver};
+use store::{Record, Store, StoreError};
+
+/// How often, at least, a judged panel runs when its own refresh interval is longer or unset.
+pub const DEFAULT_EVERY: Duration = Duration::from_secs(60);
+/// After how long of failed runs a rule says "no data".
+pub const DEFAULT_NO_DATA_AFTER: Duration = Duration::from_secs(300);
+/// Observed runs waiting to be judged before new ones are dropped (and logged).
+const QUEUE: usize = 4096;
+/// How long this node trusts its own copy of a rule's state before re-reading the store
+/// (another node may have judged it meanwhile, after a lease moved).
+const TRUST_CACHE: Duration = Duration::from_secs(30);
+/// A state whose status did not change is written at most this often.
+const PERSIST_EVERY: Duration = Duration::from_secs(60);
+
+/// Settings.
+#[derive(Debug, Clone)]
+pub struct AlertingConfig {
+    /// See [`DEFAULT_EVERY`].
+    pub every: Duration,
+    /// See [`DEFAULT_NO_DATA_AFTER`].
+    pub no_data_after: Duration,
+    /// The web app's address as people reach it (`BOARDSMITH_PUBLIC_URL`, e.g.
+    /// `https://boards.example.com`): links sent to channels start with it; without it they
+    /// are paths.
+    pub public_url: String,
+}
+
+impl Default for AlertingConfig {
+    fn default() -> Self {
+        Self {
+            every: DEFAULT_EVERY,
+            no_data_after: DEFAULT_NO_DATA_AFTER,
+            public_url: String::new(),
+        }
+    }
+}
+
+impl AlertingConfig {
+    /// Defaults with `BOARDSMITH_ALERT_EVERY` and `BOARDSMITH_ALERT_NO_DATA_AFTER` (spans such
+    /// as `"30s"`, `"5m"`) applied.
+    pub fn from_env() -> Self {
+        let span =
+            |k: &str| std::env::var(k).ok().and_then(|v| humantime::parse_duration(v.trim()).ok());
+        let mut c = Self::default();
+        if let Some(d) = span("BOARDSMITH_ALERT_EVERY") {
+            c.every = d.max(Duration::from_secs(1));
+        }
+        if let Some(d) = span("BOARDSMITH_ALERT_NO_DATA_AFTER") {
+            c.no_data_after = d;
+        }
+        if let Ok(url) = std::env::var("BOARDSMITH_PUBLIC_URL") {
+            c.public_url = url.trim().trim_end_matches('/').to_owned();
+        }
+        c
+    }
+}
+
+/// One rule's (or fan-out value's) state as listed by `GET /api/alerts`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AlertView {
+    /// The dashboard.
+    pub dashboard_id: String,
+    /// Its title.
+    pub dashboard_title: String,
+    /// The rule's id.
+    pub rule_id: String,
+    /// The rule's name.
+    pub name: String,
+    /// The judged panel.
+    pub panel_id: String,
+    /// `info`, `warning` or `critical`.
+    #[schema(value_type = String)]
+    pub severity: Severity,
+    /// The fan-out value (`forEach` rules), else absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// `ok`, `pending` or `firing`.
+    #[schema(value_type = String)]
+    pub status: Status,
+    /// Since when (unix ms).
+    pub since: i64,
+    /// The last value judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<f64>,
+    /// The last judgement's sentence.
+    pub message: String,
+    /// When last judged (unix ms; 0 never).
+    pub evaluated_at: i64,
+    /// Runs have failed for at least the no-data time: the status is the last one known.
+    pub no_data: bool,
+    /// Why runs fail, while they do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// A notification of one transition (in-app history; what channels will be sent).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Notification {
+    /// Its dedupe key: `{dashboardId}/{ruleId}/{value}/{n}`.
+    pub id: String,
+    /// `firing` or `resolved`.
+    #[schema(value_type = String)]
+    pub status: Transition,
+    /// The dashboard.
+    pub dashboard_id: String,
+    /// Its title.
+    pub dashboard_title: String,
+    /// The judged panel.
+    pub panel_id: String,
+    /// Its title.
+    pub panel_title: String,
+    /// The rule.
+    pub rule_id: String,
+    /// Its name.
+    pub rule_name: String,
+    /// `info`, `warning` or `critical`.
+    #[schema(value_type = String)]
+    pub severity: Severity,
+    /// The fan-out value, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// The value judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<f64>,
+    /// The rule's threshold, for a declarative rule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
+    /// What was seen.
+    pub message: String,
+    /// When (unix ms).
+    pub at: i64,
+    /// The dashboard in the web app (a path on this server).
+    pub link: String,
+    /// The channels the rule names.
+    #[serde(default)]
+    pub notify: Vec<String>,
+    /// What sending to each of them did.
+    #[serde(default)]
+    pub deliveries: Vec<channels::Delivery>,
+}
+
+/// A scheduled run to judge.
+struct Observed {
+    id: String,
+    state: Arc<DashboardState>,
+    panel: String,
+    run: PanelRun,
+}
+
+/// This node's copy of a state, and when it was read or written.
+struct Cached {
+    state: RuleState,
+    read: Instant,
+    persisted: Instant,
+}
+
+/// The alerting service (cheap to share behind an `Arc`).
+pub struct Alerting {
+    dashboards: Arc<Dashboards>,
+    store: Arc<Store>,
+    channels: Arc<channels::Channels>,
+    config: AlertingConfig,
+    queue: mpsc::Sender<Observed>,
+    receiver: Mutex<Option<mpsc::Receiver<Observed>>>,
+    cache: Mutex<HashMap<String, Cached>>,
+    /// Dashboards with rules: title and rules, as of their latest version.
+    ruled: Mutex<HashMap<String, Arc<DashboardState>>>,
+}
+
+impl std::fmt::Debug for Alerting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Alerting").finish_non_exhaustive()
+    }
+}
+
+fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The store id of a rule's state.
+fn state_key(dashboard: &str, rule: &str, key: &str) -> String {
+    format!("{dashboard}/{rule}/{key}")
+}
+
+/// The stored form of a state.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StoredState {
+    dashboard_id: String,
+    rule_id: String,
+    key: String,
+    state: RuleState,
+}
+
+impl Alerting {
+    /// Over the app's dashboards (their live layer runs the panels) and store, sending
+    /// webhooks through `sdk`'s client.
+    pub fn new(
+        dashboards: Arc<Dashboards>,
+        store: Arc<Store>,
+        sdk: Arc<sdk::Sdk>,
+        config: AlertingConfig,
+    ) -> Arc<Self> {
+        let (queue, receiver) = mpsc::channel(QUEUE);
+        Arc::new(Self {
+            dashboards,
+            channels: Arc::new(channels::Channels::new(store.clone(), sdk)),
+            store,
+            config,
+            queue,
+            receiver: Mutex::new(Some(receiver)),
+            cache: Mutex::default(),
+            ruled: Mutex::default(),
+        })
+    }
+
+    /// Starts judging: registers every dashboard with rules, follows changes to dashboards,
+    /// and judges observed runs one at a time (in order, so a rule's judgements never race)
+    /// until `shutdown` fires.
+    #[base::boxed]
+    pub async fn start(
+        self: Arc<Self>,
+        shutdown: tokio_util::sync::CancellationToken,
+    ) -> Result<(), StoreError> {
+        self.dashboards.live().observe_with(self.clone());
+        let mut changes = self.dashboards.changes();
+        self.rescan().await?;
+        let this = self.clone();
+        let stop = shutdown.clone();
+        tokio::spawn(async move {
+            loop {
+                let change = tokio::select! {
+                    () = stop.cancelled() => return,
+                    c = changes.recv() => c,
+                };
+                match change {
+                    Ok(c) => this.reload(&c.id).await,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        if let Err(e) = this.rescan().await {
+                            tracing::warn!(error = %e, "re-reading dashboards' alert rules failed");
+                        }
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        });
+        let Some(mut receiver) = locked(&self.receiver).take() else { return Ok(()) };
+        let this = self.clone();
+        tokio::spawn(async move {
+            loop {
+                let job = tokio::select! {
+                    () = shutdown.cancelled() => return,
+                    j = receiver.recv() => j,
+                };
+                let Some(job) = job else { return };
+                this.judge(job).await;
+            }
+        });
+        Ok(())
+    }
+
+    /// Registers every stored dashboard's rules.
+    async fn rescan(&self) -> Result<(), StoreError> {
+        for item in self.dashboards.list(false).await? {
+            self.reload(&item.id).await;
+        }
+        Ok(())
+    }
+
+    /// Registers (or forgets) `id`'s rules as of its stored head.
+    async fn reload(&self, id: &str) {
+        let rec = match self.dashboards.get(id).await {
+            Ok(rec) if !rec.deleted => rec,
+            Ok(_) | Err(StoreError::NotFound(_)) => {
+                locked(&self.ruled).remove(id);
+                return;
+            }
+            Err(e) => {
+                tracing::warn!(%id, error = %e, "cannot read a dashboard's alert rules");
+                return;
+            }
+        };
+        let state = Arc::new(rec.state);
+        let mut panels: HashMap<String, Duration> = HashMap::new();
+        for rule in &state.alerts {
+            panels.insert(rule.panel_id.clone(), self.config.every);
+        }
+        self.dashboards.live().set_alerted(id, rec.version, state.clone(), panels);
+        let mut ruled = locked(&self.ruled);
+        if state.alerts.is_empty() {
+            ruled.remove(id);
+        } else {
+            ruled.insert(id.to_owned(), state);
+        }
+    }
+
+    /// The notification channels.
+    pub fn channels(&self) -> &channels::Channels {
+        &self.channels
+    }
+
+    /// The web app's address for links sent out (empty: links are paths).
+    pub fn public_url(&self) -> &str {
+        &self.config.public_url
+    }
+
+    /// The rules' `notify` entries that name no channel, each an issue at its path
+    /// (`alerts[0].notify[1]`) that lists the channels there are.
+    #[base::boxed]
+    pub async fn unknown_channels(
+        &self,
+        state: &DashboardState,
+    ) -> Result<Vec<dashboard::Issue>, StoreError> {
+        if state.alerts.iter().all(|r| r.notify.is_empty()) {
+            return Ok(Vec::new());
+        }
+        let names: Vec<String> = self.channels.list().await?.into_iter().map(|c| c.name).collect();
+        let known = if names.is_empty() { "none yet".to_owned() } else { names.join(", ") };
+        let mut out = Vec::new();
+        for (i, rule) in state.alerts.iter().enumerate() {
+            for (j, n) in rule.notify.iter().enumerate() {
+                if !names.contains(n) {
+                    out.push(dashboard::Issue {
+                        path: format!("alerts[{i}].notify[{j}]"),
+                        message: format!("no channel named \"{n}\"; channels: {known}"),
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every rule's state (one per fan-out value), dashboards in title order.
+    #[base::boxed]
+    pub async fn list(&self) -> Result<Vec<AlertView>, StoreError> {
+        let ruled: Vec<(String, Arc<DashboardState>)> =
+            locked(&self.ruled).iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        let stored: HashMap<String, RuleState> = self
+            .store
+            .records_with_ids(Record::AlertState)
+            .await?
+            .into_iter()
+            .filter_map(|(id, v)| Some((id, serde_json::from_value::<StoredState>(v).ok()?.state)))
+            .collect();
+        let now = chrono::Utc::now().timestamp_millis();
+        let mut out = Vec::new();
+        for (id, state) in ruled {
+            for rule in &state.alerts {
+                let keys: Vec<Option<String>> =
+                    match dashboard::alerts::fan_out(rule, &state.variables) {
+                        None => vec![None],
+                        Some(vals) => {
+                            vals.iter().map(|v| Some(dashboard::alerts::fan_key(v))).collect()
+                        }
+                    };
+                for key in keys {
+                    let sk = state_key(&id, &rule.id, key.as_deref().unwrap_or_default());
+                    let s = locked(&self.cache)
+                        .get(&sk)
+                        .map(|c| c.state.clone())
+                        .or_else(|| stored.get(&sk).cloned())
+                        .unwrap_or_else(|| RuleState::new(0));
+                    out.push(AlertView {
+                        dashboard_id: id.clone(),
+                        dashboard_title: state.title.clone(),
+                        rule_id: rule.id.clone(),
+                        name: rule.name.clone(),
+                        panel_id: rule.panel_id.clone(),
+                        severity: rule.severity(),
+                        key,
+                        status: s.status,
+                        since: s.since,
+                        value: s.value,
+                        no_data: s.no_data(self.config.no_data_after, now),
+                        message: s.message,
+                        evaluated_at: s.evaluated_at,
+                        error: s.error,
+                    });
+                }
+            }
+        }
+        out.sort_by(|a, b| {
+            (&a.dashboard_title, &a.dashboard_id, &a.rule_id, &a.key).cmp(&(
+                &b.dashboard_title,
+                &b.dashboard_id,
+                &b.rule_id,
+                &b.key,
+            ))
+        });
+        Ok(out)
+    }
+
+    /// The notifications, newest first, at most `limit`.
+    #[base::boxed]
+    pub async fn notifications(&self, limit: usize) -> Result<Vec<Notification>, StoreError> {
+        let mut all: Vec<Notification> = self
+            .store
+            .records(Record::Notification)
+            .await?
+            .into_iter()
+            .filter_map(|v| serde_json::from_value(v).ok())
+            .collect();
+        all.sort_by(|a, b| b.at.cmp(&a.at).then_with(|| b.id.cmp(&a.id)));
+        all.truncate(limit);
+        Ok(all)
+    }
+
+    /// This node's (or the store's) state of a rule.
+    async fn state_of(&self, key: &str) -> RuleState {
+        if let Some(c) = locked(&self.cache).get(key).filter(|c| c.read.elapsed() < TRUST_CACHE) {
+            return c.state.clone();
+        }
+        let stored = match self.store.record(Record::AlertState, key).await {
+            Ok(v) => v.and_then(|v| serde_json::from_value::<StoredState>(v).ok()),
+            Err(e) => {
+                tracing::warn!(%key, error = %e, "cannot read an alert's state");
+                None
+            }
+        };
+        stored.map_or_else(|| RuleState::new(chrono::Utc::now().timestamp_millis()), |s| s.state)
+    }
+
+    /// Keeps a rule's new state: written when its status, transitions or failure changed, or
+    /// at least every [`PERSIST_EVERY`].
+    async fn keep(
+        &self,
+        dashboard: &str,
+        rule: &str,
+        fan: &str,
+        before: &RuleState,
+        after: RuleState,
+    ) {
+        let key = state_key(dashboard, rule, fan);
+        let changed = before.status != after.status
+            || before.transitions != after.transitions
+            || before.failing_since != after.failing_since
+            || before.evaluated_at == 0;
+        let due =
+            locked(&self.cache).get(&key).is_none_or(|c| c.persisted.elapsed() >= PERSIST_EVERY);
+        if changed || due {
+            let stored = StoredState {
+                dashboard_id: dashboard.to_owned(),
+                rule_id: rule.to_owned(),
+                key: fan.to_owned(),
+                state: after.clone(),
+            };
+            let value = serde_json::to_value(&stored).unwrap_or(Value::Null);
+            if let Err(e) = self.store.put_record(Record::AlertState, &key, &value).await {
+                tracing::warn!(%key, error = %e, "cannot keep an alert's state");
+            }
+        }
+        let now = Instant::now();
+        let mut cache = locked(&self.cache);
+        let persisted = match cache.get(&key) {
+            Some(c) if !(changed || due) => c.persisted,
+            _ => now,
+        };
+        cache.insert(key, Cached { state: after, read: now, persisted });
+    }
+
+    /// Records a transition's notification once (its id is the dedupe key).
+    async fn notify(&self, n: Notification) {
+        match self.store.record(Record::Notification, &n.id).await {
+            Ok(Some(_)) => return,
+            Ok(None) => {}
+            Err(e) => {
+                tracing::warn!(id = %n.id, error = %e, "cannot check a notification");
+                return;
+            }
+        }
+        tracing::info!(
+            target: "alerting",
+            id = %n.id, status = ?n.status, rule = %n.rule_name, dashboard = %n.dashboard_title,
+            "alert {}", if n.status == Transition::Firing { "firing" } else { "resolved" }
+        );
+        let value = serde_json::to_value(&n).unwrap_or(Value::Null);
+        if let Err(e) = self.store.put_record(Record::Notification, &n.id, &value).await {
+            tracing::warn!(id = %n.id, error = %e, "cannot record a notification");
+            return;
+        }
+        if n.notify.is_empty() {
+            return;
+        }
+        // Sent beside the judging (a slow webhook must not hold the next rule), then kept on
+        // the notification.
+        let (channels, store, base) =
+            (self.channels.clone(), self.store.clone(), self.config.public_url.clone());
+        tokio::spawn(async move {
+            let mut n = n;
+            let sends = n.notify.iter().map(|name| {
+                let (channels, n, base) = (&channels, &n, &base);
+                async move {
+                    match channels.get(name).await {
+                        Ok(c) => channels.deliver(&c, n, base).await,
+                        Err(e) => channels::Delivery {
+                            channel: name.clone(),
+                            status: "failed".into(),
+                            attempts: 0,
+                            http_status: None,
+                            error: Some(e.to_string()),
+                            at: chrono::Utc::now().timestamp_millis(),
+                        },
+                    }
+                }
+            });
+            let done = futures::future::join_all(sends).await;
+            for d in &done {
+                if d.status != "sent" {
+                    tracing::warn!(target: "alerting", id = %n.id, channel = %d.channel,
+                        error = d.error.as_deref().unwrap_or_default(), "a notification was not delivered");
+                }
+            }
+            n.deliveries = done;
+            let value = serde_json::to_value(&n).unwrap_or(Value::Null);
+            if let Err(e) = store.put_record(Record::Notification, &n.id, &value).await {
+                tracing::warn!(id = %n.id, error = %e, "cannot keep a notification's deliveries");
+            }
+        });
+    }
+}
+
+impl RunObserver for Alerting {
+    fn observed(
+        &self,
+        id: &str,
+        _version: u64,
+        state: &Arc<DashboardState>,
+        panel: &str,
+        run: &PanelRun,
+    ) {
+        if !state.alerts.iter().any(|r| r.panel_id == panel) {
+            return;
+        }
+        let job = Observed {
+            id: id.to_owned(),
+            state: state.clone(),
+            panel: panel.to_owned(),
+            run: run.clone(),
+        };
+        if self.queue.try_send(job).is_err() {
+            tracing::warn!(%id, %panel, "alert queue full: a run was not judged");
+        }
+    }
+}

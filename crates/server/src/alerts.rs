@@ -1,0 +1,121 @@
+//! `GET /api/alerts` (every alert rule's state, one per fan-out value) and `GET
+//! /api/notifications` (the history of transitions), each limited to the dashboards the caller
+//! may see. `alerting` owns the judging and the records.
+
+use std::sync::Arc;
+
+use axum::Extension;
+use axum::extract::State;
+use axum::response::Response;
+use serde::Deserialize;
+use utoipa::{IntoParams, OpenApi};
+
+use super::envelope::{Envelope, ErrorBody};
+use super::routes::{Routes, get};
+use super::{ApiError, ApiQuery, ok};
+use access::keys::Scope;
+use access::principal::Principal;
+use alerting::{AlertView, Notification};
+use app::App;
+use dashboards::sharing::Need;
+
+#[derive(OpenApi)]
+#[openapi(paths(list, notifications))]
+pub(crate) struct Doc;
+
+/// The routes of this module.
+pub fn routes() -> Routes<Arc<App>> {
+    Routes::new()
+        .route("/api/alerts", get(Scope::Read, list))
+        .route("/api/notifications", get(Scope::Read, notifications))
+}
+
+/// Most notifications one request returns.
+const MAX_LIMIT: usize = 500;
+
+/// Which alerts.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+struct AlertsQuery {
+    /// Only this dashboard's rules.
+    #[serde(default, rename = "dashboardId")]
+    dashboard_id: Option<String>,
+    /// Only rules in this status: `ok`, `pending` or `firing`.
+    #[serde(default)]
+    status: Option<String>,
+}
+
+/// Every alert rule's state on the dashboards the caller may see (one entry per fan-out value),
+/// dashboards in title order.
+#[utoipa::path(
+    get,
+    path = "/api/alerts",
+    tag = "alerts",
+    params(AlertsQuery),
+    responses((status = 200, description = "The rules' states.", body = Envelope<Vec<AlertView>>), (status = "default", response = ErrorBody))
+)]
+async fn list(
+    State(app): State<Arc<App>>,
+    Extension(who): Extension<Principal>,
+    ApiQuery(q): ApiQuery<AlertsQuery>,
+) -> Result<Response, ApiError> {
+    let status = match q.status.as_deref() {
+        None => None,
+        Some(s @ ("ok" | "pending" | "firing")) => Some(s.to_owned()),
+        Some(other) => {
+            return Err(ApiError::bad(format!(
+                "unknown status `{other}`; use ok, pending or firing"
+            )));
+        }
+    };
+    let views: Vec<AlertView> = app
+        .alerting
+        .list()
+        .await?
+        .into_iter()
+        .filter(|a| q.dashboard_id.as_ref().is_none_or(|d| *d == a.dashboard_id))
+        .filter(|a| {
+            status.as_ref().is_none_or(|s| serde_json::to_value(a.status).is_ok_and(|v| v == **s))
+        })
+        .filter(|a| app.dashboards.may(&who, &a.dashboard_id, Need::View).is_ok())
+        .collect();
+    Ok(ok(views))
+}
+
+/// How many notifications.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+struct NotificationsQuery {
+    /// At most this many, newest first (1..=500, default 100).
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+/// Alert transitions (firing, resolved) on the dashboards the caller may see, newest first.
+#[utoipa::path(
+    get,
+    path = "/api/notifications",
+    tag = "alerts",
+    params(NotificationsQuery),
+    responses((status = 200, description = "The notifications.", body = Envelope<Vec<Notification>>), (status = "default", response = ErrorBody))
+)]
+async fn notifications(
+    State(app): State<Arc<App>>,
+    Extension(who): Extension<Principal>,
+    ApiQuery(q): ApiQuery<NotificationsQuery>,
+) -> Result<Response, ApiError> {
+    let limit = q.limit.unwrap_or(100);
+    if !(1..=MAX_LIMIT).contains(&limit) {
+        return Err(ApiError::bad(format!("limit must be 1..={MAX_LIMIT}, got {limit}")));
+    }
+    // Filtered before the limit, so hidden dashboards do not eat it.
+    let all = app.alerting.notifications(usize::MAX).await?;
+    let seen: Vec<Notification> = all
+        .into_iter()
+        .filter(|n| app.dashboards.may(&who, &n.dashboard_id, Need::View).is_ok())
+        .take(limit)
+        .collect();
+    Ok(ok(seen))
+}

@@ -1,0 +1,384 @@
+//! Alert rules (issue 41) against the real server, with Binance pointed at a loopback
+//! upstream whose price the test moves: rules are judged on scheduled runs with nobody
+//! watching, a crossing makes exactly one `firing` and later one `resolved` notification per
+//! rule (declarative and code), and a provider outage leaves the state alone and says "no data".
+
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use boardsmith::sdk::SdkConfig;
+use serde_json::{Value, json};
+
+use crate::support::upstream::{Reply, Server};
+use crate::support::{TestApp, asof, spawn_app_with};
+
+const TICKER: &str = "/api/v3/ticker/24hr";
+
+fn ticker(price: f64) -> Reply {
+    Reply::Body(
+        200,
+        json!({"symbol": "BTCUSDT", "lastPrice": price.to_string(), "priceChange": "1.0",
+        "priceChangePercent": "0.1", "weightedAvgPrice": "1", "prevClosePrice": "1",
+        "openPrice": "1", "highPrice": "1", "lowPrice": "1", "volume": "1", "quoteVolume": "1",
+        "openTime": 1717200000000_i64, "closeTime": 1717286399999_i64})
+        .to_string(),
+    )
+}
+
+async fn app_at(origin: &str) -> TestApp {
+    let origin = origin.to_owned();
+    spawn_app_with(Arc::new(tempfile::tempdir().unwrap()), false, move |c| {
+        c.sdk = SdkConfig {
+            asof: Some(asof()),
+            outbound_allow: vec![origin.clone()],
+            env: boardsmith::sdk::provider::base_url_vars(
+                &boardsmith::sdk::Registry::embedded(&|_| true).unwrap(),
+            )
+            .into_iter()
+            .map(|v| (v, origin.clone()))
+            .collect(),
+            cache_bytes: Some(0),
+            ..SdkConfig::default()
+        };
+        c.alerting.every = Duration::from_millis(300);
+        c.alerting.no_data_after = Duration::from_millis(600);
+    })
+    .await
+}
+
+fn state(alerts: Value) -> Value {
+    json!({
+        "title": "BTC watch",
+        "layout": {"columns": 2},
+        "panels": [{"id": "btc", "title": "BTC", "type": "metric_card", "renderer": "custom",
+                    "code": "const t = await sdk.binance.ticker24h({symbol: 'BTCUSDT'});\nreturn {value: t.lastPrice, label: 'BTC'};"}],
+        "alerts": alerts,
+    })
+}
+
+/// `GET /api/alerts` until `pred` holds for every entry (10 s at most).
+async fn alerts_until(app: &TestApp, what: &str, pred: impl Fn(&Value) -> bool) -> Vec<Value> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let (s, body) = app.get("/api/alerts").await;
+        assert_eq!(s, 200, "{body}");
+        let list = body["data"].as_array().unwrap().clone();
+        if !list.is_empty() && list.iter().all(&pred) {
+            return list;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "waiting for {what}: {list:#?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn notifications(app: &TestApp) -> Vec<Value> {
+    let (s, body) = app.get("/api/notifications").await;
+    assert_eq!(s, 200, "{body}");
+    body["data"].as_array().unwrap().clone()
+}
+
+#[tokio::test]
+async fn a_price_crossing_fires_once_and_resolves_once_with_nobody_watching() {
+    let srv = Server::start().await;
+    srv.on(TICKER, vec![ticker(67_706.94)]);
+    let app = app_at(&srv.origin).await;
+    let rules = json!([
+        {"id": "btc-high", "name": "BTC above 70k", "panelId": "btc",
+         "when": {"op": ">", "value": 70000}, "severity": "critical"},
+        {"id": "btc-code", "name": "BTC above 70k (code)", "panelId": "btc",
+         "when": "return {firing: data.value > 70000, value: data.value, message: `BTC at ${data.value}`};"},
+    ]);
+    let (s, body) = app.post("/api/dashboards", json!({"state": state(rules)})).await;
+    assert_eq!(s, 201, "{body}");
+    let id = body["data"]["id"].as_str().unwrap().to_owned();
+
+    // Judged without any viewer: ok at the first price.
+    let list =
+        alerts_until(&app, "a first judgement", |a| a["evaluatedAt"].as_i64() > Some(0)).await;
+    assert_eq!(list.len(), 2);
+    for a in &list {
+        assert_eq!(a["status"], "ok", "{a}");
+        assert_eq!(a["value"], 67_706.94, "{a}");
+        assert_eq!(a["dashboardId"], id.as_str());
+        assert_eq!(a["noData"], false);
+    }
+    assert!(notifications(&app).await.is_empty());
+
+    // The price moves above the threshold: both rules fire.
+    srv.on(TICKER, vec![ticker(71_000.0)]);
+    alerts_until(&app, "firing", |a| a["status"] == "firing").await;
+    let fired = notifications(&app).await;
+    assert_eq!(fired.len(), 2, "{fired:#?}");
+    for n in &fired {
+        assert_eq!(n["status"], "firing");
+        assert_eq!(n["value"], 71_000.0);
+        assert_eq!(n["dashboardId"], id.as_str());
+        assert_eq!(n["dashboardTitle"], "BTC watch");
+        assert_eq!(n["panelTitle"], "BTC");
+        assert_eq!(n["link"], format!("/#d={id}"));
+    }
+    let high = fired.iter().find(|n| n["ruleId"] == "btc-high").unwrap();
+    assert_eq!(high["threshold"], 70000.0);
+    assert_eq!(high["severity"], "critical");
+    let code = fired.iter().find(|n| n["ruleId"] == "btc-code").unwrap();
+    assert_eq!(code["message"], "BTC at 71000");
+    assert!(code.get("threshold").is_none());
+
+    // The provider goes away: not a market move. The rules stay firing and say "no data".
+    srv.stop();
+    let list = alerts_until(&app, "no data", |a| a["noData"] == true).await;
+    for a in &list {
+        assert_eq!(a["status"], "firing", "{a}");
+        assert!(a["error"].as_str().unwrap().contains("Binance"), "{a}");
+    }
+    assert_eq!(notifications(&app).await.len(), 2, "an outage notifies nothing");
+
+    // Back, below the threshold: each rule resolves once.
+    srv.on(TICKER, vec![ticker(69_000.0)]);
+    srv.restart().await;
+    alerts_until(&app, "resolved", |a| a["status"] == "ok" && a["noData"] == false).await;
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    let all = notifications(&app).await;
+    let count = |rule: &str, status: &str| {
+        all.iter().filter(|n| n["ruleId"] == rule && n["status"] == status).count()
+    };
+    for rule in ["btc-high", "btc-code"] {
+        assert_eq!((count(rule, "firing"), count(rule, "resolved")), (1, 1), "{all:#?}");
+    }
+    assert_eq!(all[0]["status"], "resolved", "newest first");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_rule_fans_out_over_a_variable_and_bad_rules_are_named() {
+    let srv = Server::start().await;
+    srv.on(TICKER, vec![ticker(100.0)]);
+    let app = app_at(&srv.origin).await;
+    let mut doc = state(json!([{"id": "any-high", "name": "Pair above 50", "panelId": "btc",
+                                 "when": {"op": ">", "value": 50}, "forEach": "symbol"}]));
+    doc["variables"] = json!([{"name": "symbol", "label": "Pair", "type": "select",
+                               "options": ["BTCUSDT", "ETHUSDT"], "default": "BTCUSDT"}]);
+    doc["panels"][0]["code"] = json!(
+        "const t = await sdk.binance.ticker24h({symbol: vars.symbol});\nreturn {value: t.lastPrice, label: vars.symbol};"
+    );
+    let (s, body) = app.post("/api/dashboards", json!({"state": doc})).await;
+    assert_eq!(s, 201, "{body}");
+    let list = alerts_until(&app, "both values firing", |a| a["status"] == "firing").await;
+    let keys: Vec<&str> = list.iter().map(|a| a["key"].as_str().unwrap()).collect();
+    assert_eq!(keys, ["BTCUSDT", "ETHUSDT"]);
+    let queried: Vec<String> = srv.queries(TICKER);
+    assert!(
+        queried.iter().any(|q| q.contains("ETHUSDT")),
+        "the fan-out ran its own value: {queried:?}"
+    );
+    let n = notifications(&app).await;
+    assert_eq!(n.len(), 2, "{n:#?}");
+
+    // A rule on a panel that does not exist, and one reading a feed: each named by its path.
+    let id = body["data"]["id"].as_str().unwrap();
+    let mut bad = doc.clone();
+    bad["alerts"] =
+        json!([{"id": "x", "name": "X", "panelId": "nope", "when": {"op": ">", "value": 1}}]);
+    let (s, body) =
+        app.put(&format!("/api/dashboards/{id}"), json!({"state": bad, "baseVersion": 1})).await;
+    assert_eq!(s, 400, "{body}");
+    assert!(body["msg"].as_str().unwrap().contains("alerts[0].panelId"), "{body}");
+    app.stop().await;
+}
+
+/// Checks `X-Boardsmith-Signature` (`t=…,v1=hex`) over the body with `secret`, independently
+/// of the server's code.
+fn signature_holds(secret: &str, header: &str, body: &str) -> bool {
+    use hmac::{KeyInit, Mac};
+    let mut parts = header.split(',');
+    let t = parts.next().and_then(|p| p.strip_prefix("t=")).unwrap();
+    let v1 = parts.next().and_then(|p| p.strip_prefix("v1=")).unwrap();
+    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).unwrap();
+    mac.update(format!("{t}.{body}").as_bytes());
+    let want: String = mac.finalize().into_bytes().iter().map(|b| format!("{b:02x}")).collect();
+    want == v1
+}
+
+#[tokio::test]
+async fn a_webhook_channel_gets_one_signed_post_per_transition_and_retries_a_busy_receiver() {
+    let srv = Server::start().await;
+    srv.on(TICKER, vec![ticker(69_000.0)]);
+    // The receiver is busy once, then takes everything.
+    srv.on("/hook", vec![Reply::Body(503, "{}".into()), Reply::Body(200, "{}".into())]);
+    let app = app_at(&srv.origin).await;
+
+    // Only admins make channels; a host that is not allowed out is refused with the setting.
+    let (s, body) = app
+        .post(
+            "/api/channels",
+            json!({"name": "desk", "type": "webhook", "url": "http://10.1.2.3/x"}),
+        )
+        .await;
+    assert_eq!(s, 400, "{body}");
+    assert!(body["msg"].as_str().unwrap().contains("BOARDSMITH_OUTBOUND_ALLOW"), "{body}");
+    let url = format!("{}/hook", srv.origin);
+    let (s, made) =
+        app.post("/api/channels", json!({"name": "desk", "type": "webhook", "url": url})).await;
+    assert_eq!(s, 201, "{made}");
+    let secret = made["data"]["secret"].as_str().unwrap().to_owned();
+    let (_, listed) = app.get("/api/channels").await;
+    assert_eq!(listed["data"][0]["name"], "desk");
+    assert_eq!(listed["data"][0]["target"], srv.origin.as_str());
+    assert!(listed["data"][0].get("secret").is_none() && !listed.to_string().contains("/hook"));
+
+    // A rule naming a channel that does not exist is refused, naming it.
+    let mut doc = state(json!([{"id": "btc-high", "name": "BTC above 70k", "panelId": "btc",
+                                 "when": {"op": ">", "value": 70000}, "notify": ["nope"]}]));
+    let (s, body) = app.post("/api/dashboards", json!({"state": doc})).await;
+    assert_eq!(s, 400, "{body}");
+    assert!(body["msg"].as_str().unwrap().contains("alerts[0].notify[0]"), "{body}");
+    doc["alerts"][0]["notify"] = json!(["desk"]);
+    let (s, body) = app.post("/api/dashboards", json!({"state": doc})).await;
+    assert_eq!(s, 201, "{body}");
+    let id = body["data"]["id"].as_str().unwrap().to_owned();
+    alerts_until(&app, "a first judgement", |a| a["evaluatedAt"].as_i64() > Some(0)).await;
+
+    srv.on(TICKER, vec![ticker(71_000.0)]);
+    alerts_until(&app, "firing", |a| a["status"] == "firing").await;
+    // Delivered after one retry (the 503): two POSTs, one notification.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while srv.posts("/hook").len() < 2 {
+        assert!(tokio::time::Instant::now() < deadline, "no retry: {:?}", srv.posts("/hook"));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    srv.on(TICKER, vec![ticker(68_000.0)]);
+    alerts_until(&app, "resolved", |a| a["status"] == "ok").await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while srv.posts("/hook").len() < 3 {
+        assert!(tokio::time::Instant::now() < deadline, "no resolved post");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    let posts = srv.posts("/hook");
+    assert_eq!(posts.len(), 3, "one retry, then one POST per transition: {posts:?}");
+    let bodies: Vec<Value> = posts.iter().map(|(_, b)| serde_json::from_str(b).unwrap()).collect();
+    assert_eq!(bodies[0], bodies[1], "the retry sends the same notification");
+    assert_eq!(posts[0].0["x-boardsmith-delivery"], posts[1].0["x-boardsmith-delivery"]);
+    for ((headers, raw), body) in posts.iter().zip(&bodies) {
+        let sig = headers["x-boardsmith-signature"].to_str().unwrap();
+        assert!(signature_holds(&secret, sig, raw), "bad signature {sig} on {raw}");
+        assert!(!signature_holds("whsec_other", sig, raw));
+        assert_eq!(body["dashboardId"], id.as_str());
+        assert_eq!(body["ruleId"], "btc-high");
+        assert_eq!(body["threshold"], 70000.0);
+    }
+    assert_eq!(bodies[0]["status"], "firing");
+    assert_eq!(bodies[0]["value"], 71_000.0);
+    assert_eq!(posts[0].0["x-boardsmith-event"], "alert.firing");
+    assert_eq!(bodies[2]["status"], "resolved");
+    assert_eq!(bodies[2]["value"], 68_000.0);
+    // The history says what each delivery did.
+    let n = notifications(&app).await;
+    let firing = n.iter().find(|n| n["status"] == "firing").unwrap();
+    assert_eq!(firing["deliveries"][0]["status"], "sent", "{firing}");
+    assert_eq!(firing["deliveries"][0]["attempts"], 2);
+    app.stop().await;
+}
+
+/// Two `boardsmith serve` nodes on PostgreSQL with every provider at `origin`.
+async fn two_nodes(
+    db: &crate::support::pg::TestDb,
+    origin: &str,
+) -> (Vec<tempfile::TempDir>, Vec<crate::support::node::Node>) {
+    let mut owned: Vec<(String, String)> = vec![
+        ("BOARDSMITH_OFFLINE".into(), "0".into()),
+        ("BOARDSMITH_OUTBOUND_ALLOW".into(), origin.into()),
+        ("BOARDSMITH_SDK_CACHE_BYTES".into(), "0".into()),
+        ("BOARDSMITH_ALERT_EVERY".into(), "300ms".into()),
+    ];
+    // Every provider at `origin`: the start-up check never reaches a real host.
+    let registry = boardsmith::sdk::Registry::embedded(&|_| true).unwrap();
+    owned.extend(
+        boardsmith::sdk::provider::base_url_vars(&registry)
+            .into_iter()
+            .map(|v| (v, origin.to_owned())),
+    );
+    let env: Vec<(&str, String)> = owned.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    crate::support::node::cluster(&db.url, 2, "alerts-test-token-0123456789abcdef", &env, |_| {})
+        .await
+}
+
+/// A node's first alert entry.
+async fn first_alert(node: &crate::support::node::Node) -> Value {
+    node.get("/api/alerts").await.1["data"][0].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_judging_node_dies_between_firing_and_resolved_and_each_is_sent_once() {
+    use reqwest::Method;
+    let db = crate::support::pg::TestDb::new().await;
+    let srv = Server::start().await;
+    srv.on(TICKER, vec![ticker(69_000.0)]);
+    srv.on("/hook", vec![Reply::Body(200, "{}".into())]);
+    let (_dirs, mut nodes) = two_nodes(&db, &srv.origin).await;
+    let url = format!("{}/hook", srv.origin);
+    let (s, made) = nodes[0]
+        .send(Method::POST, "/api/channels", json!({"name": "desk", "type": "webhook", "url": url}))
+        .await;
+    assert_eq!(s, 201, "{made}");
+    let doc = state(json!([{"id": "btc-high", "name": "BTC above 70k", "panelId": "btc",
+                             "when": {"op": ">", "value": 70000}, "notify": ["desk"]}]));
+    let (s, body) = nodes[1].send(Method::POST, "/api/dashboards", json!({"state": doc})).await;
+    assert_eq!(s, 201, "{body}");
+    let id = body["data"]["id"].as_str().unwrap().to_owned();
+
+    let wait = |what: &'static str| {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        move || assert!(tokio::time::Instant::now() < deadline, "waiting for {what}")
+    };
+    let check = wait("a first judgement");
+    while first_alert(&nodes[0]).await["evaluatedAt"].as_i64().unwrap_or(0) == 0 {
+        check();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    srv.on(TICKER, vec![ticker(71_000.0)]);
+    let check = wait("the firing POST");
+    while srv.posts("/hook").is_empty() {
+        check();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // The node holding the dashboard's lease judges it: kill that one.
+    let (client, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(conn);
+    let owner: String = client
+        .query_one("SELECT node FROM refresh_leases WHERE dashboard_id = $1", &[&id])
+        .await
+        .unwrap()
+        .get(0);
+    let mut which = None;
+    for (i, node) in nodes.iter().enumerate() {
+        if node.get("/readyz").await.1["data"]["node"] == json!(owner) {
+            which = Some(i);
+        }
+    }
+    let owner = which.expect("the lease names one of the nodes");
+    nodes[owner].kill();
+    let survivor = &nodes[1 - owner];
+    srv.on(TICKER, vec![ticker(68_000.0)]);
+    let check = wait("the resolved POST from the survivor");
+    while srv.posts("/hook").len() < 2 {
+        check();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Settled: the survivor keeps judging, and sends nothing more.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let posts = srv.posts("/hook");
+    let statuses: Vec<String> = posts
+        .iter()
+        .map(|(_, b)| {
+            serde_json::from_str::<Value>(b).unwrap()["status"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    assert_eq!(statuses, ["firing", "resolved"], "exactly one of each");
+    let (_, n) = survivor.get("/api/notifications").await;
+    assert_eq!(n["data"].as_array().unwrap().len(), 2, "{n}");
+    assert_eq!(first_alert(survivor).await["status"], "ok");
+}
