@@ -3,8 +3,8 @@
 // dashboard view, chat), the settings page in their place, the theme, who is signed in
 // (`GET /api/session`, asked once and shared as a promise), and the URL
 // (`#d=<dashboardId>&chat=<chatId>`, plus `settings` while the settings page is open) so a reload
-// reopens what was open.
-import { api } from './api.js';
+// reopens what was open; and the alert bell (alerts/bell.js: firing alerts, notifications).
+import { api, publicApi } from './api.js';
 import { bus } from './bus.js';
 import { setTheme, bindThemeButton } from './theme.js';
 import { createDashboardList, createDashboardView } from './dashboard/index.js';
@@ -12,6 +12,7 @@ import { createHistory } from './dashboard/history/index.js';
 import { createChatPane } from './chat/index.js';
 import { createSettings } from './settings/index.js';
 import { createAccountMenu } from './account.js';
+import { createAlertBell } from './alerts/bell.js';
 
 const app = document.getElementById('app');
 app.innerHTML = `
@@ -24,6 +25,7 @@ app.innerHTML = `
       <button data-pane="chat">Chat</button>
     </nav>
     <span class="spacer"></span>
+    <span class="alerts-slot"></span>
     <button class="settings-toggle" title="Settings: providers, default model, data providers, API keys, usage" aria-label="Settings" aria-pressed="false">⚙&#xFE0E;<span class="label"> Settings</span></button>
     <button class="theme-toggle" title="Switch theme" aria-label="Switch theme"></button>
     <span class="account-slot"></span>
@@ -79,6 +81,15 @@ const historyViews = createHistory($('.app-dashboard'), $('.app-dashboard .dashb
 const chat = createChatPane($('.app-chat'), ctx);
 const settings = createSettings($('.app-settings'), { ...ctx, onClose: () => closeSettings() });
 createAccountMenu($('.account-slot'), { api, session });
+// The bell asks without bringing up the sign-in screen (publicApi): a refusal only hides it.
+const bell = createAlertBell($('.alerts-slot'), {
+  api: publicApi, bus, session,
+  onOpen: (dashboardId) => {
+    closeSettings();
+    showPane('dashboard');
+    bus.emit('dashboard:open', { dashboardId });
+  },
+});
 
 // The settings page takes the place of the panes while open.
 function openSettings(where = {}) {
@@ -135,4 +146,4 @@ if (initial.get('d')) {
 }
 
 // A handle for the browser tests and the console; not an API.
-window.boardsmith = { api, bus, view, chat, list, settings, setTheme, session, history: historyViews };
+window.boardsmith = { api, bus, view, chat, list, settings, setTheme, session, history: historyViews, bell };
