@@ -8,10 +8,16 @@
 // say who may change a row, and asking each row's access would be one request per row. For the
 // same reason the rows carry no private/team icon; the view's Share button shows it.
 //
+// Import (issue 41), next to New for who may create dashboards: a file picker for an export
+// document (Export JSON in the view), sent to `POST /api/dashboards/import`; the new dashboard
+// opens, and a refusal (400: not an export document, an invalid state) shows the server's
+// message in the toast (export.js).
+//
 // Each version can be opened read-only ("Open": 'version:open' on the bus) and two versions,
 // ticked, compared ("Compare": 'version:compare'); history/versions.js shows them.
 //
 // Test hooks: .dashboard-item[data-dashboard-id] (.active when open), .dashboard-new,
+// .dashboard-import (hidden for viewers) with its input.dashboard-import-file,
 // .dashboard-duplicate, .dashboard-delete, .dashboard-versions with .version-restore,
 // .version-open and input.version-pick per version and .versions-compare; each version's
 // .version-meta names its author (author.js).
@@ -19,6 +25,8 @@ import { h, icon } from '../dom.js';
 import { timeAgo } from '../time.js';
 import { readsOnly } from './access.js';
 import { authorLine } from './author.js';
+import { importFile } from './export.js';
+import { toast } from '../toast.js';
 
 const enc = encodeURIComponent;
 
@@ -38,11 +46,24 @@ export function createDashboardList(el, { api, bus, session = Promise.resolve(nu
     type: 'button', title: 'New dashboard from a template', 'aria-haspopup': 'true', 'aria-expanded': 'false',
     onclick: (e) => { e.stopPropagation(); toggleMenu(); },
   }, h('span.plus', { text: '+' }), ' New');
+  const importInput = h('input.dashboard-import-file', {
+    type: 'file', accept: '.json,application/json', hidden: true, tabindex: '-1', 'aria-hidden': 'true',
+    onchange: () => {
+      const file = importInput.files?.[0];
+      importInput.value = '';
+      if (file) importDashboard(file);
+    },
+  });
+  const importBtn = h('button.dashboard-import.icon', {
+    type: 'button', title: 'Import a dashboard from a file made by Export JSON', 'aria-label': 'Import a dashboard from a file',
+    onclick: () => importInput.click(),
+  }, icon('M8 10.5V2.5M5 5.5l3-3 3 3M3 11.5v2h10v-2'));
   const menu = h('div.template-menu', { hidden: true, role: 'menu' });
   const listEl = h('ul.dashboard-items', { role: 'list' });
   const versionsEl = h('section.dashboard-versions', { hidden: true });
   const root = h('div.dash-list', null,
-    h('div.dash-list-head', null, h('span.dash-list-title', { text: 'Dashboards' }), newBtn),
+    h('div.dash-list-head', null, h('span.dash-list-title', { text: 'Dashboards' }),
+      h('span.dash-list-actions', null, importBtn, importInput, newBtn)),
     menu, listEl, versionsEl);
   el.replaceChildren(root);
 
@@ -142,6 +163,21 @@ export function createDashboardList(el, { api, bus, session = Promise.resolve(nu
 
   function changed() {
     bus.emit('dashboards:changed', {});
+  }
+
+  // ---- import -----------------------------------------------------------------------------
+  async function importDashboard(file) {
+    importBtn.disabled = true;
+    try {
+      const rec = await importFile(api, file);
+      changed();
+      if (rec?.id) bus.emit('dashboard:open', { dashboardId: rec.id });
+      toast(`Imported “${rec?.state?.title ?? file.name}”`);
+    } catch (e) {
+      toast(`Import failed: ${e.message}`, null, null, 'error');
+    } finally {
+      importBtn.disabled = false;
+    }
   }
 
   // ---- templates --------------------------------------------------------------------------
@@ -268,22 +304,6 @@ export function createDashboardList(el, { api, bus, session = Promise.resolve(nu
     }
   }
 
-  // ---- toast ------------------------------------------------------------------------------
-  let toastEl = null;
-  let toastTimer = null;
-  function toast(text, actionLabel, action) {
-    toastEl?.remove();
-    clearTimeout(toastTimer);
-    toastEl = h('div.toast.dash-toast', { role: 'status' }, h('span', { text }),
-      actionLabel ? h('button.toast-action', {
-        type: 'button', text: actionLabel,
-        onclick: () => { toastEl?.remove(); toastEl = null; action(); },
-      }) : null);
-    document.body.append(toastEl);
-    const mine = toastEl;
-    toastTimer = setTimeout(() => { mine.remove(); if (toastEl === mine) toastEl = null; }, actionLabel ? 8000 : 3000);
-  }
-
   // ---- wiring -----------------------------------------------------------------------------
   bus.on('dashboard:opened', ({ dashboardId }) => {
     openId = dashboardId ?? null;
@@ -302,6 +322,7 @@ export function createDashboardList(el, { api, bus, session = Promise.resolve(nu
   session.then((s) => {
     viewer = readsOnly(s);
     newBtn.hidden = viewer;
+    importBtn.hidden = viewer;
     if (viewer) {
       renderItems();
       highlight();

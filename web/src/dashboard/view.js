@@ -31,12 +31,17 @@
 // view tells it the dashboard opened, each new state and the access once known; a share link's
 // page (readOnly) gets none.
 //
+// Export (issue 41), not on a share link's page: "Export JSON" in the title row (anyone who may
+// see the dashboard) downloads the export document, and each panel's header has "Download CSV"
+// (export.js; a refusal such as 503 "no data yet" is a toast).
+//
 // Test hooks: .dashboard-view[data-dashboard-id][data-version]; .dashboard-vars [name=<var>];
 // .dashboard-view[data-access=edit|view] once the access is known, .dash-view-only (hidden when
 // editable; `.dash-shared-chip` on a share link's page), .dashboard-vars[data-locked] when a link
 // fixes the variables, .share-open[data-visibility] (hidden until the access is known; see share.js);
 // .live-status[data-state=open|connecting|closed][data-health=ok|delayed] with .live-label
-// (Live | Data delayed | Connecting… | Offline) and its title; .dash-outage[data-count]
+// (Live | Data delayed | Connecting… | Offline) and its title; .dash-export (Export JSON);
+// a.panel-csv[href] in each data panel's header (hidden otherwise); .dash-outage[data-count]
 // (hidden when all is well) > .dash-outage-line[data-provider] and .dash-outage-dismiss;
 // panels: see panel.js.
 import { applyPatch } from 'fast-json-patch';
@@ -51,11 +56,15 @@ import { canEdit } from './access.js';
 import { openShareDialog } from './share.js';
 import { varValues } from './links.js';
 import { createEditing } from './edit/index.js';
+import { csvOffered, csvPath, downloadCsv, exportDashboard } from './export.js';
+import { toast, toastError } from '../toast.js';
 
 const ROW_HEIGHT = 80;
 // The Share button's icon: a lock for private, two people for team.
 const LOCK = 'M4.5 7.5h7v5.5h-7zM6 7.5V5.5a2 2 0 0 1 4 0v2';
 const PEOPLE = 'M6 7a2 2 0 1 0 0-4 2 2 0 0 0 0 4zM2.5 13c0-2 1.5-3.5 3.5-3.5S9.5 11 9.5 13M10.5 7a1.8 1.8 0 1 0 0-3.6M11.5 9.6c1.2.4 2 1.7 2 3.4';
+// Export JSON and Download CSV: an arrow into a tray.
+const DOWNLOAD = 'M8 2.5v7.5M5 7l3 3 3-3M3 11.5v2h10v-2';
 
 export function createDashboardView(el, { api, bus, session, connection = {}, readOnly = null }) {
   // ---- static skeleton -------------------------------------------------------------------
@@ -78,6 +87,11 @@ export function createDashboardView(el, { api, bus, session, connection = {}, re
   const shareBtn = readOnly ? null : h('button.share-open', {
     type: 'button', hidden: true, title: 'Who can see and change this dashboard', onclick: () => openShare(),
   });
+  // Export JSON: for anyone who may see the dashboard (an account's; a link's visitor has none).
+  const exportBtn = readOnly ? null : h('button.dash-export', {
+    type: 'button', title: 'Download this dashboard as a JSON file (Import in the dashboard list makes a copy from it)',
+    'aria-label': 'Export JSON', onclick: () => exportJson(),
+  }, icon(DOWNLOAD), h('span.label', { text: 'Export JSON' }));
   const varsBar = h('div.dashboard-vars');
   const banner = h('div.dash-banner', { hidden: true });
   // Provider trouble across the panels (see the header comment).
@@ -92,7 +106,7 @@ export function createDashboardView(el, { api, bus, session, connection = {}, re
   const empty = h('div.dash-empty', null,
     h('div.dash-empty-title', { text: 'No dashboard open' }),
     h('div.muted', { text: 'Pick one from the list, create one from a template, or ask the agent in the chat.' }));
-  const titleRow = h('div.dash-title-row', null, titleEl, versionEl, viewOnly, h('span.dash-spacer'), statusDot, shareBtn, refreshAll);
+  const titleRow = h('div.dash-title-row', null, titleEl, versionEl, viewOnly, h('span.dash-spacer'), statusDot, shareBtn, exportBtn, refreshAll);
   const header = h('header.dash-header', null, titleRow, varsBar);
   const footer = h('footer.dash-footer', null, 'Charts by ',
     h('a', { href: 'https://www.tradingview.com/', target: '_blank', rel: 'noopener noreferrer', text: 'TradingView Lightweight Charts™' }),
@@ -346,6 +360,55 @@ export function createDashboardView(el, { api, bus, session, connection = {}, re
     });
   }
 
+  // ---- export ------------------------------------------------------------------------------
+  async function exportJson() {
+    const id = current;
+    if (!id || !exportBtn) return;
+    exportBtn.disabled = true;
+    try {
+      const { name } = await exportDashboard(api, id);
+      toast(`Exported “${name}”`);
+    } catch (e) {
+      toastError(`Export failed: ${e.message}`);
+    } finally {
+      exportBtn.disabled = false;
+    }
+  }
+
+  /** Download CSV in a panel's header (a link to the route; a click fetches it to say why not). */
+  function addCsv(p) {
+    const link = h('a.panel-csv', {
+      download: '', href: csvPath(current, p.id),
+      title: 'Download this panel’s data as CSV',
+      onclick: async (e) => {
+        if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+        e.preventDefault();
+        const id = current;
+        if (!id || link.dataset.busy) return;
+        link.dataset.busy = 'true';
+        try {
+          await downloadCsv(id, p.id);
+        } catch (err) {
+          // The server's sentence (503: "panel “X” has no data to export: …").
+          const msg = String(err.message || 'Download failed');
+          toastError(msg.charAt(0).toUpperCase() + msg.slice(1));
+        } finally {
+          delete link.dataset.busy;
+        }
+      },
+    }, icon(DOWNLOAD));
+    p.el.querySelector(':scope > .panel-head')?.insertBefore(link, p.el.querySelector(':scope > .panel-head > .panel-refresh'));
+    return link;
+  }
+
+  function paintCsv(p, def) {
+    const link = p.el.querySelector(':scope > .panel-head > .panel-csv');
+    if (!link) return;
+    link.hidden = !csvOffered(def.type);
+    link.href = csvPath(current, def.id);
+    link.setAttribute('aria-label', `Download CSV of ${def.title ?? def.id}`);
+  }
+
   function markDeleted() {
     deleted = true;
     root.dataset.deleted = 'true';
@@ -508,9 +571,11 @@ export function createDashboardView(el, { api, bus, session, connection = {}, re
         const report = currentHealth();
         if (report) p.setHealth(report);
         panels.set(def.id, p);
+        if (!readOnly) addCsv(p);
       } else if (p.defJson !== json(def)) {
         p.setDef(def);
       }
+      paintCsv(p, def);
       const w = Math.min(cols, Math.max(1, def.layout?.w ?? 1));
       const hgt = Math.max(1, def.layout?.h ?? 3);
       p.el.style.setProperty('--w', String(w));
