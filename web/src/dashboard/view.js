@@ -31,9 +31,10 @@
 // view tells it the dashboard opened, each new state and the access once known; a share link's
 // page (readOnly) gets none.
 //
-// Export (issue 41), not on a share link's page: "Export JSON" in the title row (anyone who may
-// see the dashboard) downloads the export document, and each panel's header has "Download CSV"
-// (export.js; a refusal such as 503 "no data yet" is a toast).
+// Alerts and export (issue 41), not on a share link's page: panels with alert rules show a bell
+// in their header (alerts/indicator.js, states from GET /api/alerts?dashboardId=); "Export JSON"
+// in the title row (anyone who may see the dashboard) downloads the export document, and each
+// panel's header has "Download CSV" (export.js; a refusal such as 503 "no data yet" is a toast).
 //
 // Test hooks: .dashboard-view[data-dashboard-id][data-version]; .dashboard-vars [name=<var>];
 // .dashboard-view[data-access=edit|view] once the access is known, .dash-view-only (hidden when
@@ -57,6 +58,7 @@ import { openShareDialog } from './share.js';
 import { varValues } from './links.js';
 import { createEditing } from './edit/index.js';
 import { csvOffered, csvPath, downloadCsv, exportDashboard } from './export.js';
+import { createPanelAlerts } from '../alerts/indicator.js';
 import { toast, toastError } from '../toast.js';
 
 const ROW_HEIGHT = 80;
@@ -115,6 +117,11 @@ export function createDashboardView(el, { api, bus, session, connection = {}, re
   el.replaceChildren(root);
   const editing = readOnly ? null : createEditing({
     root, titleRow, titleEl, grid, api, rowHeight: ROW_HEIGHT, vars: () => varValues(state?.variables, vars),
+  });
+  // Alert rules' bells in the panels' headers (not on a share link's page: the states need an
+  // account).
+  const alertMarks = readOnly ? null : createPanelAlerts({
+    api, panels: () => panels, shown: () => root.isConnected && root.getClientRects().length > 0,
   });
 
   // ---- model ------------------------------------------------------------------------------
@@ -286,6 +293,7 @@ export function createDashboardView(el, { api, bus, session, connection = {}, re
     editable = !readOnly;
     paintAccess();
     editing?.open(dashboardId);
+    alertMarks?.open(dashboardId);
     bus.emit('dashboard:opened', { dashboardId });
     if (initial?.state) {
       vars = { ...(initial.vars ?? {}) };
@@ -589,6 +597,7 @@ export function createDashboardView(el, { api, bus, session, connection = {}, re
       grid.querySelector(':scope > .dash-no-panels')?.remove();
     }
     editing?.update(next, nextVersion);
+    alertMarks?.update(next);
   }
 
   /** Tells the other parts (the chat's failing-panel notes) the titles, when they changed. */
