@@ -550,7 +550,7 @@ mod tests {
             one(&json!([1])),
             pair(
                 "$",
-                "expected a DashboardState object {title, layout, panels, variables?, refresh?}, got an array"
+                "expected a DashboardState object {title, layout, panels, variables?, refresh?, alerts?}, got an array"
             )
         );
     }
@@ -563,7 +563,7 @@ mod tests {
             one(&v),
             pair(
                 "titel",
-                "unknown field `titel`, expected one of `title`, `layout`, `panels`, `variables`, `refresh` (did you mean `title`?)"
+                "unknown field `titel`, expected one of `title`, `layout`, `panels`, `variables`, `refresh`, `alerts` (did you mean `title`?)"
             )
         );
     }
