@@ -264,11 +264,28 @@ enum BenchTarget {
         #[arg(long, default_value_t = 10_000)]
         idle: usize,
     },
-    /// Upstream requests of one live dashboard watched by many viewers (a loopback provider
-    /// counts them): at most one per panel per refresh interval.
     /// The example dashboards with every data provider hanging or refusing (and offline as
     /// the reference): time for each to settle, and for its demo panels to draw.
     Outage,
+    /// Alert rules judged on unwatched dashboards (a loopback Binance ticker and webhook
+    /// receiver): the server's CPU per judging period and share of a core, beside it idle;
+    /// time from a price move across a threshold to the webhook's POST, p50/p99.
+    Alerts {
+        /// Dashboards, one metric panel each.
+        #[arg(long, default_value_t = 200)]
+        dashboards: usize,
+        /// Rules per dashboard.
+        #[arg(long, default_value_t = 5)]
+        rules: usize,
+        /// The judging period in seconds (`BOARDSMITH_ALERT_EVERY`).
+        #[arg(long, default_value_t = 10)]
+        every: u64,
+        /// Price moves timed (alternately firing and resolved).
+        #[arg(long, default_value_t = 20)]
+        moves: usize,
+    },
+    /// Upstream requests of one live dashboard watched by many viewers (a loopback provider
+    /// counts them): at most one per panel per refresh interval.
     Upstream {
         /// Viewers (WebSockets) of the dashboard.
         #[arg(long, default_value_t = 200)]
@@ -334,6 +351,9 @@ fn main() -> ExitCode {
                 target: BenchTarget::Upstream { viewers, panels, refresh, intervals },
             } => boardsmith::bench::upstream(viewers, panels, refresh, intervals).await,
             Command::Bench { target: BenchTarget::Outage } => boardsmith::bench::outage().await,
+            Command::Bench { target: BenchTarget::Alerts { dashboards, rules, every, moves } } => {
+                boardsmith::bench::alerts(dashboards, rules, every, moves).await
+            }
             Command::MockMcp => {
                 boardsmith::agent::tools::mcp::mock::serve_stdio().await.map(|()| ExitCode::SUCCESS)
             }

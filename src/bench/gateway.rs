@@ -250,7 +250,7 @@ fn delta_latencies(mock: &MockLlm, traces: &[Trace]) -> Vec<Duration> {
 
 /// CPU time (user + system) a process has used so far, from `/proc/<pid>/stat` (clock ticks of
 /// 1/100 s, the fixed `USER_HZ` of Linux's proc files); zero where that file does not exist.
-fn cpu_time(pid: u32) -> Duration {
+pub(super) fn cpu_time(pid: u32) -> Duration {
     let ticks = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok().and_then(|s| {
         // Fields after the command name (which may contain spaces), from field 3 (`state`) on:
         // utime and stime are fields 14 and 15.

@@ -7,7 +7,8 @@
 //! the agent gateway's `/api/query` stream and the OpenAI-compatible `/v1/chat/completions`
 //! against the same mock. [`kb`]: knowledge-base ingestion, search latency and recall.
 //! [`hardening`]: what one credential can make a server child hold (MCP sessions, trickled
-//! bodies, a PDF bomb), RSS and `/healthz` throughout.
+//! bodies, a PDF bomb), RSS and `/healthz` throughout. [`alerts`]: the CPU of judging alert
+//! rules, and a market move's time to the webhook.
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -19,12 +20,14 @@ use crate::cli;
 use crate::sandbox::{Limits, PanelContext, Sandbox};
 use crate::sdk::Sdk;
 
+mod alerts;
 mod cluster;
 mod gateway;
 mod hardening;
 mod kb;
 mod outage;
 mod upstream;
+pub use alerts::alerts;
 pub use cluster::cluster;
 pub use gateway::gateway;
 pub use hardening::hardening;

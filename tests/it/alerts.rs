@@ -382,3 +382,64 @@ async fn the_judging_node_dies_between_firing_and_resolved_and_each_is_sent_once
     assert_eq!(n["data"].as_array().unwrap().len(), 2, "{n}");
     assert_eq!(first_alert(survivor).await["status"], "ok");
 }
+
+#[tokio::test]
+async fn the_agent_adds_a_rule_from_chat_and_sees_it_judged_on_the_test_run() {
+    use boardsmith::llm::mock::{MockLlm, Script, Step, Turn};
+    let build = r#"return { title: 'Desk', layout: { columns: 1 }, panels: [
+      { id: 'funding', title: 'BTC funding', type: 'metric_card', renderer: 'custom',
+        code: "return { value: 0.061, label: 'BTC funding', unit: '%' };" } ] };"#;
+    let add_rule = r#"async (state) => {
+      state.alerts = [{ id: 'funding-high', name: 'BTC funding above 0.05%', panelId: 'funding',
+                        when: { op: '>', value: 0.05 } }];
+      return state;
+    }"#;
+    let say = |text: &str| Turn {
+        steps: vec![Step::Text { text: text.into(), chunk: Some(16) }],
+        times: Some(1),
+        ..Turn::default()
+    };
+    let turns = vec![
+        crate::support::tool_call_turn("c1", "execute", json!({"code": build}), 2),
+        crate::support::tool_call_turn("c2", "mutate", json!({"code": add_rule}), 2),
+        say("I will tell you when BTC funding goes above 0.05%; it is above it now."),
+    ];
+    let mock = MockLlm::start(Script { turns }, 0).await.unwrap();
+    let url = mock.url();
+    let app = spawn_app_with(Arc::new(tempfile::tempdir().unwrap()), false, move |c| {
+        c.llm = Some(crate::support::llm_config(Some(&url)));
+        c.alerting.every = Duration::from_millis(300);
+    })
+    .await;
+    let (s, body) = app
+        .post(
+            "/api/query",
+            json!({"message": "Tell me when BTC funding goes above 0.05%", "agentKey": "dashboard",
+                   "stream": false}),
+        )
+        .await;
+    assert_eq!(s, 200, "{body}");
+    let events = body["data"]["events"].as_array().unwrap();
+    let mutate = events
+        .iter()
+        .filter(|e| e["type"] == "tool.result")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no mutate result: {events:#?}"));
+    let dry = &mutate["result"]["validation"]["alerts"][0];
+    assert_eq!(dry["ruleId"], "funding-high", "{mutate}");
+    assert_eq!(dry["status"], "firing", "the dry run judged the test run's data: {dry}");
+    assert_eq!(dry["value"], 0.061);
+    let changes = mutate["result"]["changes"].as_array().unwrap();
+    assert!(changes.iter().any(|c| c["type"] == "alerts_changed"), "{changes:?}");
+    // The model was told how: the prompt and the tool's description document rules.
+    let first = &mock.requests()[0].body;
+    assert!(first.to_string().contains("## Alerts"), "the system prompt documents alerts");
+    assert!(first.to_string().contains("change_pct_over"), "the execute tool documents `when`");
+    // And the server judges it without the model.
+    let list = alerts_until(&app, "firing", |a| a["status"] == "firing").await;
+    assert_eq!(list[0]["ruleId"], "funding-high");
+    assert_eq!(notifications(&app).await.len(), 1);
+    assert_eq!(mock.requests().len(), 3, "no model call after the answer");
+    mock.stop();
+    app.stop().await;
+}

@@ -373,16 +373,23 @@ async fn tool_description_examples_work() {
     }
 
     let mutates = examples(&defs, "mutate");
-    assert_eq!(mutates.len(), 3);
+    assert_eq!(mutates.len(), 4);
     let (delete, edits) = mutates.split_last().unwrap();
     for code in edits {
         let out = f.ok("chat", "mutate", json!({"code": code})).await;
         assert_all_ok(&out);
         assert!(!out["changes"].as_array().unwrap().is_empty(), "{code}\n{out:#}");
+        // The alert example's rule is judged on a test run of its panel.
+        if code.contains("alerts") {
+            let dry = &out["validation"]["alerts"][0];
+            assert!(dry["status"] == "firing" || dry["status"] == "ok", "{out:#}");
+            assert!(dry["value"].as_f64().is_some(), "{out:#}");
+        }
     }
     let state = f.ok("chat", "get_state", json!({"detail_level": "full"})).await;
     assert_eq!(state["state"]["layout"]["columns"], 3);
     assert_eq!(state["state"]["panels"].as_array().unwrap().len(), 3);
+    assert_eq!(state["state"]["alerts"][0]["id"], "gold-above-2500");
     let out = f.ok("chat", "mutate", json!({"code": delete})).await;
     assert_eq!(out["deleted"], true, "{out}");
     f.app.stop().await;

@@ -270,6 +270,7 @@ impl Channels {
     }
 
     /// Sends `n` to `channel`, retrying network failures, 429 and 5xx with a doubling wait.
+    #[base::boxed]
     pub async fn deliver(&self, channel: &Channel, n: &Notification, base_url: &str) -> Delivery {
         let body = serde_json::to_vec(&payload(channel.preset, n, base_url)).unwrap_or_default();
         let mut wait = FIRST_WAIT;

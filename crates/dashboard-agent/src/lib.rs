@@ -350,6 +350,19 @@ fn syntax_issues(state: &DashboardState, runs: &[(String, PanelRun)]) -> Option<
     (!issues.is_empty()).then(|| issues_text(&issues))
 }
 
+/// The panels a write test-runs: those added or changed, then those whose alert rules were
+/// added or changed (so the dry run judges every new rule).
+fn to_test(old: &DashboardState, new: &DashboardState, changed: &[String]) -> Vec<String> {
+    let mut out = changed.to_vec();
+    for r in &new.alerts {
+        let same = old.alerts.iter().any(|o| o == r);
+        if !same && !out.contains(&r.panel_id) && new.panels.iter().any(|p| p.id == r.panel_id) {
+            out.push(r.panel_id.clone());
+        }
+    }
+    out
+}
+
 /// Each alert rule on a panel that ran, judged on its data (declarative rules only; `for`
 /// and fan-out are the scheduler's).
 fn dry_run_alerts(state: &DashboardState, runs: &[(String, PanelRun)]) -> Vec<AlertDryRun> {
@@ -778,7 +791,8 @@ impl Tools {
             self.sessions.touch(session, &id, &edit.after.title).await?;
             return Ok(out(&id));
         }
-        let runs = self.test_run(&id, &edit.after, &edit.diff.changed).await;
+        let panels = to_test(&edit.before.state, &edit.after, &edit.diff.changed);
+        let runs = self.test_run(&id, &edit.after, &panels).await;
         if let Some(e) = syntax_issues(&edit.after, &runs) {
             return Ok(MutateOutput { error: Some(e), ..out(&id) });
         }
@@ -839,7 +853,7 @@ impl Tools {
             self.sessions.touch(session, id, &new.title).await?;
             return Ok(out);
         }
-        let runs = self.test_run(id, &new, &diff.changed).await;
+        let runs = self.test_run(id, &new, &to_test(&current, &new, &diff.changed)).await;
         if let Some(e) = syntax_issues(&new, &runs) {
             return Ok(MutateOutput { error: Some(e), ..out });
         }

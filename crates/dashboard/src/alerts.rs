@@ -1,7 +1,8 @@
 //! Alert rules: part of the dashboard document (`DashboardState.alerts`), so edits, versions,
-//! diffs, drafts and exports cover them like panels. Owns the rule types and their checks,
-//! reading a panel's current value for a declarative condition ([`judge`]), and the per-rule
-//! state machine ([`RuleState::step`]: ok → pending (`for`) → firing → resolved).
+//! diffs, drafts and exports cover them like panels. Owns the rule types, reading a panel's
+//! current value for a declarative condition ([`judge`]), and the per-rule state machine
+//! ([`RuleState::step`]: ok → pending (`for`) → firing → resolved). Their checks (unknown
+//! panel, variable, bad span...) are `validate`'s, with the rest of the document's.
 //!
 //! Pure and synchronous: running panel or rule code, storing states, scheduling and delivering
 //! notifications belong to the `alerting` layer.
@@ -12,7 +13,11 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 use super::PanelType;
-use super::validate::type_name;
+
+/// The wire name of a panel type (`metric_card`), for messages.
+fn type_name(kind: PanelType) -> String {
+    serde_json::to_value(kind).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+}
 
 /// Most alert rules in one dashboard.
 pub const MAX_ALERTS: usize = 100;
@@ -76,8 +81,7 @@ impl<'de> Deserialize<'de> for When {
                 serde_json::from_value(v).map(Self::Condition).map_err(serde::de::Error::custom)
             }
             other => Err(serde::de::Error::custom(format!(
-                "expected a condition {{op, value, field?, window?}} or a function body string, got {}",
-                super::validate::kind_of(&other)
+                "expected a condition {{op, value, field?, window?}} or a function body string, got {other}"
             ))),
         }
     }
@@ -148,7 +152,7 @@ impl AlertRule {
 }
 
 /// Parses a span such as `"5m"` or `"1h 30m"`.
-fn parse_span(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_span(s: &str) -> Result<Duration, String> {
     humantime::parse_duration(s.trim()).map_err(|e| e.to_string())
 }
 
@@ -548,131 +552,6 @@ pub fn fan_key(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         other => other.to_string(),
-    }
-}
-
-/// The issues of `alerts` in `state` (paths `alerts[i].field`); called by
-/// [`super::validate::check_rules`].
-pub(crate) fn check(state: &super::DashboardState, push: &mut dyn FnMut(String, String)) {
-    use super::validate::{is_identifier, is_slug};
-    if state.alerts.len() > MAX_ALERTS {
-        push("alerts".into(), format!("has {} rules; at most {MAX_ALERTS}", state.alerts.len()));
-    }
-    let panels: Vec<&str> = state.panels.iter().map(|p| p.id.as_str()).collect();
-    let mut seen: Vec<&str> = Vec::new();
-    for (i, a) in state.alerts.iter().enumerate() {
-        let mut at = |field: &str, msg: String| push(format!("alerts[{i}].{field}"), msg);
-        if !is_slug(&a.id) {
-            at(
-                "id",
-                format!(
-                    "\"{}\" is not a valid id; use lowercase letters, digits and '-' (e.g. \"btc-funding-high\")",
-                    a.id
-                ),
-            );
-        } else if seen.contains(&a.id.as_str()) {
-            at("id", format!("duplicate id \"{}\"; rule ids must be unique", a.id));
-        }
-        seen.push(&a.id);
-        let chars = a.name.chars().count();
-        if a.name.trim().is_empty() {
-            at("name", "must not be empty".into());
-        } else if chars > MAX_NAME_CHARS {
-            at("name", format!("is {chars} characters; at most {MAX_NAME_CHARS}"));
-        }
-        let panel = state.panels.iter().find(|p| p.id == a.panel_id);
-        if panel.is_none() {
-            at("panelId", format!("no panel \"{}\"; panels: {}", a.panel_id, panels.join(", ")));
-        }
-        match &a.when {
-            When::Code(code) if code.trim().is_empty() => at(
-                "when",
-                "code must not be empty: the body of a function (data, vars) returning {firing, value?, message?}".into(),
-            ),
-            When::Code(code) if code.len() > MAX_WHEN_CODE_BYTES => {
-                at("when", format!("code is {} bytes; at most {MAX_WHEN_CODE_BYTES}", code.len()));
-            }
-            When::Code(_) => {}
-            When::Condition(c) => {
-                if !c.value.is_finite() {
-                    at("when.value", "must be a finite number".into());
-                }
-                if c.op == Op::ChangePctOver && c.value <= 0.0 {
-                    at("when.value", format!("change_pct_over takes a positive percent, got {}", c.value));
-                }
-                if let Some(w) = &c.window {
-                    if c.op != Op::ChangePctOver {
-                        at("when.window", "only change_pct_over takes a window".into());
-                    } else if let Err(e) = parse_span(w) {
-                        at("when.window", format!("\"{w}\" is not a span such as \"24h\" ({e})"));
-                    }
-                }
-                if let Some(p) = panel.filter(|p| !has_value(p.kind)) {
-                    at(
-                        "when",
-                        format!(
-                            "panel \"{}\" is a {} panel, which has no single value to compare; give `when` as code",
-                            p.id,
-                            type_name(p.kind)
-                        ),
-                    );
-                }
-            }
-        }
-        if let Some(h) = &a.hold {
-            match parse_span(h) {
-                Err(e) => at("for", format!("\"{h}\" is not a span such as \"5m\" ({e})")),
-                Ok(d) if d > MAX_HOLD => at("for", format!("\"{h}\" is longer than 24h")),
-                Ok(_) => {}
-            }
-        }
-        let mut names: Vec<&str> = Vec::new();
-        for (j, n) in a.notify.iter().enumerate() {
-            if n.trim().is_empty() || n.chars().count() > 64 {
-                push(
-                    format!("alerts[{i}].notify[{j}]"),
-                    "a channel name is 1 to 64 characters".into(),
-                );
-            } else if names.contains(&n.as_str()) {
-                push(
-                    format!("alerts[{i}].notify[{j}]"),
-                    format!("channel \"{n}\" is listed twice"),
-                );
-            }
-            names.push(n);
-        }
-        let var_names: Vec<&str> = state.variables.iter().map(|v| v.name.as_str()).collect();
-        for key in a.vars.iter().flat_map(|m| m.keys()) {
-            if !var_names.contains(&key.as_str()) || !is_identifier(key) {
-                push(
-                    format!("alerts[{i}].vars.{key}"),
-                    format!("no variable \"{key}\"; variables: {}", var_names.join(", ")),
-                );
-            }
-        }
-        if let Some(name) = &a.for_each {
-            match state.variables.iter().find(|v| v.name == *name) {
-                None => push(
-                    format!("alerts[{i}].forEach"),
-                    format!("no variable \"{name}\"; variables: {}", var_names.join(", ")),
-                ),
-                Some(v) if v.kind != super::VariableType::Select => push(
-                    format!("alerts[{i}].forEach"),
-                    format!(
-                        "variable \"{name}\" is not a select; forEach takes a select variable and judges each of its options"
-                    ),
-                ),
-                Some(v) if v.options.as_ref().is_some_and(|o| o.len() > MAX_FAN_OUT) => push(
-                    format!("alerts[{i}].forEach"),
-                    format!("variable \"{name}\" has more than {MAX_FAN_OUT} options"),
-                ),
-                Some(_) if a.vars.as_ref().is_some_and(|m| m.contains_key(name)) => push(
-                    format!("alerts[{i}].vars.{name}"),
-                    format!("\"{name}\" is the forEach variable; it cannot also be fixed"),
-                ),
-                Some(_) => {}
-            }
-        }
     }
 }
 

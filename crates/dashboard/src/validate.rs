@@ -132,7 +132,7 @@ pub fn check_rules(state: &DashboardState) -> Vec<Issue> {
             names.insert(&var.name, i);
         }
     }
-    super::alerts::check(state, &mut |path, message| out.push(path, message));
+    check_alerts(state, &mut |path, message| out.push(path, message));
     out.0
 }
 
@@ -283,6 +283,133 @@ fn check_panel(out: &mut Issues, i: usize, p: &Panel, columns: u32) {
     }
     if let Some(r) = &p.refresh {
         check_refresh(out, &at("refresh"), r);
+    }
+}
+
+/// The issues of the alert rules (paths `alerts[i].field`).
+fn check_alerts(state: &DashboardState, push: &mut dyn FnMut(String, String)) {
+    use super::alerts::{
+        MAX_ALERTS, MAX_FAN_OUT, MAX_HOLD, MAX_NAME_CHARS, MAX_WHEN_CODE_BYTES, Op, When,
+        has_value, parse_span,
+    };
+    if state.alerts.len() > MAX_ALERTS {
+        push("alerts".into(), format!("has {} rules; at most {MAX_ALERTS}", state.alerts.len()));
+    }
+    let panels: Vec<&str> = state.panels.iter().map(|p| p.id.as_str()).collect();
+    let mut seen: Vec<&str> = Vec::new();
+    for (i, a) in state.alerts.iter().enumerate() {
+        let mut at = |field: &str, msg: String| push(format!("alerts[{i}].{field}"), msg);
+        if !is_slug(&a.id) {
+            at(
+                "id",
+                format!(
+                    "\"{}\" is not a valid id; use lowercase letters, digits and '-' (e.g. \"btc-funding-high\")",
+                    a.id
+                ),
+            );
+        } else if seen.contains(&a.id.as_str()) {
+            at("id", format!("duplicate id \"{}\"; rule ids must be unique", a.id));
+        }
+        seen.push(&a.id);
+        let chars = a.name.chars().count();
+        if a.name.trim().is_empty() {
+            at("name", "must not be empty".into());
+        } else if chars > MAX_NAME_CHARS {
+            at("name", format!("is {chars} characters; at most {MAX_NAME_CHARS}"));
+        }
+        let panel = state.panels.iter().find(|p| p.id == a.panel_id);
+        if panel.is_none() {
+            at("panelId", format!("no panel \"{}\"; panels: {}", a.panel_id, panels.join(", ")));
+        }
+        match &a.when {
+            When::Code(code) if code.trim().is_empty() => at(
+                "when",
+                "code must not be empty: the body of a function (data, vars) returning {firing, value?, message?}".into(),
+            ),
+            When::Code(code) if code.len() > MAX_WHEN_CODE_BYTES => {
+                at("when", format!("code is {} bytes; at most {MAX_WHEN_CODE_BYTES}", code.len()));
+            }
+            When::Code(_) => {}
+            When::Condition(c) => {
+                if !c.value.is_finite() {
+                    at("when.value", "must be a finite number".into());
+                }
+                if c.op == Op::ChangePctOver && c.value <= 0.0 {
+                    at("when.value", format!("change_pct_over takes a positive percent, got {}", c.value));
+                }
+                if let Some(w) = &c.window {
+                    if c.op != Op::ChangePctOver {
+                        at("when.window", "only change_pct_over takes a window".into());
+                    } else if let Err(e) = parse_span(w) {
+                        at("when.window", format!("\"{w}\" is not a span such as \"24h\" ({e})"));
+                    }
+                }
+                if let Some(p) = panel.filter(|p| !has_value(p.kind)) {
+                    at(
+                        "when",
+                        format!(
+                            "panel \"{}\" is a {} panel, which has no single value to compare; give `when` as code",
+                            p.id,
+                            type_name(p.kind)
+                        ),
+                    );
+                }
+            }
+        }
+        if let Some(h) = &a.hold {
+            match parse_span(h) {
+                Err(e) => at("for", format!("\"{h}\" is not a span such as \"5m\" ({e})")),
+                Ok(d) if d > MAX_HOLD => at("for", format!("\"{h}\" is longer than 24h")),
+                Ok(_) => {}
+            }
+        }
+        let mut names: Vec<&str> = Vec::new();
+        for (j, n) in a.notify.iter().enumerate() {
+            if n.trim().is_empty() || n.chars().count() > 64 {
+                push(
+                    format!("alerts[{i}].notify[{j}]"),
+                    "a channel name is 1 to 64 characters".into(),
+                );
+            } else if names.contains(&n.as_str()) {
+                push(
+                    format!("alerts[{i}].notify[{j}]"),
+                    format!("channel \"{n}\" is listed twice"),
+                );
+            }
+            names.push(n);
+        }
+        let var_names: Vec<&str> = state.variables.iter().map(|v| v.name.as_str()).collect();
+        for key in a.vars.iter().flat_map(|m| m.keys()) {
+            if !var_names.contains(&key.as_str()) || !is_identifier(key) {
+                push(
+                    format!("alerts[{i}].vars.{key}"),
+                    format!("no variable \"{key}\"; variables: {}", var_names.join(", ")),
+                );
+            }
+        }
+        if let Some(name) = &a.for_each {
+            match state.variables.iter().find(|v| v.name == *name) {
+                None => push(
+                    format!("alerts[{i}].forEach"),
+                    format!("no variable \"{name}\"; variables: {}", var_names.join(", ")),
+                ),
+                Some(v) if v.kind != VariableType::Select => push(
+                    format!("alerts[{i}].forEach"),
+                    format!(
+                        "variable \"{name}\" is not a select; forEach takes a select variable and judges each of its options"
+                    ),
+                ),
+                Some(v) if v.options.as_ref().is_some_and(|o| o.len() > MAX_FAN_OUT) => push(
+                    format!("alerts[{i}].forEach"),
+                    format!("variable \"{name}\" has more than {MAX_FAN_OUT} options"),
+                ),
+                Some(_) if a.vars.as_ref().is_some_and(|m| m.contains_key(name)) => push(
+                    format!("alerts[{i}].vars.{name}"),
+                    format!("\"{name}\" is the forEach variable; it cannot also be fixed"),
+                ),
+                Some(_) => {}
+            }
+        }
     }
 }
 
