@@ -8,11 +8,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use boardsmith::sdk::SdkConfig;
 use serde_json::{Value, json};
 
 use crate::support::upstream::{Reply, Server};
-use crate::support::{TestApp, asof, spawn_app_with};
+use crate::support::{TestApp, spawn_app_with};
 
 const TICKER: &str = "/api/v3/ticker/24hr";
 
@@ -28,20 +27,9 @@ fn ticker(price: f64) -> Reply {
 }
 
 async fn app_at(origin: &str) -> TestApp {
-    let origin = origin.to_owned();
+    let sdk = crate::support::sdk_at(origin);
     spawn_app_with(Arc::new(tempfile::tempdir().unwrap()), false, move |c| {
-        c.sdk = SdkConfig {
-            asof: Some(asof()),
-            outbound_allow: vec![origin.clone()],
-            env: boardsmith::sdk::provider::base_url_vars(
-                &boardsmith::sdk::Registry::embedded(&|_| true).unwrap(),
-            )
-            .into_iter()
-            .map(|v| (v, origin.clone()))
-            .collect(),
-            cache_bytes: Some(0),
-            ..SdkConfig::default()
-        };
+        c.sdk = sdk;
         c.alerting.every = Duration::from_millis(300);
         c.alerting.no_data_after = Duration::from_millis(600);
     })
@@ -185,6 +173,15 @@ async fn a_rule_fans_out_over_a_variable_and_bad_rules_are_named() {
         app.put(&format!("/api/dashboards/{id}"), json!({"state": bad, "baseVersion": 1})).await;
     assert_eq!(s, 400, "{body}");
     assert!(body["msg"].as_str().unwrap().contains("alerts[0].panelId"), "{body}");
+    // The agent's tools refuse a channel that does not exist, naming it, as REST does.
+    let code = "async (state) => { state.alerts[0].notify = ['desk']; return state; }";
+    let (s, body) = app.post("/api/tools/mutate", json!({"code": code, "dashboard_id": id})).await;
+    assert_eq!(s, 422, "{body}");
+    let msg = body["msg"].as_str().unwrap();
+    assert!(
+        msg.contains("alerts[0].notify[0]") && msg.contains("no channel named \"desk\""),
+        "{msg}"
+    );
     app.stop().await;
 }
 
@@ -346,20 +343,7 @@ async fn the_judging_node_dies_between_firing_and_resolved_and_each_is_sent_once
     }
 
     // The node holding the dashboard's lease judges it: kill that one.
-    let (client, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls).await.unwrap();
-    tokio::spawn(conn);
-    let owner: String = client
-        .query_one("SELECT node FROM refresh_leases WHERE dashboard_id = $1", &[&id])
-        .await
-        .unwrap()
-        .get(0);
-    let mut which = None;
-    for (i, node) in nodes.iter().enumerate() {
-        if node.get("/readyz").await.1["data"]["node"] == json!(owner) {
-            which = Some(i);
-        }
-    }
-    let owner = which.expect("the lease names one of the nodes");
+    let owner = crate::support::node::lease_owner(&db.url, &id, &nodes).await;
     nodes[owner].kill();
     let survivor = &nodes[1 - owner];
     srv.on(TICKER, vec![ticker(68_000.0)]);

@@ -532,21 +532,7 @@ async fn one_node_refreshes_a_dashboard_for_all_and_a_killed_owner_is_replaced()
     assert!(common + 1 >= a.len().max(b.len()), "two refreshers? A {a:?} B {b:?}");
 
     // The lease names the owner; kill it, and the survivor's subscriber keeps getting refreshes.
-    let (client, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls).await.unwrap();
-    tokio::spawn(conn);
-    let owner: String = client
-        .query_one("SELECT node FROM refresh_leases WHERE dashboard_id = $1", &[&id])
-        .await
-        .unwrap()
-        .get(0);
-    let mut which = None;
-    for (i, node) in nodes.iter().enumerate() {
-        let (_, ready) = node.get("/readyz").await;
-        if ready["data"]["node"] == json!(owner) {
-            which = Some(i);
-        }
-    }
-    let owner_index = which.expect("the lease names one of the nodes");
+    let owner_index = crate::support::node::lease_owner(&db.url, &id, &nodes).await;
     nodes[owner_index].kill();
     let killed_at = chrono::Utc::now().timestamp_millis();
     let survivor = if owner_index == 0 { &mut on_b } else { &mut on_a };

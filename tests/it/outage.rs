@@ -26,25 +26,8 @@ fn fixture(name: &str) -> String {
 /// The server with Binance (and every other provider) at `origin`, and nothing cached (only
 /// `origin` is allowed out).
 async fn app_with_binance_at(origin: &str, dir: Arc<tempfile::TempDir>) -> TestApp {
-    let origin = origin.to_owned();
-    spawn_app_with(dir, false, move |c| {
-        c.sdk = SdkConfig {
-            asof: Some(asof()),
-            outbound_allow: vec![origin.clone()],
-            // Every provider at `origin` (unknown paths answer 404): the start-up check never
-            // reaches a real host.
-            env: boardsmith::sdk::provider::base_url_vars(
-                &boardsmith::sdk::Registry::embedded(&|_| true).unwrap(),
-            )
-            .into_iter()
-            .map(|v| (v, origin.clone()))
-            .collect(),
-            // Every run reaches the provider: a cached answer would hide the outage.
-            cache_bytes: Some(0),
-            ..SdkConfig::default()
-        };
-    })
-    .await
+    let sdk = crate::support::sdk_at(origin);
+    spawn_app_with(dir, false, move |c| c.sdk = sdk).await
 }
 
 /// A dashboard with a Binance panel and a demo panel.

@@ -50,6 +50,24 @@ pub fn sdk_config() -> SdkConfig {
     SdkConfig { asof: Some(asof()), offline: true, ..SdkConfig::default() }
 }
 
+/// The SDK of a server whose every provider is at the loopback `origin` (the only host
+/// allowed out; unknown paths answer 404, so the start-up check never reaches a real host),
+/// with nothing cached: every run reaches the provider.
+pub fn sdk_at(origin: &str) -> SdkConfig {
+    SdkConfig {
+        asof: Some(asof()),
+        outbound_allow: vec![origin.to_owned()],
+        env: boardsmith::sdk::provider::base_url_vars(
+            &boardsmith::sdk::Registry::embedded(&|_| true).unwrap(),
+        )
+        .into_iter()
+        .map(|v| (v, origin.to_owned()))
+        .collect(),
+        cache_bytes: Some(0),
+        ..SdkConfig::default()
+    }
+}
+
 /// The real SDK with [`sdk_config`].
 pub fn sdk() -> Arc<Sdk> {
     Arc::new(Sdk::new(sdk_config()).unwrap())

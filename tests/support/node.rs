@@ -160,3 +160,21 @@ pub async fn cluster(
     }
     (dirs, nodes)
 }
+
+/// Which of `nodes` holds dashboard `id`'s refresh lease on the database `db_url` (the node
+/// that refreshes it and judges its alert rules), by the node id `/readyz` names.
+pub async fn lease_owner(db_url: &str, id: &str, nodes: &[Node]) -> usize {
+    let (client, conn) = tokio_postgres::connect(db_url, tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(conn);
+    let owner: String = client
+        .query_one("SELECT node FROM refresh_leases WHERE dashboard_id = $1", &[&id])
+        .await
+        .unwrap()
+        .get(0);
+    for (i, node) in nodes.iter().enumerate() {
+        if node.get("/readyz").await.1["data"]["node"] == Value::String(owner.clone()) {
+            return i;
+        }
+    }
+    panic!("the lease names {owner}, none of the nodes");
+}

@@ -352,19 +352,7 @@ impl Alerting {
             return Ok(Vec::new());
         }
         let names: Vec<String> = self.channels.list().await?.into_iter().map(|c| c.name).collect();
-        let known = if names.is_empty() { "none yet".to_owned() } else { names.join(", ") };
-        let mut out = Vec::new();
-        for (i, rule) in state.alerts.iter().enumerate() {
-            for (j, n) in rule.notify.iter().enumerate() {
-                if !names.contains(n) {
-                    out.push(dashboard::Issue {
-                        path: format!("alerts[{i}].notify[{j}]"),
-                        message: format!("no channel named \"{n}\"; channels: {known}"),
-                    });
-                }
-            }
-        }
-        Ok(out)
+        Ok(dashboard::validate::unknown_channels(state, &names))
     }
 
     /// Every rule's state (one per fan-out value), dashboards in title order.

@@ -301,6 +301,8 @@ pub struct Tools {
     sandbox: Sandbox,
     dashboards: Arc<Dashboards>,
     sessions: session::Sessions,
+    /// The store, for the alert channels' names.
+    store: Arc<Store>,
     /// Which chats are in review mode (set once by the app, which makes chats after tools).
     chats: std::sync::OnceLock<Arc<agent::chats::Chats>>,
 }
@@ -420,7 +422,7 @@ impl Tools {
     /// Builds the tools.
     pub fn new(sandbox: Sandbox, store: Arc<Store>, dashboards: Arc<Dashboards>) -> Self {
         let chats = std::sync::OnceLock::new();
-        Self { sessions: session::Sessions::new(store), sandbox, dashboards, chats }
+        Self { sessions: session::Sessions::new(store.clone()), store, sandbox, dashboards, chats }
     }
 
     /// Lets chats in review mode make drafts (without: only dashboards in review mode do).
@@ -582,7 +584,20 @@ impl Tools {
         if head.is_some() && out.value.is_null() {
             return Ok(None);
         }
-        parse_state(&out.value).map(Some).map_err(|e| issues_text(&e.0))
+        let state = parse_state(&out.value).map_err(|e| issues_text(&e.0))?;
+        if state.alerts.iter().any(|r| !r.notify.is_empty()) {
+            // Channels are admins' configuration, read from the store (their ids are names).
+            let names: Vec<String> = match self.store.records_with_ids(store::Record::Channel).await
+            {
+                Ok(rows) => rows.into_iter().map(|(id, _)| id).collect(),
+                Err(e) => return Err(format!("cannot read the alert channels: {e}")),
+            };
+            let unknown = dashboard::validate::unknown_channels(&state, &names);
+            if !unknown.is_empty() {
+                return Err(issues_text(&unknown));
+            }
+        }
+        Ok(Some(state))
     }
 
     /// Test-runs the given panels concurrently.

@@ -136,6 +136,25 @@ pub fn check_rules(state: &DashboardState) -> Vec<Issue> {
     out.0
 }
 
+/// The rules' `notify` entries that name none of `channels`, each an issue at its path
+/// (`alerts[0].notify[1]`) listing the channels there are. Separate from [`check_rules`]:
+/// channels are configuration outside the document, which its callers read.
+pub fn unknown_channels(state: &DashboardState, channels: &[String]) -> Vec<Issue> {
+    let known = if channels.is_empty() { "none yet".to_owned() } else { channels.join(", ") };
+    let mut out = Vec::new();
+    for (i, rule) in state.alerts.iter().enumerate() {
+        for (j, n) in rule.notify.iter().enumerate() {
+            if !channels.contains(n) {
+                out.push(Issue {
+                    path: format!("alerts[{i}].notify[{j}]"),
+                    message: format!("no channel named \"{n}\"; channels: {known}"),
+                });
+            }
+        }
+    }
+    out
+}
+
 /// A refresh interval that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum IntervalError {

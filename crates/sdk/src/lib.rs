@@ -171,7 +171,7 @@ impl Sdk {
 
     /// Whether `url` may be requested under the outbound policy (an alert channel's webhook).
     pub fn check_outbound(&self, url: &str) -> Result<(), http::Error> {
-        self.http.check_url(url)
+        self.http.check_url(url).map(drop)
     }
 
     /// POSTs JSON to `url` (an alert channel's webhook) through the same client and outbound

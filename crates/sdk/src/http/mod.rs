@@ -231,9 +231,7 @@ impl Client {
         max_bytes: usize,
         timeout: Duration,
     ) -> Result<Fetched, Error> {
-        let parsed = reqwest::Url::parse(url)
-            .map_err(|e| Error::Upstream(format!("`{url}` is not a URL: {e}")))?;
-        self.outbound.check(&parsed, false)?;
+        let parsed = self.check_url(url)?;
         let label = format!("{}{}", parsed.host_str().unwrap_or_default(), parsed.path());
         let work = async {
             let resp =
@@ -279,12 +277,13 @@ impl Client {
 }
 
 impl Client {
-    /// Checks that `url` may be requested under the outbound policy (scheme, allowed host, an
-    /// IP literal's address); names are checked again when they resolve.
-    pub fn check_url(&self, url: &str) -> Result<(), Error> {
+    /// `url` parsed, if it may be requested under the outbound policy (scheme, allowed host,
+    /// an IP literal's address); names are checked again when they resolve.
+    pub fn check_url(&self, url: &str) -> Result<reqwest::Url, Error> {
         let parsed = reqwest::Url::parse(url)
             .map_err(|e| Error::Upstream(format!("`{url}` is not a URL: {e}")))?;
-        Ok(self.outbound.check(&parsed, false)?)
+        self.outbound.check(&parsed, false)?;
+        Ok(parsed)
     }
 
     /// POSTs a JSON `body` with `headers` under the same outbound policy as every backing,
@@ -297,9 +296,7 @@ impl Client {
         headers: Vec<(String, String)>,
         timeout: Duration,
     ) -> Result<u16, Error> {
-        let parsed = reqwest::Url::parse(url)
-            .map_err(|e| Error::Upstream(format!("`{url}` is not a URL: {e}")))?;
-        self.outbound.check(&parsed, false)?;
+        let parsed = self.check_url(url)?;
         let label = parsed.host_str().unwrap_or_default().to_owned();
         let mut req = self
             .inner
