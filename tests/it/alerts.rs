@@ -236,9 +236,15 @@ async fn a_webhook_channel_gets_one_signed_post_per_transition_and_retries_a_bus
     assert_eq!(s, 201, "{body}");
     let id = body["data"]["id"].as_str().unwrap().to_owned();
     alerts_until(&app, "a first judgement", |a| a["evaluatedAt"].as_i64() > Some(0)).await;
+    // A signed-in socket (subscribed to nothing) is told of the transition.
+    let mut ws = app.ws().await;
 
     srv.on(TICKER, vec![ticker(71_000.0)]);
     alerts_until(&app, "firing", |a| a["status"] == "firing").await;
+    let (pushed, _) =
+        crate::support::ws_until(&mut ws, |m| m["type"] == "alert.notification").await;
+    assert_eq!(pushed["notification"]["status"], "firing", "{pushed}");
+    assert_eq!(pushed["notification"]["ruleId"], "btc-high");
     // Delivered after one retry (the 503): two POSTs, one notification.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while srv.posts("/hook").len() < 2 {

@@ -5,6 +5,8 @@
 //   'dashboard:open'     {dashboardId}      show this dashboard (chat's dashboard.update, the list)
 //   'dashboard:opened'   {dashboardId|null} the view now shows it (list highlights it, URL follows)
 //   'dashboards:changed' {}                 something was created/saved/deleted: reload lists
+//   'alerts:changed'     {notification}     an alert fired or resolved (pushed over /ws): the
+//                                           bell asks again
 //   'dashboard:panels'   {dashboardId, title, panels: [{id, title}]}  the view's dashboard's
 //                                           titles, on load and when they change (the chat
 //                                           names failing panels by title)

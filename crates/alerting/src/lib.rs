@@ -44,6 +44,8 @@ const QUEUE: usize = 4096;
 /// How long this node trusts its own copy of a rule's state before re-reading the store
 /// (another node may have judged it meanwhile, after a lease moved).
 const TRUST_CACHE: Duration = Duration::from_secs(30);
+/// Notifications a slow listener of [`Alerting::feed`] may fall behind by.
+const FEED_BACKLOG: usize = 256;
 /// A state whose status did not change is written at most this often.
 const PERSIST_EVERY: Duration = Duration::from_secs(60);
 
@@ -202,6 +204,8 @@ pub struct Alerting {
     cache: Mutex<HashMap<String, Cached>>,
     /// Dashboards with rules: title and rules, as of their latest version.
     ruled: Mutex<HashMap<String, Arc<DashboardState>>>,
+    /// Each notification this node records, for the in-app push.
+    feed: tokio::sync::broadcast::Sender<Arc<Notification>>,
 }
 
 impl std::fmt::Debug for Alerting {
@@ -248,6 +252,7 @@ impl Alerting {
             receiver: Mutex::new(Some(receiver)),
             cache: Mutex::default(),
             ruled: Mutex::default(),
+            feed: tokio::sync::broadcast::channel(FEED_BACKLOG).0,
         })
     }
 
@@ -329,6 +334,12 @@ impl Alerting {
         } else {
             ruled.insert(id.to_owned(), state);
         }
+    }
+
+    /// Every notification this node records from now on (the WebSocket pushes them to the
+    /// connections that may see their dashboard). Only the judging node records a rule's.
+    pub fn feed(&self) -> tokio::sync::broadcast::Receiver<Arc<Notification>> {
+        self.feed.subscribe()
     }
 
     /// The notification channels.
@@ -503,6 +514,8 @@ impl Alerting {
             tracing::warn!(id = %n.id, error = %e, "cannot record a notification");
             return;
         }
+        // No listener is the common case, not an error.
+        let _ = self.feed.send(Arc::new(n.clone()));
         if n.notify.is_empty() {
             return;
         }

@@ -234,6 +234,11 @@ export function createAlertBell(el, { api, bus, session, onOpen }) {
       clearTimeout(soon);
       soon = setTimeout(poll, 1000);
     });
+    // The server pushed a notification over the dashboard's socket: at once.
+    bus?.on('alerts:changed', () => {
+      clearTimeout(soon);
+      soon = setTimeout(poll, 50);
+    });
     return undefined;
   });
 

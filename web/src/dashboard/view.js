@@ -464,6 +464,11 @@ export function createDashboardView(el, { api, bus, session, connection = {}, re
       bus.emit('dashboards:changed', {});
       return;
     }
+    // An alert fired or resolved on a dashboard this person may see: the bell looks again.
+    if (msg.type === 'alert.notification') {
+      bus.emit('alerts:changed', { notification: msg.notification });
+      return;
+    }
     if (msg.type === 'error') {
       if (current && typeof msg.message === 'string' && msg.message.includes(current) && /deleted/.test(msg.message)) {
         markDeleted();

@@ -1,7 +1,9 @@
 //! The WebSocket endpoint `GET /ws`: client messages `subscribe`, `unsubscribe`, `refresh`,
 //! `set_vars`; server messages are the `live` events, `error` for a bad client message, and
 //! `dashboards.changed` to every connection when any dashboard is created, saved, deleted or
-//! restored (by anyone: REST, an agent, an MCP client), so dashboard lists stay current.
+//! restored (by anyone: REST, an agent, an MCP client), so dashboard lists stay current, and
+//! `alert.notification {notification}` when an alert rule of a dashboard the connection may
+//! see fires or resolves (recorded on this node: the one judging that dashboard).
 //!
 //! Each connection is one `live` [`Viewer`] (its own variable values, capped subscriptions, its
 //! requested runs queued and coalesced) and has one [`Outbox`] (bounded, coalescing) drained by
@@ -13,7 +15,7 @@
 //!
 //! A share link's visitor (`GET /api/shared/{token}/ws`, see `server::share_links`) speaks the
 //! same protocol through a narrower [`Door`]: only the link's dashboard, its variables fixed
-//! unless the link allows changing them, no `dashboards.changed`, operators' details taken out
+//! unless the link allows changing them, no `dashboards.changed` or alerts, operators' details taken out
 //! of every event ([`link`]), and closed with 1008 once the link is revoked or expires.
 
 mod link;
@@ -329,6 +331,7 @@ async fn serve(app: Arc<App>, admission: live::Admission, socket: WebSocket, mut
     let mut closing = false;
     let shutdown = app.shutdown_token();
     let mut changes = app.dashboards.changes();
+    let mut alerts = app.alerting.feed();
     let every = door.recheck();
     let mut recheck = tokio::time::interval(every.unwrap_or(SESSION_CHECK));
     recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -357,6 +360,20 @@ async fn serve(app: Arc<App>, admission: live::Admission, socket: WebSocket, mut
                         outbox.push(changed_item(None));
                     }
                     // The dashboards service is gone: the app is stopping.
+                    (Err(tokio::sync::broadcast::error::RecvError::Closed), _) => break false,
+                }
+                continue;
+            }
+            notification = alerts.recv() => {
+                match (notification, &door) {
+                    (Ok(n), Door::Credential { who, .. })
+                        if app.dashboards.sharing().sees(who, &n.dashboard_id) =>
+                    {
+                        let msg = json!({ "type": "alert.notification", "notification": *n });
+                        outbox.push(OutboxItem::control(msg.to_string().into()));
+                    }
+                    // A missed notification is in GET /api/notifications.
+                    (Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)), _) => {}
                     (Err(tokio::sync::broadcast::error::RecvError::Closed), _) => break false,
                 }
                 continue;
