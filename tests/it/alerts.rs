@@ -97,6 +97,12 @@ async fn a_price_crossing_fires_once_and_resolves_once_with_nobody_watching() {
     // The price moves above the threshold: both rules fire.
     srv.on(TICKER, vec![ticker(71_000.0)]);
     alerts_until(&app, "firing", |a| a["status"] == "firing").await;
+    let (_, only) = app.get(&format!("/api/alerts?status=firing&dashboardId={id}")).await;
+    assert_eq!(only["data"].as_array().unwrap().len(), 2, "{only}");
+    let (_, none) = app.get("/api/alerts?status=pending").await;
+    assert_eq!(none["data"], json!([]));
+    let (s, bad) = app.get("/api/alerts?status=burning").await;
+    assert_eq!((s, bad["code"] != 0), (400, true), "{bad}");
     let fired = notifications(&app).await;
     assert_eq!(fired.len(), 2, "{fired:#?}");
     for n in &fired {

@@ -192,6 +192,25 @@ pub struct Delivery {
     pub at: i64,
 }
 
+impl Delivery {
+    /// A delivery to `channel` that ended now: `sent` when there is no error.
+    pub fn ended(
+        channel: &str,
+        attempts: u32,
+        http_status: Option<u16>,
+        error: Option<String>,
+    ) -> Self {
+        Self {
+            channel: channel.to_owned(),
+            status: if error.is_none() { "sent" } else { "failed" }.into(),
+            attempts,
+            http_status,
+            error,
+            at: chrono::Utc::now().timestamp_millis(),
+        }
+    }
+}
+
 impl Channels {
     /// Over the store, sending through `sdk`'s client.
     pub fn new(store: Arc<Store>, sdk: Arc<sdk::Sdk>) -> Self {
@@ -286,14 +305,7 @@ impl Channels {
             ];
             match self.sdk.post_json(&channel.url, body.clone(), headers, POST_TIMEOUT).await {
                 Ok(code) if (200..300).contains(&code) => {
-                    return Delivery {
-                        channel: channel.name.clone(),
-                        status: "sent".into(),
-                        attempts,
-                        http_status: Some(code),
-                        error: None,
-                        at: chrono::Utc::now().timestamp_millis(),
-                    };
+                    return Delivery::ended(&channel.name, attempts, Some(code), None);
                 }
                 Ok(code) => {
                     last = (Some(code), Some(format!("the webhook answered HTTP {code}")));
@@ -312,14 +324,12 @@ impl Channels {
                 wait *= 2;
             }
         }
-        Delivery {
-            channel: channel.name.clone(),
-            status: "failed".into(),
+        Delivery::ended(
+            &channel.name,
             attempts,
-            http_status: last.0,
-            error: last.1,
-            at: chrono::Utc::now().timestamp_millis(),
-        }
+            last.0,
+            last.1.or_else(|| Some("not delivered".into())),
+        )
     }
 }
 

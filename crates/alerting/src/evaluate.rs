@@ -4,10 +4,10 @@
 
 use serde_json::{Map, Value};
 
+use dashboard::Panel;
 use dashboard::alerts::{
     AlertRule, Observation, Reading, Transition, When, fan_key, fan_out, judge,
 };
-use dashboard::{DashboardState, Panel};
 use live::PanelRun;
 
 use super::{Alerting, Notification, Observed, state_key};
@@ -15,14 +15,14 @@ use super::{Alerting, Notification, Observed, state_key};
 /// Largest panel data handed to a rule's code, in bytes of JSON.
 const MAX_CODE_DATA: usize = 4 * 1024 * 1024;
 
-/// The declared defaults of a dashboard's variables.
-fn defaults(state: &DashboardState) -> Map<String, Value> {
-    state.variables.iter().map(|v| (v.name.clone(), v.default.clone())).collect()
-}
-
-/// The variable values of one judgement: defaults, the rule's `vars`, the fan-out value.
-fn values(state: &DashboardState, rule: &AlertRule, fan: Option<&Value>) -> Map<String, Value> {
-    let mut vars = defaults(state);
+/// The variable values of one judgement: `defaults` (those of the scheduled run), the rule's
+/// `vars`, the fan-out value.
+fn values(
+    defaults: &Map<String, Value>,
+    rule: &AlertRule,
+    fan: Option<&Value>,
+) -> Map<String, Value> {
+    let mut vars = defaults.clone();
     for (k, v) in rule.vars.iter().flatten() {
         if vars.contains_key(k) {
             vars.insert(k.clone(), v.clone());
@@ -42,14 +42,14 @@ fn failure(error: &sandbox::ExecError) -> String {
 impl Alerting {
     pub(super) async fn judge(&self, job: Observed) {
         let Some(panel) = job.state.panels.iter().find(|p| p.id == job.panel) else { return };
-        let defaults = defaults(&job.state);
+        let defaults = self.dashboards.live().vars(&job.id, &job.state);
         for rule in job.state.alerts.iter().filter(|r| r.panel_id == job.panel) {
             let fans: Vec<Option<Value>> = match fan_out(rule, &job.state.variables) {
                 None => vec![None],
                 Some(vals) => vals.into_iter().map(Some).collect(),
             };
             for fan in fans {
-                let vars = values(&job.state, rule, fan.as_ref());
+                let vars = values(&defaults, rule, fan.as_ref());
                 let own;
                 let run = if vars == defaults {
                     &job.run

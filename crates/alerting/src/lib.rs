@@ -530,14 +530,7 @@ impl Alerting {
                 async move {
                     match channels.get(name).await {
                         Ok(c) => channels.deliver(&c, n, base).await,
-                        Err(e) => channels::Delivery {
-                            channel: name.clone(),
-                            status: "failed".into(),
-                            attempts: 0,
-                            http_status: None,
-                            error: Some(e.to_string()),
-                            at: chrono::Utc::now().timestamp_millis(),
-                        },
+                        Err(e) => channels::Delivery::ended(name, 0, None, Some(e.to_string())),
                     }
                 }
             });

@@ -17,6 +17,7 @@ use access::keys::Scope;
 use access::principal::Principal;
 use alerting::{AlertView, Notification};
 use app::App;
+use dashboard::alerts::Status;
 use dashboards::sharing::Need;
 
 #[derive(OpenApi)]
@@ -43,7 +44,8 @@ struct AlertsQuery {
     dashboard_id: Option<String>,
     /// Only rules in this status: `ok`, `pending` or `firing`.
     #[serde(default)]
-    status: Option<String>,
+    #[param(value_type = Option<String>)]
+    status: Option<Status>,
 }
 
 /// Every alert rule's state on the dashboards the caller may see (one entry per fan-out value),
@@ -60,24 +62,13 @@ async fn list(
     Extension(who): Extension<Principal>,
     ApiQuery(q): ApiQuery<AlertsQuery>,
 ) -> Result<Response, ApiError> {
-    let status = match q.status.as_deref() {
-        None => None,
-        Some(s @ ("ok" | "pending" | "firing")) => Some(s.to_owned()),
-        Some(other) => {
-            return Err(ApiError::bad(format!(
-                "unknown status `{other}`; use ok, pending or firing"
-            )));
-        }
-    };
     let views: Vec<AlertView> = app
         .alerting
         .list()
         .await?
         .into_iter()
         .filter(|a| q.dashboard_id.as_ref().is_none_or(|d| *d == a.dashboard_id))
-        .filter(|a| {
-            status.as_ref().is_none_or(|s| serde_json::to_value(a.status).is_ok_and(|v| v == **s))
-        })
+        .filter(|a| q.status.is_none_or(|s| s == a.status))
         .filter(|a| app.dashboards.may(&who, &a.dashboard_id, Need::View).is_ok())
         .collect();
     Ok(ok(views))
