@@ -32,6 +32,8 @@ pub use knowledge;
 pub use live;
 pub use llm;
 pub use mcp;
+pub use render;
+pub use reports;
 pub use sandbox;
 pub use sdk;
 pub use server;

@@ -13,9 +13,9 @@ use serde_json::{Value, json};
 use crate::support::upstream::{Reply, Server};
 use crate::support::{TestApp, spawn_app_with};
 
-const TICKER: &str = "/api/v3/ticker/24hr";
+pub(crate) const TICKER: &str = "/api/v3/ticker/24hr";
 
-fn ticker(price: f64) -> Reply {
+pub(crate) fn ticker(price: f64) -> Reply {
     Reply::Body(
         200,
         json!({"symbol": "BTCUSDT", "lastPrice": price.to_string(), "priceChange": "1.0",
@@ -26,7 +26,7 @@ fn ticker(price: f64) -> Reply {
     )
 }
 
-async fn app_at(origin: &str) -> TestApp {
+pub(crate) async fn app_at(origin: &str) -> TestApp {
     let sdk = crate::support::sdk_at(origin);
     spawn_app_with(Arc::new(tempfile::tempdir().unwrap()), false, move |c| {
         c.sdk = sdk;
@@ -36,7 +36,7 @@ async fn app_at(origin: &str) -> TestApp {
     .await
 }
 
-fn state(alerts: Value) -> Value {
+pub(crate) fn state(alerts: Value) -> Value {
     json!({
         "title": "BTC watch",
         "layout": {"columns": 2},
@@ -47,7 +47,11 @@ fn state(alerts: Value) -> Value {
 }
 
 /// `GET /api/alerts` until `pred` holds for every entry (10 s at most).
-async fn alerts_until(app: &TestApp, what: &str, pred: impl Fn(&Value) -> bool) -> Vec<Value> {
+pub(crate) async fn alerts_until(
+    app: &TestApp,
+    what: &str,
+    pred: impl Fn(&Value) -> bool,
+) -> Vec<Value> {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     loop {
         let (s, body) = app.get("/api/alerts").await;

@@ -3,11 +3,9 @@
 //! exits 2 naming the file and the JSON path.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 use crate::support;
@@ -18,19 +16,17 @@ fn script(name: &str) -> PathBuf {
 
 /// Starts `boardsmith mock-llm` and returns it with the URL from its one stdout line.
 async fn start(script: &Path) -> (Child, String) {
-    let mut child = Command::new(support::program())
-        .args(["mock-llm", "--script", script.to_str().unwrap(), "--port", "0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
-        .await
-        .expect("no URL line within 30 s")
-        .unwrap()
-        .expect("stdout closed before the URL line");
+    let (child, line, _) = support::spawn_until_line(
+        Command::new(support::program()).args([
+            "mock-llm",
+            "--script",
+            script.to_str().unwrap(),
+            "--port",
+            "0",
+        ]),
+        "mock-llm",
+    )
+    .await;
     let url = line
         .strip_prefix("mock-llm listening on ")
         .unwrap_or_else(|| panic!("unexpected first line {line:?}"))

@@ -14,6 +14,8 @@ const BELOW: &str = "*";
 /// package) may use them all.
 const LAYERS: &[(&str, &[&str])] = &[
     ("base", &[]),
+    // Headless Chromium over the DevTools protocol: a page in, PNG or PDF bytes out.
+    ("render", &["base"]),
     ("dashboard", &["base"]),
     ("sandbox", &["base"]),
     // The provider layer knows nothing of agents, dashboards or HTTP.
@@ -33,6 +35,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     // The server token, API keys (with `sdk`'s token bucket) and the usage ledger.
     ("access", &["base", "llm", "sdk", "store"]),
     ("admin", &["agent", "base", "llm", "store"]),
+    // Dashboards as PNG and PDF, and scheduled reports sent to alert channels.
+    ("reports", &["access", "alerting", "base", "dashboards", "render", "store"]),
     ("dashboard-agent", &["agent", "base", "dashboard", "dashboards", "live", "sandbox", "store"]),
     // The dashboard tools for MCP clients: not the agent runtime.
     (

@@ -6,6 +6,7 @@ pub mod node;
 /// One copy for the store's unit tests and these.
 #[path = "../../crates/store/src/test_db.rs"]
 pub mod pg;
+pub mod smtp;
 pub mod upstream;
 
 use std::collections::BTreeMap;
@@ -185,6 +186,32 @@ pub async fn spawn_app_in(dir: Arc<tempfile::TempDir>, load_templates: bool) -> 
     spawn_app_with(dir, load_templates, |_| {}).await
 }
 
+/// The lines a child prints after its first.
+pub type ChildLines = tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>;
+
+/// Starts `cmd` (stdout piped, stderr dropped, killed when dropped) and waits, 30 s at most,
+/// for the first line it prints (what it says once it listens): the child, that line and the
+/// lines after it. `what` names the program in the panic.
+pub async fn spawn_until_line(
+    cmd: &mut tokio::process::Command,
+    what: &str,
+) -> (tokio::process::Child, String, ChildLines) {
+    use tokio::io::AsyncBufReadExt as _;
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|e| panic!("{what} does not start: {e}"));
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+        .await
+        .unwrap_or_else(|_| panic!("{what} printed nothing within 30 s"))
+        .unwrap()
+        .unwrap_or_else(|| panic!("{what} exited before its first line"));
+    (child, line, lines)
+}
+
 /// Starts the server with the test defaults, then `configure` applied to its config.
 pub async fn spawn_app_with(
     dir: Arc<tempfile::TempDir>,
@@ -219,6 +246,8 @@ pub async fn spawn_app_with_limits(
     config.memory = Some(boardsmith::agent::memory::MemoryConfig::new(dir.path()));
     // No model unless a test gives one (never the developer's API keys).
     config.llm = Some(llm_config(None));
+    // No mail relay from the developer's boardsmith.toml either.
+    config.alerting.read_file = false;
     config.agent_tools = boardsmith::agent::tools::ToolsConfig::new(
         dir.path().join("work"),
         dir.path().join("agents"),

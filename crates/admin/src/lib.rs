@@ -150,6 +150,11 @@ pub struct Settings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(minimum = 1)]
     pub chat_retention_days: Option<u32>,
+    /// The SMTP relay e-mail channels send through, over `[smtp]` in `boardsmith.toml`;
+    /// `null`: the file's. Its `password` is sealed at rest and never answered; left out, the
+    /// stored one stays while the host is the same; `""` removes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mail: Option<base::mail::MailRelay>,
 }
 
 /// The settings and what is in force.
@@ -164,6 +169,8 @@ pub struct SettingsView {
     /// `BOARDSMITH_MODEL`, which forces every call's model, if set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub forced_model: Option<String>,
+    /// Whether `settings.mail` has a password stored.
+    pub mail_password_set: bool,
 }
 
 /// An agent in the catalog, as the admin API lists it.
@@ -277,6 +284,31 @@ impl State {
             _ => Settings::default(),
         }
     }
+}
+
+/// A relay's fields as a sender needs them (the sending itself checks the addresses).
+fn check_mail(mail: &mut base::mail::MailRelay) -> Result<(), AdminError> {
+    let bad = |field: &str, message: &str| {
+        Err(AdminError::Invalid { field: format!("mail.{field}"), message: message.into() })
+    };
+    mail.host = mail.host.trim().to_owned();
+    mail.from = mail.from.trim().to_owned();
+    if mail.host.is_empty() || mail.host.contains(['/', ' ', ':']) {
+        return bad(
+            "host",
+            "mail.host is the relay's host name or address, without port or scheme",
+        );
+    }
+    if mail.port == Some(0) {
+        return bad("port", "mail.port is 1 to 65535 (null: the usual one)");
+    }
+    if !mail.from.contains('@') {
+        return bad("from", "mail.from is the sender's address, such as alerts@example.com");
+    }
+    if mail.username.as_deref().is_some_and(|u| u.trim().is_empty()) {
+        mail.username = None;
+    }
+    Ok(())
 }
 
 /// The admin service.
@@ -578,11 +610,31 @@ impl Admin {
 
     fn settings_view(&self, state: &State) -> SettingsView {
         let config = self.models.config();
+        let mut settings = state.settings();
+        let mail_password_set = settings.mail.as_mut().and_then(|m| m.password.take()).is_some();
         SettingsView {
-            settings: state.settings(),
+            settings,
             effective_default_model: config.default_model().map(str::to_owned),
             forced_model: config.forced_model().map(str::to_owned),
+            mail_password_set,
         }
+    }
+
+    /// The mail relay set here, its password opened; `None`: none is set (or its password
+    /// cannot be opened, which is logged).
+    #[base::boxed]
+    pub async fn mail_relay(&self) -> Option<base::mail::MailRelay> {
+        let mut relay = self.state.lock().await.settings().mail?;
+        if let Some(sealed) = relay.password.take() {
+            match self.sealer.open(&sealed) {
+                Ok(p) => relay.password = Some(p),
+                Err(e) => {
+                    tracing::warn!(error = %e, "the mail relay's password cannot be opened");
+                    return None;
+                }
+            }
+        }
+        Some(relay)
     }
 
     /// Replaces the settings.
@@ -598,6 +650,16 @@ impl Admin {
         let mut state = self.state.lock().await;
         settings.default_model =
             settings.default_model.map(|m| m.trim().to_owned()).filter(|m| !m.is_empty());
+        if let Some(mail) = &mut settings.mail {
+            check_mail(mail)?;
+            // The stored password stays only while mail goes to the same host.
+            let previous = state.settings().mail.filter(|m| m.host == mail.host);
+            mail.password = match mail.password.as_deref() {
+                Some("") => None,
+                Some(p) => Some(self.sealer.seal(p)),
+                None => previous.and_then(|m| m.password),
+            };
+        }
         let record = Record::Settings { settings };
         let next = state.with(record.clone());
         self.commit(&mut state, next, Change::Put(record)).await?;

@@ -1,8 +1,10 @@
 //! Notification channels: named places an alert's transitions are sent (`notify: ["desk"]` in
 //! a rule). Owns their records (store kind `channel`), the webhook payloads (our JSON, or
-//! Slack- and Discord-compatible presets), the HMAC-SHA256 signature, and delivery with
-//! retries. Requests go through the SDK's client, so the outbound policy (allowed hosts, no
-//! private addresses unless configured) holds for webhooks as for data sources.
+//! Slack- and Discord-compatible presets), the HMAC-SHA256 signature, which mail relay is in
+//! force (Settings' over `[smtp]` in `boardsmith.toml`), and delivery with retries; the
+//! e-mails themselves are [`super::email`]'s. Webhooks go through the SDK's client, so the
+//! outbound policy (allowed hosts, no private addresses unless configured) holds for them as
+//! for data sources; the mail relay is the operator's and is not checked against it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,10 +13,12 @@ use hmac::{KeyInit, Mac};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use base::mail::{MailRelay, MailSecurity};
 use dashboard::alerts::{Severity, Transition};
 use store::{Record, Store, StoreError};
 
-use super::Notification;
+use super::email::{self, MailError};
+use super::{Notification, ReportFile};
 
 /// Longest channel name.
 pub const MAX_NAME_CHARS: usize = 64;
@@ -29,6 +33,8 @@ const POST_TIMEOUT: Duration = Duration::from_secs(10);
 pub const SIGNATURE_HEADER: &str = "X-Boardsmith-Signature";
 /// The notification's id, the same on every retry (receivers drop repeats by it).
 pub const DELIVERY_HEADER: &str = "X-Boardsmith-Delivery";
+/// What is sent: `alert.firing`, `alert.resolved` or `report`.
+pub const EVENT_HEADER: &str = "X-Boardsmith-Event";
 
 /// What a webhook's body looks like.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, utoipa::ToSchema)]
@@ -44,35 +50,72 @@ pub enum Preset {
 }
 
 /// A channel as stored.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Channel {
     /// Its name, as rules' `notify` lists it.
     pub name: String,
-    /// Where to POST.
-    pub url: String,
-    /// The body's shape.
-    #[serde(default)]
-    pub preset: Preset,
-    /// The HMAC key (made by the server, shown once when the channel is made).
-    pub secret: String,
+    /// Where it sends.
+    #[serde(flatten)]
+    pub target: Target,
     /// When it was made (unix ms).
     pub created_at: i64,
 }
 
-/// A channel as listed: no secret, and of the URL only its scheme and host (a webhook URL is
-/// often a credential itself).
+/// Where a channel sends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Target {
+    /// An HTTP POST, signed.
+    Webhook {
+        /// Where to POST.
+        url: String,
+        /// The body's shape.
+        #[serde(default)]
+        preset: Preset,
+        /// The HMAC key (made by the server, shown once when the channel is made).
+        secret: String,
+    },
+    /// An e-mail through the configured relay.
+    Email {
+        /// The recipients (`ana@example.com`, `Ana <ana@example.com>`).
+        to: Vec<String>,
+    },
+}
+
+impl<'de> Deserialize<'de> for Channel {
+    /// Channels stored before e-mail existed have no `type`: they are webhooks.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Raw {
+            name: String,
+            created_at: i64,
+            #[serde(flatten)]
+            rest: serde_json::Map<String, Value>,
+        }
+        let mut raw = Raw::deserialize(d)?;
+        raw.rest.entry("type").or_insert_with(|| json!("webhook"));
+        let target =
+            Target::deserialize(Value::Object(raw.rest)).map_err(serde::de::Error::custom)?;
+        Ok(Self { name: raw.name, target, created_at: raw.created_at })
+    }
+}
+
+/// A channel as listed: no secret, and of a webhook's URL only its scheme and host (a
+/// webhook URL is often a credential itself).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ChannelView {
     /// Its name.
     pub name: String,
-    /// Always `webhook` (email comes later).
+    /// `webhook` or `email`.
     #[serde(rename = "type")]
     pub kind: String,
-    /// `json`, `slack` or `discord`.
-    pub preset: Preset,
-    /// `https://host` of its URL.
+    /// A webhook's body: `json`, `slack` or `discord`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<Preset>,
+    /// `https://host` of a webhook's URL; an e-mail channel's recipients.
     pub target: String,
     /// When it was made (unix ms).
     pub created_at: i64,
@@ -81,13 +124,26 @@ pub struct ChannelView {
 impl Channel {
     /// Its listed form.
     pub fn view(&self) -> ChannelView {
-        let target = reqwest_free_origin(&self.url);
+        let (kind, preset, target) = match &self.target {
+            Target::Webhook { url, preset, .. } => {
+                ("webhook", Some(*preset), reqwest_free_origin(url))
+            }
+            Target::Email { to } => ("email", None, to.join(", ")),
+        };
         ChannelView {
             name: self.name.clone(),
-            kind: "webhook".into(),
-            preset: self.preset,
+            kind: kind.into(),
+            preset,
             target,
             created_at: self.created_at,
+        }
+    }
+
+    /// A webhook's secret, shown once when it is made.
+    pub fn secret(&self) -> Option<&str> {
+        match &self.target {
+            Target::Webhook { secret, .. } => Some(secret),
+            Target::Email { .. } => None,
         }
     }
 }
@@ -99,6 +155,23 @@ fn reqwest_free_origin(url: &str) -> String {
     // Credentials in the authority are not shown.
     let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
     format!("{scheme}://{host}")
+}
+
+/// What a new channel is to be.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NewTarget {
+    /// A webhook to `url` with bodies shaped by `preset` (the server makes its secret).
+    Webhook {
+        /// Where to POST.
+        url: String,
+        /// The body's shape.
+        preset: Preset,
+    },
+    /// E-mail to these recipients.
+    Email {
+        /// The recipients.
+        to: Vec<String>,
+    },
 }
 
 /// Why a channel cannot be made or used.
@@ -160,10 +233,40 @@ pub fn payload(preset: Preset, n: &Notification, base_url: &str) -> Value {
     }
 }
 
-/// The channels, kept in the store.
+/// The channels, kept in the store, and the mail relay e-mail goes through.
 pub struct Channels {
     store: Arc<Store>,
     sdk: Arc<sdk::Sdk>,
+    /// `[smtp]` of `boardsmith.toml`.
+    file_relay: Option<MailRelay>,
+    /// Settings' relay, over the file's.
+    settings_relay: std::sync::RwLock<Option<MailRelay>>,
+}
+
+/// Where the relay in force comes from, as Settings shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RelaySource {
+    /// Set in Settings.
+    Settings,
+    /// `[smtp]` in `boardsmith.toml`.
+    File,
+}
+
+/// The relay in force, without its password.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RelayStatus {
+    /// Where it is set.
+    pub source: RelaySource,
+    /// `host:port`.
+    pub server: String,
+    /// `starttls`, `tls` or `none`.
+    pub security: MailSecurity,
+    /// The sender.
+    pub from: String,
+    /// Whether it signs in.
+    pub signs_in: bool,
 }
 
 impl std::fmt::Debug for Channels {
@@ -212,9 +315,36 @@ impl Delivery {
 }
 
 impl Channels {
-    /// Over the store, sending through `sdk`'s client.
-    pub fn new(store: Arc<Store>, sdk: Arc<sdk::Sdk>) -> Self {
-        Self { store, sdk }
+    /// Over the store, sending webhooks through `sdk`'s client and e-mail through
+    /// `file_relay` until Settings names another.
+    pub fn new(store: Arc<Store>, sdk: Arc<sdk::Sdk>, file_relay: Option<MailRelay>) -> Self {
+        Self { store, sdk, file_relay, settings_relay: std::sync::RwLock::default() }
+    }
+
+    /// Settings' relay (with its password opened), which wins over the file's; `None`: the
+    /// file's.
+    pub fn set_settings_relay(&self, relay: Option<MailRelay>) {
+        *self.settings_relay.write().unwrap_or_else(std::sync::PoisonError::into_inner) = relay;
+    }
+
+    /// The relay in force and where it is set.
+    fn relay(&self) -> Option<(MailRelay, RelaySource)> {
+        let settings =
+            self.settings_relay.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        settings
+            .map(|r| (r, RelaySource::Settings))
+            .or_else(|| self.file_relay.clone().map(|r| (r, RelaySource::File)))
+    }
+
+    /// The relay in force, for Settings; `None`: e-mail cannot be sent.
+    pub fn relay_status(&self) -> Option<RelayStatus> {
+        self.relay().map(|(r, source)| RelayStatus {
+            source,
+            server: format!("{}:{}", r.host, r.port()),
+            security: r.security,
+            from: r.from.clone(),
+            signs_in: r.username.as_ref().is_some_and(|u| !u.is_empty()),
+        })
     }
 
     /// Every channel, by name.
@@ -237,13 +367,12 @@ impl Channels {
             .ok_or_else(|| ChannelError::NotFound(name.to_owned()))
     }
 
-    /// Makes a webhook channel; answers it with its new secret.
+    /// Makes a channel; a webhook's answer holds its new secret.
     #[base::boxed]
     pub async fn create(
         &self,
         name: &str,
-        url: &str,
-        preset: Preset,
+        target: NewTarget,
         now: i64,
     ) -> Result<Channel, ChannelError> {
         let name = name.trim();
@@ -255,7 +384,23 @@ impl Channels {
                 "a channel name is 1 to {MAX_NAME_CHARS} characters, without `/` or control characters"
             )));
         }
-        self.sdk.check_outbound(url).map_err(|e| ChannelError::Invalid(format!("url: {e}")))?;
+        let target = match target {
+            NewTarget::Webhook { url, preset } => {
+                self.sdk
+                    .check_outbound(&url)
+                    .map_err(|e| ChannelError::Invalid(format!("url: {e}")))?;
+                let secret: String = {
+                    use rand::Rng;
+                    let bytes: [u8; 24] = rand::rng().random();
+                    bytes.iter().map(|b| format!("{b:02x}")).collect()
+                };
+                Target::Webhook { url, preset, secret: format!("whsec_{secret}") }
+            }
+            NewTarget::Email { to } => {
+                email::recipients(&to).map_err(|e| ChannelError::Invalid(e.to_string()))?;
+                Target::Email { to: to.iter().map(|a| a.trim().to_owned()).collect() }
+            }
+        };
         let all = self.list().await?;
         if all.iter().any(|c| c.name == name) {
             return Err(ChannelError::Exists(name.to_owned()));
@@ -263,18 +408,7 @@ impl Channels {
         if all.len() >= MAX_CHANNELS {
             return Err(ChannelError::Invalid(format!("at most {MAX_CHANNELS} channels")));
         }
-        let secret: String = {
-            use rand::Rng;
-            let bytes: [u8; 24] = rand::rng().random();
-            bytes.iter().map(|b| format!("{b:02x}")).collect()
-        };
-        let channel = Channel {
-            name: name.to_owned(),
-            url: url.to_owned(),
-            preset,
-            secret: format!("whsec_{secret}"),
-            created_at: now,
-        };
+        let channel = Channel { name: name.to_owned(), target, created_at: now };
         let value = serde_json::to_value(&channel).unwrap_or(Value::Null);
         self.store.put_record(Record::Channel, name, &value).await?;
         Ok(channel)
@@ -288,48 +422,172 @@ impl Channels {
         Ok(())
     }
 
-    /// Sends `n` to `channel`, retrying network failures, 429 and 5xx with a doubling wait.
+    /// Sends `out` to `channel`, retrying what may pass later (a webhook's network failures,
+    /// 429 and 5xx; a mail relay's 4xx replies and lost connections) with a doubling wait.
     #[base::boxed]
-    pub async fn deliver(&self, channel: &Channel, n: &Notification, base_url: &str) -> Delivery {
-        let body = serde_json::to_vec(&payload(channel.preset, n, base_url)).unwrap_or_default();
-        let mut wait = FIRST_WAIT;
-        let mut last = (None, None);
-        let mut attempts = 0;
-        while attempts < ATTEMPTS {
-            attempts += 1;
+    pub async fn deliver<'a>(
+        &'a self,
+        channel: &'a Channel,
+        out: Outgoing<'a>,
+        base_url: &'a str,
+    ) -> Delivery {
+        match &channel.target {
+            Target::Webhook { url, preset, secret } => {
+                let body = match out {
+                    Outgoing::Notification(n) => payload(*preset, n, base_url),
+                    Outgoing::Report(r) => report_payload(*preset, r, base_url),
+                };
+                let body = serde_json::to_vec(&body).unwrap_or_default();
+                self.post(&channel.name, url, secret, body, out.id(), &out.event()).await
+            }
+            Target::Email { to } => self.mail(&channel.name, to, out, base_url).await,
+        }
+    }
+
+    async fn post(
+        &self,
+        name: &str,
+        url: &str,
+        secret: &str,
+        body: Vec<u8>,
+        id: &str,
+        event: &str,
+    ) -> Delivery {
+        retrying(name, || {
             let t = chrono::Utc::now().timestamp();
             let headers = vec![
-                (SIGNATURE_HEADER.to_owned(), sign(&channel.secret, t, &body)),
-                (DELIVERY_HEADER.to_owned(), n.id.clone()),
-                ("X-Boardsmith-Event".to_owned(), format!("alert.{}", status_word(n.status))),
+                (SIGNATURE_HEADER.to_owned(), sign(secret, t, &body)),
+                (DELIVERY_HEADER.to_owned(), id.to_owned()),
+                (EVENT_HEADER.to_owned(), event.to_owned()),
             ];
-            match self.sdk.post_json(&channel.url, body.clone(), headers, POST_TIMEOUT).await {
-                Ok(code) if (200..300).contains(&code) => {
-                    return Delivery::ended(&channel.name, attempts, Some(code), None);
-                }
-                Ok(code) => {
-                    last = (Some(code), Some(format!("the webhook answered HTTP {code}")));
-                    if !(code == 429 || code >= 500) {
-                        break;
+            let body = body.clone();
+            async move {
+                match self.sdk.post_json(url, body, headers, POST_TIMEOUT).await {
+                    Ok(code) if (200..300).contains(&code) => Attempt::Done(Some(code)),
+                    Ok(code) => Attempt::Failed {
+                        http_status: Some(code),
+                        error: format!("the webhook answered HTTP {code}"),
+                        again: code == 429 || code >= 500,
+                    },
+                    Err(sdk::http::Error::Refused(r)) => {
+                        Attempt::Failed { http_status: None, error: r.to_string(), again: false }
+                    }
+                    Err(e) => {
+                        Attempt::Failed { http_status: None, error: e.to_string(), again: true }
                     }
                 }
-                Err(sdk::http::Error::Refused(r)) => {
-                    last = (None, Some(r.to_string()));
-                    break;
-                }
-                Err(e) => last = (None, Some(e.to_string())),
             }
-            if attempts < ATTEMPTS {
-                tokio::time::sleep(wait).await;
-                wait *= 2;
+        })
+        .await
+    }
+
+    async fn mail(&self, name: &str, to: &[String], out: Outgoing<'_>, base_url: &str) -> Delivery {
+        let built = self.relay().ok_or(MailError::NoRelay).and_then(|(relay, _)| {
+            let to = email::recipients(to)?;
+            let message = match out {
+                Outgoing::Notification(n) => email::message(&relay, &to, n, base_url)?,
+                Outgoing::Report(r) => email::report_message(&relay, &to, r, base_url)?,
+            };
+            Ok((message, relay))
+        });
+        let (message, relay) = match built {
+            Ok(m) => m,
+            Err(e) => return Delivery::ended(name, 0, None, Some(e.to_string())),
+        };
+        retrying(name, || {
+            let (relay, message) = (&relay, message.clone());
+            async move {
+                match email::send(relay, message).await {
+                    Ok(()) => Attempt::Done(None),
+                    Err(MailError::Smtp { message, transient }) => {
+                        Attempt::Failed { http_status: None, error: message, again: transient }
+                    }
+                    Err(e) => {
+                        Attempt::Failed { http_status: None, error: e.to_string(), again: false }
+                    }
+                }
+            }
+        })
+        .await
+    }
+}
+
+/// What a channel sends.
+#[derive(Debug, Clone, Copy)]
+pub enum Outgoing<'a> {
+    /// An alert's transition.
+    Notification(&'a Notification),
+    /// A scheduled report's file.
+    Report(&'a ReportFile),
+}
+
+impl Outgoing<'_> {
+    /// Its delivery id, the same on every retry.
+    fn id(&self) -> &str {
+        match self {
+            Self::Notification(n) => &n.id,
+            Self::Report(r) => &r.id,
+        }
+    }
+
+    /// The `X-Boardsmith-Event` of a webhook.
+    fn event(&self) -> String {
+        match self {
+            Self::Notification(n) => format!("alert.{}", status_word(n.status)),
+            Self::Report(_) => "report".into(),
+        }
+    }
+}
+
+/// A webhook's body for report `r`: with the JSON preset the file itself, base64, beside what
+/// it shows; chat presets get a line and the link (they take no files).
+pub fn report_payload(preset: Preset, r: &ReportFile, base_url: &str) -> Value {
+    use base64::Engine as _;
+    let link = format!("{base_url}{}", r.link);
+    let line = format!("{}: {} ({})", r.report_name, r.dashboard_title, r.filename);
+    match preset {
+        Preset::Json => {
+            let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
+            v["type"] = json!("report");
+            v["link"] = json!(link);
+            v["size"] = json!(r.bytes.len());
+            v["contentBase64"] = json!(base64::engine::general_purpose::STANDARD.encode(&r.bytes));
+            v
+        }
+        Preset::Slack => json!({"text": format!("*Report* {line}\n<{link}|Open the dashboard>")}),
+        Preset::Discord => json!({"content": format!("Report {line}"),
+                                  "embeds": [{"title": r.report_name, "url": link,
+                                              "description": r.dashboard_title}]}),
+    }
+}
+
+/// How one attempt of a delivery went.
+enum Attempt {
+    /// Delivered (with the HTTP status of a webhook).
+    Done(Option<u16>),
+    /// Not delivered; `again`: a later attempt may succeed.
+    Failed { http_status: Option<u16>, error: String, again: bool },
+}
+
+/// Up to [`ATTEMPTS`] of `attempt`, waiting [`FIRST_WAIT`], then twice as long, between them.
+async fn retrying<F: Future<Output = Attempt>>(
+    channel: &str,
+    mut attempt: impl FnMut() -> F,
+) -> Delivery {
+    let mut wait = FIRST_WAIT;
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        match attempt().await {
+            Attempt::Done(code) => return Delivery::ended(channel, attempts, code, None),
+            Attempt::Failed { http_status, error, again } => {
+                if !again || attempts >= ATTEMPTS {
+                    return Delivery::ended(channel, attempts, http_status, Some(error));
+                }
             }
         }
-        Delivery::ended(
-            &channel.name,
-            attempts,
-            last.0,
-            last.1.or_else(|| Some("not delivered".into())),
-        )
+        tokio::time::sleep(wait).await;
+        wait *= 2;
     }
 }
 

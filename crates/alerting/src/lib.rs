@@ -19,6 +19,7 @@
 //! (pure). Knows nothing of HTTP serving.
 
 pub mod channels;
+pub mod email;
 mod evaluate;
 
 use std::collections::HashMap;
@@ -60,6 +61,11 @@ pub struct AlertingConfig {
     /// `https://boards.example.com`): links sent to channels start with it; without it they
     /// are paths.
     pub public_url: String,
+    /// The mail relay of `[smtp]` in `boardsmith.toml` (Settings may name another).
+    pub smtp: Option<base::mail::MailRelay>,
+    /// Whether [`AlertingConfig::with_config_file`] reads the config file (set by
+    /// [`AlertingConfig::from_env`]; tests and embedders give `smtp` themselves).
+    pub read_file: bool,
 }
 
 impl Default for AlertingConfig {
@@ -68,8 +74,33 @@ impl Default for AlertingConfig {
             every: DEFAULT_EVERY,
             no_data_after: DEFAULT_NO_DATA_AFTER,
             public_url: String::new(),
+            smtp: None,
+            read_file: false,
         }
     }
+}
+
+/// The variable holding the `[smtp]` relay's password unless `password_env` names another.
+pub const SMTP_PASSWORD_VAR: &str = "BOARDSMITH_SMTP_PASSWORD";
+
+/// `[smtp]` of `boardsmith.toml`: the password is never in the file, only the name of the
+/// variable holding it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SmtpSection {
+    host: String,
+    port: Option<u16>,
+    #[serde(default)]
+    security: base::mail::MailSecurity,
+    username: Option<String>,
+    password_env: Option<String>,
+    from: String,
+    ca_file: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct FileWithSmtp {
+    smtp: Option<SmtpSection>,
 }
 
 impl AlertingConfig {
@@ -78,7 +109,7 @@ impl AlertingConfig {
     pub fn from_env() -> Self {
         let span =
             |k: &str| std::env::var(k).ok().and_then(|v| humantime::parse_duration(v.trim()).ok());
-        let mut c = Self::default();
+        let mut c = Self { read_file: true, ..Self::default() };
         if let Some(d) = span("BOARDSMITH_ALERT_EVERY") {
             c.every = d.max(Duration::from_secs(1));
         }
@@ -89,6 +120,50 @@ impl AlertingConfig {
             c.public_url = url.trim().trim_end_matches('/').to_owned();
         }
         c
+    }
+
+    /// With `[smtp]` of the config file (`BOARDSMITH_CONFIG`, else `./boardsmith.toml`), when
+    /// it reads files and there is one.
+    pub fn with_config_file(self) -> Result<Self, String> {
+        if !self.read_file {
+            return Ok(self);
+        }
+        let Some(path) = base::config_file::path() else { return Ok(self) };
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| format!("reading {}: {e}", path.display()))?;
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        self.with_smtp_section(&text, &path, &env)
+    }
+
+    /// With `[smtp]` of the config file `text` (read from `path`), the password taken from
+    /// the variable it names through `env`.
+    pub fn with_smtp_section(
+        mut self,
+        text: &str,
+        path: &std::path::Path,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self, String> {
+        let file: FileWithSmtp = toml::from_str(text)
+            .map_err(|e| format!("{} [smtp]: {}", path.display(), e.message()))?;
+        let Some(s) = file.smtp else { return Ok(self) };
+        let var = s.password_env.as_deref().unwrap_or(SMTP_PASSWORD_VAR);
+        let password = env(var);
+        if s.username.is_some() && password.is_none() {
+            return Err(format!(
+                "{} [smtp]: `username` is set but `{var}` (the password) is not",
+                path.display()
+            ));
+        }
+        self.smtp = Some(base::mail::MailRelay {
+            host: s.host,
+            port: s.port,
+            security: s.security,
+            username: s.username,
+            password,
+            from: s.from,
+            ca_file: s.ca_file,
+        });
+        Ok(self)
     }
 }
 
@@ -178,6 +253,33 @@ pub struct Notification {
     pub deliveries: Vec<channels::Delivery>,
 }
 
+/// A rendered report to send: the file and what it shows.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReportFile {
+    /// The run's id (`{reportId}/{scheduled unix ms}`), the same on every retry.
+    pub id: String,
+    /// The report.
+    pub report_id: String,
+    /// Its name.
+    pub report_name: String,
+    /// The dashboard shown.
+    pub dashboard_id: String,
+    /// Its title.
+    pub dashboard_title: String,
+    /// The file's name (`btc-watch-2026-11-30.pdf`).
+    pub filename: String,
+    /// Its media type.
+    pub content_type: String,
+    /// When it was made (unix ms).
+    pub at: i64,
+    /// The dashboard in the web app (a path on this server).
+    pub link: String,
+    /// The file.
+    #[serde(skip)]
+    pub bytes: Vec<u8>,
+}
+
 /// A scheduled run to judge.
 struct Observed {
     id: String,
@@ -245,7 +347,7 @@ impl Alerting {
         let (queue, receiver) = mpsc::channel(QUEUE);
         Arc::new(Self {
             dashboards,
-            channels: Arc::new(channels::Channels::new(store.clone(), sdk)),
+            channels: Arc::new(channels::Channels::new(store.clone(), sdk, config.smtp.clone())),
             store,
             config,
             queue,
@@ -529,7 +631,9 @@ impl Alerting {
                 let (channels, n, base) = (&channels, &n, &base);
                 async move {
                     match channels.get(name).await {
-                        Ok(c) => channels.deliver(&c, n, base).await,
+                        Ok(c) => {
+                            channels.deliver(&c, channels::Outgoing::Notification(n), base).await
+                        }
                         Err(e) => channels::Delivery::ended(name, 0, None, Some(e.to_string())),
                     }
                 }

@@ -51,6 +51,9 @@ pub struct AppConfig {
     /// How often judged panels run and when a failing rule says "no data"
     /// (`BOARDSMITH_ALERT_EVERY`, `BOARDSMITH_ALERT_NO_DATA_AFTER`).
     pub alerting: alerting::AlertingConfig,
+    /// Chromium for PNG and PDF, and how often reports may run (`BOARDSMITH_CHROMIUM`,
+    /// `BOARDSMITH_REPORT_MIN_INTERVAL`).
+    pub reports: reports::ReportsConfig,
     /// Load the example dashboards when the store is empty.
     pub load_templates: bool,
     /// Agent, tool and viewport directories (`AGENT_EXTERNAL_DIR`, ...).
@@ -109,6 +112,7 @@ impl AppConfig {
             sandbox,
             live,
             alerting: alerting::AlertingConfig::from_env(),
+            reports: reports::ReportsConfig::from_env(),
             load_templates: true,
             catalog: CatalogConfig::from_env(),
             memory: None,
@@ -192,6 +196,8 @@ pub struct App {
     pub live: Arc<Live>,
     /// Alert rules judged on scheduled runs: their states and notifications.
     pub alerting: Arc<alerting::Alerting>,
+    /// Dashboards as PNG and PDF, and scheduled reports.
+    pub reports: Arc<reports::Reports>,
     /// The agent's tools.
     pub tools: Arc<Tools>,
     /// Agents, tools and viewports, reloaded when their files change.
@@ -442,6 +448,13 @@ impl App {
         )
         .await
         .context("loading the workflows")?;
+        let alerting = alerting::Alerting::new(
+            dashboards.clone(),
+            store.clone(),
+            sdk.clone(),
+            config.alerting.clone().with_config_file().map_err(anyhow::Error::msg)?,
+        );
+        alerting.channels().set_settings_relay(admin.mail_relay().await);
         let shutdown = CancellationToken::new();
         tokio::spawn(live.clone().run_scheduler(
             config.live.tick,
@@ -459,6 +472,7 @@ impl App {
                 sdk: sdk.clone(),
                 workflows: workflows.clone(),
                 knowledge: knowledge.clone(),
+                alerting: alerting.clone(),
             };
             tokio::spawn(follow_records(notices, kept, shutdown.clone()));
         }
@@ -504,18 +518,21 @@ impl App {
                 }
             }
         }
-        // After the templates, so their rules are registered by the first scan.
-        let alerting = alerting::Alerting::new(
-            dashboards.clone(),
-            store.clone(),
-            sdk.clone(),
-            config.alerting.clone(),
-        );
+        // Started after the templates, so their rules are registered by the first scan.
         alerting.clone().start(shutdown.clone()).await.context("loading the alert rules")?;
+        let reports = reports::Reports::new(
+            store.clone(),
+            dashboards.clone(),
+            links.clone(),
+            alerting.clone(),
+            config.reports.clone(),
+        );
+        reports.clone().start(shutdown.clone());
         let mcp =
             mcp::Shared::new(tools.clone(), dashboards.clone(), sdk.clone(), config.mcp_tools);
         Ok(Arc::new(Self {
             alerting,
+            reports,
             mcp,
             sdk,
             sandbox,
@@ -682,6 +699,7 @@ struct Kept {
     sdk: Arc<Sdk>,
     workflows: Arc<workflow::Workflows>,
     knowledge: Arc<knowledge::Knowledge>,
+    alerting: Arc<alerting::Alerting>,
 }
 
 /// Another node of a shared store changed records this node keeps in memory: re-read them.
@@ -692,7 +710,7 @@ async fn follow_records(
     shutdown: CancellationToken,
 ) {
     use store::{Notice, Record};
-    let Kept { keys, links, users, sessions, admin, sdk, workflows, knowledge } = kept;
+    let Kept { keys, links, users, sessions, admin, sdk, workflows, knowledge, alerting } = kept;
     use tokio::sync::broadcast::error::RecvError;
     loop {
         let notice = tokio::select! {
@@ -715,8 +733,10 @@ async fn follow_records(
                 Record::ApiKey => keys.reload().await.map_err(|e| e.to_string()),
                 Record::Admin => match admin.reload().await {
                     Ok(()) => {
-                        // An admin may have switched demo fallback on another node.
+                        // An admin may have switched demo fallback or the mail relay on
+                        // another node.
                         sdk.set_fallback(admin.settings().await.settings.data_fallback);
+                        alerting.channels().set_settings_relay(admin.mail_relay().await);
                         Ok(())
                     }
                     Err(e) => Err(e.to_string()),
@@ -744,7 +764,9 @@ async fn follow_records(
                 // Alerting reads its records from the store each time.
                 | Record::AlertState
                 | Record::Notification
-                | Record::Channel => Ok(()),
+                | Record::Channel
+                | Record::Report
+                | Record::ReportRun => Ok(()),
             };
             if let Err(e) = reloaded {
                 tracing::warn!(kind = kind.key(), error = %e, "re-reading another node's change failed");

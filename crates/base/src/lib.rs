@@ -1,13 +1,14 @@
 //! The leaves every layer stands on: text measures ([`text`]), private files under the data
 //! dir ([`fs_private`]), where `boardsmith.toml` is ([`config_file`]), where a value came from
-//! ([`provenance`]), how a data provider failed ([`outage`]), who a request is ([`principal`])
-//! and metric names ([`telemetry`]),
+//! ([`provenance`]), how a data provider failed ([`outage`]), who a request is ([`principal`]),
+//! the SMTP relay e-mail goes through ([`mail`]) and metric names ([`telemetry`]),
 //! and the [`boxed`] attribute every crate puts on its public `async fn`s.
 //!
 //! Knows nothing of the layers above: each module takes and returns plain values.
 
 pub mod config_file;
 pub mod fs_private;
+pub mod mail;
 pub mod outage;
 pub mod principal;
 pub mod provenance;

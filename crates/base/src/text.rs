@@ -1,7 +1,6 @@
 //! Small text measures shared by every layer: a rough token estimate, cutting text to a length
-//! for messages, an error with its causes in one line, and the "did you mean" match of a
-//! misspelt name. Knows nothing of the layers
-//! that use it.
+//! for messages, an error with its causes in one line, the "did you mean" match of a
+//! misspelt name, and a title as a file name. Knows nothing of the layers that use it.
 
 /// `error: its source: that one's source…`, the way the log shows an internal error.
 pub fn causes(e: &(dyn std::error::Error + 'static)) -> String {
@@ -82,6 +81,17 @@ pub fn closest(wanted: &str, names: &[&str]) -> Vec<String> {
         .collect()
 }
 
+/// `title` as a file name's stem: its ASCII letters and digits, lower-cased, in words joined
+/// by `-` (a `Content-Disposition` header takes nothing else plainly); empty when none.
+pub fn slug(title: &str) -> String {
+    title
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,5 +122,12 @@ mod tests {
             prop_assert!(s.starts_with(kept));
             prop_assert_eq!(kept.chars().count(), s.chars().count().min(n));
         }
+    }
+
+    #[test]
+    fn slugs_are_ascii_words() {
+        assert_eq!(super::slug("BTC watch: 24h / perps"), "btc-watch-24h-perps");
+        assert_eq!(super::slug("  ---  "), "");
+        assert_eq!(super::slug("Überblick Märkte 2026"), "berblick-m-rkte-2026");
     }
 }

@@ -201,6 +201,7 @@ async fn put_settings(State(app): State<Arc<App>>, body: Bytes) -> Result<Respon
     let settings: Settings = parse_body(&body)?;
     let view = app.admin.put_settings(settings).await?;
     app.sdk.set_fallback(view.settings.data_fallback);
+    app.alerting.channels().set_settings_relay(app.admin.mail_relay().await);
     Ok(ok(view))
 }
 

@@ -1,6 +1,6 @@
 //! `/api/channels`: where alert notifications go. Anyone who reads may list the names (to
-//! name them in a rule's `notify`); admins make, test and remove them. A webhook's secret is
-//! answered once, when it is made. `alerting::channels` owns the rules and the sending.
+//! name them in a rule's `notify`); admins make, test and remove them, and see the mail relay
+//! in force. A webhook's secret is answered once, when it is made. `alerting::channels` owns the rules and the sending.
 
 use std::sync::Arc;
 
@@ -15,12 +15,12 @@ use super::routes::{self, Routes, get, post};
 use super::{ApiError, created, ok, parse_body};
 use access::keys::Scope;
 use alerting::Notification;
-use alerting::channels::{ChannelError, ChannelView, Delivery, Preset};
+use alerting::channels::{ChannelError, ChannelView, Delivery, NewTarget, Preset, RelayStatus};
 use app::App;
 use dashboard::alerts::{Severity, Transition};
 
 #[derive(OpenApi)]
-#[openapi(paths(list, create, delete, test))]
+#[openapi(paths(list, create, delete, test, relay))]
 pub(crate) struct Doc;
 
 /// The routes of this module.
@@ -29,6 +29,7 @@ pub fn routes() -> Routes<Arc<App>> {
         .route("/api/channels", get(Scope::Read, list).post(Scope::Admin, create))
         .route("/api/channels/{name}", routes::delete(Scope::Admin, delete))
         .route("/api/channels/{name}/test", post(Scope::Admin, test))
+        .route("/api/admin/mail", get(Scope::Admin, relay))
 }
 
 impl From<ChannelError> for ApiError {
@@ -46,18 +47,25 @@ impl From<ChannelError> for ApiError {
 
 /// A new channel.
 #[derive(Debug, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct NewChannel {
-    /// Its name, as rules' `notify` will list it (1 to 64 characters, no `/`).
-    name: String,
-    /// `webhook`.
-    #[serde(rename = "type")]
-    kind: String,
-    /// Where to POST; its host must be allowed out (`BOARDSMITH_OUTBOUND_ALLOW`).
-    url: String,
-    /// `json` (default), `slack` or `discord`.
-    #[serde(default)]
-    preset: Preset,
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+enum NewChannel {
+    /// A signed HTTP POST.
+    Webhook {
+        /// Its name, as rules' `notify` will list it (1 to 64 characters, no `/`).
+        name: String,
+        /// Where to POST; its host must be allowed out (`BOARDSMITH_OUTBOUND_ALLOW`).
+        url: String,
+        /// `json` (default), `slack` or `discord`.
+        #[serde(default)]
+        preset: Preset,
+    },
+    /// An e-mail through the mail relay (Settings, or `[smtp]` in `boardsmith.toml`).
+    Email {
+        /// Its name, as rules' `notify` will list it (1 to 64 characters, no `/`).
+        name: String,
+        /// The recipients, 1 to 20 (`ana@example.com` or `Ana <ana@example.com>`).
+        to: Vec<String>,
+    },
 }
 
 /// A channel just made, with the secret its webhook's signatures use (shown only now).
@@ -66,8 +74,9 @@ struct NewChannel {
 struct MadeChannel {
     #[serde(flatten)]
     channel: ChannelView,
-    /// The HMAC-SHA256 key of `X-Boardsmith-Signature`.
-    secret: String,
+    /// A webhook's HMAC-SHA256 key of `X-Boardsmith-Signature`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    secret: Option<String>,
 }
 
 /// Every channel (names, types and target hosts; no URLs or secrets).
@@ -83,9 +92,11 @@ async fn list(State(app): State<Arc<App>>) -> Result<Response, ApiError> {
     Ok(ok(all))
 }
 
-/// Makes a webhook channel. Its body is JSON (the notification's fields, or a Slack or
+/// Makes a channel. A webhook's body is JSON (the notification's fields, or a Slack or
 /// Discord message), signed in `X-Boardsmith-Signature: t=<unix seconds>,v1=<hex
-/// HMAC-SHA256 of "<t>.<body>">`, with the notification's id in `X-Boardsmith-Delivery`.
+/// HMAC-SHA256 of "<t>.<body>">`, with the notification's id in `X-Boardsmith-Delivery`. An
+/// e-mail channel sends a plain-text and HTML message through the mail relay, threaded per
+/// rule.
 #[utoipa::path(
     post,
     path = "/api/channels",
@@ -94,13 +105,13 @@ async fn list(State(app): State<Arc<App>>) -> Result<Response, ApiError> {
     responses((status = 201, description = "The channel and its secret.", body = Envelope<MadeChannel>), (status = "default", response = ErrorBody))
 )]
 async fn create(State(app): State<Arc<App>>, body: Bytes) -> Result<Response, ApiError> {
-    let new: NewChannel = parse_body(&body)?;
-    if new.kind != "webhook" {
-        return Err(ApiError::bad(format!("unknown channel type `{}`; use webhook", new.kind)));
-    }
+    let (name, target) = match parse_body(&body)? {
+        NewChannel::Webhook { name, url, preset } => (name, NewTarget::Webhook { url, preset }),
+        NewChannel::Email { name, to } => (name, NewTarget::Email { to }),
+    };
     let now = chrono::Utc::now().timestamp_millis();
-    let c = app.alerting.channels().create(&new.name, &new.url, new.preset, now).await?;
-    Ok(created(MadeChannel { channel: c.view(), secret: c.secret }))
+    let c = app.alerting.channels().create(&name, target, now).await?;
+    Ok(created(MadeChannel { channel: c.view(), secret: c.secret().map(str::to_owned) }))
 }
 
 /// Removes a channel (rules naming it then record a failed delivery).
@@ -151,7 +162,11 @@ async fn test(State(app): State<Arc<App>>, Path(name): Path<String>) -> Result<R
         notify: vec![name.clone()],
         deliveries: Vec::new(),
     };
-    let d = app.alerting.channels().deliver(&c, &n, app.alerting.public_url()).await;
+    let d = app
+        .alerting
+        .channels()
+        .deliver(&c, alerting::channels::Outgoing::Notification(&n), app.alerting.public_url())
+        .await;
     if d.status == "sent" {
         Ok(ok(d))
     } else {
@@ -160,4 +175,16 @@ async fn test(State(app): State<Arc<App>>, Path(name): Path<String>) -> Result<R
             data: serde_json::to_value(&d).unwrap_or_default(),
         })
     }
+}
+
+/// The mail relay e-mail channels send through (Settings' over `[smtp]` in
+/// `boardsmith.toml`), without its password; `null`: none, so e-mail cannot be sent.
+#[utoipa::path(
+    get,
+    path = "/api/admin/mail",
+    tag = "alerts",
+    responses((status = 200, description = "The relay in force.", body = Envelope<Option<RelayStatus>>), (status = "default", response = ErrorBody))
+)]
+async fn relay(State(app): State<Arc<App>>) -> Response {
+    ok(app.alerting.channels().relay_status())
 }

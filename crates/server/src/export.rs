@@ -140,15 +140,7 @@ async fn panel_csv(
     let mut sources: Vec<&str> = provenance.iter().map(|p| p.provider.as_str()).collect();
     sources.dedup();
     let demo = provenance.iter().any(|p| p.demo);
-    let slug: String = def
-        .title
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
-        .collect::<String>()
-        .split('-')
-        .filter(|s| !s.is_empty())
-        .collect::<Vec<_>>()
-        .join("-");
+    let slug = base::text::slug(&def.title);
     let name = format!(
         "{}{}.csv",
         if slug.is_empty() { panel.as_str() } else { &slug },

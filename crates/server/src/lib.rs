@@ -24,6 +24,7 @@ pub mod oidc;
 pub mod openai;
 pub mod openapi;
 pub mod query;
+pub mod reports;
 pub mod routes;
 pub mod session;
 pub mod share_links;
@@ -98,6 +99,13 @@ pub fn app(
     bound: std::net::SocketAddr,
 ) -> Result<Router, ServeError> {
     let access = Access::new(&state.access, state.token.clone(), bound)?;
+    // The renderer's browser opens this server's pages over loopback.
+    let ip: std::net::IpAddr = match bound.ip() {
+        ip if ip.is_unspecified() && ip.is_ipv6() => std::net::Ipv6Addr::LOCALHOST.into(),
+        ip if ip.is_unspecified() => std::net::Ipv4Addr::LOCALHOST.into(),
+        ip => ip,
+    };
+    state.reports.set_origin(format!("http://{}", std::net::SocketAddr::new(ip, bound.port())));
     // MCP (streamable HTTP) behind the same guard, with the SDK's own Host/Origin checks too.
     let mcp = mcp::http_service(
         state.mcp.clone(),
@@ -332,6 +340,7 @@ pub fn api() -> Routes<Arc<App>> {
         .merge(export::routes())
         .merge(alerts::routes())
         .merge(channels::routes())
+        .merge(reports::routes())
         .merge(drafts::routes())
         .merge(users::routes())
         .merge(admin::routes())

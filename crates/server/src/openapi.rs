@@ -97,6 +97,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
         super::export::Doc::openapi(),
         super::alerts::Doc::openapi(),
         super::channels::Doc::openapi(),
+        super::reports::Doc::openapi(),
         super::drafts::Doc::openapi(),
         super::users::Doc::openapi(),
         super::admin::Doc::openapi(),

@@ -80,6 +80,11 @@ pub(super) const NOTIFICATIONS: TableDefinition<'static, &str, &[u8]> =
     TableDefinition::new("notifications");
 /// Alert channels by name.
 pub(super) const CHANNELS: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("channels");
+/// Scheduled reports by id.
+pub(super) const REPORTS: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("reports");
+/// Report runs by `{reportId}/{scheduled unix ms}`.
+pub(super) const REPORT_RUNS: TableDefinition<'static, &str, &[u8]> =
+    TableDefinition::new("report_runs");
 /// Store-level metadata.
 pub(super) const META: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("meta");
 
@@ -105,6 +110,8 @@ pub(super) fn table_of(
         super::Record::AlertState => ALERT_STATES,
         super::Record::Notification => NOTIFICATIONS,
         super::Record::Channel => CHANNELS,
+        super::Record::Report => REPORTS,
+        super::Record::ReportRun => REPORT_RUNS,
     }
 }
 

@@ -336,11 +336,15 @@ pub enum Record {
     Notification,
     /// An alert notification channel (`alerting::channels`), by name.
     Channel,
+    /// A scheduled report (`reports`), by id.
+    Report,
+    /// A run of a scheduled report (`reports`), by `{reportId}/{scheduled unix ms}`.
+    ReportRun,
 }
 
 impl Record {
     /// Every kind.
-    pub const ALL: [Self; 17] = [
+    pub const ALL: [Self; 19] = [
         Self::Session,
         Self::ApiKey,
         Self::Usage,
@@ -358,6 +362,8 @@ impl Record {
         Self::AlertState,
         Self::Notification,
         Self::Channel,
+        Self::Report,
+        Self::ReportRun,
     ];
 
     /// The kind's name in messages.
@@ -380,6 +386,8 @@ impl Record {
             Self::AlertState => "alert state",
             Self::Notification => "notification",
             Self::Channel => "alert channel",
+            Self::Report => "scheduled report",
+            Self::ReportRun => "report run",
         }
     }
 
@@ -403,6 +411,8 @@ impl Record {
             Self::AlertState => "alert_state",
             Self::Notification => "notification",
             Self::Channel => "channel",
+            Self::Report => "report",
+            Self::ReportRun => "report_run",
         }
     }
 
@@ -612,7 +622,8 @@ impl Store {
 
     /// Of `ids`, the dashboards whose scheduled refreshes this node does for the next `ttl`
     /// (a shared store's leases: kept while renewed, taken over when they lapse); all of them
-    /// on the embedded store.
+    /// on the embedded store. Other work that one node must do is leased the same way under
+    /// ids of its own (`report:{id}`).
     #[base::boxed]
     pub async fn claim_refresh(
         &self,

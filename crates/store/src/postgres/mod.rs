@@ -846,7 +846,9 @@ impl Postgres {
             | Record::Review
             | Record::AlertState
             | Record::Notification
-            | Record::Channel => None,
+            | Record::Channel
+            | Record::Report
+            | Record::ReportRun => None,
         }
     }
 
