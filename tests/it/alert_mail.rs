@@ -147,3 +147,67 @@ async fn a_relay_without_starttls_gets_nothing_and_a_wrong_password_is_not_retri
     assert!(bad["msg"].as_str().unwrap().contains("mail.host"), "{bad}");
     app.stop().await;
 }
+
+#[tokio::test]
+async fn a_for_each_rule_reaches_people_as_one_mail_and_machines_as_one_event_each() {
+    let sink = SmtpSink::start(Mode::Starttls).await;
+    let srv = Server::start().await;
+    srv.on(TICKER, vec![ticker(40.0)]);
+    srv.on("/hook", vec![crate::support::upstream::Reply::Body(200, "{}".into())]);
+    let app = app_at(&srv.origin).await;
+    let relay = json!({"host": "localhost", "port": sink.port, "username": "alerts",
+                       "password": "s3cret", "from": "alerts@example.com",
+                       "caFile": sink.ca.to_str().unwrap()});
+    assert_eq!(app.put("/api/admin/settings", json!({"mail": relay})).await.0, 200);
+    let to = json!(["ana@example.com"]);
+    let (s, _) =
+        app.post("/api/channels", json!({"name": "mail", "type": "email", "to": to})).await;
+    assert_eq!(s, 201);
+    let url = format!("{}/hook", srv.origin);
+    let (s, _) =
+        app.post("/api/channels", json!({"name": "hook", "type": "webhook", "url": url})).await;
+    assert_eq!(s, 201);
+    let mut doc = state(json!([{"id": "any-high", "name": "Pair above 50", "panelId": "btc",
+                                 "when": {"op": ">", "value": 50}, "forEach": "symbol",
+                                 "notify": ["mail", "hook"]}]));
+    doc["variables"] = json!([{"name": "symbol", "label": "Pair", "type": "select",
+                               "options": ["BTCUSDT", "ETHUSDT", "SOLUSDT"], "default": "BTCUSDT"}]);
+    doc["panels"][0]["code"] = json!(
+        "const t = await sdk.binance.ticker24h({symbol: vars.symbol});\nreturn {value: t.lastPrice, label: vars.symbol};"
+    );
+    let (s, body) = app.post("/api/dashboards", json!({"state": doc})).await;
+    assert_eq!(s, 201, "{body}");
+    alerts_until(&app, "a first judgement", |a| a["evaluatedAt"].as_i64() > Some(0)).await;
+
+    srv.on(TICKER, vec![ticker(60.0)]);
+    alerts_until(&app, "every pair firing", |a| a["status"] == "firing").await;
+    let mails = sink.wait_for(1).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while srv.posts("/hook").len() < 3 {
+        assert!(tokio::time::Instant::now() < deadline, "{:?}", srv.posts("/hook"));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    assert_eq!(sink.received().len(), 1, "one mail for the three: {:#?}", sink.received());
+    assert_eq!(srv.posts("/hook").len(), 3, "one event each");
+    assert_eq!(
+        header(&mails[0], "Subject"),
+        "[Boardsmith] 3 alerts on BTC watch: 3 firing, 0 resolved"
+    );
+    let text = mails[0]["data"].as_str().unwrap();
+    for key in ["BTCUSDT", "ETHUSDT", "SOLUSDT"] {
+        assert!(text.contains(&format!("Firing: Pair above 50 [{key}]")), "{text}");
+    }
+    let (_, n) = app.get("/api/notifications").await;
+    for n in n["data"].as_array().unwrap() {
+        let channels: Vec<&str> = n["deliveries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["channel"].as_str().unwrap())
+            .collect();
+        assert_eq!(channels.len(), 2, "{n}");
+        assert!(n["deliveries"].as_array().unwrap().iter().all(|d| d["status"] == "sent"), "{n}");
+    }
+    app.stop().await;
+}

@@ -27,11 +27,20 @@ pub(crate) fn ticker(price: f64) -> Reply {
 }
 
 pub(crate) async fn app_at(origin: &str) -> TestApp {
+    app_at_with(origin, |_| {}).await
+}
+
+/// [`app_at`] with `configure` applied last.
+pub(crate) async fn app_at_with(
+    origin: &str,
+    configure: impl FnOnce(&mut boardsmith::app::AppConfig),
+) -> TestApp {
     let sdk = crate::support::sdk_at(origin);
     spawn_app_with(Arc::new(tempfile::tempdir().unwrap()), false, move |c| {
         c.sdk = sdk;
         c.alerting.every = Duration::from_millis(300);
         c.alerting.no_data_after = Duration::from_millis(600);
+        configure(c);
     })
     .await
 }

@@ -12,6 +12,7 @@ mod agent_memory;
 mod agent_run;
 mod agent_tools;
 mod alert_mail;
+mod alert_noise;
 mod alerts;
 mod api_keys;
 mod bash_confinement;

@@ -139,6 +139,12 @@ impl Channel {
         }
     }
 
+    /// Whether several notifications of one judgement go as one message: people's channels
+    /// (e-mail, Slack, Discord) yes; a JSON webhook gets each as its own event.
+    pub fn groups(&self) -> bool {
+        !matches!(self.target, Target::Webhook { preset: Preset::Json, .. })
+    }
+
     /// A webhook's secret, shown once when it is made.
     pub fn secret(&self) -> Option<&str> {
         match &self.target {
@@ -206,12 +212,7 @@ pub fn sign(secret: &str, t: i64, body: &[u8]) -> String {
 /// The body a channel gets for `n`.
 pub fn payload(preset: Preset, n: &Notification, base_url: &str) -> Value {
     let link = format!("{base_url}{}", n.link);
-    let head = match n.status {
-        Transition::Firing => "Firing",
-        Transition::Resolved => "Resolved",
-    };
-    let of = n.key.as_ref().map(|k| format!(" [{k}]")).unwrap_or_default();
-    let title = format!("{head}: {}{of}", n.rule_name);
+    let title = n.headline();
     let line = format!("{} · {} — {}", n.dashboard_title, n.panel_title, n.message);
     match preset {
         Preset::Json => {
@@ -435,10 +436,11 @@ impl Channels {
             Target::Webhook { url, preset, secret } => {
                 let body = match out {
                     Outgoing::Notification(n) => payload(*preset, n, base_url),
+                    Outgoing::Group(all) => group_payload(*preset, all, base_url),
                     Outgoing::Report(r) => report_payload(*preset, r, base_url),
                 };
                 let body = serde_json::to_vec(&body).unwrap_or_default();
-                self.post(&channel.name, url, secret, body, out.id(), &out.event()).await
+                self.post(&channel.name, url, secret, body, &out.id(), &out.event()).await
             }
             Target::Email { to } => self.mail(&channel.name, to, out, base_url).await,
         }
@@ -486,6 +488,7 @@ impl Channels {
             let to = email::recipients(to)?;
             let message = match out {
                 Outgoing::Notification(n) => email::message(&relay, &to, n, base_url)?,
+                Outgoing::Group(all) => email::group_message(&relay, &to, all, base_url)?,
                 Outgoing::Report(r) => email::report_message(&relay, &to, r, base_url)?,
             };
             Ok((message, relay))
@@ -517,16 +520,22 @@ impl Channels {
 pub enum Outgoing<'a> {
     /// An alert's transition.
     Notification(&'a Notification),
+    /// Several notifications of one judgement, as one message (never empty).
+    Group(&'a [Notification]),
     /// A scheduled report's file.
     Report(&'a ReportFile),
 }
 
 impl Outgoing<'_> {
     /// Its delivery id, the same on every retry.
-    fn id(&self) -> &str {
+    fn id(&self) -> String {
         match self {
-            Self::Notification(n) => &n.id,
-            Self::Report(r) => &r.id,
+            Self::Notification(n) => n.id.clone(),
+            Self::Group(all) => {
+                let first = all.first().map_or("", |n| n.id.as_str());
+                format!("{first}+{}", all.len().saturating_sub(1))
+            }
+            Self::Report(r) => r.id.clone(),
         }
     }
 
@@ -534,8 +543,25 @@ impl Outgoing<'_> {
     fn event(&self) -> String {
         match self {
             Self::Notification(n) => format!("alert.{}", status_word(n.status)),
+            Self::Group(_) => "alert.group".into(),
             Self::Report(_) => "report".into(),
         }
+    }
+}
+
+/// A webhook's body for a group (people's presets; a JSON webhook is sent each notification
+/// alone, and gets `{type: "alerts", notifications}` only if handed a group).
+pub fn group_payload(preset: Preset, all: &[Notification], base_url: &str) -> Value {
+    let link = all.first().map(|n| format!("{base_url}{}", n.link)).unwrap_or_default();
+    let (title, lines) = super::group_lines(all);
+    match preset {
+        Preset::Json => json!({"type": "alerts", "title": title, "link": link,
+                               "notifications": all}),
+        Preset::Slack => json!({"text": format!("*{title}*\n• {}\n<{link}|Open the dashboard>",
+                                                lines.join("\n• "))}),
+        Preset::Discord => json!({"content": title,
+                                  "embeds": [{"title": title, "url": link,
+                                              "description": lines.join("\n")}]}),
     }
 }
 

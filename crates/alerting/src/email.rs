@@ -90,6 +90,40 @@ pub fn message(
         .map_err(|e| MailError::Invalid(format!("the message cannot be built: {e}")))
 }
 
+/// One message for several notifications of one judgement: the title, then a line each.
+pub fn group_message(
+    relay: &MailRelay,
+    to: &[Mailbox],
+    all: &[Notification],
+    base_url: &str,
+) -> Result<Message, MailError> {
+    let from = sender(relay)?;
+    let domain = from.email.domain().to_owned();
+    let link = all.first().map(|n| format!("{base_url}{}", n.link)).unwrap_or_default();
+    let (title, lines) = super::group_lines(all);
+    let text = format!("{title}\n\n{}\n\nOpen the dashboard: {link}\n", lines.join("\n"));
+    let esc = |s: &str| htmlize::escape_text(s).into_owned();
+    let items: String = lines.iter().map(|l| format!("<li>{}</li>", esc(l))).collect();
+    let html = format!(
+        "<!doctype html><html><body><h2>{}</h2><ul>{items}</ul><p><a href=\"{}\">Open the \
+         dashboard</a></p></body></html>",
+        esc(&title),
+        htmlize::escape_attribute(&link),
+    );
+    let first = all.first().map_or("", |n| n.id.as_str());
+    let at = all.first().map_or(0, |n| n.at);
+    let mut b = Message::builder()
+        .from(from)
+        .subject(format!("[Boardsmith] {title}"))
+        .message_id(Some(format!("<{}@{domain}>", id_part(&format!("{first}+{}", all.len())))))
+        .date(std::time::UNIX_EPOCH + Duration::from_millis(at.max(0).unsigned_abs()));
+    for m in to {
+        b = b.to(m.clone());
+    }
+    b.multipart(MultiPart::alternative_plain_html(text, html))
+        .map_err(|e| MailError::Invalid(format!("the message cannot be built: {e}")))
+}
+
 /// The message for report `r`: a few lines, and the file attached.
 pub fn report_message(
     relay: &MailRelay,
@@ -161,12 +195,7 @@ fn id_part(id: &str) -> String {
 
 /// The subject's words, the plain text and the HTML of `n`.
 fn bodies(n: &Notification, link: &str) -> (String, String, String) {
-    let status = match n.status {
-        Transition::Firing => "Firing",
-        Transition::Resolved => "Resolved",
-    };
-    let of = n.key.as_ref().map(|k| format!(" [{k}]")).unwrap_or_default();
-    let head = format!("{status}: {}{of}", n.rule_name);
+    let head = n.headline();
     let severity = match n.severity {
         Severity::Info => "info",
         Severity::Warning => "warning",
@@ -287,6 +316,9 @@ mod tests {
             link: "/#/d/d1".into(),
             notify: vec!["desk".into()],
             deliveries: vec![],
+            reason: Default::default(),
+            muted: None,
+            silence: None,
         }
     }
 

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use dashboard::Panel;
 use dashboard::alerts::{
-    AlertRule, Observation, Reading, Transition, When, fan_key, fan_out, judge,
+    AlertRule, Noise, Observation, Reading, Reason, Transition, When, fan_key, fan_out, judge,
 };
 use live::PanelRun;
 
@@ -43,6 +43,7 @@ impl Alerting {
     pub(super) async fn judge(&self, job: Observed) {
         let Some(panel) = job.state.panels.iter().find(|p| p.id == job.panel) else { return };
         let defaults = self.dashboards.live().vars(&job.id, &job.state);
+        let mut batch = Vec::new();
         for rule in job.state.alerts.iter().filter(|r| r.panel_id == job.panel) {
             let fans: Vec<Option<Value>> = match fan_out(rule, &job.state.variables) {
                 None => vec![None],
@@ -58,9 +59,10 @@ impl Alerting {
                     &own
                 };
                 let key = fan.as_ref().map(fan_key);
-                self.judge_one(&job, panel, rule, key, run, &vars).await;
+                batch.extend(self.judge_one(&job, panel, rule, key, run, &vars).await);
             }
         }
+        self.send(batch);
     }
 
     async fn judge_one(
@@ -71,7 +73,7 @@ impl Alerting {
         key: Option<String>,
         run: &PanelRun,
         vars: &Map<String, Value>,
-    ) {
+    ) -> Option<Notification> {
         let fan = key.clone().unwrap_or_default();
         let before = self.state_of(&state_key(&job.id, &rule.id, &fan)).await;
         let seen = match &run.result {
@@ -85,37 +87,67 @@ impl Alerting {
             },
         };
         let now = chrono::Utc::now().timestamp_millis();
-        let (after, transition) = before.step(seen, rule.hold(), now);
-        if let Some(t) = transition {
+        let (mut after, transition) = before.step(seen, rule.hold(), now);
+        let silence = self.silences.covering(&job.id, &rule.id, key.as_deref()).await;
+        let noise =
+            Noise { repeat: rule.repeat(), silenced: silence.is_some(), ..self.config.noise };
+        let mut out = None;
+        if let Some(told) = after.tell(transition, noise, now) {
             let threshold = match &rule.when {
                 When::Condition(c) => Some(c.value),
                 When::Code(_) => None,
             };
-            self.notify(Notification {
-                id: format!("{}/{}/{fan}/{}", job.id, rule.id, after.transitions),
-                status: t,
-                dashboard_id: job.id.clone(),
-                dashboard_title: job.state.title.clone(),
-                panel_id: panel.id.clone(),
-                panel_title: panel.title.clone(),
-                rule_id: rule.id.clone(),
-                rule_name: rule.name.clone(),
-                severity: rule.severity(),
-                key: key.clone(),
-                value: after.value,
-                threshold,
-                message: match t {
-                    Transition::Firing => after.message.clone(),
-                    Transition::Resolved => format!("resolved: {}", after.message),
-                },
-                at: now,
-                link: format!("/#d={}", job.id),
-                notify: rule.notify.clone(),
-                deliveries: Vec::new(),
-            })
-            .await;
+            let muted = match (told.send, &silence) {
+                (true, _) => None,
+                (false, Some(_)) => Some("silenced"),
+                (false, None) if after.flapping_since.is_some() => Some("flapping"),
+                (false, None) => Some("unchanged"),
+            };
+            let message = match (told.status, told.reason) {
+                (Transition::Firing, Reason::Reminder) => {
+                    format!("still firing: {}", after.message)
+                }
+                (Transition::Resolved, _) => format!("resolved: {}", after.message),
+                (Transition::Firing, _) => after.message.clone(),
+            };
+            let message = if told.reason == Reason::Flapping {
+                format!(
+                    "{message} (flapping: {} changes within {}; nothing more is sent until it \
+                     holds one state for {})",
+                    after.flips.len(),
+                    humantime::format_duration(noise.flap_window),
+                    humantime::format_duration(noise.settle)
+                )
+            } else {
+                message
+            };
+            out = self
+                .record(Notification {
+                    id: format!("{}/{}/{fan}/{}", job.id, rule.id, after.transitions),
+                    status: told.status,
+                    dashboard_id: job.id.clone(),
+                    dashboard_title: job.state.title.clone(),
+                    panel_id: panel.id.clone(),
+                    panel_title: panel.title.clone(),
+                    rule_id: rule.id.clone(),
+                    rule_name: rule.name.clone(),
+                    severity: rule.severity(),
+                    key: key.clone(),
+                    value: after.value,
+                    threshold,
+                    message,
+                    at: now,
+                    link: format!("/#d={}", job.id),
+                    notify: rule.notify.clone(),
+                    deliveries: Vec::new(),
+                    reason: told.reason,
+                    muted: muted.map(str::to_owned),
+                    silence: silence.filter(|_| !told.send),
+                })
+                .await;
         }
         self.keep(&job.id, &rule.id, &fan, &before, after).await;
+        out
     }
 
     /// Runs a rule's `when` code with `data` and `vars`; its result must be

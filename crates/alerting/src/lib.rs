@@ -13,7 +13,12 @@
 //!   is; after `no_data_after` the rule says "no data".
 //!
 //! - **Channels.** Each notification goes to the channels its rule names ([`channels`]: signed
-//!   webhooks through the SDK's outbound policy), and what each delivery did is kept on it.
+//!   webhooks through the SDK's outbound policy, e-mail through the mail relay ([`email`])),
+//!   and what each delivery did is kept on it.
+//! - **No floods.** Channels hear a state only when it is news to them: a flapping rule sends
+//!   one `flapping` notice and then only records until it settles, a silence ([`silences`])
+//!   records without sending and channels hear the state in force when it ends, and a rule's
+//!   `repeat` reminds them while it fires (`dashboard::alerts::RuleState::tell`).
 //!
 //! Rule syntax, validation, reading values and the state machine are `dashboard::alerts`'
 //! (pure). Knows nothing of HTTP serving.
@@ -21,6 +26,7 @@
 pub mod channels;
 pub mod email;
 mod evaluate;
+pub mod silences;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -31,7 +37,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use dashboard::DashboardState;
-use dashboard::alerts::{RuleState, Severity, Status, Transition};
+use dashboard::alerts::{Noise, Reason, RuleState, Severity, Status, Transition};
 use dashboards::Dashboards;
 use live::{PanelRun, RunObserver};
 use store::{Record, Store, StoreError};
@@ -63,6 +69,8 @@ pub struct AlertingConfig {
     pub public_url: String,
     /// The mail relay of `[smtp]` in `boardsmith.toml` (Settings may name another).
     pub smtp: Option<base::mail::MailRelay>,
+    /// When a rule flaps and settles (its `repeat` is the rule's own).
+    pub noise: Noise,
     /// Whether [`AlertingConfig::with_config_file`] reads the config file (set by
     /// [`AlertingConfig::from_env`]; tests and embedders give `smtp` themselves).
     pub read_file: bool,
@@ -75,6 +83,7 @@ impl Default for AlertingConfig {
             no_data_after: DEFAULT_NO_DATA_AFTER,
             public_url: String::new(),
             smtp: None,
+            noise: Noise::default(),
             read_file: false,
         }
     }
@@ -251,6 +260,50 @@ pub struct Notification {
     /// What sending to each of them did.
     #[serde(default)]
     pub deliveries: Vec<channels::Delivery>,
+    /// Why it was made: `change` (fired or resolved), `reminder` (still firing after the
+    /// rule's `repeat`), `flapping` (the last one sent until the rule settles) or `settled`
+    /// (channels hear a state they missed: the rule settled, a silence ended).
+    #[serde(default)]
+    #[schema(value_type = String)]
+    pub reason: Reason,
+    /// Why it was recorded but not sent: `silenced` (see `silence`), `flapping`, or
+    /// `unchanged` (channels already know this state).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub muted: Option<String>,
+    /// The silence that held it back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub silence: Option<String>,
+}
+
+/// One line per notification of a group, and the group's title ("3 alerts on BTC watch: 2
+/// firing, 1 resolved").
+pub fn group_lines(all: &[Notification]) -> (String, Vec<String>) {
+    let firing = all.iter().filter(|n| n.status == Transition::Firing).count();
+    let dashboard = all.first().map_or("", |n| n.dashboard_title.as_str());
+    let title = format!(
+        "{} alerts on {dashboard}: {firing} firing, {} resolved",
+        all.len(),
+        all.len() - firing
+    );
+    let lines = all.iter().map(|n| format!("{} — {}", n.headline(), n.message)).collect();
+    (title, lines)
+}
+
+impl Notification {
+    /// Its headline: `Firing: BTC above 70k [BTCUSDT]`, with `(reminder)` or `(flapping)`.
+    pub fn headline(&self) -> String {
+        let status = match self.status {
+            Transition::Firing => "Firing",
+            Transition::Resolved => "Resolved",
+        };
+        let of = self.key.as_ref().map(|k| format!(" [{k}]")).unwrap_or_default();
+        let why = match self.reason {
+            Reason::Reminder => " (reminder)",
+            Reason::Flapping => " (flapping)",
+            Reason::Change | Reason::Settled => "",
+        };
+        format!("{status}{why}: {}{of}", self.rule_name)
+    }
 }
 
 /// A rendered report to send: the file and what it shows.
@@ -300,6 +353,7 @@ pub struct Alerting {
     dashboards: Arc<Dashboards>,
     store: Arc<Store>,
     channels: Arc<channels::Channels>,
+    silences: silences::Silences,
     config: AlertingConfig,
     queue: mpsc::Sender<Observed>,
     receiver: Mutex<Option<mpsc::Receiver<Observed>>>,
@@ -348,6 +402,7 @@ impl Alerting {
         Arc::new(Self {
             dashboards,
             channels: Arc::new(channels::Channels::new(store.clone(), sdk, config.smtp.clone())),
+            silences: silences::Silences::new(store.clone()),
             store,
             config,
             queue,
@@ -442,6 +497,40 @@ impl Alerting {
     /// connections that may see their dashboard). Only the judging node records a rule's.
     pub fn feed(&self) -> tokio::sync::broadcast::Receiver<Arc<Notification>> {
         self.feed.subscribe()
+    }
+
+    /// The silences.
+    pub fn silences(&self) -> &silences::Silences {
+        &self.silences
+    }
+
+    /// Makes a silence; one naming a rule must name one of the dashboard's.
+    #[base::boxed]
+    pub async fn silence(
+        &self,
+        new: silences::NewSilence,
+        by: &base::principal::Principal,
+    ) -> Result<silences::Silence, silences::SilenceError> {
+        if let Some(rule) = new.rule_id.as_deref().map(str::trim).filter(|r| !r.is_empty()) {
+            let state = match self.dashboards.get(&new.dashboard_id).await {
+                Ok(rec) => rec.state,
+                Err(StoreError::NotFound(_)) => {
+                    return Err(silences::SilenceError::Invalid(format!(
+                        "dashboardId: no dashboard `{}`",
+                        new.dashboard_id
+                    )));
+                }
+                Err(e) => return Err(e.into()),
+            };
+            if !state.alerts.iter().any(|a| a.id == rule) {
+                let ids: Vec<&str> = state.alerts.iter().map(|a| a.id.as_str()).collect();
+                return Err(silences::SilenceError::Invalid(format!(
+                    "ruleId: the dashboard has no alert rule `{rule}` (it has: {})",
+                    if ids.is_empty() { "none".to_owned() } else { ids.join(", ") }
+                )));
+            }
+        }
+        self.silences.create(new, by).await
     }
 
     /// The notification channels.
@@ -572,6 +661,8 @@ impl Alerting {
         let changed = before.status != after.status
             || before.transitions != after.transitions
             || before.failing_since != after.failing_since
+            || before.told != after.told
+            || before.flapping_since != after.flapping_since
             || before.evaluated_at == 0;
         let due =
             locked(&self.cache).get(&key).is_none_or(|c| c.persisted.elapsed() >= PERSIST_EVERY);
@@ -596,59 +687,90 @@ impl Alerting {
         cache.insert(key, Cached { state: after, read: now, persisted });
     }
 
-    /// Records a transition's notification once (its id is the dedupe key).
-    async fn notify(&self, n: Notification) {
+    /// Records a notification once (its id is the dedupe key) and pushes it in-app; answers it
+    /// when it is to be sent (new, not muted, naming channels).
+    async fn record(&self, n: Notification) -> Option<Notification> {
         match self.store.record(Record::Notification, &n.id).await {
-            Ok(Some(_)) => return,
+            Ok(Some(_)) => return None,
             Ok(None) => {}
             Err(e) => {
                 tracing::warn!(id = %n.id, error = %e, "cannot check a notification");
-                return;
+                return None;
             }
         }
         tracing::info!(
             target: "alerting",
-            id = %n.id, status = ?n.status, rule = %n.rule_name, dashboard = %n.dashboard_title,
+            id = %n.id, status = ?n.status, reason = ?n.reason, muted = n.muted.as_deref(),
+            rule = %n.rule_name, dashboard = %n.dashboard_title,
             "alert {}", if n.status == Transition::Firing { "firing" } else { "resolved" }
         );
         let value = serde_json::to_value(&n).unwrap_or(Value::Null);
         if let Err(e) = self.store.put_record(Record::Notification, &n.id, &value).await {
             tracing::warn!(id = %n.id, error = %e, "cannot record a notification");
-            return;
+            return None;
         }
         // No listener is the common case, not an error.
         let _ = self.feed.send(Arc::new(n.clone()));
-        if n.notify.is_empty() {
+        (!n.notify.is_empty() && n.muted.is_none()).then_some(n)
+    }
+
+    /// Sends one judgement's notifications beside the judging (a slow channel must not hold
+    /// the next rule), then keeps what each delivery did on its notification. People's
+    /// channels (e-mail, Slack, Discord) get one message for several notifications (a
+    /// `forEach` rule firing for many values); JSON webhooks get each as its own event.
+    fn send(&self, batch: Vec<Notification>) {
+        if batch.is_empty() {
             return;
         }
-        // Sent beside the judging (a slow webhook must not hold the next rule), then kept on
-        // the notification.
         let (channels, store, base) =
             (self.channels.clone(), self.store.clone(), self.config.public_url.clone());
         tokio::spawn(async move {
-            let mut n = n;
-            let sends = n.notify.iter().map(|name| {
-                let (channels, n, base) = (&channels, &n, &base);
+            let mut names: Vec<&String> = batch.iter().flat_map(|n| &n.notify).collect();
+            names.sort();
+            names.dedup();
+            let mut done: HashMap<String, Vec<channels::Delivery>> = HashMap::new();
+            let sends = names.into_iter().map(|name| {
+                let (channels, base, batch) = (&channels, &base, &batch);
                 async move {
-                    match channels.get(name).await {
-                        Ok(c) => {
-                            channels.deliver(&c, channels::Outgoing::Notification(n), base).await
+                    let these: Vec<&Notification> =
+                        batch.iter().filter(|n| n.notify.contains(name)).collect();
+                    let channel = match channels.get(name).await {
+                        Ok(c) => c,
+                        Err(e) => {
+                            let d = channels::Delivery::ended(name, 0, None, Some(e.to_string()));
+                            return these.iter().map(|n| (n.id.clone(), d.clone())).collect();
                         }
-                        Err(e) => channels::Delivery::ended(name, 0, None, Some(e.to_string())),
+                    };
+                    if these.len() > 1 && channel.groups() {
+                        let group: Vec<Notification> = these.iter().map(|n| (*n).clone()).collect();
+                        let d = channels
+                            .deliver(&channel, channels::Outgoing::Group(&group), base)
+                            .await;
+                        return these.iter().map(|n| (n.id.clone(), d.clone())).collect();
                     }
+                    let mut out = Vec::new();
+                    for n in these {
+                        let d = channels
+                            .deliver(&channel, channels::Outgoing::Notification(n), base)
+                            .await;
+                        out.push((n.id.clone(), d));
+                    }
+                    out
                 }
             });
-            let done = futures::future::join_all(sends).await;
-            for d in &done {
+            for (id, d) in futures::future::join_all(sends).await.into_iter().flatten() {
                 if d.status != "sent" {
-                    tracing::warn!(target: "alerting", id = %n.id, channel = %d.channel,
+                    tracing::warn!(target: "alerting", %id, channel = %d.channel,
                         error = d.error.as_deref().unwrap_or_default(), "a notification was not delivered");
                 }
+                done.entry(id).or_default().push(d);
             }
-            n.deliveries = done;
-            let value = serde_json::to_value(&n).unwrap_or(Value::Null);
-            if let Err(e) = store.put_record(Record::Notification, &n.id, &value).await {
-                tracing::warn!(id = %n.id, error = %e, "cannot keep a notification's deliveries");
+            for mut n in batch {
+                n.deliveries = done.remove(&n.id).unwrap_or_default();
+                let value = serde_json::to_value(&n).unwrap_or(Value::Null);
+                if let Err(e) = store.put_record(Record::Notification, &n.id, &value).await {
+                    tracing::warn!(id = %n.id, error = %e, "cannot keep a notification's deliveries");
+                }
             }
         });
     }

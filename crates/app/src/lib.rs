@@ -766,7 +766,8 @@ async fn follow_records(
                 | Record::Notification
                 | Record::Channel
                 | Record::Report
-                | Record::ReportRun => Ok(()),
+                | Record::ReportRun
+                | Record::Silence => Ok(()),
             };
             if let Err(e) = reloaded {
                 tracing::warn!(kind = kind.key(), error = %e, "re-reading another node's change failed");

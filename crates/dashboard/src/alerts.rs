@@ -27,6 +27,8 @@ pub const MAX_NAME_CHARS: usize = 120;
 pub const MAX_WHEN_CODE_BYTES: usize = 16 * 1024;
 /// Longest `for` hold.
 pub const MAX_HOLD: Duration = Duration::from_secs(24 * 3600);
+/// Shortest reminder interval of a firing rule.
+pub const MIN_REPEAT: Duration = Duration::from_secs(300);
 /// Most values one rule fans out over.
 pub const MAX_FAN_OUT: usize = 50;
 
@@ -46,6 +48,9 @@ pub struct AlertRule {
     /// How long the condition must hold before the rule fires (`"5m"`); fires at once without.
     #[serde(default, rename = "for", skip_serializing_if = "Option::is_none")]
     pub hold: Option<String>,
+    /// While firing, channels are reminded this often (`"4h"`); never without.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<String>,
     /// How bad it is (default `warning`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub severity: Option<Severity>,
@@ -143,6 +148,11 @@ impl AlertRule {
     /// The `for` hold (zero without one; a bad value, refused by validation, counts as zero).
     pub fn hold(&self) -> Duration {
         self.hold.as_deref().and_then(|s| parse_span(s).ok()).unwrap_or_default()
+    }
+
+    /// The reminder interval, if any (a bad value, refused by validation, is none).
+    pub fn repeat(&self) -> Option<Duration> {
+        self.repeat.as_deref().and_then(|s| parse_span(s).ok())
     }
 
     /// The severity, `warning` by default.
@@ -473,9 +483,77 @@ pub struct RuleState {
     /// The last failure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// Transitions so far: with the rule's key, names each notification once (a node that
-    /// takes over cannot send one again).
+    /// Notifications so far (transitions, reminders, catch-ups): with the rule's key, names
+    /// each notification once (a node that takes over cannot send one again).
     pub transitions: u64,
+    /// What channels last heard (`None`: not known yet, taken to be the current state).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub told: Option<Transition>,
+    /// When they heard it (unix ms).
+    #[serde(default)]
+    pub told_at: i64,
+    /// The times of the latest transitions (the flapping test's window).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flips: Vec<i64>,
+    /// Since when the rule flaps: transitions are recorded, not sent, until it settles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flapping_since: Option<i64>,
+}
+
+/// What keeps a rule from flooding its channels.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Noise {
+    /// Send a reminder while firing this often (the rule's `repeat`).
+    pub repeat: Option<Duration>,
+    /// A silence covers the rule now: record, send nothing.
+    pub silenced: bool,
+    /// More than this many transitions within `flap_window` make the rule flap.
+    pub flap_limit: usize,
+    /// See `flap_limit`.
+    pub flap_window: Duration,
+    /// A flapping rule settles once it holds one state this long.
+    pub settle: Duration,
+}
+
+impl Default for Noise {
+    fn default() -> Self {
+        Self {
+            repeat: None,
+            silenced: false,
+            flap_limit: 6,
+            flap_window: Duration::from_secs(3600),
+            settle: Duration::from_secs(900),
+        }
+    }
+}
+
+/// Why a notification was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Reason {
+    /// The rule fired or resolved.
+    #[default]
+    Change,
+    /// Still firing after the rule's `repeat`.
+    Reminder,
+    /// The rule changes too often: this one is sent, the next are only recorded until it
+    /// settles.
+    Flapping,
+    /// Channels had not heard the current state (the rule stopped flapping, a silence ended):
+    /// they hear it now.
+    Settled,
+}
+
+/// A notification to make: its status, why, and whether channels get it (a muted one is
+/// only recorded).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Told {
+    /// `firing` or `resolved`.
+    pub status: Transition,
+    /// Why.
+    pub reason: Reason,
+    /// Whether it is sent (else only recorded: silenced, flapping, or nothing new to say).
+    pub send: bool,
 }
 
 impl RuleState {
@@ -490,7 +568,79 @@ impl RuleState {
             failing_since: None,
             error: None,
             transitions: 0,
+            told: None,
+            told_at: 0,
+            flips: Vec::new(),
+            flapping_since: None,
         }
+    }
+
+    /// What channels should know now.
+    fn current(&self) -> Transition {
+        if self.status == Status::Firing { Transition::Firing } else { Transition::Resolved }
+    }
+
+    /// After [`RuleState::step`] (`transition` is what it answered): the notification to
+    /// make, if any. Channels hear a state only when it is news to them, so what they are
+    /// sent alternates firing and resolved (reminders aside) whatever was muted between; a
+    /// rule with more than `flap_limit` transitions within `flap_window` sends one `flapping`
+    /// notice and then only records until it holds one state for `settle`; a silenced rule
+    /// records only, and channels hear the state once the silence ends. A notification that is
+    /// not a transition counts in `transitions` (its id) here.
+    pub fn tell(&mut self, transition: Option<Transition>, noise: Noise, now: i64) -> Option<Told> {
+        let ms = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+        let told = *self.told.get_or_insert(match transition {
+            // A state read from before this field existed: channels heard it.
+            None => self.current(),
+            Some(Transition::Firing) => Transition::Resolved,
+            Some(Transition::Resolved) => Transition::Firing,
+        });
+        let hear = |s: &mut Self, status: Transition, reason: Reason, counted: bool| {
+            let send = !noise.silenced && (status != told || reason == Reason::Reminder);
+            if send {
+                s.told = Some(status);
+                s.told_at = now;
+            }
+            if !counted {
+                s.transitions += 1;
+            }
+            Some(Told { status, reason, send })
+        };
+        if let Some(t) = transition {
+            self.flips.push(now);
+            let keep = noise.flap_limit + 1;
+            if self.flips.len() > keep {
+                self.flips.drain(..self.flips.len() - keep);
+            }
+            if self.flapping_since.is_some() {
+                return Some(Told { status: t, reason: Reason::Change, send: false });
+            }
+            let window = now.saturating_sub(self.flips[0]);
+            if self.flips.len() > noise.flap_limit && window <= ms(noise.flap_window) {
+                self.flapping_since = Some(now);
+                return hear(self, t, Reason::Flapping, true);
+            }
+            return hear(self, t, Reason::Change, true);
+        }
+        if let Some(since) = self.flapping_since {
+            if now.saturating_sub(self.since.max(since)) < ms(noise.settle) {
+                return None;
+            }
+            self.flapping_since = None;
+            self.flips.clear();
+        }
+        let current = self.current();
+        if current != told && !noise.silenced {
+            return hear(self, current, Reason::Settled, false);
+        }
+        if current == Transition::Firing
+            && !noise.silenced
+            && let Some(every) = noise.repeat
+            && now.saturating_sub(self.told_at) >= ms(every)
+        {
+            return hear(self, current, Reason::Reminder, false);
+        }
+        None
     }
 
     /// The state after `seen` at `now` for a rule holding for `hold`, and the transition to

@@ -308,8 +308,8 @@ fn check_panel(out: &mut Issues, i: usize, p: &Panel, columns: u32) {
 /// The issues of the alert rules (paths `alerts[i].field`).
 fn check_alerts(state: &DashboardState, push: &mut dyn FnMut(String, String)) {
     use super::alerts::{
-        MAX_ALERTS, MAX_FAN_OUT, MAX_HOLD, MAX_NAME_CHARS, MAX_WHEN_CODE_BYTES, Op, When,
-        has_value, parse_span,
+        MAX_ALERTS, MAX_FAN_OUT, MAX_HOLD, MAX_NAME_CHARS, MAX_WHEN_CODE_BYTES, MIN_REPEAT, Op,
+        When, has_value, parse_span,
     };
     if state.alerts.len() > MAX_ALERTS {
         push("alerts".into(), format!("has {} rules; at most {MAX_ALERTS}", state.alerts.len()));
@@ -379,6 +379,13 @@ fn check_alerts(state: &DashboardState, push: &mut dyn FnMut(String, String)) {
             match parse_span(h) {
                 Err(e) => at("for", format!("\"{h}\" is not a span such as \"5m\" ({e})")),
                 Ok(d) if d > MAX_HOLD => at("for", format!("\"{h}\" is longer than 24h")),
+                Ok(_) => {}
+            }
+        }
+        if let Some(r) = &a.repeat {
+            match parse_span(r) {
+                Err(e) => at("repeat", format!("\"{r}\" is not a span such as \"4h\" ({e})")),
+                Ok(d) if d < MIN_REPEAT => at("repeat", format!("\"{r}\" is shorter than 5m")),
                 Ok(_) => {}
             }
         }

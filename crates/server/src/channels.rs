@@ -161,6 +161,9 @@ async fn test(State(app): State<Arc<App>>, Path(name): Path<String>) -> Result<R
         link: "/".into(),
         notify: vec![name.clone()],
         deliveries: Vec::new(),
+        reason: Default::default(),
+        muted: None,
+        silence: None,
     };
     let d = app
         .alerting

@@ -82,6 +82,8 @@ pub(super) const NOTIFICATIONS: TableDefinition<'static, &str, &[u8]> =
 pub(super) const CHANNELS: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("channels");
 /// Scheduled reports by id.
 pub(super) const REPORTS: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("reports");
+/// Alert silences by id.
+pub(super) const SILENCES: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("silences");
 /// Report runs by `{reportId}/{scheduled unix ms}`.
 pub(super) const REPORT_RUNS: TableDefinition<'static, &str, &[u8]> =
     TableDefinition::new("report_runs");
@@ -112,6 +114,7 @@ pub(super) fn table_of(
         super::Record::Channel => CHANNELS,
         super::Record::Report => REPORTS,
         super::Record::ReportRun => REPORT_RUNS,
+        super::Record::Silence => SILENCES,
     }
 }
 

@@ -340,11 +340,13 @@ pub enum Record {
     Report,
     /// A run of a scheduled report (`reports`), by `{reportId}/{scheduled unix ms}`.
     ReportRun,
+    /// A silence of alert notifications (`alerting::silences`), by id.
+    Silence,
 }
 
 impl Record {
     /// Every kind.
-    pub const ALL: [Self; 19] = [
+    pub const ALL: [Self; 20] = [
         Self::Session,
         Self::ApiKey,
         Self::Usage,
@@ -364,6 +366,7 @@ impl Record {
         Self::Channel,
         Self::Report,
         Self::ReportRun,
+        Self::Silence,
     ];
 
     /// The kind's name in messages.
@@ -388,6 +391,7 @@ impl Record {
             Self::Channel => "alert channel",
             Self::Report => "scheduled report",
             Self::ReportRun => "report run",
+            Self::Silence => "alert silence",
         }
     }
 
@@ -413,6 +417,7 @@ impl Record {
             Self::Channel => "channel",
             Self::Report => "report",
             Self::ReportRun => "report_run",
+            Self::Silence => "silence",
         }
     }
 

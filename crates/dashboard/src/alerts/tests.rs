@@ -200,7 +200,121 @@ fn the_state_machine_holds_for_then_fires_then_resolves() {
     assert_eq!((s.status, t), (Status::Ok, None), "a pending rule that stops holding is ok");
 }
 
+/// Steps `s` with `firing` at `now` and asks what to tell.
+fn tell(s: &mut RuleState, firing: bool, noise: Noise, now: i64) -> Option<Told> {
+    let (mut next, t) = s.step(judged(firing), Duration::ZERO, now);
+    let told = next.tell(t, noise, now);
+    *s = next;
+    told
+}
+
+#[test]
+fn a_flapping_rule_says_so_once_then_waits_until_it_settles() {
+    let noise = Noise {
+        flap_limit: 3,
+        flap_window: Duration::from_secs(600),
+        settle: Duration::from_secs(300),
+        ..Noise::default()
+    };
+    let mut s = RuleState::new(0);
+    assert_eq!(tell(&mut s, false, noise, 1_000), None, "ok is no news");
+    let sent = |t: Transition, r: Reason| Some(Told { status: t, reason: r, send: true });
+    assert_eq!(tell(&mut s, true, noise, 60_000), sent(Transition::Firing, Reason::Change));
+    assert_eq!(tell(&mut s, false, noise, 120_000), sent(Transition::Resolved, Reason::Change));
+    assert_eq!(tell(&mut s, true, noise, 180_000), sent(Transition::Firing, Reason::Change));
+    // The fourth change within ten minutes: flapping, said once.
+    assert_eq!(tell(&mut s, false, noise, 240_000), sent(Transition::Resolved, Reason::Flapping));
+    let muted = tell(&mut s, true, noise, 300_000).unwrap();
+    assert_eq!((muted.reason, muted.send), (Reason::Change, false), "recorded, not sent");
+    assert_eq!(s.transitions, 5, "every transition has its id");
+    assert_eq!(tell(&mut s, true, noise, 400_000), None, "not settled yet");
+    // Held firing for five minutes: channels hear it.
+    assert_eq!(tell(&mut s, true, noise, 600_000), sent(Transition::Firing, Reason::Settled));
+    assert_eq!(s.transitions, 6);
+    assert_eq!(s.flapping_since, None);
+    assert_eq!(tell(&mut s, true, noise, 660_000), None);
+    assert_eq!(tell(&mut s, false, noise, 720_000), sent(Transition::Resolved, Reason::Change));
+}
+
+#[test]
+fn silences_record_and_channels_hear_the_state_when_they_end() {
+    let quiet = Noise { silenced: true, ..Noise::default() };
+    let mut s = RuleState::new(0);
+    tell(&mut s, false, Noise::default(), 1_000);
+    let t = tell(&mut s, true, quiet, 2_000).unwrap();
+    assert_eq!((t.status, t.send), (Transition::Firing, false));
+    assert_eq!(tell(&mut s, true, quiet, 3_000), None);
+    let after = Noise { repeat: Some(Duration::from_secs(60)), ..Noise::default() };
+    let t = tell(&mut s, true, after, 4_000).unwrap();
+    assert_eq!((t.status, t.reason, t.send), (Transition::Firing, Reason::Settled, true));
+    // Reminders every minute while it fires.
+    assert_eq!(tell(&mut s, true, after, 30_000), None);
+    let r = tell(&mut s, true, after, 64_000).unwrap();
+    assert_eq!((r.reason, r.send), (Reason::Reminder, true));
+    assert_eq!(tell(&mut s, true, after, 100_000), None);
+    // Silenced, it resolves and fires again: channels, who heard firing, hear nothing new.
+    tell(&mut s, false, quiet, 110_000);
+    tell(&mut s, true, quiet, 120_000);
+    assert_eq!(tell(&mut s, true, Noise::default(), 130_000), None);
+}
+
 proptest! {
+    /// Whatever the judgements, silences and clock: what channels are sent alternates firing
+    /// and resolved (reminders aside, which only repeat firing), starting with firing; no
+    /// window of `flap_window` holds more than `flap_limit + 2` changes; ids never repeat; and
+    /// once the rule holds a state for `settle` without a silence, channels know it.
+    #[test]
+    fn channels_hear_alternating_news_and_never_a_flood(
+        steps in prop::collection::vec((any::<bool>(), any::<bool>(), 1i64..400_000), 1..80),
+        repeat in prop::option::of(60u64..3_600),
+    ) {
+        let noise = Noise {
+            repeat: repeat.map(Duration::from_secs),
+            flap_limit: 4,
+            flap_window: Duration::from_secs(1_800),
+            settle: Duration::from_secs(600),
+            ..Noise::default()
+        };
+        let mut s = RuleState::new(0);
+        let mut now = 0;
+        let mut heard: Vec<(i64, Transition)> = Vec::new();
+        let mut ids = std::collections::BTreeSet::new();
+        for (firing, silenced, dt) in steps {
+            now += dt;
+            let before = s.transitions;
+            let told = tell(&mut s, firing, Noise { silenced, ..noise }, now);
+            prop_assert_eq!(s.transitions - before, u64::from(told.is_some()));
+            if told.is_some() {
+                prop_assert!(ids.insert(s.transitions), "an id was used twice");
+            }
+            if let Some(t) = told.filter(|t| t.send) {
+                prop_assert!(!silenced);
+                if t.reason == Reason::Reminder {
+                    prop_assert_eq!(heard.last().map(|h| h.1), Some(Transition::Firing));
+                } else {
+                    let want = match heard.last() {
+                        None | Some((_, Transition::Resolved)) => Transition::Firing,
+                        Some((_, Transition::Firing)) => Transition::Resolved,
+                    };
+                    prop_assert_eq!(t.status, want);
+                }
+                heard.push((now, t.status));
+            }
+        }
+        let window = 1_800_000;
+        let changes: Vec<i64> = heard.windows(2).filter(|w| w[0].1 != w[1].1).map(|w| w[1].0).collect();
+        for (i, at) in changes.iter().enumerate() {
+            let within = changes[i..].iter().take_while(|t| **t - at <= window).count();
+            prop_assert!(within <= noise.flap_limit + 2, "{} changes in a window", within);
+        }
+        // Held well past `settle`, unsilenced: channels know the state.
+        let last = s.status == Status::Firing;
+        tell(&mut s, last, noise, now + 700_000);
+        tell(&mut s, last, noise, now + 1_400_000);
+        let told = s.told.unwrap_or(Transition::Resolved);
+        prop_assert_eq!(told == Transition::Firing, last);
+    }
+
     /// Notifications alternate firing, resolved, firing, ...; failures never notify nor move the
     /// state; the transition counter counts them; with no hold, the rule fires exactly when the
     /// last judgement fired.
@@ -279,7 +393,7 @@ proptest! {
             None => When::Condition(Condition { op, value, field, window: None }),
         };
         let rule = AlertRule {
-            id: "r".into(), name: "R".into(), panel_id: "p".into(), when, hold: None,
+            id: "r".into(), name: "R".into(), panel_id: "p".into(), when, hold: None, repeat: Some("4h".into()),
             severity: Some(Severity::Critical), notify: vec!["desk".into()], vars: None,
             for_each: None,
         };

@@ -848,7 +848,8 @@ impl Postgres {
             | Record::Notification
             | Record::Channel
             | Record::Report
-            | Record::ReportRun => None,
+            | Record::ReportRun
+            | Record::Silence => None,
         }
     }
 
