@@ -15,6 +15,8 @@
 //   'data:health'        {offline, fallback, canChange, providers}  a new GET /api/sdk/health
 //                                           answer (datahealth.js); panels and settings follow
 //   'settings:open'      {section?}         open the settings page (at 'providers', ...)
+//   'reports:open'       {dashboardId?}     open the Reports page (the list's Reports button;
+//                                           a new report starts on that dashboard)
 //   'prefs:changed'      {key, value}       a preference of this browser changed (prefs.js)
 //   'draft:changed'      {dashboardId?, drafted?}  a run ended or a tool result made a draft
 //                                           (drafted: one surely was): the review banner asks

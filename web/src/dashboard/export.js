@@ -2,13 +2,19 @@
 // - Export JSON (the view's title row, for anyone who may see the dashboard): `GET
 //   /api/dashboards/{id}/export`, the export document `{format: "boardsmith.dashboard",
 //   formatVersion, exportedAt, source, state}`, saved as `<title>.boardsmith.json`;
+// - Download PDF / Download PNG (the title row too, download.js draws the buttons): `GET
+//   /api/dashboards/{id}/render?format=pdf|png`, the dashboard rendered by the server's
+//   headless Chromium (seconds), saved under the name the server gives (Content-Disposition);
+//   a refusal (503: no Chromium, or another render running) rejects with the envelope's `msg`.
+//   `GET /api/renderer` ({available, reason?}) says beforehand whether the server can;
 // - Import (the list, for who may create dashboards): a chosen file's document sent as it is to
 //   `POST /api/dashboards/import` (201: the new dashboard's record); the server judges it, and a
 //   400's message is what the person reads;
 // - Download CSV (each panel's header): `GET /api/dashboards/{id}/panels/{panelId}/csv`, saved
 //   under the name the server gives (Content-Disposition); 503 while the panel has no data, its
 //   envelope's `msg` saying why.
-// The pure pieces (file names, which panels) are unit-tested in node; the rest needs a browser.
+// The pure pieces (file names, paths, which panels) are unit-tested in node; the rest needs a
+// browser.
 
 const enc = encodeURIComponent;
 
@@ -28,12 +34,23 @@ export function csvPath(dashboardId, panelId) {
   return `/api/dashboards/${enc(dashboardId)}/panels/${enc(panelId)}/csv`;
 }
 
+/** The formats the server renders a dashboard in (`format` is also the file's extension). */
+export const RENDER_FORMATS = [
+  { format: 'pdf', label: 'PDF' },
+  { format: 'png', label: 'PNG' },
+];
+
+/** The render route of a dashboard in `format` (`pdf` or `png`). */
+export function renderPath(dashboardId, format) {
+  return `/api/dashboards/${enc(dashboardId)}/render?format=${enc(format)}`;
+}
+
 /**
- * The export file's name: the dashboard's title made safe for any file system (no path
- * separators, reserved or control characters; at most 100 characters), then `.boardsmith.json`.
+ * A dashboard's title made safe for any file system (no path separators, reserved or control
+ * characters; at most 100 characters); '' when nothing is left.
  */
-export function exportFileName(title) {
-  const safe = String(title ?? '')
+export function safeTitle(title) {
+  return String(title ?? '')
     // eslint-disable-next-line no-control-regex
     .replace(/[\\/:*?"<>|\u0000-\u001f\u007f]+/g, '-')
     .replace(/\s+/g, ' ')
@@ -42,7 +59,16 @@ export function exportFileName(title) {
     .replace(/^[.\s-]+|[.\s-]+$/g, '')
     .slice(0, 100)
     .trim();
-  return `${safe || 'dashboard'}.boardsmith.json`;
+}
+
+/** The export file's name: the safe title (else `dashboard`), then `.boardsmith.json`. */
+export function exportFileName(title) {
+  return `${safeTitle(title) || 'dashboard'}.boardsmith.json`;
+}
+
+/** A rendered file's name when the server gives none: the safe title and the format. */
+export function renderFileName(title, format) {
+  return `${safeTitle(title) || 'dashboard'}.${format}`;
 }
 
 /** The file name a Content-Disposition header gives (`filename*=UTF-8''…` first), else `fallback`. */
@@ -99,13 +125,14 @@ export async function importFile(api, file) {
 }
 
 /**
- * Downloads a panel's data as CSV; resolves with the file's name. A refusal (503: no data yet,
- * 404, 403) rejects with the envelope's message and `status`.
+ * GETs `path` and saves the answer as a download named as the server says (Content-Disposition,
+ * else `fallback`); resolves with the file's name and size. A refusal rejects with the
+ * envelope's message and `status` (0: the server could not be reached).
  */
-export async function downloadCsv(dashboardId, panelId) {
+async function downloadFile(path, fallback) {
   let res;
   try {
-    res = await fetch(csvPath(dashboardId, panelId));
+    res = await fetch(path);
   } catch (e) {
     throw Object.assign(new Error(`server unreachable: ${e.message}`), { status: 0 });
   }
@@ -118,7 +145,25 @@ export async function downloadCsv(dashboardId, panelId) {
     }
     throw Object.assign(new Error(msg || `HTTP ${res.status}`), { status: res.status });
   }
-  const name = fileNameFromDisposition(res.headers.get('content-disposition'), `${panelId}.csv`);
-  saveFile(await res.blob(), name);
-  return name;
+  const name = fileNameFromDisposition(res.headers.get('content-disposition'), fallback);
+  const blob = await res.blob();
+  saveFile(blob, name);
+  return { name, size: blob.size };
+}
+
+/**
+ * Downloads a panel's data as CSV; resolves with the file's name. A refusal (503: no data yet,
+ * 404, 403) rejects with the envelope's message and `status`.
+ */
+export async function downloadCsv(dashboardId, panelId) {
+  return (await downloadFile(csvPath(dashboardId, panelId), `${panelId}.csv`)).name;
+}
+
+/**
+ * Downloads the dashboard rendered as `format` (`pdf` or `png`); resolves with `{name, size}`.
+ * A refusal (503: no Chromium, or busy; 502: the render failed) rejects with the server's
+ * message and `status`.
+ */
+export async function downloadRender(dashboardId, format, title) {
+  return downloadFile(renderPath(dashboardId, format), renderFileName(title, format));
 }

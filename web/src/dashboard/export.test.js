@@ -1,7 +1,7 @@
 // Unit tests of export and import's pure pieces (no DOM): node --test web/src/
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { csvOffered, csvPath, exportFileName, fileNameFromDisposition, readImport } from './export.js';
+import { csvOffered, csvPath, exportFileName, fileNameFromDisposition, readImport, renderFileName, renderPath } from './export.js';
 
 test('the export file is named after the dashboard, safe for any file system', () => {
   assert.equal(exportFileName('Crypto desk'), 'Crypto desk.boardsmith.json');
@@ -34,4 +34,12 @@ test('an import file must be JSON; what it holds is the server’s to judge', ()
   assert.deepEqual(readImport('{"format":"boardsmith.dashboard"}'), { format: 'boardsmith.dashboard' });
   assert.deepEqual(readImport('[1]'), [1]);
   assert.throws(() => readImport('not json', '“x.txt”'), /^Error: “x\.txt” is not a JSON file: /);
+});
+
+test('a rendered file: its route per format, and a safe name when the server gives none', () => {
+  assert.equal(renderPath('db_1', 'pdf'), '/api/dashboards/db_1/render?format=pdf');
+  assert.equal(renderPath('a b', 'png'), '/api/dashboards/a%20b/render?format=png');
+  assert.equal(renderFileName('BTC/ETH: spread?', 'pdf'), 'BTC-ETH- spread.pdf');
+  assert.equal(renderFileName('', 'png'), 'dashboard.png');
+  assert.equal(fileNameFromDisposition('attachment; filename="probe-desk-2026-11-30.png"', 'x.png'), 'probe-desk-2026-11-30.png');
 });

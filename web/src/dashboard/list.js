@@ -13,11 +13,16 @@
 // opens, and a refusal (400: not an export document, an invalid state) shows the server's
 // message in the toast (export.js).
 //
+// Reports (issue 41), beside Import for who may write (not viewers; hidden until the session
+// says): opens the Reports page of scheduled reports ('reports:open' {dashboardId} on the bus,
+// the open dashboard being a new report's default; reports/index.js).
+//
 // Each version can be opened read-only ("Open": 'version:open' on the bus) and two versions,
 // ticked, compared ("Compare": 'version:compare'); history/versions.js shows them.
 //
 // Test hooks: .dashboard-item[data-dashboard-id] (.active when open), .dashboard-new,
-// .dashboard-import (hidden for viewers) with its input.dashboard-import-file,
+// .dashboard-import (hidden for viewers) with its input.dashboard-import-file, .dashboard-reports
+// (hidden for viewers and until the session is known),
 // .dashboard-duplicate, .dashboard-delete, .dashboard-versions with .version-restore,
 // .version-open and input.version-pick per version and .versions-compare; each version's
 // .version-meta names its author (author.js).
@@ -58,12 +63,16 @@ export function createDashboardList(el, { api, bus, session = Promise.resolve(nu
     type: 'button', title: 'Import a dashboard from a file made by Export JSON', 'aria-label': 'Import a dashboard from a file',
     onclick: () => importInput.click(),
   }, icon('M8 10.5V2.5M5 5.5l3-3 3 3M3 11.5v2h10v-2'));
+  const reportsBtn = h('button.dashboard-reports.icon', {
+    type: 'button', hidden: true, title: 'Scheduled reports: dashboards sent as PDF or PNG on a schedule', 'aria-label': 'Scheduled reports',
+    onclick: () => bus.emit('reports:open', { dashboardId: openId }),
+  }, icon('M8 3.5a5 5 0 1 0 0 10 5 5 0 0 0 0-10zM8 5.5V8.5l2 1.5'));
   const menu = h('div.template-menu', { hidden: true, role: 'menu' });
   const listEl = h('ul.dashboard-items', { role: 'list' });
   const versionsEl = h('section.dashboard-versions', { hidden: true });
   const root = h('div.dash-list', null,
     h('div.dash-list-head', null, h('span.dash-list-title', { text: 'Dashboards' }),
-      h('span.dash-list-actions', null, importBtn, importInput, newBtn)),
+      h('span.dash-list-actions', null, reportsBtn, importBtn, importInput, newBtn)),
     menu, listEl, versionsEl);
   el.replaceChildren(root);
 
@@ -323,6 +332,7 @@ export function createDashboardList(el, { api, bus, session = Promise.resolve(nu
     viewer = readsOnly(s);
     newBtn.hidden = viewer;
     importBtn.hidden = viewer;
+    reportsBtn.hidden = viewer || !s?.user;
     if (viewer) {
       renderItems();
       highlight();

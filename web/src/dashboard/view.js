@@ -33,8 +33,9 @@
 //
 // Alerts and export (issue 41), not on a share link's page: panels with alert rules show a bell
 // in their header (alerts/indicator.js, states from GET /api/alerts?dashboardId=); "Export JSON"
-// in the title row (anyone who may see the dashboard) downloads the export document, and each
-// panel's header has "Download CSV" (export.js; a refusal such as 503 "no data yet" is a toast).
+// in the title row (anyone who may see the dashboard) downloads the export document, the "PDF /
+// PNG" menu beside it the dashboard rendered by the server (download.js), and each panel's
+// header has "Download CSV" (export.js; a refusal such as 503 "no data yet" is a toast).
 //
 // Test hooks: .dashboard-view[data-dashboard-id][data-version]; .dashboard-vars [name=<var>];
 // .dashboard-view[data-access=edit|view] once the access is known, .dash-view-only (hidden when
@@ -42,6 +43,7 @@
 // fixes the variables, .share-open[data-visibility] (hidden until the access is known; see share.js);
 // .live-status[data-state=open|connecting|closed][data-health=ok|delayed] with .live-label
 // (Live | Data delayed | Connecting… | Offline) and its title; .dash-export (Export JSON);
+// .dash-render-toggle and its .dash-render[data-format=pdf|png] (see download.js);
 // a.panel-csv[href] in each data panel's header (hidden otherwise); .dash-outage[data-count]
 // (hidden when all is well) > .dash-outage-line[data-provider] and .dash-outage-dismiss;
 // panels: see panel.js.
@@ -58,6 +60,7 @@ import { openShareDialog } from './share.js';
 import { varValues } from './links.js';
 import { createEditing } from './edit/index.js';
 import { csvOffered, csvPath, downloadCsv, exportDashboard } from './export.js';
+import { createRenderButtons } from './download.js';
 import { createPanelAlerts } from '../alerts/indicator.js';
 import { toast, toastError } from '../toast.js';
 
@@ -94,6 +97,8 @@ export function createDashboardView(el, { api, bus, session, connection = {}, re
     type: 'button', title: 'Download this dashboard as a JSON file (Import in the dashboard list makes a copy from it)',
     'aria-label': 'Export JSON', onclick: () => exportJson(),
   }, icon(DOWNLOAD), h('span.label', { text: 'Export JSON' }));
+  // Download PDF / PNG beside it, for the same people (download.js).
+  const renderHost = readOnly ? null : h('span.dash-render-host');
   const varsBar = h('div.dashboard-vars');
   const banner = h('div.dash-banner', { hidden: true });
   // Provider trouble across the panels (see the header comment).
@@ -108,7 +113,7 @@ export function createDashboardView(el, { api, bus, session, connection = {}, re
   const empty = h('div.dash-empty', null,
     h('div.dash-empty-title', { text: 'No dashboard open' }),
     h('div.muted', { text: 'Pick one from the list, create one from a template, or ask the agent in the chat.' }));
-  const titleRow = h('div.dash-title-row', null, titleEl, versionEl, viewOnly, h('span.dash-spacer'), statusDot, shareBtn, exportBtn, refreshAll);
+  const titleRow = h('div.dash-title-row', null, titleEl, versionEl, viewOnly, h('span.dash-spacer'), statusDot, shareBtn, exportBtn, renderHost, refreshAll);
   const header = h('header.dash-header', null, titleRow, varsBar);
   const footer = h('footer.dash-footer', null, 'Charts by ',
     h('a', { href: 'https://www.tradingview.com/', target: '_blank', rel: 'noopener noreferrer', text: 'TradingView Lightweight Charts™' }),
@@ -120,6 +125,9 @@ export function createDashboardView(el, { api, bus, session, connection = {}, re
   });
   // Alert rules' bells in the panels' headers (not on a share link's page: the states need an
   // account).
+  const renderButtons = readOnly ? null : createRenderButtons(renderHost, {
+    api, dashboard: () => ({ id: current, title: state?.title }),
+  });
   const alertMarks = readOnly ? null : createPanelAlerts({
     api, panels: () => panels, shown: () => root.isConnected && root.getClientRects().length > 0,
   });
@@ -294,6 +302,7 @@ export function createDashboardView(el, { api, bus, session, connection = {}, re
     paintAccess();
     editing?.open(dashboardId);
     alertMarks?.open(dashboardId);
+    renderButtons?.opened();
     bus.emit('dashboard:opened', { dashboardId });
     if (initial?.state) {
       vars = { ...(initial.vars ?? {}) };
