@@ -309,12 +309,22 @@ async fn two_nodes(
     db: &crate::support::pg::TestDb,
     origin: &str,
 ) -> (Vec<tempfile::TempDir>, Vec<crate::support::node::Node>) {
+    two_nodes_with(db, origin, &[]).await
+}
+
+/// [`two_nodes`] with `extra` in their environment.
+async fn two_nodes_with(
+    db: &crate::support::pg::TestDb,
+    origin: &str,
+    extra: &[(&str, &str)],
+) -> (Vec<tempfile::TempDir>, Vec<crate::support::node::Node>) {
     let mut owned: Vec<(String, String)> = vec![
         ("BOARDSMITH_OFFLINE".into(), "0".into()),
         ("BOARDSMITH_OUTBOUND_ALLOW".into(), origin.into()),
         ("BOARDSMITH_SDK_CACHE_BYTES".into(), "0".into()),
         ("BOARDSMITH_ALERT_EVERY".into(), "300ms".into()),
     ];
+    owned.extend(extra.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
     // Every provider at `origin`: the start-up check never reaches a real host.
     let registry = boardsmith::sdk::Registry::embedded(&|_| true).unwrap();
     owned.extend(
@@ -332,15 +342,11 @@ async fn first_alert(node: &crate::support::node::Node) -> Value {
     node.get("/api/alerts").await.1["data"][0].clone()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_judging_node_dies_between_firing_and_resolved_and_each_is_sent_once() {
+/// The webhook channel `desk` (at `origin`'s `/hook`) made on one node and a dashboard whose
+/// rule `btc-high` notifies it made on the other: its id.
+async fn desk_on(nodes: &[crate::support::node::Node], origin: &str) -> String {
     use reqwest::Method;
-    let db = crate::support::pg::TestDb::new().await;
-    let srv = Server::start().await;
-    srv.on(TICKER, vec![ticker(69_000.0)]);
-    srv.on("/hook", vec![Reply::Body(200, "{}".into())]);
-    let (_dirs, mut nodes) = two_nodes(&db, &srv.origin).await;
-    let url = format!("{}/hook", srv.origin);
+    let url = format!("{origin}/hook");
     let (s, made) = nodes[0]
         .send(Method::POST, "/api/channels", json!({"name": "desk", "type": "webhook", "url": url}))
         .await;
@@ -349,7 +355,17 @@ async fn the_judging_node_dies_between_firing_and_resolved_and_each_is_sent_once
                              "when": {"op": ">", "value": 70000}, "notify": ["desk"]}]));
     let (s, body) = nodes[1].send(Method::POST, "/api/dashboards", json!({"state": doc})).await;
     assert_eq!(s, 201, "{body}");
-    let id = body["data"]["id"].as_str().unwrap().to_owned();
+    body["data"]["id"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_judging_node_dies_between_firing_and_resolved_and_each_is_sent_once() {
+    let db = crate::support::pg::TestDb::new().await;
+    let srv = Server::start().await;
+    srv.on(TICKER, vec![ticker(69_000.0)]);
+    srv.on("/hook", vec![Reply::Body(200, "{}".into())]);
+    let (_dirs, mut nodes) = two_nodes(&db, &srv.origin).await;
+    let id = desk_on(&nodes, &srv.origin).await;
 
     let wait = |what: &'static str| {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
@@ -360,11 +376,18 @@ async fn the_judging_node_dies_between_firing_and_resolved_and_each_is_sent_once
         check();
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+    // A socket on each node: both are told, whichever node judges.
+    let mut sockets = vec![nodes[0].ws().await, nodes[1].ws().await];
     srv.on(TICKER, vec![ticker(71_000.0)]);
     let check = wait("the firing POST");
     while srv.posts("/hook").is_empty() {
         check();
         tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    for ws in &mut sockets {
+        let (pushed, _) = crate::support::ws_until(ws, |m| m["type"] == "alert.notification").await;
+        assert_eq!(pushed["notification"]["status"], "firing", "{pushed}");
+        assert_eq!(pushed["notification"]["dashboardId"], id.as_str());
     }
 
     // The node holding the dashboard's lease judges it: kill that one.
@@ -451,4 +474,43 @@ async fn the_agent_adds_a_rule_from_chat_and_sees_it_judged_on_the_test_run() {
     assert_eq!(mock.requests().len(), 3, "no model call after the answer");
     mock.stop();
     app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_notification_whose_node_died_before_sending_it_is_sent_by_the_survivor() {
+    let db = crate::support::pg::TestDb::new().await;
+    let srv = Server::start().await;
+    srv.on(TICKER, vec![ticker(69_000.0)]);
+    // The receiver takes the first POST and never answers; its sender dies meanwhile.
+    srv.on("/hook", vec![Reply::Hang, Reply::Body(200, "{}".into())]);
+    let (_dirs, mut nodes) =
+        two_nodes_with(&db, &srv.origin, &[("BOARDSMITH_ALERT_REDELIVER_AFTER", "2s")]).await;
+    let id = desk_on(&nodes, &srv.origin).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while first_alert(&nodes[0]).await["evaluatedAt"].as_i64().unwrap_or(0) == 0 {
+        assert!(tokio::time::Instant::now() < deadline, "no first judgement");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    srv.on(TICKER, vec![ticker(71_000.0)]);
+    while srv.posts("/hook").is_empty() {
+        assert!(tokio::time::Instant::now() < deadline, "no firing POST");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let owner = crate::support::node::lease_owner(&db.url, &id, &nodes).await;
+    nodes[owner].kill();
+    let survivor = &nodes[1 - owner];
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while srv.posts("/hook").len() < 2 {
+        assert!(tokio::time::Instant::now() < deadline, "the survivor never sent it");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let posts = srv.posts("/hook");
+    assert_eq!(posts.len(), 2, "sent again once: {posts:?}");
+    assert_eq!(posts[0].0["x-boardsmith-delivery"], posts[1].0["x-boardsmith-delivery"]);
+    assert_eq!(posts[0].1, posts[1].1, "the same notification");
+    let (_, n) = survivor.get("/api/notifications").await;
+    let firing = &n["data"][0];
+    assert_eq!(firing["status"], "firing", "{n}");
+    assert_eq!(firing["deliveries"][0]["status"], "sent", "{firing}");
 }

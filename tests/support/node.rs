@@ -61,6 +61,16 @@ impl Node {
     }
 
     /// An absolute URL on this node.
+    /// Opens a WebSocket to `/ws` with the node's token.
+    pub async fn ws(&self) -> super::Ws {
+        use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+        let url = format!("{}/ws", self.base.replacen("http://", "ws://", 1));
+        let mut req = url.into_client_request().unwrap();
+        req.headers_mut()
+            .insert("authorization", format!("Bearer {}", self.token).parse().unwrap());
+        tokio_tungstenite::connect_async(req).await.unwrap().0
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }

@@ -53,6 +53,10 @@ const QUEUE: usize = 4096;
 const TRUST_CACHE: Duration = Duration::from_secs(30);
 /// Notifications a slow listener of [`Alerting::feed`] may fall behind by.
 const FEED_BACKLOG: usize = 256;
+/// The lease of the node that sweeps notifications.
+const SWEEP_LEASE: &str = "alerting:sweep";
+/// Other nodes' notifications remembered as pushed already.
+const RELAYED: usize = 1024;
 /// A state whose status did not change is written at most this often.
 const PERSIST_EVERY: Duration = Duration::from_secs(60);
 
@@ -71,6 +75,13 @@ pub struct AlertingConfig {
     pub smtp: Option<base::mail::MailRelay>,
     /// When a rule flaps and settles (its `repeat` is the rule's own).
     pub noise: Noise,
+    /// A notification still undelivered this long after it was recorded (its node died
+    /// before sending) is sent again by the sweeping node (`BOARDSMITH_ALERT_REDELIVER_AFTER`,
+    /// default 3 minutes, longer than every retry of a live sender).
+    pub redeliver_after: Duration,
+    /// Notifications older than this are removed (`BOARDSMITH_ALERT_RETENTION`, default 30
+    /// days).
+    pub retention: Duration,
     /// Whether [`AlertingConfig::with_config_file`] reads the config file (set by
     /// [`AlertingConfig::from_env`]; tests and embedders give `smtp` themselves).
     pub read_file: bool,
@@ -84,6 +95,8 @@ impl Default for AlertingConfig {
             public_url: String::new(),
             smtp: None,
             noise: Noise::default(),
+            redeliver_after: Duration::from_secs(180),
+            retention: Duration::from_secs(30 * 24 * 3600),
             read_file: false,
         }
     }
@@ -124,6 +137,12 @@ impl AlertingConfig {
         }
         if let Some(d) = span("BOARDSMITH_ALERT_NO_DATA_AFTER") {
             c.no_data_after = d;
+        }
+        if let Some(d) = span("BOARDSMITH_ALERT_REDELIVER_AFTER") {
+            c.redeliver_after = d.max(Duration::from_secs(1));
+        }
+        if let Some(d) = span("BOARDSMITH_ALERT_RETENTION") {
+            c.retention = d.max(Duration::from_secs(3600));
         }
         if let Ok(url) = std::env::var("BOARDSMITH_PUBLIC_URL") {
             c.public_url = url.trim().trim_end_matches('/').to_owned();
@@ -443,6 +462,10 @@ impl Alerting {
                 }
             }
         });
+        if let Some(notices) = self.store.notices() {
+            tokio::spawn(self.clone().relay(notices, shutdown.clone()));
+        }
+        tokio::spawn(self.clone().sweeping(shutdown.clone()));
         let Some(mut receiver) = locked(&self.receiver).take() else { return Ok(()) };
         let this = self.clone();
         tokio::spawn(async move {
@@ -455,6 +478,96 @@ impl Alerting {
                 this.judge(job).await;
             }
         });
+        Ok(())
+    }
+
+    /// On a shared store: the notifications other nodes record, pushed to this node's
+    /// sockets as this node's own are (each once: a notification is written again with its
+    /// deliveries).
+    async fn relay(
+        self: Arc<Self>,
+        mut notices: tokio::sync::broadcast::Receiver<store::Notice>,
+        shutdown: tokio_util::sync::CancellationToken,
+    ) {
+        let mut seen: std::collections::VecDeque<String> = std::collections::VecDeque::new();
+        loop {
+            let notice = tokio::select! {
+                () = shutdown.cancelled() => return,
+                n = notices.recv() => n,
+            };
+            let id = match notice {
+                Ok(store::Notice::Written { kind: Record::Notification, id }) => id,
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                _ => continue,
+            };
+            if seen.contains(&id) {
+                continue;
+            }
+            if seen.len() >= RELAYED {
+                seen.pop_front();
+            }
+            seen.push_back(id.clone());
+            match self.store.record(Record::Notification, &id).await {
+                Ok(Some(v)) => {
+                    if let Ok(n) = serde_json::from_value::<Notification>(v) {
+                        let _ = self.feed.send(Arc::new(n));
+                    }
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::warn!(%id, error = %e, "cannot read another node's notification")
+                }
+            }
+        }
+    }
+
+    /// Sweeps until `shutdown` fires, a third of `redeliver_after` apart (at most a minute), on
+    /// one node at a time (a lease, as for dashboards' refreshes).
+    async fn sweeping(self: Arc<Self>, shutdown: tokio_util::sync::CancellationToken) {
+        let every = (self.config.redeliver_after / 3)
+            .clamp(Duration::from_secs(1), Duration::from_secs(60));
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                () = shutdown.cancelled() => return,
+                _ = tick.tick() => {}
+            }
+            let lease = vec![SWEEP_LEASE.to_owned()];
+            match self.store.claim_refresh(&lease, every * 3).await {
+                Ok(held) if !held.is_empty() => {
+                    if let Err(e) = self.sweep().await {
+                        tracing::warn!(error = %e, "sweeping alert notifications failed");
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "cannot claim the alert sweep"),
+            }
+        }
+    }
+
+    /// Sends again what a dead node recorded but never sent (receivers drop a repeat by its
+    /// `X-Boardsmith-Delivery`), and removes notifications past `retention`. Rules' states are
+    /// kept: their counters name notifications, and a state made afresh would reuse names.
+    async fn sweep(&self) -> Result<(), StoreError> {
+        let now = chrono::Utc::now().timestamp_millis();
+        let ms = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+        let (after, keep) = (ms(self.config.redeliver_after), ms(self.config.retention));
+        for (id, v) in self.store.records_with_ids(Record::Notification).await? {
+            let Ok(n) = serde_json::from_value::<Notification>(v) else { continue };
+            let age = now.saturating_sub(n.at);
+            if age > keep {
+                self.store.delete_record(Record::Notification, &id).await?;
+            } else if age > after
+                && age < after.saturating_mul(20)
+                && n.deliveries.is_empty()
+                && n.muted.is_none()
+                && !n.notify.is_empty()
+            {
+                tracing::info!(target: "alerting", %id, "sending a notification its node never sent");
+                self.send(vec![n]);
+            }
+        }
         Ok(())
     }
 
@@ -493,8 +606,8 @@ impl Alerting {
         }
     }
 
-    /// Every notification this node records from now on (the WebSocket pushes them to the
-    /// connections that may see their dashboard). Only the judging node records a rule's.
+    /// Every notification from now on, recorded here or (on a shared store) by another node:
+    /// the WebSocket pushes them to the connections that may see their dashboard.
     pub fn feed(&self) -> tokio::sync::broadcast::Receiver<Arc<Notification>> {
         self.feed.subscribe()
     }

@@ -51,7 +51,11 @@ fn parse(payload: &str, node: &str) -> Option<Notice> {
         return None;
     }
     if let Some(record) = w.record {
-        return Record::from_key(&record).map(Notice::Record);
+        let kind = Record::from_key(&record)?;
+        return Some(match w.id {
+            Some(id) => Notice::Written { kind, id },
+            None => Notice::Record(kind),
+        });
     }
     if let Some(run_id) = w.run {
         return Some(Notice::RunEvents { run_id, seq: w.seq? });
@@ -184,6 +188,10 @@ mod tests {
         assert_eq!(parse(r#"{"node":"b","to":"c","request":4}"#, "a"), None);
         assert_eq!(parse(r#"{"node":"b","answer":4}"#, "a"), Some(Notice::RunAnswer(4)));
         assert_eq!(parse(r#"{"node":"b","kb":true}"#, "a"), Some(Notice::Knowledge));
+        assert_eq!(
+            parse(r#"{"node":"b","record":"notification","id":"d/r//1"}"#, "a"),
+            Some(Notice::Written { kind: Record::Notification, id: "d/r//1".into() })
+        );
         for junk in ["", "{}", r#"{"node":"b","kind":"saved"}"#, r#"{"node":"b","record":"x"}"#] {
             assert_eq!(parse(junk, "a"), None, "{junk}");
         }

@@ -87,6 +87,14 @@ pub enum Notice {
     Knowledge,
     /// A request this node filed was answered ([`crate::Store::answer_of`]).
     RunAnswer(i64),
+    /// A record of this kind was written under `id`: for kinds other nodes act on one by one
+    /// (an alert notification to push to their sockets).
+    Written {
+        /// The kind.
+        kind: Record,
+        /// The record's id.
+        id: String,
+    },
     /// Notices may have been missed (the listening connection was lost and is back): re-read
     /// whatever is followed.
     Resync,
@@ -824,10 +832,13 @@ impl Postgres {
         Ok(row.map(|r| (to_u64(r.get(0)), r.get(1))))
     }
 
-    /// The notice of a record change, for kinds other nodes keep in memory; `None` for kinds
-    /// they read from the store each time.
-    fn record_notice(&self, kind: Record) -> Option<String> {
+    /// The notice of a record change, for kinds other nodes keep in memory (or act on one by
+    /// one, with its id); `None` for kinds they read from the store each time.
+    fn record_notice(&self, kind: Record, id: &str) -> Option<String> {
         match kind {
+            Record::Notification => {
+                Some(json!({ "node": &*self.node, "record": kind.key(), "id": id }).to_string())
+            }
             Record::ApiKey
             | Record::Admin
             | Record::Workflow
@@ -845,7 +856,6 @@ impl Postgres {
             | Record::Draft
             | Record::Review
             | Record::AlertState
-            | Record::Notification
             | Record::Channel
             | Record::Report
             | Record::ReportRun
@@ -861,7 +871,7 @@ impl Postgres {
     ) -> Result<(), StoreError> {
         let text = serde_json::to_string(value).map_err(pg("serialize record"))?;
         let c = self.client().await?;
-        let notice = self.record_notice(kind);
+        let notice = self.record_notice(kind, id);
         c.execute(
             "WITH w AS (
                 INSERT INTO records (kind, id, value) VALUES ($1, $2, $3)
@@ -878,7 +888,8 @@ impl Postgres {
 
     pub(super) async fn delete_record(&self, kind: Record, id: &str) -> Result<(), StoreError> {
         let c = self.client().await?;
-        let notice = self.record_notice(kind);
+        // A removal is news only to kinds kept in memory.
+        let notice = self.record_notice(kind, id).filter(|_| kind != Record::Notification);
         c.execute(
             "WITH w AS (DELETE FROM records WHERE kind = $1 AND id = $2 RETURNING 1)
              SELECT pg_notify($3, $4) FROM w WHERE $4 IS NOT NULL",
