@@ -89,8 +89,9 @@ const reports = createReports($('.app-reports'), {
 });
 createAccountMenu($('.account-slot'), { api, session });
 // The bell asks without bringing up the sign-in screen (publicApi): a refusal only hides it.
+// Silencing an alert is a person's act (api: a lapsed session brings up the sign-in).
 const bell = createAlertBell($('.alerts-slot'), {
-  api: publicApi, bus, session,
+  api: publicApi, act: api, bus, session,
   onOpen: (dashboardId) => {
     closeSettings();
     closeReports();

@@ -7,6 +7,9 @@
 //   'dashboards:changed' {}                 something was created/saved/deleted: reload lists
 //   'alerts:changed'     {notification}     an alert fired or resolved (pushed over /ws): the
 //                                           bell asks again
+//   'silences:changed'   {silence, from}    a silence was made or ended (alerts/silencing.js
+//                                           in the bell or a panel's indicator, `from`): the
+//                                           other one puts it in its list
 //   'dashboard:panels'   {dashboardId, title, panels: [{id, title}]}  the view's dashboard's
 //                                           titles, on load and when they change (the chat
 //                                           names failing panels by title)

@@ -376,7 +376,8 @@ test('Download PDF and PNG in the dashboard’s title row give the rendered file
   assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
   const items = page.locator('.dash-render-menu .dash-render');
   assert.deepEqual(await items.allTextContents(), ['Download PDF', 'Download PNG']);
-  // Escape closes the menu.
+  // Escape closes the menu (once it is listening: its first item has the focus).
+  await page.waitForFunction(() => document.activeElement?.classList.contains('dash-render'));
   await page.keyboard.press('Escape');
   await page.locator('.dash-render-menu').waitFor({ state: 'detached' });
 

@@ -3,11 +3,17 @@
 // state of its rules (firing > pending > ok; grey while not judged yet), whose tooltip lists
 // each rule's name, condition in words and state, and whose click opens the same list as a box
 // over the panel (with each rule's value, since when, the fan-out values firing, "no data").
+// Each rule there has silencing.js's control: "Silenced until 14:05" (Unsilence), or Silence
+// (1h / 4h / 24h) while it fires or is pending, for editors and admins (the session's role); a
+// fan-out rule's control silences all its values, and each value firing or pending has its own.
 //
-// The states come from `GET /api/alerts?dashboardId=<id>`: asked when the dashboard opens with
-// rules and whenever its rules change, then every 15 s while the view is shown (not while the
-// page is hidden or a sheet covers the view). A dashboard without rules asks nothing; a 401, 403
-// or 404 stops asking (the rules still show, their states unknown).
+// The states come from `GET /api/alerts?dashboardId=<id>` and the silences from `GET
+// /api/silences` (this dashboard's kept; a failure only hides the silence controls): asked when
+// the dashboard opens with rules and whenever its rules change, then every 15 s while the view is
+// shown (not while the page is hidden or a sheet covers the view), and the silences again on the
+// bus's 'silences:changed' {silence} (the bell made or ended one; the ones made or ended here are
+// announced so). A dashboard without rules asks nothing; a 401, 403 or 404 stops asking (the
+// rules still show, their states unknown).
 //
 // view.js makes one (`createPanelAlerts`) and calls `open(id)` when another dashboard opens and
 // `update(state)` after each reconcile; the indicator mounts into the panels' headers from
@@ -16,19 +22,23 @@
 // Test hooks: .panel-alerts[data-state=firing|pending|ok|unknown][data-rules] > button
 // .panel-alerts-toggle[aria-expanded] (title and aria-label: the rules in lines); .panel-alerts-pop
 // (open) > .panel-alert-rule[data-rule-id][data-status] with .rule-name, .rule-cond, .rule-state,
-// .rule-value, .rule-since, .rule-nodata; .panel-alerts-close.
+// .rule-value, .rule-since, .rule-nodata, the rule's .silence control (silencing.js) and, for a
+// fan-out rule, .rule-key-silence[data-key] per active value with its own; .panel-alerts-close.
 import { html } from 'htm/preact';
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { absoluteTime, relativeTime } from '../time.js';
 import { BellIcon } from './bell.js';
 import { panelRules, panelState, panelTooltip, severityLabel, statusLabel, valueText } from './rules.js';
+import { maySilence, mergeSilence } from './silences.js';
+import { SilenceControl } from './silencing.js';
 
 const POLL_MS = 15_000;
 const enc = encodeURIComponent;
 
-function RuleRow({ r }) {
+function RuleRow({ r, dashboardId, silencing }) {
   const value = valueText(r.value);
+  const active = r.status === 'firing' || r.status === 'pending';
   return html`<li class="panel-alert-rule" data-rule-id=${r.id} data-status=${r.status} data-severity=${r.severity}>
     <div class="rule-line">
       <span class="rule-name">${r.name}</span>
@@ -42,19 +52,25 @@ function RuleRow({ r }) {
       ${r.since > 0 ? html`<span class="rule-since" title=${absoluteTime(r.since)}>since ${relativeTime(r.since)}</span>` : null}
       ${r.noData ? html`<span class="rule-nodata" title=${r.error ?? ''}>no data</span>` : null}
     </div>
+    <${SilenceControl} target=${{ dashboardId, ruleId: r.id }} active=${active} label=${r.name} ...${silencing} />
+    ${r.keys.map((k) => html`<div class="rule-key-silence" key=${k} data-key=${k}>
+      <span class="rule-key">${k}</span>
+      <${SilenceControl} target=${{ dashboardId, ruleId: r.id, key: k }} active=${true} label=${`${r.name} (${k})`} ...${silencing} />
+    </div>`)}
   </li>`;
 }
 
-function PanelAlerts({ rows, panelTitle }) {
+function PanelAlerts({ rows, panelTitle, dashboardId, silencing }) {
   const [open, setOpen] = useState(false);
   const ref = useRef(null);
   const state = panelState(rows);
   const tip = panelTooltip(rows);
   useEffect(() => {
     if (!open) return undefined;
-    const away = (e) => { if (!ref.current?.contains(e.target)) setOpen(false); };
+    // The path as dispatched: a click that re-rendered its own button was still inside.
+    const away = (e) => { if (ref.current && !e.composedPath().includes(ref.current)) setOpen(false); };
     const esc = (e) => {
-      if (e.key !== 'Escape') return;
+      if (e.key !== 'Escape' || e.defaultPrevented) return;
       setOpen(false);
       ref.current?.querySelector('.panel-alerts-toggle')?.focus();
     };
@@ -71,20 +87,22 @@ function PanelAlerts({ rows, panelTitle }) {
     ${open ? html`<div class="panel-alerts-pop" role="dialog" aria-label=${`Alert rules on ${panelTitle}`}>
       <button type="button" class="panel-alerts-close panel-info-close" aria-label="Close" onClick=${() => setOpen(false)}>✕</button>
       <div class="info-title">Alert rules</div>
-      <ul class="panel-alert-rules">${rows.map((r) => html`<${RuleRow} key=${r.id} r=${r} />`)}</ul>
+      <ul class="panel-alert-rules">${rows.map((r) => html`<${RuleRow} key=${r.id} r=${r} dashboardId=${dashboardId} silencing=${silencing} />`)}</ul>
     </div>` : null}
   </span>`;
 }
 
 /**
  * `panels()` is the view's panel map (id → panel.js panel), `shown()` whether the view is on
- * screen.
+ * screen; `session` (a promise of GET /api/session) says whether this person may silence.
  */
-export function createPanelAlerts({ api, panels, shown = () => true }) {
+export function createPanelAlerts({ api, bus, session, panels, shown = () => true }) {
   let dashboardId = null;
   let rules = [];
   let rulesJson = '[]';
   let views = null; // GET /api/alerts?dashboardId= rows, null until answered
+  let silences = null; // this dashboard's GET /api/silences rows, null until answered
+  let canSilence = false;
   let refused = false;
   let seq = 0;
   const hosts = new Map(); // panelId → {host, el}
@@ -94,9 +112,13 @@ export function createPanelAlerts({ api, panels, shown = () => true }) {
     if (!id || !rules.length || refused) return;
     const mine = ++seq;
     try {
-      const rows = await api.get(`/api/alerts?dashboardId=${enc(id)}`);
+      const [rows, held] = await Promise.all([
+        api.get(`/api/alerts?dashboardId=${enc(id)}`),
+        api.get('/api/silences').catch(() => null),
+      ]);
       if (mine !== seq || id !== dashboardId) return;
       views = Array.isArray(rows) ? rows : [];
+      silences = Array.isArray(held) ? held.filter((s) => s.dashboardId === id) : null;
     } catch (e) {
       if (id !== dashboardId) return;
       if ([401, 403, 404].includes(e?.status)) refused = true;
@@ -109,6 +131,25 @@ export function createPanelAlerts({ api, panels, shown = () => true }) {
     if (dashboardId && rules.length && !refused && !document.hidden && shown()) load();
   }, POLL_MS);
 
+  /** A silence made or ended here: into the list, and the bell hears of it. */
+  function silenceChanged(s) {
+    if (!s?.id || s.dashboardId !== dashboardId) return;
+    silences = mergeSilence(silences, s);
+    paint();
+    bus?.emit('silences:changed', { silence: s, from: 'indicator' });
+  }
+
+  bus?.on('silences:changed', ({ silence, from } = {}) => {
+    if (from === 'indicator' || silence?.dashboardId !== dashboardId || silences === null) return;
+    silences = mergeSilence(silences, silence);
+    paint();
+  });
+
+  Promise.resolve(session).then((s) => {
+    canSilence = maySilence(s);
+    paint();
+  });
+
   function unmount(panelId) {
     const slot = hosts.get(panelId);
     if (!slot) return;
@@ -119,6 +160,7 @@ export function createPanelAlerts({ api, panels, shown = () => true }) {
 
   function paint() {
     const map = panels();
+    const silencing = { silences, canSilence, api, onChanged: silenceChanged };
     for (const id of [...hosts.keys()]) {
       if (!map.has(id) || hosts.get(id).el !== map.get(id).el) unmount(id);
     }
@@ -139,7 +181,7 @@ export function createPanelAlerts({ api, panels, shown = () => true }) {
         slot = { host, el: p.el };
         hosts.set(id, slot);
       }
-      render(html`<${PanelAlerts} rows=${rows} panelTitle=${p.def?.title ?? id} />`, slot.host);
+      render(html`<${PanelAlerts} rows=${rows} panelTitle=${p.def?.title ?? id} dashboardId=${dashboardId} silencing=${silencing} />`, slot.host);
     }
   }
 
@@ -150,6 +192,7 @@ export function createPanelAlerts({ api, panels, shown = () => true }) {
       rules = [];
       rulesJson = '[]';
       views = null;
+      silences = null;
       refused = false;
       seq += 1;
       for (const panelId of [...hosts.keys()]) unmount(panelId);

@@ -8,7 +8,8 @@
 //   {dashboardId, dashboardTitle, ruleId, name, panelId, severity, key?, status: ok|pending|
 //   firing, since, value?, message, evaluatedAt (0: never), noData, error?};
 // - a notification, as `GET /api/notifications` lists it: {id, status: firing|resolved,
-//   dashboardId, dashboardTitle, panelId, panelTitle, ruleId, ruleName, severity, key?, value?,
+//   reason: change|reminder|flapping|settled, muted?: silenced|flapping|unchanged (recorded, not
+//   sent), silence? (the silence's id), dashboardId, dashboardTitle, panelId, panelTitle, ruleId, ruleName, severity, key?, value?,
 //   threshold?, message, at, link, notify: [channel], deliveries: [{channel, status: sent|failed,
 //   attempts, httpStatus?, error?, at}]}.
 import { formatNumber } from '../dashboard/format.js';
@@ -165,15 +166,45 @@ export function notificationValue(n) {
   return threshold ? `${value} (threshold ${threshold})` : value;
 }
 
+/** Why a notification was recorded but not sent, short (its tag) and in a sentence (its tooltip). */
+const MUTED = {
+  silenced: { text: 'silenced', title: 'Recorded, not sent: a silence holds this alert back; channels hear the state in force when it ends' },
+  flapping: { text: 'flapping', title: 'Recorded, not sent: the rule is flapping; channels hear it once it holds one state' },
+  unchanged: { text: 'not sent: unchanged', title: 'Recorded, not sent: channels already heard this state' },
+};
+
+/** Why a sent notification is not a plain change, short and in a sentence. */
+const REASONS = {
+  reminder: { text: 'reminder', title: 'Still firing: a reminder (the rule’s repeat)' },
+  flapping: { text: 'flapping', title: 'The rule changes too often: later changes are recorded, not sent, until it settles' },
+  settled: { text: 'settled', title: 'The state in force, now that the rule has settled or a silence has ended' },
+};
+
+/**
+ * A notification's tags, in words: first why it was not sent (`muted`), then why it was made
+ * when that is not a plain change (`reason`): [{kind: muted|reason, value, text, title}]. A
+ * flapping notice that was also held back as flapping says so once.
+ */
+export function notificationTags(n) {
+  const tags = [];
+  const muted = MUTED[n?.muted];
+  if (muted) tags.push({ kind: 'muted', value: n.muted, ...muted });
+  else if (typeof n?.muted === 'string' && n.muted) tags.push({ kind: 'muted', value: n.muted, text: `not sent: ${n.muted}`, title: 'Recorded, not sent' });
+  const reason = REASONS[n?.reason];
+  if (reason && !tags.some((t) => t.text === reason.text)) tags.push({ kind: 'reason', value: n.reason, ...reason });
+  return tags;
+}
+
 /**
  * What sending a notification to each of its channels did, one entry per channel it names:
- * {channel, status: sent|failed|waiting, text}.
+ * {channel, status: sent|failed|waiting|muted, text}. A muted one was never to be sent.
  */
 export function deliveryLines(n) {
   const deliveries = Array.isArray(n?.deliveries) ? n.deliveries : [];
   const channels = [...new Set([...(Array.isArray(n?.notify) ? n.notify : []), ...deliveries.map((d) => d.channel)])];
   return channels.map((channel) => {
     const d = [...deliveries].reverse().find((x) => x.channel === channel);
+    if (!d && n?.muted) return { channel, status: 'muted', text: `${channel}: not sent` };
     if (!d) return { channel, status: 'waiting', text: `${channel}: not sent yet` };
     if (d.status === 'sent') return { channel, status: 'sent', text: `${channel}: sent` };
     const why = d.error || (d.httpStatus ? `HTTP ${d.httpStatus}` : 'failed');

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   worstStatus, conditionWords, firingCount, badgeText, bellLabel, activeAlerts, statusLabel, panelRules, panelState,
-  ruleLine, panelTooltip, notificationTitle, notificationValue, deliveryLines,
+  ruleLine, panelTooltip, notificationTitle, notificationValue, deliveryLines, notificationTags,
 } from './rules.js';
 
 test('a condition reads as words: comparisons, crossings, moves over a window, code', () => {
@@ -123,4 +123,29 @@ test('a notification reads as its transition, value and threshold, and what each
   assert.deepEqual(deliveryLines({ deliveries: [{ channel: 'hook', status: 'failed', attempts: 1, error: 'refused' }] }),
     [{ channel: 'hook', status: 'failed', text: 'hook: failed (refused)' }]);
   assert.deepEqual(deliveryLines({}), []);
+});
+
+test('a notification’s tags: why it was not sent, then why it was made when not a plain change', () => {
+  const words = (n) => notificationTags(n).map((t) => `${t.kind}:${t.text}`);
+  assert.deepEqual(words({ reason: 'change' }), []);
+  assert.deepEqual(words({}), []);
+  assert.deepEqual(words({ reason: 'reminder' }), ['reason:reminder']);
+  assert.deepEqual(words({ reason: 'flapping' }), ['reason:flapping']);
+  assert.deepEqual(words({ reason: 'settled' }), ['reason:settled']);
+  assert.deepEqual(words({ reason: 'change', muted: 'silenced' }), ['muted:silenced']);
+  assert.deepEqual(words({ reason: 'change', muted: 'flapping' }), ['muted:flapping']);
+  assert.deepEqual(words({ reason: 'change', muted: 'unchanged' }), ['muted:not sent: unchanged']);
+  assert.deepEqual(words({ reason: 'reminder', muted: 'silenced' }), ['muted:silenced', 'reason:reminder']);
+  assert.deepEqual(words({ reason: 'flapping', muted: 'flapping' }), ['muted:flapping'], 'said once');
+  assert.deepEqual(words({ muted: 'later' }), ['muted:not sent: later'], 'an unknown one is still not sent');
+  const [tag] = notificationTags({ muted: 'silenced', reason: 'change' });
+  assert.equal(tag.value, 'silenced');
+  assert.match(tag.title, /^Recorded, not sent: a silence/);
+});
+
+test('a muted notification’s channels were never to hear it: “not sent”, not “not sent yet”', () => {
+  assert.deepEqual(deliveryLines({ muted: 'silenced', notify: ['desk'], deliveries: [] }),
+    [{ channel: 'desk', status: 'muted', text: 'desk: not sent' }]);
+  assert.deepEqual(deliveryLines({ notify: ['desk'], deliveries: [] }),
+    [{ channel: 'desk', status: 'waiting', text: 'desk: not sent yet' }]);
 });

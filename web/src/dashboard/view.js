@@ -129,7 +129,7 @@ export function createDashboardView(el, { api, bus, session, connection = {}, re
     api, dashboard: () => ({ id: current, title: state?.title }),
   });
   const alertMarks = readOnly ? null : createPanelAlerts({
-    api, panels: () => panels, shown: () => root.isConnected && root.getClientRects().length > 0,
+    api, bus, session, panels: () => panels, shown: () => root.isConnected && root.getClientRects().length > 0,
   });
 
   // ---- model ------------------------------------------------------------------------------
