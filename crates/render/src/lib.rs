@@ -58,6 +58,8 @@ pub struct RenderConfig {
     pub chromium: Option<PathBuf>,
     /// Renders at once (each is a browser process of a few hundred MB).
     pub concurrency: usize,
+    /// How long a render waits for a slot before it is refused as busy.
+    pub queue_wait: Duration,
     /// The whole render, launch to bytes, at most.
     pub timeout: Duration,
     /// How long to wait for the page to say it is ready before capturing what it shows.
@@ -71,6 +73,7 @@ impl Default for RenderConfig {
         Self {
             chromium: None,
             concurrency: 1,
+            queue_wait: Duration::from_secs(60),
             timeout: Duration::from_secs(60),
             ready_within: Duration::from_secs(20),
             window: (1400, 900),
@@ -108,8 +111,8 @@ pub enum RenderError {
     /// No browser: the message says how to get one.
     #[error("{0}")]
     Unavailable(String),
-    /// Every render slot is taken.
-    #[error("another render is running; try again in a moment")]
+    /// Every render slot stayed taken for `queue_wait`.
+    #[error("other renders are running; try again in a minute")]
     Busy,
     /// The render took longer than its bound.
     #[error("the render did not finish within {} s", .0.as_secs())]
@@ -190,7 +193,12 @@ impl Renderer {
         format: Format,
     ) -> Result<Vec<u8>, RenderError> {
         let executable = self.executable.clone().map_err(RenderError::Unavailable)?;
-        let _slot = self.slots.try_acquire().map_err(|_| RenderError::Busy)?;
+        // A render waits its turn a while (a scheduled report beside a download) before
+        // saying the renderer is busy.
+        let _slot = tokio::time::timeout(self.config.queue_wait, self.slots.acquire())
+            .await
+            .map_err(|_| RenderError::Busy)?
+            .map_err(|_| RenderError::Busy)?;
         let profile = tempfile::tempdir()
             .map_err(|e| RenderError::Browser(format!("a profile directory: {e}")))?;
         let mut config = BrowserConfig::builder()

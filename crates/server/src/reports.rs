@@ -67,14 +67,14 @@ struct RenderQuery {
 
 /// The dashboard as its default view shows it now, as a PDF (A4 landscape) or a full-page
 /// PNG: a download named after its title. 503 when the server has no Chromium (the message
-/// says how to get one) or another render is running.
+/// says how to get one) or renders stayed busy for a minute.
 #[utoipa::path(
     get,
     path = "/api/dashboards/{id}/render",
     tag = "dashboards",
     params(("id" = String, Path, description = "The dashboard id (`db_…`)."), RenderQuery),
     responses(
-        (status = 200, description = "The file.", content_type = "application/pdf", body = Vec<u8>),
+        (status = 200, description = "The file.", content((Vec<u8> = "application/pdf"), (Vec<u8> = "image/png"))),
         (status = "default", response = ErrorBody)
     )
 )]
