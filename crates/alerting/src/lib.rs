@@ -73,7 +73,9 @@ pub struct AlertingConfig {
     pub public_url: String,
     /// The mail relay of `[smtp]` in `boardsmith.toml` (Settings may name another).
     pub smtp: Option<base::mail::MailRelay>,
-    /// When a rule flaps and settles (its `repeat` is the rule's own).
+    /// When a rule flaps and settles (its `repeat` is the rule's own;
+    /// `BOARDSMITH_ALERT_FLAP_LIMIT`: transitions within an hour before a rule flaps, default
+    /// 6, 0 never).
     pub noise: Noise,
     /// A notification still undelivered this long after it was recorded (its node died
     /// before sending) is sent again by the sweeping node (`BOARDSMITH_ALERT_REDELIVER_AFTER`,
@@ -137,6 +139,11 @@ impl AlertingConfig {
         }
         if let Some(d) = span("BOARDSMITH_ALERT_NO_DATA_AFTER") {
             c.no_data_after = d;
+        }
+        if let Some(n) =
+            std::env::var("BOARDSMITH_ALERT_FLAP_LIMIT").ok().and_then(|v| v.trim().parse().ok())
+        {
+            c.noise.flap_limit = n;
         }
         if let Some(d) = span("BOARDSMITH_ALERT_REDELIVER_AFTER") {
             c.redeliver_after = d.max(Duration::from_secs(1));

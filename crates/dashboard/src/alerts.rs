@@ -507,7 +507,7 @@ pub struct Noise {
     pub repeat: Option<Duration>,
     /// A silence covers the rule now: record, send nothing.
     pub silenced: bool,
-    /// More than this many transitions within `flap_window` make the rule flap.
+    /// More than this many transitions within `flap_window` make the rule flap (0: never).
     pub flap_limit: usize,
     /// See `flap_limit`.
     pub flap_window: Duration,
@@ -616,7 +616,10 @@ impl RuleState {
                 return Some(Told { status: t, reason: Reason::Change, send: false });
             }
             let window = now.saturating_sub(self.flips[0]);
-            if self.flips.len() > noise.flap_limit && window <= ms(noise.flap_window) {
+            if noise.flap_limit > 0
+                && self.flips.len() > noise.flap_limit
+                && window <= ms(noise.flap_window)
+            {
                 self.flapping_since = Some(now);
                 return hear(self, t, Reason::Flapping, true);
             }

@@ -237,6 +237,16 @@ fn a_flapping_rule_says_so_once_then_waits_until_it_settles() {
 }
 
 #[test]
+fn a_flap_limit_of_zero_never_flaps() {
+    let noise = Noise { flap_limit: 0, ..Noise::default() };
+    let mut s = RuleState::new(0);
+    for i in 1..40 {
+        let t = tell(&mut s, i % 2 == 1, noise, i * 1_000).unwrap();
+        assert_eq!((t.reason, t.send), (Reason::Change, true), "change {i}");
+    }
+}
+
+#[test]
 fn silences_record_and_channels_hear_the_state_when_they_end() {
     let quiet = Noise { silenced: true, ..Noise::default() };
     let mut s = RuleState::new(0);
