@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::alerts::{TICKER, alerts_until, app_at_with, state, ticker};
+use crate::alerts::{TICKER, alerts_until, app_at_with, notifications, state, ticker};
 use crate::support::TestApp;
 use crate::support::upstream::{Reply, Server};
 
@@ -38,12 +38,6 @@ async fn posts(srv: &Server, n: usize) -> Vec<Value> {
         assert!(tokio::time::Instant::now() < deadline, "{} of {n} posts: {got:#?}", got.len());
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-}
-
-async fn notifications(app: &TestApp) -> Vec<Value> {
-    let (s, body) = app.get("/api/notifications").await;
-    assert_eq!(s, 200, "{body}");
-    body["data"].as_array().unwrap().clone()
 }
 
 #[tokio::test]

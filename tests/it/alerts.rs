@@ -74,7 +74,7 @@ pub(crate) async fn alerts_until(
     }
 }
 
-async fn notifications(app: &TestApp) -> Vec<Value> {
+pub(crate) async fn notifications(app: &TestApp) -> Vec<Value> {
     let (s, body) = app.get("/api/notifications").await;
     assert_eq!(s, 200, "{body}");
     body["data"].as_array().unwrap().clone()
